@@ -1,0 +1,97 @@
+//! Name conversions: Rust identifiers to n8n parameter names and labels.
+
+/// `context_window` → `contextWindow`; `MemoryRedis` → `memoryRedis`.
+pub fn lower_camel(ident: &str) -> String {
+    let ident = ident.trim_start_matches("r#");
+    let mut out = String::with_capacity(ident.len());
+    let mut upper_next = false;
+    for (i, c) in ident.chars().enumerate() {
+        if c == '_' {
+            upper_next = !out.is_empty();
+        } else if upper_next {
+            out.extend(c.to_uppercase());
+            upper_next = false;
+        } else if i == 0 {
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `context_window` → `Context Window`; `MemoryRedis` → `Memory Redis`.
+pub fn title(ident: &str) -> String {
+    let ident = ident.trim_start_matches("r#");
+    let mut out = String::with_capacity(ident.len() + 4);
+    let mut prev: Option<char> = None;
+    for c in ident.chars() {
+        if c == '_' {
+            if !out.ends_with(' ') && !out.is_empty() {
+                out.push(' ');
+            }
+        } else {
+            let boundary = prev.is_some_and(|p| p.is_lowercase() && c.is_uppercase());
+            if boundary {
+                out.push(' ');
+            }
+            if out.is_empty() || out.ends_with(' ') {
+                out.extend(c.to_uppercase());
+            } else {
+                out.push(c);
+            }
+        }
+        prev = Some(c);
+    }
+    out.trim_end().to_owned()
+}
+
+/// Levenshtein distance, for "did you mean" suggestions.
+pub fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    let limit = (word.len() / 3).max(1);
+    candidates
+        .iter()
+        .map(|c| (distance(word, c), *c))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn camel_and_title() {
+        assert_eq!(lower_camel("context_window"), "contextWindow");
+        assert_eq!(lower_camel("MemoryRedis"), "memoryRedis");
+        assert_eq!(lower_camel("r#type"), "type");
+        assert_eq!(title("context_window"), "Context Window");
+        assert_eq!(title("MemoryRedis"), "Memory Redis");
+        assert_eq!(title("ttl"), "Ttl");
+    }
+
+    #[test]
+    fn suggestions() {
+        assert_eq!(
+            closest("defualt", &["default", "display_name"]),
+            Some("default")
+        );
+        assert_eq!(closest("zzz", &["default"]), None);
+    }
+}

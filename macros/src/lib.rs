@@ -1,0 +1,28 @@
+//! Procedural macros of nodekit. Use them through the `nodekit` crate, which
+//! re-exports them; generated code names only `::nodekit` paths.
+//!
+//! The entry points here are thin shims; the work happens on
+//! `proc_macro2` token streams in `parse` → `valid` → `expand`, so it can be
+//! unit-tested without a compiler session.
+
+mod ast;
+mod attr;
+mod case;
+mod ctxt;
+mod expand;
+mod symbol;
+mod valid;
+
+use proc_macro::TokenStream;
+
+/// Declares an n8n-style node; see the `nodekit` crate documentation for every option.
+#[proc_macro_attribute]
+pub fn ai_node(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::ai_node(args.into(), item.into()).into()
+}
+
+/// Derives `nodekit::Params` for a struct used as a collection parameter.
+#[proc_macro_derive(NodeParams, attributes(param, from_ai))]
+pub fn node_params(item: TokenStream) -> TokenStream {
+    expand::node_params(item.into()).into()
+}

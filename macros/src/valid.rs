@@ -1,0 +1,426 @@
+//! Compile-time checks. Each failure is a spanned error on the offending
+//! token; all of them are collected before anything is expanded.
+
+use std::collections::HashMap;
+
+use proc_macro2::Span;
+use quote::ToTokens;
+use syn::{Expr, ExprLit, Lit, LitStr};
+
+use crate::ast::{Container, Field, Prim};
+use crate::attr::{self, NodeAttrs};
+use crate::case::closest;
+use crate::ctxt::Ctxt;
+use crate::symbol::{FROM_AI_TYPES, KINDS, OUTPUTS};
+
+/// Checks `#[ai_node(...)]` against the struct it annotates.
+pub fn node(cx: &Ctxt, attrs: &NodeAttrs, c: &Container) {
+    if let Some(name) = &attrs.name {
+        if !is_node_name(&name.value()) {
+            cx.error_spanned_by(
+                name,
+                format!(
+                    "invalid node name `{}`: use 1 to 64 letters and digits, starting with a letter (n8n style, e.g. `memoryRedis`)",
+                    name.value()
+                ),
+            );
+        }
+    }
+    if attrs.description.is_none() && c.doc.is_none() {
+        cx.error_spanned_by(
+            c.ident,
+            "a node needs a description: add a doc comment (`/// What this node does.`) or `description = \"...\"` to #[ai_node]",
+        );
+    }
+    if let Some(output) = &attrs.output {
+        let o = output.to_string();
+        if !OUTPUTS.contains(&o.as_str()) {
+            let hint =
+                closest(&o, OUTPUTS).map_or_else(String::new, |b| format!("did you mean `{b}`? "));
+            cx.error_spanned_by(
+                output,
+                format!(
+                    "unknown output `{o}`; {hint}expected one of: {}",
+                    OUTPUTS.join(", ")
+                ),
+            );
+        }
+        if attrs.usable_as_tool.is_some() && o != "main" {
+            cx.error_spanned_by(
+                output,
+                "`usable_as_tool` applies to main nodes only; a sub-node is connected to an agent directly",
+            );
+        }
+    }
+    let mut seen: Vec<f64> = Vec::new();
+    for v in &attrs.versions {
+        if v.value <= 0.0 {
+            cx.syn_error(syn::Error::new(
+                v.span,
+                "node versions are positive numbers",
+            ));
+        } else if seen.contains(&v.value) {
+            cx.syn_error(syn::Error::new(v.span, "this version is listed twice"));
+        }
+        seen.push(v.value);
+    }
+    if let Some(d) = &attrs.default_version {
+        if !seen.contains(&d.value) {
+            cx.syn_error(syn::Error::new(
+                d.span,
+                "`default_version` must be one of the node's `version` values",
+            ));
+        }
+    }
+    for cred in &attrs.credentials {
+        if !is_node_name(&cred.value()) {
+            cx.error_spanned_by(
+                cred,
+                format!(
+                    "invalid credential type name `{}`: use letters and digits, starting with a letter (e.g. `openAiApi`)",
+                    cred.value()
+                ),
+            );
+        }
+    }
+}
+
+fn is_node_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric())
+        && s.len() <= 64
+}
+
+/// Checks the fields; `versions` are the node's versions (empty for a collection).
+pub fn fields(cx: &Ctxt, c: &Container, versions: &[f64]) {
+    let mut names: HashMap<&str, &Field> = HashMap::new();
+    let mut ai_keys: HashMap<String, &Field> = HashMap::new();
+    for f in c.fields.iter().filter(|f| f.attrs.skip.is_none()) {
+        let name_tokens = name_span(f);
+        if !is_param_name(&f.name) {
+            cx.syn_error(syn::Error::new(
+                name_tokens,
+                format!(
+                    "invalid parameter name `{}`: use letters, digits and `_`, not starting with a digit",
+                    f.name
+                ),
+            ));
+        }
+        if let Some(first) = names.insert(&f.name, f) {
+            cx.syn_error(syn::Error::new(
+                name_tokens,
+                format!(
+                    "duplicate parameter name `{}`: field `{}` already has it",
+                    f.name, first.ident
+                ),
+            ));
+        }
+        field(cx, f);
+        if let Some(ai) = &f.from_ai {
+            let key = ai
+                .key
+                .as_ref()
+                .map_or_else(|| f.name.clone(), LitStr::value);
+            if let Some(first) = ai_keys.insert(key.clone(), f) {
+                cx.syn_error(syn::Error::new(
+                    ai.key.as_ref().map_or(ai.span, LitStr::span),
+                    format!(
+                        "duplicate $fromAI key `{key}`: field `{}` already uses it; give this one `key = \"...\"`",
+                        first.ident
+                    ),
+                ));
+            }
+        }
+    }
+    for f in &c.fields {
+        if let Some(d) = &f.attrs.display {
+            for cond in d.show.iter().chain(&d.hide) {
+                condition(cx, c, f, cond, versions);
+            }
+        }
+    }
+}
+
+fn name_span(f: &Field) -> Span {
+    f.attrs.name.as_ref().map_or(f.ident.span(), LitStr::span)
+}
+
+fn is_param_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn field(cx: &Ctxt, f: &Field) {
+    let a = &f.attrs;
+    if let Some(skip) = a.skip {
+        if f.from_ai.is_some() {
+            cx.syn_error(syn::Error::new(
+                skip,
+                "a skipped field cannot be filled by `#[from_ai]`",
+            ));
+        }
+        return;
+    }
+    let ty_text = f.inner.to_token_stream().to_string().replace(' ', "");
+    if let Some(default) = &a.default {
+        value(cx, f, default, "default", true);
+    }
+    if let (Some(min), Some(max)) = (&a.min, &a.max) {
+        if min.value > max.value {
+            cx.syn_error(syn::Error::new(
+                min.span,
+                format!(
+                    "`min = {}` is greater than `max = {}`",
+                    min.value, max.value
+                ),
+            ));
+        }
+    }
+    let known = f.prim != Prim::Other;
+    for (span, what) in [
+        (a.min.as_ref().map(|n| n.span), "min"),
+        (a.max.as_ref().map(|n| n.span), "max"),
+        (a.precision.as_ref().map(|p| p.span()), "precision"),
+    ] {
+        if let Some(span) = span {
+            if known && !f.prim.is_number() {
+                cx.syn_error(syn::Error::new(
+                    span,
+                    format!(
+                        "`{what}` applies to number parameters, but `{}` is `{ty_text}`",
+                        f.ident
+                    ),
+                ));
+            }
+        }
+    }
+    for (span, what) in [
+        (a.password, "password"),
+        (a.rows.as_ref().map(|r| r.span()), "rows"),
+    ] {
+        if let Some(span) = span {
+            if known && f.prim != Prim::Str {
+                cx.syn_error(syn::Error::new(
+                    span,
+                    format!(
+                        "`{what}` applies to string parameters, but `{}` is `{ty_text}`",
+                        f.ident
+                    ),
+                ));
+            }
+        }
+    }
+    if let Some((span, options)) = &a.options {
+        if options.is_empty() {
+            cx.syn_error(syn::Error::new(*span, "`options` needs at least one value"));
+        }
+        if known && f.prim != Prim::Str {
+            cx.syn_error(syn::Error::new(
+                *span,
+                format!(
+                    "inline `options` apply to string parameters; for `{ty_text}` derive the choices from an enum instead"
+                ),
+            ));
+        }
+    }
+    if let Some(kind) = &a.kind {
+        if !KINDS.contains(&kind.value().as_str()) {
+            let v = kind.value();
+            let hint =
+                closest(&v, KINDS).map_or_else(String::new, |b| format!("did you mean `{b}`? "));
+            cx.error_spanned_by(
+                kind,
+                format!(
+                    "unknown parameter kind `{v}`; {hint}expected one of: {}",
+                    KINDS.join(", ")
+                ),
+            );
+        }
+    }
+    if let (Some(c), Some(_)) = (a.collection, a.fixed_collection) {
+        cx.syn_error(syn::Error::new(
+            c,
+            "a parameter is either a `collection` or a `fixed_collection`, not both",
+        ));
+    }
+    if let Some(span) = a.fixed_collection {
+        if f.elem.is_none() {
+            cx.syn_error(syn::Error::new(
+                span,
+                format!("a `fixed_collection` field must be a `Vec<T>` of a `#[derive(NodeParams)]` struct, not `{ty_text}`"),
+            ));
+        }
+    }
+    if let Some(ai) = &f.from_ai {
+        if let Some(default) = &a.default {
+            cx.error_spanned_by(
+                default,
+                "a `#[from_ai]` parameter's default is its $fromAI expression; put the value used when the LLM leaves it out in `#[from_ai(default = ...)]`",
+            );
+        }
+        if let Some(key) = &ai.key {
+            from_ai_key(cx, &key.value(), key.span());
+        } else if !is_from_ai_key(&f.name) {
+            from_ai_key(cx, &f.name, ai.span);
+        }
+        if let Some(ty) = &ai.ty {
+            if !FROM_AI_TYPES.contains(&ty.value().as_str()) {
+                cx.error_spanned_by(
+                    ty,
+                    format!(
+                        "invalid $fromAI type `{}`: expected one of {}",
+                        ty.value(),
+                        FROM_AI_TYPES.join(", ")
+                    ),
+                );
+            }
+        }
+        if let Some(default) = &ai.default {
+            value(cx, f, default, "$fromAI default", false);
+        }
+    }
+}
+
+fn is_from_ai_key(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+fn from_ai_key(cx: &Ctxt, key: &str, span: Span) {
+    if !is_from_ai_key(key) {
+        cx.syn_error(syn::Error::new(
+            span,
+            format!(
+                "invalid $fromAI key `{key}`: use 1 to 64 letters, digits, `_` or `-` (n8n's rule)"
+            ),
+        ));
+    }
+}
+
+/// Checks a literal written for field `f` (a default, or a display condition value).
+fn value(cx: &Ctxt, f: &Field, expr: &Expr, what: &str, allow_expression: bool) {
+    let lit = match expr {
+        Expr::Lit(ExprLit { lit, .. }) => Some(lit),
+        _ => None,
+    };
+    if let Some(Lit::Str(s)) = lit {
+        if s.value().starts_with('=') {
+            if !allow_expression {
+                cx.error_spanned_by(s, format!("a {what} cannot be an n8n expression"));
+            }
+            return;
+        }
+        if let Some((_, options)) = &f.attrs.options {
+            if !options.iter().any(|o| o.value() == s.value()) {
+                let list: Vec<String> = options
+                    .iter()
+                    .map(|o| format!("\"{}\"", o.value()))
+                    .collect();
+                cx.error_spanned_by(
+                    s,
+                    format!(
+                        "{what} \"{}\" is not among the options of `{}`: {}",
+                        s.value(),
+                        f.ident,
+                        list.join(", ")
+                    ),
+                );
+                return;
+            }
+        }
+    }
+    let number = attr::number(expr);
+    let fits = match f.prim {
+        Prim::Other | Prim::Json => return,
+        Prim::Str => matches!(lit, Some(Lit::Str(_))),
+        Prim::Bool => matches!(lit, Some(Lit::Bool(_))),
+        Prim::Float => number.is_some(),
+        Prim::Int { signed } => number
+            .as_ref()
+            .is_some_and(|n| n.is_int && (signed || n.value >= 0.0)),
+    };
+    // A non-literal expression of the right type is fine; the compiler checks it.
+    let is_literal = lit.is_some() || number.is_some();
+    if is_literal && !fits {
+        let ty = f.inner.to_token_stream().to_string().replace(' ', "");
+        let shown = expr.to_token_stream().to_string();
+        let expected = match f.prim {
+            Prim::Int { signed: false } => "a non-negative integer",
+            Prim::Int { signed: true } => "an integer",
+            other => other.describe(),
+        };
+        cx.error_spanned_by(
+            expr,
+            format!(
+                "{what} `{shown}` does not fit parameter `{}` of type `{ty}`: expected {expected}",
+                f.ident
+            ),
+        );
+    }
+}
+
+fn condition(cx: &Ctxt, c: &Container, owner: &Field, cond: &attr::Condition, versions: &[f64]) {
+    if cond.key == "@version" {
+        if versions.is_empty() {
+            return;
+        }
+        for v in &cond.values {
+            match attr::number(v) {
+                Some(n) if versions.contains(&n.value) => {}
+                _ => cx.error_spanned_by(
+                    v,
+                    format!(
+                        "`@version` {} is not a version of this node ({})",
+                        v.to_token_stream(),
+                        versions
+                            .iter()
+                            .map(f64::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ),
+            }
+        }
+        return;
+    }
+    let target = c
+        .fields
+        .iter()
+        .filter(|f| f.attrs.skip.is_none())
+        .find(|f| f.name == cond.key || f.ident == cond.key.as_str());
+    let Some(target) = target else {
+        let names: Vec<&str> = c.fields.iter().map(|f| f.name.as_str()).collect();
+        let hint = closest(&cond.key, &names)
+            .map_or_else(String::new, |b| format!("; did you mean `{b}`?"));
+        cx.syn_error(syn::Error::new(
+            cond.key_span,
+            format!(
+                "display_options refers to `{}`, which is not a parameter of `{}`{hint}",
+                cond.key, c.ident
+            ),
+        ));
+        return;
+    };
+    if std::ptr::eq(target, owner) {
+        cx.syn_error(syn::Error::new(
+            cond.key_span,
+            "a parameter's display_options cannot depend on itself",
+        ));
+        return;
+    }
+    for v in &cond.values {
+        value(
+            cx,
+            target,
+            v,
+            &format!("display_options value for `{}`", target.name),
+            false,
+        );
+    }
+}

@@ -1,0 +1,127 @@
+//! The one error type of the `nodekit` crate.
+
+use crate::from_ai::{ArgumentsError, FromAiError};
+
+/// Result with nodekit's [`enum@Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in nodekit's runtime.
+///
+/// Messages name the node and the parameter path, show the offending value
+/// (shortened), and say what was expected. They never contain credentials.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A required parameter has no value and no default.
+    #[error(
+        "node `{node}`: parameter `{path}` is required but has no value; set it in the node's parameters"
+    )]
+    MissingParameter {
+        /// Node type or node name.
+        node: String,
+        /// Parameter path, e.g. `options.temperature`.
+        path: String,
+    },
+    /// A parameter value has the wrong JSON type.
+    #[error("node `{node}`: parameter `{path}` must be {expected}, but it is {found}")]
+    WrongType {
+        /// Node type or node name.
+        node: String,
+        /// Parameter path.
+        path: String,
+        /// What the parameter accepts.
+        expected: String,
+        /// The value found, shortened.
+        found: String,
+    },
+    /// A number parameter is outside its bounds.
+    #[error("node `{node}`: parameter `{path}` is {value}, outside the allowed range {range}")]
+    OutOfRange {
+        /// Node type or node name.
+        node: String,
+        /// Parameter path.
+        path: String,
+        /// The value found.
+        value: String,
+        /// The allowed range, e.g. `1 ..= 100`.
+        range: String,
+    },
+    /// A parameter holds an expression that nothing resolved.
+    #[error(
+        "node `{node}`: parameter `{path}` holds the expression {expression}, which was not resolved before the node ran"
+    )]
+    UnresolvedExpression {
+        /// Node type or node name.
+        node: String,
+        /// Parameter path.
+        path: String,
+        /// The expression, shortened.
+        expression: String,
+    },
+    /// The parameters of a node are not a JSON object.
+    #[error("node `{node}`: parameters must be a JSON object, but they are {found}")]
+    ParametersNotObject {
+        /// Node type or node name.
+        node: String,
+        /// The value found, shortened.
+        found: String,
+    },
+    /// No registered node has this name.
+    #[error("unknown node `{name}`{hint}")]
+    UnknownNode {
+        /// The name asked for.
+        name: String,
+        /// ` (did you mean ...?)`, or a list of candidates, or empty.
+        hint: String,
+    },
+    /// Two registered nodes share one catalog name.
+    #[error(
+        "two registered nodes are both named `{name}`; node names must be unique within a package"
+    )]
+    DuplicateNode {
+        /// The full catalog name.
+        name: String,
+    },
+    /// A `$fromAI` expression in the parameters is malformed.
+    #[error("node `{node}`: {source}")]
+    FromAi {
+        /// Node type or node name.
+        node: String,
+        /// What is wrong with the expression.
+        source: FromAiError,
+    },
+    /// The arguments an LLM sent for a tool do not fit the tool's schema.
+    #[error("{0}")]
+    InvalidArguments(#[from] ArgumentsError),
+    /// Text that should be JSON is not.
+    #[error("{what} is not valid JSON: {source}")]
+    Json {
+        /// Which input, e.g. `--params`.
+        what: String,
+        /// The parser's message, with line and column.
+        source: serde_json::Error,
+    },
+}
+
+/// Renders a JSON value for an error message: its kind and a shortened text.
+pub(crate) fn describe_value(v: &serde_json::Value) -> String {
+    use serde_json::Value;
+    const MAX: usize = 60;
+    let kind = match v {
+        Value::Null => return "null".into(),
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    };
+    format!("{kind} ({})", shorten(&v.to_string(), MAX))
+}
+
+/// Cuts text to at most `max` characters, marking the cut.
+pub(crate) fn shorten(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
+    }
+}

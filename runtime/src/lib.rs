@@ -1,0 +1,93 @@
+//! nodekit: declare n8n-style AI workflow nodes in Rust.
+//!
+//! Annotate a struct with [`ai_node`] and its fields become the node's
+//! parameters: nodekit generates the n8n node description, the JSON schema
+//! of the arguments an LLM fills through `$fromAI`, a typed constructor from
+//! the node's parameter JSON, and the node's entry in the global [`Catalog`].
+//!
+//! ```
+//! use nodekit::prelude::*;
+//!
+//! /// Store chat history in Redis.
+//! #[ai_node(name = "memoryRedis", display_name = "Redis Memory", output = memory, credentials = ["redis"])]
+//! pub struct MemoryRedis {
+//!     /// Key that separates one conversation from another.
+//!     #[param(display_name = "Session ID", default = "={{ $json.sessionId }}")]
+//!     session_id: String,
+//!     /// How many past messages the model receives.
+//!     #[param(default = 10, min = 1)]
+//!     context_window: u32,
+//! }
+//!
+//! let d = MemoryRedis::description();
+//! assert_eq!(d.properties[1].name, "contextWindow");
+//! let node = MemoryRedis::from_params(&serde_json::json!({"sessionId": "abc"}), "Redis Memory").unwrap();
+//! assert_eq!(node.context_window, 10);
+//! ```
+//!
+//! # `#[ai_node(...)]` options
+//!
+//! | key | type | usage |
+//! | --- | --- | --- |
+//! | `name` | string | internal name; default: the struct name in lowerCamelCase |
+//! | `display_name` | string | label; default: the struct name in Title Case |
+//! | `description` | string | default: the doc comment (one of the two is required) |
+//! | `output` | `main`, `agent`, `chat_model`, `memory`, `tool`, `embeddings`, `vector_store` | the kind of node: sets inputs, outputs, output names and codex; default `main` |
+//! | `version` | number or `[numbers]` | default `1` |
+//! | `default_version` | number | one of `version` |
+//! | `credentials` | `["type", ...]` | required credential types |
+//! | `icon`, `subtitle`, `documentation_url`, `notice` | string | as in n8n |
+//! | `group` | `["transform"]` | default `["transform"]` |
+//! | `usable_as_tool` | flag | main nodes only |
+//! | `package` | string | catalog package; default: the crate's package name |
+//!
+//! # `#[param(...)]` options
+//!
+//! | key | type | usage |
+//! | --- | --- | --- |
+//! | `name` | string | parameter name; default: the field name in lowerCamelCase |
+//! | `display_name` | string | default: the field name in Title Case |
+//! | `description` | string | default: the doc comment |
+//! | `default` | value of the field's type, or an expression string `"=..."` | without it a non-`Option` field is required |
+//! | `required` | flag | marks the parameter required in the editor |
+//! | `min`, `max`, `precision` | number | number parameters |
+//! | `options` | `["a", "b"]` | inline choices of a string parameter |
+//! | `display_options` | `(show(param = [values], "@version" = [1]), hide(...))` | when the parameter is shown |
+//! | `placeholder`, `hint`, `load_options_method` | string | as in n8n |
+//! | `password`, `rows` | flag, integer | string parameters |
+//! | `no_data_expression` | flag | disallow expressions |
+//! | `collection` | flag | the field's type is a `#[derive(NodeParams)]` struct |
+//! | `fixed_collection` | flag | the field is a `Vec` of such a struct |
+//! | `kind` | `"dateTime"`, `"color"`, `"hidden"`, `"json"`, ... | overrides the property type |
+//! | `json` | flag | the value is JSON text to parse (automatic for `serde_json::Value`) |
+//! | `skip` | flag | not a parameter; the field takes `Default::default()` |
+//!
+//! # `#[from_ai(...)]`
+//!
+//! Makes the parameter's default `={{ $fromAI('key', 'description', 'type') }}`,
+//! so an LLM fills it when the node runs as a tool. Keys: `key` (default: the
+//! parameter name), `description` (default: the doc comment), `type`
+//! (`string`, `number`, `boolean`, `json`; default: from the field type),
+//! `default` (used when the LLM leaves the argument out).
+
+pub mod description;
+pub mod error;
+pub mod from_ai;
+pub mod params;
+pub mod registry;
+mod text;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+
+pub use error::{Error, Result};
+pub use nodekit_macros::{NodeParams, ai_node};
+pub use params::{Node, Params};
+pub use registry::Catalog;
+
+/// Everything a node author needs, in one import.
+pub mod prelude {
+    pub use crate::description::NodeDescription;
+    pub use crate::{Catalog, Node, NodeParams, Params, ai_node};
+}

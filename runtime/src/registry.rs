@@ -1,0 +1,146 @@
+//! The global node registry (through `inventory`) and the catalog built from it.
+//!
+//! `#[ai_node]` submits a [`Registration`] for each node. Registrations are
+//! collected at link time: a crate's nodes exist in a program only if its
+//! final binary links that crate. A library that is a dependency but whose
+//! items are never used may be dropped by the linker; reference it (for
+//! example `use my_nodes as _;` in `main.rs`) to keep its nodes.
+
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+use crate::description::NodeDescription;
+use crate::error::{Error, Result};
+
+/// One registered node type.
+#[derive(Debug)]
+pub struct Registration {
+    package: &'static str,
+    describe: fn() -> &'static NodeDescription,
+}
+
+impl Registration {
+    /// Registers a node of `package` (n8n package name) described by `describe`.
+    pub const fn new(package: &'static str, describe: fn() -> &'static NodeDescription) -> Self {
+        Registration { package, describe }
+    }
+}
+
+inventory::collect!(Registration);
+
+/// A node of the catalog.
+#[derive(Debug, Clone, Copy)]
+pub struct CatalogEntry {
+    /// The n8n package the node belongs to.
+    pub package: &'static str,
+    /// Its description (with the bare node name).
+    pub description: &'static NodeDescription,
+}
+
+impl CatalogEntry {
+    /// The catalog name, `<package>.<nodeName>`.
+    pub fn full_name(&self) -> String {
+        format!("{}.{}", self.package, self.description.name)
+    }
+
+    /// The description as n8n lists it in `types/nodes.json`: with the full name.
+    pub fn to_json(&self) -> Value {
+        let mut v = serde_json::to_value(self.description).unwrap_or(Value::Null);
+        if let Some(obj) = v.as_object_mut() {
+            obj.insert("name".into(), Value::String(self.full_name()));
+        }
+        v
+    }
+}
+
+/// Every node registered in this program, sorted by catalog name.
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    entries: Vec<CatalogEntry>,
+}
+
+impl Catalog {
+    /// The catalog of this program's registered nodes (built once).
+    pub fn global() -> &'static Catalog {
+        static CATALOG: OnceLock<Catalog> = OnceLock::new();
+        CATALOG.get_or_init(|| {
+            Catalog::from_entries(
+                inventory::iter::<Registration>
+                    .into_iter()
+                    .map(|r| CatalogEntry {
+                        package: r.package,
+                        description: (r.describe)(),
+                    })
+                    .collect(),
+            )
+        })
+    }
+
+    /// A catalog of the given entries, sorted by catalog name.
+    pub fn from_entries(mut entries: Vec<CatalogEntry>) -> Self {
+        entries.sort_by_cached_key(CatalogEntry::full_name);
+        Catalog { entries }
+    }
+
+    /// The entries, sorted by catalog name.
+    pub fn entries(&self) -> &[CatalogEntry] {
+        &self.entries
+    }
+
+    /// Fails when two nodes share a catalog name.
+    pub fn check_unique(&self) -> Result<()> {
+        for pair in self.entries.windows(2) {
+            if pair[0].full_name() == pair[1].full_name() {
+                return Err(Error::DuplicateNode {
+                    name: pair[0].full_name(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Finds a node by catalog name (`pkg.nodeName`) or, when unambiguous, by bare name.
+    pub fn find(&self, name: &str) -> Result<&CatalogEntry> {
+        if let Some(e) = self.entries.iter().find(|e| e.full_name() == name) {
+            return Ok(e);
+        }
+        let bare: Vec<&CatalogEntry> = self
+            .entries
+            .iter()
+            .filter(|e| e.description.name == name)
+            .collect();
+        match bare.as_slice() {
+            [one] => Ok(one),
+            [] => {
+                let names = self.entries.iter().map(CatalogEntry::full_name);
+                let hint = match crate::text::closest(name, names) {
+                    Some(best) => format!(" (did you mean `{best}`?)"),
+                    None if self.entries.is_empty() => {
+                        " (no node is registered in this program)".into()
+                    }
+                    None => " (run `nodekit catalog` to list the nodes)".into(),
+                };
+                Err(Error::UnknownNode {
+                    name: name.to_owned(),
+                    hint,
+                })
+            }
+            many => Err(Error::UnknownNode {
+                name: name.to_owned(),
+                hint: format!(
+                    " (ambiguous: {}; use the full name)",
+                    many.iter()
+                        .map(|e| e.full_name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            }),
+        }
+    }
+
+    /// All descriptions as n8n's `types/nodes.json` array.
+    pub fn to_nodes_json(&self) -> Value {
+        Value::Array(self.entries.iter().map(CatalogEntry::to_json).collect())
+    }
+}
