@@ -83,6 +83,7 @@ impl Field<'_> {
 /// The annotated struct.
 pub struct Container<'a> {
     pub ident: &'a Ident,
+    pub generic: bool,
     pub doc: Option<String>,
     pub fields: Vec<Field<'a>>,
 }
@@ -111,6 +112,7 @@ impl<'a> Container<'a> {
         };
         Container {
             ident,
+            generic: !generics.params.is_empty(),
             doc: doc_comment(attrs),
             fields,
         }
@@ -198,7 +200,7 @@ pub fn doc_comment(attrs: &[Attribute]) -> Option<String> {
         })
         .collect();
     let mut paragraphs: Vec<String> = vec![String::new()];
-    for line in lines.iter().flat_map(|l| l.lines()) {
+    for line in lines.iter().flat_map(|l| l.split('\n')) {
         let line = line.trim();
         let current = paragraphs.last_mut().expect("starts with one paragraph");
         if line.is_empty() {

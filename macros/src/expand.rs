@@ -98,6 +98,10 @@ fn strip_helper_attrs(item: &mut syn::ItemStruct) {
 /// Stand-in impls emitted next to compile errors, so that one mistake gives
 /// one error rather than a cascade of "trait not implemented".
 fn fallback(c: &Container, node: bool) -> TokenStream {
+    if c.generic {
+        // Impls without the struct's generics would only add errors.
+        return TokenStream::new();
+    }
     let ident = c.ident;
     let node_impl = node.then(|| {
         quote! {

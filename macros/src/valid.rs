@@ -325,7 +325,7 @@ fn value(cx: &Ctxt, f: &Field, expr: &Expr, what: &str, allow_expression: bool) 
                 cx.error_spanned_by(
                     s,
                     format!(
-                        "{what} \"{}\" is not among the options of `{}`: {}",
+                        "{what} \"{}\" is not among the options of parameter `{}`: {}",
                         s.value(),
                         f.ident,
                         list.join(", ")
@@ -349,7 +349,10 @@ fn value(cx: &Ctxt, f: &Field, expr: &Expr, what: &str, allow_expression: bool) 
     let is_literal = lit.is_some() || number.is_some();
     if is_literal && !fits {
         let ty = f.inner.to_token_stream().to_string().replace(' ', "");
-        let shown = expr.to_token_stream().to_string();
+        let shown = match &number {
+            Some(n) => n.value.to_string(),
+            None => expr.to_token_stream().to_string(),
+        };
         let expected = match f.prim {
             Prim::Int { signed: false } => "a non-negative integer",
             Prim::Int { signed: true } => "an integer",

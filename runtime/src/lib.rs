@@ -76,6 +76,7 @@ pub mod from_ai;
 pub mod params;
 pub mod registry;
 mod text;
+pub mod tool;
 
 #[doc(hidden)]
 #[path = "private.rs"]

@@ -113,9 +113,15 @@ impl Catalog {
         match bare.as_slice() {
             [one] => Ok(one),
             [] => {
-                let names = self.entries.iter().map(CatalogEntry::full_name);
-                let hint = match crate::text::closest(name, names) {
-                    Some(best) => format!(" (did you mean `{best}`?)"),
+                // Typos are judged on the node name, whatever package was typed.
+                let typed = name.rsplit('.').next().unwrap_or(name);
+                let best = crate::text::closest(
+                    typed,
+                    self.entries.iter().map(|e| e.description.name.as_str()),
+                )
+                .and_then(|bare| self.entries.iter().find(|e| e.description.name == bare));
+                let hint = match best {
+                    Some(best) => format!(" (did you mean `{}`?)", best.full_name()),
                     None if self.entries.is_empty() => {
                         " (no node is registered in this program)".into()
                     }

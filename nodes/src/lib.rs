@@ -1,0 +1,8 @@
+//! nodekit's built-in nodes. Linking this crate registers them in the
+//! program's [`nodekit::Catalog`].
+
+pub mod nodes;
+
+/// Forces the linker to keep this crate's node registrations; call it (or
+/// name any item of this crate) from a binary that should list them.
+pub fn link() {}

@@ -1,0 +1,55 @@
+//! The OpenAI-compatible chat model node (the seed's `createChatModel` with
+//! `type: 'openaiCompatible'`): OpenAI, Azure OpenAI, Ollama, vLLM, LM Studio,
+//! llama.cpp server, LiteLLM.
+
+use nodekit::prelude::*;
+
+/// Chat model settings, n8n's "Options" collection.
+#[derive(Debug, Clone, PartialEq, NodeParams)]
+pub struct ChatModelOptions {
+    /// Penalises tokens by how often they already appear, to reduce repetition.
+    #[param(default = 0, min = -2, max = 2, precision = 1)]
+    pub frequency_penalty: f64,
+    /// The most tokens to generate; -1 leaves it to the model.
+    #[param(display_name = "Maximum Number of Tokens", default = -1)]
+    pub max_tokens: i64,
+    /// Penalises tokens that already appear, to encourage new topics.
+    #[param(default = 0, min = -2, max = 2, precision = 1)]
+    pub presence_penalty: f64,
+    /// Randomness of the answer: 0 is focused, 2 is most random.
+    #[param(
+        display_name = "Sampling Temperature",
+        default = 0.7,
+        min = 0,
+        max = 2,
+        precision = 1
+    )]
+    pub temperature: f64,
+    /// Milliseconds to wait for an answer before giving up.
+    #[param(default = 60000, min = 1)]
+    pub timeout: u64,
+    /// How often a failed request is tried again.
+    #[param(default = 2, min = 0)]
+    pub max_retries: u32,
+    /// Nucleus sampling: only tokens within this probability mass are considered.
+    #[param(display_name = "Top P", default = 1, min = 0, max = 1, precision = 1)]
+    pub top_p: f64,
+}
+
+/// Chat with any model served through the OpenAI chat completions API.
+#[ai_node(
+    name = "lmChatOpenAiCompatible",
+    display_name = "OpenAI-Compatible Chat Model",
+    output = chat_model,
+    credentials = ["openAiApi"],
+    icon = "fa:robot"
+)]
+#[derive(Debug, Clone, PartialEq)]
+pub struct LmChatOpenAiCompatible {
+    /// The model that generates the answer, e.g. `gpt-4o-mini` or `llama3.1`.
+    #[param(default = "gpt-4o-mini", required)]
+    pub model: String,
+    /// Additional settings.
+    #[param(collection, placeholder = "Add Option")]
+    pub options: ChatModelOptions,
+}

@@ -1,0 +1,43 @@
+//! n8n's "Simple Memory": the recent messages of a conversation, kept in
+//! the process.
+
+use nodekit::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// Where the session id comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub enum SessionIdType {
+    /// Looks for an input field called 'sessionId' that is coming from a directly connected Chat Trigger.
+    #[serde(rename = "fromInput")]
+    #[schemars(title = "Connected Chat Trigger Node")]
+    FromInput,
+    /// Use an expression to reference data in previous nodes or enter static text.
+    #[serde(rename = "customKey")]
+    #[schemars(title = "Define below")]
+    CustomKey,
+}
+
+/// Stores the chat history in the workflow's process memory; no credentials required.
+#[ai_node(
+    name = "memoryBufferWindow",
+    display_name = "Simple Memory",
+    output = memory,
+    icon = "fa:database"
+)]
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryBufferWindow {
+    /// Where the key that separates one conversation from another comes from.
+    #[param(display_name = "Session ID", default = SessionIdType::FromInput)]
+    pub session_id_type: SessionIdType,
+    /// The key to use to store the memory in the workflow data.
+    #[param(
+        display_name = "Key",
+        name = "sessionKey",
+        default = "={{ $json.sessionId }}",
+        display_options(show(session_id_type = [SessionIdType::CustomKey]))
+    )]
+    pub session_key: String,
+    /// How many past interactions the model receives as context.
+    #[param(default = 5, min = 1)]
+    pub context_window_length: u32,
+}

@@ -1,0 +1,93 @@
+//! JSON Schema for the collected calls, equivalent to the zod object n8n hands to
+//! LangChain, plus n8n's tool-name rule.
+
+use serde_json::{Map, Value, json};
+
+use super::js::js_trim;
+use super::{FromAiCall, FromAiType};
+
+/// OpenAI's limit on function names, which n8n enforces.
+const MAX_TOOL_NAME_LEN: usize = 64;
+
+pub(crate) fn arguments_schema(calls: &[FromAiCall]) -> Value {
+    let mut properties = Map::new();
+    for call in calls {
+        // Same as n8n's `reduce` into an object: a repeated key keeps its first
+        // position and takes the later definition.
+        properties.insert(call.key.clone(), property_schema(call));
+    }
+    let required: Vec<Value> = properties
+        .iter()
+        .filter(|(_, p)| p.get("default").is_none())
+        .map(|(k, _)| Value::String(k.clone()))
+        .collect();
+    let mut schema = Map::new();
+    schema.insert("type".into(), "object".into());
+    schema.insert("properties".into(), Value::Object(properties));
+    if !required.is_empty() {
+        schema.insert("required".into(), Value::Array(required));
+    }
+    schema.insert("additionalProperties".into(), Value::Bool(false));
+    Value::Object(schema)
+}
+
+fn property_schema(call: &FromAiCall) -> Value {
+    let mut prop = match type_schema(call.ty) {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    };
+    // n8n describes with `${''} ${description}`.trim(), and an empty zod
+    // description is left out of the JSON Schema.
+    if let Some(d) = &call.description {
+        let d = js_trim(d);
+        if !d.is_empty() {
+            prop.insert("description".into(), Value::String(d.to_owned()));
+        }
+    }
+    if let Some(default) = &call.default {
+        prop.insert("default".into(), default.clone());
+    }
+    Value::Object(prop)
+}
+
+/// Schema for one type. `json` is n8n's custom zod check "a non-empty object or
+/// a non-empty array", written out as the `anyOf` n8n attaches as its JSON Schema.
+pub(crate) fn type_schema(ty: FromAiType) -> Value {
+    match ty {
+        FromAiType::String => json!({"type": "string"}),
+        FromAiType::Number => json!({"type": "number"}),
+        FromAiType::Boolean => json!({"type": "boolean"}),
+        FromAiType::Json => json!({
+            "anyOf": [
+                {"type": "object", "minProperties": 1, "additionalProperties": true},
+                {"type": "array", "minItems": 1}
+            ]
+        }),
+    }
+}
+
+/// Whether `schema` is the `json` type's `anyOf`, so messages can use n8n's wording.
+pub(crate) fn is_json_type_schema(schema: &Value) -> bool {
+    schema.get("anyOf") == type_schema(FromAiType::Json).get("anyOf")
+}
+
+pub(crate) fn tool_name(node_name: &str) -> String {
+    let mut out = String::with_capacity(node_name.len());
+    let mut in_run = false;
+    for c in node_name.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+            out.push(c);
+            in_run = false;
+        } else if !in_run {
+            // n8n replaces each run of other characters, not each character.
+            out.push('_');
+            in_run = true;
+        }
+    }
+    if out.len() > MAX_TOOL_NAME_LEN {
+        out.truncate(MAX_TOOL_NAME_LEN);
+        let trimmed = out.trim_end_matches(['_', '-']).len();
+        out.truncate(trimmed);
+    }
+    out
+}

@@ -1,0 +1,128 @@
+//! Nodes as tools: the definition an LLM sees (name, description, argument
+//! schema from the node's `$fromAI` calls) and the path from the LLM's
+//! arguments back to a node's parameters.
+//!
+//! The steps match what n8n does when a node becomes a tool: defaults fill
+//! missing parameters and hidden ones are dropped; every `$fromAI` call in
+//! the remaining values becomes one argument; the arguments that come back
+//! are validated against the schema and substituted as typed JSON.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::description::NodeDescription;
+use crate::error::{Error, Result, describe_value};
+use crate::from_ai::{self, ArgumentsValidator};
+use crate::params::{Params, with_defaults};
+
+/// A tool as an LLM sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolDefinition {
+    /// Tool name: the node's name with characters outside `[A-Za-z0-9_-]` replaced (n8n's rule).
+    pub name: String,
+    /// What the tool does.
+    pub description: String,
+    /// JSON Schema of the arguments.
+    pub parameters: Value,
+}
+
+impl ToolDefinition {
+    /// The definition in OpenAI's function-calling form.
+    pub fn to_openai(&self) -> Value {
+        serde_json::json!({
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            }
+        })
+    }
+}
+
+/// A node configured by a workflow, ready to run as a tool.
+#[derive(Debug)]
+pub struct NodeTool {
+    node_name: String,
+    definition: ToolDefinition,
+    parameters: Value,
+    validator: ArgumentsValidator,
+}
+
+impl NodeTool {
+    /// Prepares node `node_name` of type `description` with the workflow's
+    /// parameter values `params`.
+    pub fn new(description: &NodeDescription, node_name: &str, params: &Value) -> Result<Self> {
+        let Value::Object(values) = params else {
+            return Err(Error::ParametersNotObject {
+                node: node_name.to_owned(),
+                found: describe_value(params),
+            });
+        };
+        let version = description.version.latest();
+        let parameters = Value::Object(with_defaults(&description.properties, values, version));
+        let from_ai_error = |source| Error::FromAi {
+            node: node_name.to_owned(),
+            source,
+        };
+        let calls = from_ai::collect_calls(&parameters).map_err(from_ai_error)?;
+        let schema = from_ai::arguments_schema(&calls);
+        let validator = ArgumentsValidator::new(&schema)?;
+        let tool_name = match from_ai::tool_name(node_name) {
+            name if name.is_empty() => description.name.clone(),
+            name => name,
+        };
+        let definition = ToolDefinition {
+            name: tool_name,
+            description: tool_description(description, values),
+            parameters: schema,
+        };
+        Ok(NodeTool {
+            node_name: node_name.to_owned(),
+            definition,
+            parameters,
+            validator,
+        })
+    }
+
+    /// What the LLM is shown.
+    pub fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    /// The node's parameters with defaults applied, before substitution.
+    pub fn parameters(&self) -> &Value {
+        &self.parameters
+    }
+
+    /// Validates the LLM's arguments and returns the parameters with every
+    /// `$fromAI` call replaced by its argument.
+    pub fn parameters_for(&self, args: &Value) -> Result<Value> {
+        self.validator.validate(args)?;
+        let empty = Map::new();
+        let args = args.as_object().unwrap_or(&empty);
+        from_ai::substitute(&self.parameters, args).map_err(|source| Error::FromAi {
+            node: self.node_name.clone(),
+            source,
+        })
+    }
+
+    /// Validates, substitutes and builds the node's typed parameters.
+    pub fn instantiate<T: Params>(&self, args: &Value) -> Result<T> {
+        T::from_params(&self.parameters_for(args)?, &self.node_name)
+    }
+}
+
+/// n8n's choice: the `toolDescription` parameter unless it is empty or
+/// `descriptionType` is `auto`; otherwise the node type's description.
+fn tool_description(description: &NodeDescription, values: &Map<String, Value>) -> String {
+    let manual = values
+        .get("toolDescription")
+        .and_then(Value::as_str)
+        .filter(|s| !s.trim().is_empty());
+    let auto = values.get("descriptionType").and_then(Value::as_str) == Some("auto");
+    match manual {
+        Some(text) if !auto => text.to_owned(),
+        _ => description.description.clone(),
+    }
+}

@@ -1,0 +1,46 @@
+//! Every kind of node, with the inputs, outputs and codex n8n expects.
+use nodekit::prelude::*;
+use serde_json::json;
+
+/// A chat model.
+#[ai_node(output = chat_model)]
+pub struct Model {}
+
+/// A memory.
+#[ai_node(output = memory)]
+pub struct Memory {}
+
+/// A tool.
+#[ai_node(output = tool)]
+pub struct Tool {}
+
+/// Embeddings.
+#[ai_node(output = embeddings)]
+pub struct Embeddings {}
+
+/// A vector store.
+#[ai_node(output = vector_store)]
+pub struct Store {}
+
+/// An agent.
+#[ai_node(output = agent)]
+pub struct Agent {}
+
+/// A plain node.
+#[ai_node]
+pub struct Plain;
+
+fn main() {
+    let d = |desc: &NodeDescription| serde_json::to_value(desc).unwrap();
+    assert_eq!(d(Model::description())["outputs"], json!(["ai_languageModel"]));
+    assert_eq!(d(Model::description())["codex"]["subcategories"]["AI"], json!(["Language Models", "Root Nodes"]));
+    assert_eq!(d(Memory::description())["outputNames"], json!(["Memory"]));
+    assert_eq!(d(Tool::description())["outputs"], json!(["ai_tool"]));
+    assert_eq!(d(Embeddings::description())["outputs"], json!(["ai_embedding"]));
+    assert_eq!(d(Store::description())["outputs"], json!(["ai_vectorStore"]));
+    assert_eq!(d(Agent::description())["inputs"], json!(["main", "ai_languageModel", "ai_memory", "ai_tool"]));
+    assert_eq!(d(Plain::description())["name"], "plain");
+    assert_eq!(d(Plain::description())["displayName"], "Plain");
+    assert_eq!(d(Plain::description()).get("codex"), None);
+    assert_eq!(Catalog::global().entries().len(), 7);
+}
