@@ -437,7 +437,7 @@ fn field_value(f: &Field) -> TokenStream {
                 let fun = default_fn(f);
                 Some(quote!(Self::#fun()))
             }
-            (None, Some(_)) => {
+            (None, Some(_)) if !f.optional => {
                 let err =
                     quote!(return ::core::result::Result::Err(#p::unresolved_from_ai(__at, #name)));
                 return read_or(
@@ -447,7 +447,8 @@ fn field_value(f: &Field) -> TokenStream {
                     true,
                 );
             }
-            (None, None) => None,
+            // An optional `$fromAI` parameter hidden by display_options was never asked for.
+            (None, _) => None,
         };
         (
             quote!(#p::convert::<#ty>(&__v, __at, #name, #checks)?),

@@ -1,0 +1,216 @@
+//! Nodes as tools: definition, argument validation, typed substitution.
+
+use nodekit::prelude::*;
+use nodekit::tool::NodeTool;
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+#[derive(Debug, NodeParams)]
+struct Filter {
+    /// Field to filter on.
+    #[param(default = "")]
+    field: String,
+}
+
+/// Finds rows.
+#[ai_node(name = "findRows", output = tool)]
+#[derive(Debug)]
+struct FindRows {
+    /// What to look for.
+    #[from_ai]
+    query: String,
+    /// How many rows.
+    #[from_ai(default = 5)]
+    #[param(min = 1, max = 50)]
+    limit: u32,
+    /// Exact matching.
+    #[from_ai(key = "exact_match", type = "boolean")]
+    exact: bool,
+    /// Extra filter JSON.
+    #[from_ai(description = "Filter as JSON")]
+    filter: serde_json::Value,
+    /// Shown only in advanced mode, so its $fromAI is not asked for otherwise.
+    #[from_ai]
+    #[param(display_options(show(advanced = [true])))]
+    hint_text: Option<String>,
+    /// Advanced mode.
+    #[param(default = false)]
+    advanced: bool,
+    /// Fixed by the workflow author.
+    #[param(collection)]
+    extra: Filter,
+}
+
+fn tool(params: Value) -> NodeTool {
+    NodeTool::new(FindRows::description(), "Find rows: v2!", &params).unwrap()
+}
+
+#[test]
+fn definition_comes_from_from_ai_parameters() {
+    let t = tool(json!({}));
+    let d = t.definition();
+    assert_eq!(d.name, "Find_rows_v2_");
+    assert_eq!(d.description, "Finds rows.");
+    assert_eq!(
+        d.parameters,
+        json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "What to look for."},
+                "limit": {"type": "number", "description": "How many rows.", "default": 5},
+                "exact_match": {"type": "boolean", "description": "Exact matching."},
+                "filter": {
+                    "anyOf": [
+                        {"type": "object", "minProperties": 1, "additionalProperties": true},
+                        {"type": "array", "minItems": 1}
+                    ],
+                    "description": "Filter as JSON"
+                }
+            },
+            "required": ["query", "exact_match", "filter"],
+            "additionalProperties": false
+        })
+    );
+    assert_eq!(
+        t.definition().to_openai()["function"]["name"],
+        "Find_rows_v2_"
+    );
+}
+
+#[test]
+fn hidden_parameters_ask_nothing() {
+    assert!(
+        tool(json!({})).definition().parameters["properties"]
+            .get("hintText")
+            .is_none()
+    );
+    let t = tool(json!({"advanced": true}));
+    assert!(
+        t.definition().parameters["properties"]
+            .get("hintText")
+            .is_some()
+    );
+}
+
+#[test]
+fn workflow_values_replace_from_ai_defaults() {
+    let t = tool(json!({"limit": 7, "toolDescription": "Look rows up by text."}));
+    assert!(
+        t.definition().parameters["properties"]
+            .get("limit")
+            .is_none()
+    );
+    assert_eq!(t.definition().description, "Look rows up by text.");
+}
+
+#[test]
+fn arguments_are_substituted_typed() {
+    let t = tool(json!({}));
+    let node: FindRows = t
+        .instantiate(&json!({"query": "cats", "exact_match": true, "filter": {"color": "black"}}))
+        .unwrap();
+    assert_eq!(node.query, "cats");
+    assert_eq!(node.limit, 5);
+    assert!(node.exact);
+    assert_eq!(node.filter, json!({"color": "black"}));
+    assert!(!node.advanced);
+    assert_eq!(node.extra.field, "");
+    assert_eq!(node.hint_text, None);
+}
+
+#[test]
+fn bad_arguments_get_an_error_the_llm_can_act_on() {
+    let t = tool(json!({}));
+    let e = t
+        .parameters_for(&json!({"query": 3, "exact_match": "yes", "surprise": 1}))
+        .unwrap_err();
+    let text = e.to_string();
+    for part in ["/query", "/exact_match", "filter", "surprise"] {
+        assert!(text.contains(part), "`{part}` missing from: {text}");
+    }
+    assert!(matches!(e, nodekit::Error::InvalidArguments(_)));
+}
+
+#[test]
+fn bounds_still_apply_after_substitution() {
+    let t = tool(json!({}));
+    let e = t
+        .instantiate::<FindRows>(
+            &json!({"query": "q", "limit": 500, "exact_match": false, "filter": [1]}),
+        )
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "node `Find rows: v2!`: parameter `limit` is 500, outside the allowed range 1 ..= 50"
+    );
+}
+
+#[test]
+fn broken_from_ai_syntax_is_reported_with_the_node() {
+    let e = NodeTool::new(
+        FindRows::description(),
+        "Finder",
+        &json!({"query": "={{ $fromAI('q' }}"}),
+    )
+    .unwrap_err();
+    let text = e.to_string();
+    assert!(text.starts_with("node `Finder`: "), "{text}");
+}
+
+#[test]
+fn conflicting_duplicate_keys_are_reported() {
+    let e = NodeTool::new(
+        FindRows::description(),
+        "Finder",
+        &json!({"query": "={{ $fromAI('q', 'one') }}", "extra": {"field": "={{ $fromAI('q', 'two') }}"}}),
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("Duplicate key 'q' found with different description or type"),
+        "{e}"
+    );
+}
+
+fn arb_json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>()
+            .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+        ".{0,40}".prop_map(Value::from),
+        "=\\{\\{ \\$fromAI\\(.{0,30}\\) \\}\\}".prop_map(Value::from),
+    ];
+    leaf.prop_recursive(5, 64, 8, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+            prop::collection::btree_map(
+                prop_oneof![
+                    Just("query".to_owned()),
+                    Just("limit".to_owned()),
+                    Just("filter".to_owned()),
+                    Just("extra".to_owned()),
+                    Just("advanced".to_owned()),
+                    "[a-z]{1,6}"
+                ],
+                inner,
+                0..6
+            )
+            .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Arbitrary parameter JSON never panics: it builds a node or returns an error.
+    #[test]
+    fn arbitrary_params_never_panic(params in arb_json(), args in arb_json()) {
+        let _ = FindRows::from_params(&params, "n");
+        if let Ok(t) = NodeTool::new(FindRows::description(), "n", &params) {
+            let _ = t.instantiate::<FindRows>(&args);
+        }
+    }
+}
