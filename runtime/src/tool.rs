@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::description::NodeDescription;
 use crate::error::{Error, Result, describe_value};
-use crate::from_ai::{self, ArgumentsValidator};
+use crate::from_ai::{self, Substitution};
 use crate::params::{Params, with_defaults};
 
 /// A tool as an LLM sees it.
@@ -45,8 +45,7 @@ impl ToolDefinition {
 pub struct NodeTool {
     node_name: String,
     definition: ToolDefinition,
-    parameters: Value,
-    validator: ArgumentsValidator,
+    substitution: Substitution,
 }
 
 impl NodeTool {
@@ -65,9 +64,7 @@ impl NodeTool {
             node: node_name.to_owned(),
             source,
         };
-        let calls = from_ai::collect_calls(&parameters).map_err(from_ai_error)?;
-        let schema = from_ai::arguments_schema(&calls);
-        let validator = ArgumentsValidator::new(&schema)?;
+        let substitution = Substitution::new(parameters).map_err(from_ai_error)?;
         let tool_name = match from_ai::tool_name(node_name) {
             name if name.is_empty() => description.name.clone(),
             name => name,
@@ -75,13 +72,12 @@ impl NodeTool {
         let definition = ToolDefinition {
             name: tool_name,
             description: tool_description(description, values),
-            parameters: schema,
+            parameters: substitution.schema().clone(),
         };
         Ok(NodeTool {
             node_name: node_name.to_owned(),
             definition,
-            parameters,
-            validator,
+            substitution,
         })
     }
 
@@ -92,19 +88,22 @@ impl NodeTool {
 
     /// The node's parameters with defaults applied, before substitution.
     pub fn parameters(&self) -> &Value {
-        &self.parameters
+        self.substitution.params()
     }
 
     /// Validates the LLM's arguments and returns the parameters with every
     /// `$fromAI` call replaced by its argument.
     pub fn parameters_for(&self, args: &Value) -> Result<Value> {
-        self.validator.validate(args)?;
-        let empty = Map::new();
-        let args = args.as_object().unwrap_or(&empty);
-        from_ai::substitute(&self.parameters, args).map_err(|source| Error::FromAi {
-            node: self.node_name.clone(),
-            source,
-        })
+        self.substitution
+            .apply(args)
+            .map_err(|source| match source {
+                // The LLM's mistake, not the node's: the message is written for it.
+                from_ai::FromAiError::InvalidArguments(e) => Error::InvalidArguments(e),
+                source => Error::FromAi {
+                    node: self.node_name.clone(),
+                    source,
+                },
+            })
     }
 
     /// Validates, substitutes and builds the node's typed parameters.

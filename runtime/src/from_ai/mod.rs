@@ -7,7 +7,7 @@
 //! including its quirks, so a workflow behaves the same in nodekit and in n8n.
 //!
 //! ```
-//! use fromai_dev::from_ai;
+//! use nodekit::from_ai;
 //! use serde_json::json;
 //!
 //! let params = json!({
@@ -41,6 +41,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub use error::{ArgumentProblem, ArgumentsError, FromAiError, ParseTypeError};
+pub use substitute::Substitution;
 pub use validate::ArgumentsValidator;
 
 /// Deepest parameter nesting (objects and arrays) walked before giving up.
@@ -110,12 +111,23 @@ pub struct FromAiCall {
     /// Argument name the LLM fills in.
     pub key: String,
     /// Second argument; `Some("")` and `None` differ, as in n8n's duplicate check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Third argument, `string` when absent.
     #[serde(rename = "type")]
     pub ty: FromAiType,
     /// Fourth argument, converted per type; its presence makes the argument optional.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present_value"
+    )]
     pub default: Option<Value>,
+}
+
+/// Keeps an explicit `null` default as `Some(Value::Null)`; serde would read it as `None`.
+fn present_value<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
 }
 
 /// Every `$fromAI` call inside one string (several calls allowed), n8n's rules and messages.
@@ -138,6 +150,9 @@ pub fn arguments_schema(calls: &[FromAiCall]) -> Value {
 }
 
 /// n8n's `nodeNameToToolName`: runs of characters outside `[a-zA-Z0-9_-]` become `_`, cut to 64.
+///
+/// The result can be empty (empty name, or only `_`/`-` past the cut); n8n then
+/// uses the node type's name instead.
 pub fn tool_name(node_name: &str) -> String {
     schema::tool_name(node_name)
 }

@@ -11,12 +11,6 @@ use super::{FromAiCall, FromAiType, MAX_KEY_LEN, MAX_RESCAN_FACTOR, MAX_TEXT_LEN
 /// strings with a few legitimately nested calls never hit the limit.
 const RESCAN_ALLOWANCE: usize = 64 * 1024;
 
-/// Position of one `$fromAI(` match: `args_start` is after the `(` and the
-/// whitespace that follows it, as in n8n's `/\$fromAI\s*\(\s*/gi`.
-struct CallStart {
-    args_start: usize,
-}
-
 /// Every `$fromAI` call in `text`, without key validation (n8n validates keys only
 /// after the whole parameter tree has been parsed).
 pub(crate) fn extract_calls(text: &str, path: &str) -> Result<Vec<FromAiCall>, FromAiError> {
@@ -34,24 +28,24 @@ pub(crate) fn extract_calls(text: &str, path: &str) -> Result<Vec<FromAiCall>, F
     let mut scanned = 0usize;
     let mut calls = Vec::new();
     let mut search_from = 0;
-    while let Some(start) = find_call_start(text, search_from) {
+    while let Some(start) = find_args_start(text, search_from) {
         // n8n resumes the regex right after `(`, not after the call, so a
         // `$fromAI(` inside another call's arguments is a call of its own.
-        search_from = start.args_start;
-        let Some(end) = find_call_end(text.as_bytes(), start.args_start) else {
+        search_from = start;
+        let Some(end) = find_call_end(text.as_bytes(), start) else {
             return Err(FromAiError::UnbalancedParentheses {
                 path: path.to_owned(),
-                text: text[start.args_start..].to_owned(),
+                text: text[start..].to_owned(),
             });
         };
-        scanned = scanned.saturating_add(end - start.args_start);
+        scanned = scanned.saturating_add(end - start);
         if scanned > budget {
             return Err(FromAiError::TooComplex {
                 path: path.to_owned(),
                 factor: MAX_RESCAN_FACTOR,
             });
         }
-        let args = &text[start.args_start..end];
+        let args = &text[start..end];
         let call = parse_arguments(args).map_err(|ty| FromAiError::InvalidType {
             path: path.to_owned(),
             args: args.to_owned(),
@@ -62,17 +56,16 @@ pub(crate) fn extract_calls(text: &str, path: &str) -> Result<Vec<FromAiCall>, F
     Ok(calls)
 }
 
-/// Finds the next `$fromAI\s*\(\s*` (ASCII case-insensitive, JS whitespace).
-fn find_call_start(text: &str, from: usize) -> Option<CallStart> {
+/// Where the arguments of the next `$fromAI\s*\(\s*` match begin (n8n's regex:
+/// ASCII case-insensitive, JS whitespace, spaces after `(` skipped).
+fn find_args_start(text: &str, from: usize) -> Option<usize> {
     let bytes = text.as_bytes();
     let mut i = from;
     while let Some(off) = bytes.get(i..)?.iter().position(|&b| b == b'$') {
         let dollar = i + off;
         i = dollar + 1;
         let name_end = dollar + 1 + "fromai".len();
-        let Some(name) = bytes.get(dollar + 1..name_end) else {
-            return None;
-        };
+        let name = bytes.get(dollar + 1..name_end)?;
         if !name.eq_ignore_ascii_case(b"fromai") {
             continue;
         }
@@ -81,9 +74,7 @@ fn find_call_start(text: &str, from: usize) -> Option<CallStart> {
             continue;
         };
         let args = js_trim_start(after_paren);
-        return Some(CallStart {
-            args_start: text.len() - args.len(),
-        });
+        return Some(text.len() - args.len());
     }
     None
 }

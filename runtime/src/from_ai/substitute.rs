@@ -3,6 +3,7 @@
 //! single `$fromAI` call with literal arguments are accepted.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
@@ -12,7 +13,7 @@ use super::js::{exceeds_depth, is_js_space, js_entries, js_join_string, js_trim,
 use super::parse::parse_arguments;
 use super::schema::arguments_schema;
 use super::validate::{ArgumentsValidator, MAX_ARGUMENT_DEPTH};
-use super::{FROM_AI_AUTO_GENERATED_MARKER, MAX_DEPTH};
+use super::{FROM_AI_AUTO_GENERATED_MARKER, FromAiCall, MAX_DEPTH};
 
 /// Keys n8n's `$fromAI` refuses at run time (`isSafeObjectProperty`), because in
 /// JavaScript they reach object internals instead of the argument.
@@ -47,46 +48,115 @@ const RESERVED_KEYS: &[&str] = &[
 /// The spellings n8n's data proxy defines; others parse but fail at run time.
 const CALL_NAMES: &[&str] = &["fromAI", "fromai", "fromAi"];
 
-pub(crate) fn substitute(params: &Value, args: &Map<String, Value>) -> Result<Value, FromAiError> {
-    let calls = collect(params)?;
-    let validator = ArgumentsValidator::new(&arguments_schema(&calls))?;
-    // Cloning is recursive, so refuse absurdly deep values before copying them.
-    if let Some((key, _)) = args
-        .iter()
-        .find(|(_, v)| exceeds_depth(v, MAX_ARGUMENT_DEPTH - 1))
-    {
-        return Err(validator.too_deep(&format!("/{key}")).into());
-    }
-    let args = Value::Object(args.clone());
-    validator.validate(&args)?;
-    let mut values = match args {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    };
-    // LangChain parses the arguments with n8n's zod schema before the node runs,
-    // which fills in defaults for omitted keys.
-    for call in &calls {
-        if let Some(default) = &call.default {
-            values
-                .entry(call.key.clone())
-                .or_insert_with(|| default.clone());
-        }
-    }
-    let mut path = String::new();
-    resolve(params, &mut path, 0, &values)
+/// The `$fromAI` calls of one set of parameters, with their argument schema
+/// compiled once, for substituting many argument sets (one per tool call).
+#[derive(Debug)]
+pub struct Substitution {
+    params: Value,
+    plan: Plan,
+    calls: Vec<FromAiCall>,
+    schema: Value,
+    validator: ArgumentsValidator,
 }
 
-fn resolve(
-    value: &Value,
-    path: &mut String,
-    depth: usize,
-    values: &Map<String, Value>,
-) -> Result<Value, FromAiError> {
+/// The parameters with every expression parsed, so a tool call only looks
+/// arguments up: parsing happens once per prepared tool, not per call.
+#[derive(Debug)]
+enum Plan {
+    /// A value without expressions, copied as it is.
+    Const(Value),
+    /// `={{ $fromAI('key') }}`: the argument's value, typed.
+    Whole(String),
+    /// A template: text and arguments joined as JavaScript would.
+    Text(Vec<Piece>),
+    Array(Vec<Plan>),
+    /// Entries in the caller's key order.
+    Object(Vec<(String, Plan)>),
+}
+
+#[derive(Debug)]
+enum Piece {
+    Text(String),
+    Argument(String),
+}
+
+impl Substitution {
+    /// Collects the calls in `params` and compiles their schema.
+    pub fn new(params: Value) -> Result<Self, FromAiError> {
+        let calls = collect(&params)?;
+        let schema = arguments_schema(&calls);
+        let validator = ArgumentsValidator::new(&schema)?;
+        let plan = compile(&params, &mut String::new(), 0)?;
+        Ok(Substitution {
+            params,
+            plan,
+            calls,
+            schema,
+            validator,
+        })
+    }
+
+    /// The parameters the calls were collected from.
+    pub fn params(&self) -> &Value {
+        &self.params
+    }
+
+    /// The calls, merged by key, in order of first appearance.
+    pub fn calls(&self) -> &[FromAiCall] {
+        &self.calls
+    }
+
+    /// The JSON Schema of the arguments.
+    pub fn schema(&self) -> &Value {
+        &self.schema
+    }
+
+    /// Validates `args` (an object) and returns the parameters with every
+    /// `$fromAI` expression replaced by its argument.
+    pub fn apply(&self, args: &Value) -> Result<Value, FromAiError> {
+        let empty = Map::new();
+        let given = args.as_object().unwrap_or(&empty);
+        // Defaults are cloned into the map below, so refuse absurdly deep values first.
+        if let Some((key, _)) = given
+            .iter()
+            .find(|(_, v)| exceeds_depth(v, MAX_ARGUMENT_DEPTH - 1))
+        {
+            return Err(self.validator.too_deep(&format!("/{key}")).into());
+        }
+        self.validator.validate(args)?;
+        // LangChain parses the arguments with n8n's zod schema before the node runs,
+        // which fills in defaults for omitted keys.
+        let needs_defaults = self
+            .calls
+            .iter()
+            .any(|c| c.default.is_some() && !given.contains_key(&c.key));
+        let values = if needs_defaults {
+            let mut values = given.clone();
+            for call in &self.calls {
+                if let Some(default) = &call.default {
+                    values
+                        .entry(call.key.clone())
+                        .or_insert_with(|| default.clone());
+                }
+            }
+            Cow::Owned(values)
+        } else {
+            Cow::Borrowed(given)
+        };
+        render(&self.plan, &values)
+    }
+}
+
+pub(crate) fn substitute(params: &Value, args: &Map<String, Value>) -> Result<Value, FromAiError> {
+    Substitution::new(params.clone())?.apply(&Value::Object(args.clone()))
+}
+
+fn compile(value: &Value, path: &mut String, depth: usize) -> Result<Plan, FromAiError> {
     match value {
         Value::String(s) => match s.strip_prefix('=') {
-            Some(expression) => resolve_expression(expression, path, values),
+            Some(expression) => compile_expression(expression, path),
             // n8n treats only strings starting with `=` as expressions.
-            None => Ok(value.clone()),
+            None => Ok(Plan::Const(value.clone())),
         },
         Value::Array(items) => {
             check_depth(path, depth)?;
@@ -94,32 +164,83 @@ fn resolve(
             for (i, item) in items.iter().enumerate() {
                 let len = path.len();
                 push_index(path, i);
-                out.push(resolve(item, path, depth + 1, values)?);
+                out.push(compile(item, path, depth + 1)?);
                 path.truncate(len);
             }
-            Ok(Value::Array(out))
+            Ok(constant_or(value, out, Plan::Array))
         }
         Value::Object(map) => {
             check_depth(path, depth)?;
-            // Resolve in JS order (so the first error reported matches the
+            // Compile in JS order (so the first error reported matches the
             // collection order) but keep the caller's key order in the output.
-            let mut resolved: Map<String, Value> = Map::new();
+            let mut by_key: HashMap<&str, Plan> = HashMap::with_capacity(map.len());
             for (key, item) in js_entries(map) {
                 let len = path.len();
                 push_key(path, key);
-                resolved.insert(key.clone(), resolve(item, path, depth + 1, values)?);
+                by_key.insert(key, compile(item, path, depth + 1)?);
                 path.truncate(len);
             }
-            let mut out = Map::with_capacity(map.len());
-            for key in map.keys() {
-                if let Some(v) = resolved.remove(key) {
-                    out.insert(key.clone(), v);
+            let out: Vec<(String, Plan)> = map
+                .keys()
+                .filter_map(|key| Some((key.clone(), by_key.remove(key.as_str())?)))
+                .collect();
+            let constant = out.iter().all(|(_, p)| matches!(p, Plan::Const(_)));
+            Ok(if constant {
+                Plan::Const(value.clone())
+            } else {
+                Plan::Object(out)
+            })
+        }
+        _ => Ok(Plan::Const(value.clone())),
+    }
+}
+
+/// A whole constant subtree stays one `Const`, copied in one go.
+fn constant_or(value: &Value, plans: Vec<Plan>, wrap: fn(Vec<Plan>) -> Plan) -> Plan {
+    if plans.iter().all(|p| matches!(p, Plan::Const(_))) {
+        Plan::Const(value.clone())
+    } else {
+        wrap(plans)
+    }
+}
+
+fn render(plan: &Plan, values: &Map<String, Value>) -> Result<Value, FromAiError> {
+    Ok(match plan {
+        Plan::Const(v) => v.clone(),
+        Plan::Whole(key) => values.get(key).cloned().unwrap_or(Value::Null),
+        Plan::Text(pieces) => {
+            let mut out = String::new();
+            for piece in pieces {
+                match piece {
+                    Piece::Text(t) => out.push_str(t),
+                    Piece::Argument(key) => {
+                        let value = values.get(key).unwrap_or(&Value::Null);
+                        let text = js_join_string(value, MAX_DEPTH).ok_or_else(|| {
+                            FromAiError::TooDeep {
+                                path: format!("argument `{key}`"),
+                                limit: MAX_DEPTH,
+                            }
+                        })?;
+                        out.push_str(&text);
+                    }
                 }
             }
-            Ok(Value::Object(out))
+            Value::String(out)
         }
-        _ => Ok(value.clone()),
-    }
+        Plan::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|p| render(p, values))
+                .collect::<Result<_, _>>()?,
+        ),
+        Plan::Object(entries) => {
+            let mut out = Map::with_capacity(entries.len());
+            for (key, p) in entries {
+                out.insert(key.clone(), render(p, values)?);
+            }
+            Value::Object(out)
+        }
+    })
 }
 
 /// One piece of a template, as split by n8n's expression engine (tournament).
@@ -129,37 +250,28 @@ enum Chunk<'a> {
     Code(Cow<'a, str>),
 }
 
-fn resolve_expression(
-    expression: &str,
-    path: &str,
-    values: &Map<String, Value>,
-) -> Result<Value, FromAiError> {
+fn compile_expression(expression: &str, path: &str) -> Result<Plan, FromAiError> {
     let chunks = split_expression(expression);
+    if chunks.is_empty() {
+        // A template ending in an escaped `\{{` yields no chunks; tournament then
+        // throws a TypeError, which n8n's evaluator turns into `null`.
+        return Ok(Plan::Const(Value::Null));
+    }
     // Tournament returns the raw value only for exactly `{{ code }}`; anything
     // else, even trailing whitespace, is joined into a string.
-    if let [Chunk::Text(first), Chunk::Code(code)] = chunks.as_slice() {
-        if first.is_empty() {
-            let key = from_ai_key(code, path)?;
-            return Ok(values.get(&key).cloned().unwrap_or(Value::Null));
-        }
+    if let [Chunk::Text(first), Chunk::Code(code)] = chunks.as_slice()
+        && first.is_empty()
+    {
+        return Ok(Plan::Whole(from_ai_key(code, path)?));
     }
-    let mut out = String::new();
-    for chunk in &chunks {
-        match chunk {
-            Chunk::Text(t) => out.push_str(t),
-            Chunk::Code(code) => {
-                let key = from_ai_key(code, path)?;
-                let value = values.get(&key).unwrap_or(&Value::Null);
-                let text =
-                    js_join_string(value, MAX_DEPTH).ok_or_else(|| FromAiError::TooDeep {
-                        path: path.to_owned(),
-                        limit: MAX_DEPTH,
-                    })?;
-                out.push_str(&text);
-            }
-        }
+    let mut pieces = Vec::with_capacity(chunks.len());
+    for chunk in chunks {
+        pieces.push(match chunk {
+            Chunk::Text(t) => Piece::Text(t.into_owned()),
+            Chunk::Code(code) => Piece::Argument(from_ai_key(&code, path)?),
+        });
     }
-    Ok(Value::String(out))
+    Ok(Plan::Text(pieces))
 }
 
 /// Tournament's `splitExpression`: `{{`/`}}` preceded by an odd number of

@@ -1,16 +1,43 @@
 // Regenerates n8n_fixtures.json from the real n8n packages, so the Rust tests pin
 // n8n's behaviour rather than our reading of it.
 // Usage: NODE_PATH=/path/to/node_modules node gen_n8n_fixtures.js > n8n_fixtures.json
-// (needs n8n-workflow, n8n-core, @langchain/core, @n8n/tournament, zod 3).
+// (needs n8n-workflow, @langchain/core, @n8n/tournament, zod 3).
 const wf = require('n8n-workflow');
-const { createNodeAsTool } = require('n8n-core/dist/execution-engine/node-execution-context/utils/create-node-as-tool.js');
 const { toJsonSchema } = require('@langchain/core/utils/json_schema');
+const { z } = require('zod');
 const { Tournament } = require('@n8n/tournament');
 
 const keyRe = /^[a-zA-Z0-9_-]{1,64}$/;
-const nodeType = { description: { name: 'fallback', description: 'd', properties: [] } };
-const mkNode = (parameters, name = 'Node') =>
-  ({ name, parameters, type: 't', typeVersion: 1, position: [0, 0], id: '1' });
+
+// `getSchema` from n8n-core's create-node-as-tool.js, run against the current
+// n8n-workflow (n8n-core pins an older copy without type lowercasing).
+function getSchema(parameters) {
+  const collectedArguments = [];
+  wf.traverseNodeParameters(parameters, collectedArguments);
+  const nameValidationRegex = /^[a-zA-Z0-9_-]{1,64}$/;
+  const keyMap = new Map();
+  for (const argument of collectedArguments) {
+    if (argument.key.length === 0 || !nameValidationRegex.test(argument.key)) {
+      throw new Error(argument.key.length === 0
+        ? 'You must specify a key when using $fromAI()'
+        : `Parameter key \`${argument.key}\` is invalid`);
+    }
+    if (keyMap.has(argument.key)) {
+      const existingArg = keyMap.get(argument.key);
+      if (existingArg.description !== argument.description || existingArg.type !== argument.type) {
+        throw new Error(`Duplicate key '${argument.key}' found with different description or type`);
+      }
+    } else {
+      keyMap.set(argument.key, argument);
+    }
+  }
+  const uniqueArgsMap = collectedArguments.reduce((map, arg) => { map.set(arg.key, arg); return map; }, new Map());
+  const schemaObj = Array.from(uniqueArgsMap.values()).reduce((acc, placeholder) => {
+    acc[placeholder.key] = wf.generateZodSchema(placeholder);
+    return acc;
+  }, {});
+  return z.object(schemaObj).required();
+}
 
 // parse_calls: extractFromAICalls, then getSchema's key check on each call.
 const parseInputs = [
@@ -132,7 +159,7 @@ const parseCases = parseInputs.map((input) => {
   }
 });
 
-// collect_calls + arguments_schema: the real createNodeAsTool and LangChain's conversion.
+// collect_calls + arguments_schema: getSchema above and LangChain's zod-to-JSON-Schema conversion.
 const paramCases = [
   {},
   { a: 'plain', b: 1, c: true, d: null },
@@ -157,8 +184,7 @@ const paramCases = [
 ];
 const schemaCases = paramCases.map((params) => {
   try {
-    const tool = createNodeAsTool({ node: mkNode(params), nodeType, handleToolInvocation: async () => null }).response;
-    const schema = toJsonSchema(tool.schema);
+    const schema = toJsonSchema(getSchema(params));
     delete schema.$schema;
     return { params, schema };
   } catch (e) {
@@ -197,8 +223,7 @@ const substituteCases = [
   { params: { t: "={{ $fromAI('a', 'unterminated block') " }, args: { a: 'v' } },
 ];
 const substituteCaseResults = substituteCases.map(({ params, args }) => {
-  const tool = createNodeAsTool({ node: mkNode(params), nodeType, handleToolInvocation: async () => null }).response;
-  const parsed = tool.schema.parse(args);
+  const parsed = getSchema(params).parse(args);
   const fromAI = (name, _d, _t, def) => (Object.prototype.hasOwnProperty.call(parsed, name) ? parsed[name] : undefined) ?? def;
   const data = { $fromAI: fromAI, $fromai: fromAI, $fromAi: fromAI };
   const resolve = (v) => {
