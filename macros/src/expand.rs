@@ -149,12 +149,13 @@ fn expression(expr: &Expr) -> Option<&LitStr> {
 fn typed(f: &Field, expr: &Expr) -> TokenStream {
     let ty = f.inner;
     let span = expr.span();
-    if f.prim == Prim::Float {
-        if let Some(n) = attr::number(expr).filter(|n| n.is_int) {
-            let mut lit = Literal::f64_suffixed(n.value);
-            lit.set_span(span);
-            return quote_spanned!(span=> #lit as #ty);
-        }
+    if f.prim == Prim::Float
+        && let Some(n) = attr::number(expr).filter(|n| n.is_int)
+    {
+        // `1` for an `f64` field is written `1.0`, typed by the field.
+        let mut lit = Literal::f64_unsuffixed(n.value);
+        lit.set_span(span);
+        return quote_spanned!(span=> ::nodekit::__private::fit::<#ty, _>(#lit));
     }
     quote_spanned!(span=> ::nodekit::__private::fit::<#ty, _>(#expr))
 }

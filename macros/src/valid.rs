@@ -15,16 +15,16 @@ use crate::symbol::{FROM_AI_TYPES, KINDS, OUTPUTS};
 
 /// Checks `#[ai_node(...)]` against the struct it annotates.
 pub fn node(cx: &Ctxt, attrs: &NodeAttrs, c: &Container) {
-    if let Some(name) = &attrs.name {
-        if !is_node_name(&name.value()) {
-            cx.error_spanned_by(
+    if let Some(name) = &attrs.name
+        && !is_node_name(&name.value())
+    {
+        cx.error_spanned_by(
                 name,
                 format!(
                     "invalid node name `{}`: use 1 to 64 letters and digits, starting with a letter (n8n style, e.g. `memoryRedis`)",
                     name.value()
                 ),
             );
-        }
     }
     if attrs.description.is_none() && c.doc.is_none() {
         cx.error_spanned_by(
@@ -64,13 +64,13 @@ pub fn node(cx: &Ctxt, attrs: &NodeAttrs, c: &Container) {
         }
         seen.push(v.value);
     }
-    if let Some(d) = &attrs.default_version {
-        if !seen.contains(&d.value) {
-            cx.syn_error(syn::Error::new(
-                d.span,
-                "`default_version` must be one of the node's `version` values",
-            ));
-        }
+    if let Some(d) = &attrs.default_version
+        && !seen.contains(&d.value)
+    {
+        cx.syn_error(syn::Error::new(
+            d.span,
+            "`default_version` must be one of the node's `version` values",
+        ));
     }
     for cred in &attrs.credentials {
         if !is_node_name(&cred.value()) {
@@ -169,16 +169,16 @@ fn field(cx: &Ctxt, f: &Field) {
     if let Some(default) = &a.default {
         value(cx, f, default, "default", true);
     }
-    if let (Some(min), Some(max)) = (&a.min, &a.max) {
-        if min.value > max.value {
-            cx.syn_error(syn::Error::new(
-                min.span,
-                format!(
-                    "`min = {}` is greater than `max = {}`",
-                    min.value, max.value
-                ),
-            ));
-        }
+    if let (Some(min), Some(max)) = (&a.min, &a.max)
+        && min.value > max.value
+    {
+        cx.syn_error(syn::Error::new(
+            min.span,
+            format!(
+                "`min = {}` is greater than `max = {}`",
+                min.value, max.value
+            ),
+        ));
     }
     let known = f.prim != Prim::Other;
     for (span, what) in [
@@ -186,32 +186,34 @@ fn field(cx: &Ctxt, f: &Field) {
         (a.max.as_ref().map(|n| n.span), "max"),
         (a.precision.as_ref().map(|p| p.span()), "precision"),
     ] {
-        if let Some(span) = span {
-            if known && !f.prim.is_number() {
-                cx.syn_error(syn::Error::new(
-                    span,
-                    format!(
-                        "`{what}` applies to number parameters, but `{}` is `{ty_text}`",
-                        f.ident
-                    ),
-                ));
-            }
+        if let Some(span) = span
+            && known
+            && !f.prim.is_number()
+        {
+            cx.syn_error(syn::Error::new(
+                span,
+                format!(
+                    "`{what}` applies to number parameters, but `{}` is `{ty_text}`",
+                    f.ident
+                ),
+            ));
         }
     }
     for (span, what) in [
         (a.password, "password"),
         (a.rows.as_ref().map(|r| r.span()), "rows"),
     ] {
-        if let Some(span) = span {
-            if known && f.prim != Prim::Str {
-                cx.syn_error(syn::Error::new(
-                    span,
-                    format!(
-                        "`{what}` applies to string parameters, but `{}` is `{ty_text}`",
-                        f.ident
-                    ),
-                ));
-            }
+        if let Some(span) = span
+            && known
+            && f.prim != Prim::Str
+        {
+            cx.syn_error(syn::Error::new(
+                span,
+                format!(
+                    "`{what}` applies to string parameters, but `{}` is `{ty_text}`",
+                    f.ident
+                ),
+            ));
         }
     }
     if let Some((span, options)) = &a.options {
@@ -227,19 +229,18 @@ fn field(cx: &Ctxt, f: &Field) {
             ));
         }
     }
-    if let Some(kind) = &a.kind {
-        if !KINDS.contains(&kind.value().as_str()) {
-            let v = kind.value();
-            let hint =
-                closest(&v, KINDS).map_or_else(String::new, |b| format!("did you mean `{b}`? "));
-            cx.error_spanned_by(
-                kind,
-                format!(
-                    "unknown parameter kind `{v}`; {hint}expected one of: {}",
-                    KINDS.join(", ")
-                ),
-            );
-        }
+    if let Some(kind) = &a.kind
+        && !KINDS.contains(&kind.value().as_str())
+    {
+        let v = kind.value();
+        let hint = closest(&v, KINDS).map_or_else(String::new, |b| format!("did you mean `{b}`? "));
+        cx.error_spanned_by(
+            kind,
+            format!(
+                "unknown parameter kind `{v}`; {hint}expected one of: {}",
+                KINDS.join(", ")
+            ),
+        );
     }
     if let (Some(c), Some(_)) = (a.collection, a.fixed_collection) {
         cx.syn_error(syn::Error::new(
@@ -247,13 +248,13 @@ fn field(cx: &Ctxt, f: &Field) {
             "a parameter is either a `collection` or a `fixed_collection`, not both",
         ));
     }
-    if let Some(span) = a.fixed_collection {
-        if f.elem.is_none() {
-            cx.syn_error(syn::Error::new(
+    if let Some(span) = a.fixed_collection
+        && f.elem.is_none()
+    {
+        cx.syn_error(syn::Error::new(
                 span,
                 format!("a `fixed_collection` field must be a `Vec<T>` of a `#[derive(NodeParams)]` struct, not `{ty_text}`"),
             ));
-        }
     }
     if let Some(ai) = &f.from_ai {
         if let Some(default) = &a.default {
@@ -267,17 +268,17 @@ fn field(cx: &Ctxt, f: &Field) {
         } else if !is_from_ai_key(&f.name) {
             from_ai_key(cx, &f.name, ai.span);
         }
-        if let Some(ty) = &ai.ty {
-            if !FROM_AI_TYPES.contains(&ty.value().as_str()) {
-                cx.error_spanned_by(
-                    ty,
-                    format!(
-                        "invalid $fromAI type `{}`: expected one of {}",
-                        ty.value(),
-                        FROM_AI_TYPES.join(", ")
-                    ),
-                );
-            }
+        if let Some(ty) = &ai.ty
+            && !FROM_AI_TYPES.contains(&ty.value().as_str())
+        {
+            cx.error_spanned_by(
+                ty,
+                format!(
+                    "invalid $fromAI type `{}`: expected one of {}",
+                    ty.value(),
+                    FROM_AI_TYPES.join(", ")
+                ),
+            );
         }
         if let Some(default) = &ai.default {
             value(cx, f, default, "$fromAI default", false);
@@ -316,23 +317,23 @@ fn value(cx: &Ctxt, f: &Field, expr: &Expr, what: &str, allow_expression: bool) 
             }
             return;
         }
-        if let Some((_, options)) = &f.attrs.options {
-            if !options.iter().any(|o| o.value() == s.value()) {
-                let list: Vec<String> = options
-                    .iter()
-                    .map(|o| format!("\"{}\"", o.value()))
-                    .collect();
-                cx.error_spanned_by(
-                    s,
-                    format!(
-                        "{what} \"{}\" is not among the options of parameter `{}`: {}",
-                        s.value(),
-                        f.ident,
-                        list.join(", ")
-                    ),
-                );
-                return;
-            }
+        if let Some((_, options)) = &f.attrs.options
+            && !options.iter().any(|o| o.value() == s.value())
+        {
+            let list: Vec<String> = options
+                .iter()
+                .map(|o| format!("\"{}\"", o.value()))
+                .collect();
+            cx.error_spanned_by(
+                s,
+                format!(
+                    "{what} \"{}\" is not among the options of parameter `{}`: {}",
+                    s.value(),
+                    f.ident,
+                    list.join(", ")
+                ),
+            );
+            return;
         }
     }
     let number = attr::number(expr);
@@ -418,12 +419,6 @@ fn condition(cx: &Ctxt, c: &Container, owner: &Field, cond: &attr::Condition, ve
         return;
     }
     for v in &cond.values {
-        value(
-            cx,
-            target,
-            v,
-            &format!("display_options value for `{}`", target.name),
-            false,
-        );
+        value(cx, target, v, "display_options value", false);
     }
 }

@@ -20,6 +20,7 @@ enum Order {
 }
 
 #[derive(Debug, NodeParams)]
+#[allow(dead_code)]
 struct Extra {
     /// Timeout.
     #[param(default = 30, min = 1)]

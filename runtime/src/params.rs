@@ -333,15 +333,16 @@ fn is_null_schema(v: &Value) -> bool {
 /// Choices of an enum schema: `enum: [...]` or `oneOf` of `const`s.
 fn choices_of(obj: &Map<String, Value>) -> Option<Vec<OptionChoice>> {
     let scalar = |v: &Value| matches!(v, Value::String(_) | Value::Number(_) | Value::Bool(_));
-    if let Some(Value::Array(values)) = obj.get("enum") {
-        if values.iter().all(scalar) && !values.is_empty() {
-            return Some(
-                values
-                    .iter()
-                    .map(|v| choice(v.clone(), None, None))
-                    .collect(),
-            );
-        }
+    if let Some(Value::Array(values)) = obj.get("enum")
+        && values.iter().all(scalar)
+        && !values.is_empty()
+    {
+        return Some(
+            values
+                .iter()
+                .map(|v| choice(v.clone(), None, None))
+                .collect(),
+        );
     }
     let alts = obj.get("oneOf").or_else(|| obj.get("anyOf"))?.as_array()?;
     let mut out = Vec::with_capacity(alts.len());
@@ -566,23 +567,23 @@ pub fn convert<T: DeserializeOwned + JsonSchema>(
         }
         v => v,
     };
-    if let Value::Number(n) = value {
-        if let Some(x) = n.as_f64() {
-            let below = checks.min.is_some_and(|m| x < m);
-            let above = checks.max.is_some_and(|m| x > m);
-            if below || above {
-                let bound = |b: Option<f64>| b.map(|v| number_to_json(v).to_string());
-                return Err(Error::OutOfRange {
-                    node: parent.node.to_owned(),
-                    path: at().path.into_owned(),
-                    value: n.to_string(),
-                    range: format!(
-                        "{} ..= {}",
-                        bound(checks.min).unwrap_or_default(),
-                        bound(checks.max).unwrap_or_default()
-                    ),
-                });
-            }
+    if let Value::Number(n) = value
+        && let Some(x) = n.as_f64()
+    {
+        let below = checks.min.is_some_and(|m| x < m);
+        let above = checks.max.is_some_and(|m| x > m);
+        if below || above {
+            let bound = |b: Option<f64>| b.map(|v| number_to_json(v).to_string());
+            return Err(Error::OutOfRange {
+                node: parent.node.to_owned(),
+                path: at().path.into_owned(),
+                value: n.to_string(),
+                range: format!(
+                    "{} ..= {}",
+                    bound(checks.min).unwrap_or_default(),
+                    bound(checks.max).unwrap_or_default()
+                ),
+            });
         }
     }
     if !checks.options.is_empty() && !value.as_str().is_some_and(|s| checks.options.contains(&s)) {

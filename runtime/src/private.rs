@@ -17,9 +17,22 @@ use crate::description::{
     PropertyType,
 };
 
-/// Serialises a default or option value; values that cannot be JSON become `null`.
+/// Serialises a default or option value; values that cannot be JSON become
+/// `null`. Integral floats print as integers (`1`, not `1.0`), as in n8n's
+/// JavaScript descriptions.
 pub fn to_json<T: Serialize + ?Sized>(value: &T) -> Value {
-    serde_json::to_value(value).unwrap_or(Value::Null)
+    let mut v = serde_json::to_value(value).unwrap_or(Value::Null);
+    integral_floats_as_integers(&mut v);
+    v
+}
+
+fn integral_floats_as_integers(v: &mut Value) {
+    match v {
+        Value::Number(n) if n.is_f64() => *v = number(n.as_f64().unwrap_or_default()),
+        Value::Array(items) => items.iter_mut().for_each(integral_floats_as_integers),
+        Value::Object(map) => map.values_mut().for_each(integral_floats_as_integers),
+        _ => {}
+    }
 }
 
 /// A number as n8n writes it (`1`, not `1.0`).
