@@ -221,3 +221,41 @@ pub fn doc_comment(attrs: &[Attribute]) -> Option<String> {
         .join("\n\n");
     (!text.is_empty()).then_some(text)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doc_comments_keep_paragraphs() {
+        let item: syn::ItemStruct = syn::parse_quote! {
+            /// First line
+            /// continues here.
+            ///
+            ///   Second paragraph.
+            struct S;
+        };
+        assert_eq!(
+            doc_comment(&item.attrs).as_deref(),
+            Some("First line continues here.\n\nSecond paragraph.")
+        );
+        let bare: syn::ItemStruct = syn::parse_quote!(
+            struct S;
+        );
+        assert_eq!(doc_comment(&bare.attrs), None);
+    }
+
+    #[test]
+    fn field_types_are_classified() {
+        let ty = |t: syn::Type| Prim::of(&t);
+        assert_eq!(ty(syn::parse_quote!(String)), Prim::Str);
+        assert_eq!(ty(syn::parse_quote!(u32)), Prim::Int { signed: false });
+        assert_eq!(
+            ty(syn::parse_quote!(std::primitive::i64)),
+            Prim::Int { signed: true }
+        );
+        assert_eq!(ty(syn::parse_quote!(f64)), Prim::Float);
+        assert_eq!(ty(syn::parse_quote!(serde_json::Value)), Prim::Json);
+        assert_eq!(ty(syn::parse_quote!(Vec<String>)), Prim::Other);
+    }
+}

@@ -577,3 +577,36 @@ fn node_impl(attrs: &NodeAttrs, c: &Container, versions: &[f64]) -> TokenStream 
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+
+    /// Every mistake in one struct is reported at once, next to fallback impls.
+    #[test]
+    fn all_errors_are_reported_together() {
+        let out = super::ai_node(
+            quote!(name = "bad-name", outptu = tool),
+            quote! {
+                struct NoDocs {
+                    #[param(min = 5, max = 1)]
+                    a: u32,
+                }
+            },
+        )
+        .to_string();
+        for expected in [
+            "invalid node name `bad-name`",
+            "unknown key `outptu` in `#[ai_node]`; did you mean `output`?",
+            "a node needs a description",
+            "`min = 5` is greater than `max = 1`",
+            "unimplemented",
+        ] {
+            assert!(out.contains(expected), "missing {expected:?} in {out}");
+        }
+        assert!(
+            !out.contains("inventory"),
+            "no registration for a broken node"
+        );
+    }
+}

@@ -3,8 +3,9 @@
 //! `#[ai_node]` submits a [`Registration`] for each node. Registrations are
 //! collected at link time: a crate's nodes exist in a program only if its
 //! final binary links that crate. A library that is a dependency but whose
-//! items are never used may be dropped by the linker; reference it (for
-//! example `use my_nodes as _;` in `main.rs`) to keep its nodes.
+//! items are never used may be dropped by the linker; call one of its
+//! functions or use one of its types from the binary to keep its nodes (the
+//! `nodekit` binary calls `nodekit_nodes::link()` for this).
 
 use std::sync::OnceLock;
 

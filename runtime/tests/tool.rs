@@ -129,6 +129,23 @@ fn bad_arguments_get_an_error_the_llm_can_act_on() {
         assert!(text.contains(part), "`{part}` missing from: {text}");
     }
     assert!(matches!(e, nodekit::Error::InvalidArguments(_)));
+    let e = t
+        .parameters_for(
+            &json!({"query": "q", "limit": "ten", "exact_match": true, "filter": {"a": 1}}),
+        )
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "The tool arguments are invalid. Fix every problem below and call the tool again.
+Problems:
+- /limit: \"ten\" is not of type \"number\"
+Expected arguments (one JSON object):
+- query: string, required. What to look for.
+- limit: number, optional (default 5). How many rows.
+- exact_match: boolean, required. Exact matching.
+- filter: non-empty JSON object or array, required. Filter as JSON
+No other arguments are accepted."
+    );
 }
 
 #[test]
