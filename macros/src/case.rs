@@ -46,30 +46,15 @@ pub fn title(ident: &str) -> String {
     out.trim_end().to_owned()
 }
 
-/// Levenshtein distance, for "did you mean" suggestions.
+/// The candidate closest to `word`, if close enough to be a likely typo.
 pub fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
     let limit = (word.len() / 3).max(1);
     candidates
         .iter()
-        .map(|c| (distance(word, c), *c))
+        .map(|c| (strsim::levenshtein(word, c), *c))
         .filter(|(d, _)| *d <= limit)
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c)
-}
-
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]
