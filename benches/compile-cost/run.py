@@ -116,7 +116,8 @@ use serde_json::{Map, Value, json};
 fn prop(display_name: &str, name: &str, kind: PropertyType, default: Value, description: &str,
         type_options: Option<TypeOptions>, display_options: Option<DisplayOptions>, options: Option<Vec<PropertyOption>>) -> NodeProperty {
     NodeProperty { display_name: display_name.into(), name: name.into(), kind, type_options, default, required: false,
-        description: Some(description.into()), hint: None, placeholder: None, no_data_expression: false, display_options, options }
+        description: Some(description.into()), hint: None, placeholder: None, no_data_expression: false, display_options, options,
+        implicit_default: false }
 }
 
 fn tool_description(name: &str, display_name: &str, description: &str, properties: Vec<NodeProperty>) -> NodeDescription {

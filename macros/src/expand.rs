@@ -15,11 +15,13 @@ use crate::valid;
 
 /// `#[ai_node(...)]` on a struct.
 pub fn ai_node(args: TokenStream, item: TokenStream) -> TokenStream {
-    let mut item: syn::ItemStruct = match syn::parse2(item) {
+    let mut item: syn::ItemStruct = match syn::parse2(item.clone()) {
         Ok(item) => item,
         Err(e) => {
-            return syn::Error::new(e.span(), "#[ai_node] goes on a struct with named fields")
+            // Keep the item, so that its uses do not add "cannot find" errors.
+            let error = syn::Error::new(e.span(), "#[ai_node] goes on a struct with named fields")
                 .to_compile_error();
+            return quote!(#item #error);
         }
     };
     let cx = Ctxt::default();
@@ -27,7 +29,7 @@ pub fn ai_node(args: TokenStream, item: TokenStream) -> TokenStream {
     let generated = {
         let c = Container::new(&cx, &item.attrs, &item.ident, &item.generics, &item.fields);
         let versions = versions(&attrs);
-        valid::node(&cx, &attrs, &c);
+        valid::node(&cx, &attrs, &c, &versions);
         valid::fields(&cx, &c, &versions);
         if cx.has_errors() {
             fallback(&c, true)
@@ -135,14 +137,34 @@ fn default_fn(f: &Field) -> proc_macro2::Ident {
     format_ident!("__nodekit_default_{}", f.ident)
 }
 
-/// A string literal that is an n8n expression (`"={{ ... }}"`).
-fn expression(expr: &Expr) -> Option<&LitStr> {
-    match expr {
+/// How an author's `default = ...` is used.
+enum Default<'a> {
+    /// `"=..."`: an n8n expression, kept as text.
+    Expression(&'a LitStr),
+    /// A string for a JSON parameter: JSON text, as n8n stores it.
+    JsonText(&'a LitStr),
+    /// A Rust value of the field's type.
+    Typed(&'a Expr),
+}
+
+fn default_of<'a>(f: &'a Field) -> Option<Default<'a>> {
+    let expr = f.attrs.default.as_ref()?;
+    Some(match expr {
         Expr::Lit(ExprLit {
             lit: Lit::Str(s), ..
-        }) if s.value().starts_with('=') => Some(s),
-        _ => None,
-    }
+        }) if s.value().starts_with('=') => Default::Expression(s),
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) if is_json_text(f) => Default::JsonText(s),
+        typed => Default::Typed(typed),
+    })
+}
+
+/// A string value of this parameter is JSON text to parse.
+fn is_json_text(f: &Field) -> bool {
+    f.prim == Prim::Json
+        || f.attrs.json.is_some()
+        || f.attrs.kind.as_ref().is_some_and(|k| k.value() == "json")
 }
 
 /// `expr` as a value of `f`'s (inner) type; integer literals widen to floats.
@@ -164,11 +186,9 @@ fn params_impl(c: &Container) -> TokenStream {
     let ident = c.ident;
     let params: Vec<&Field> = c.fields.iter().filter(|f| f.attrs.skip.is_none()).collect();
     let default_fns = params.iter().filter_map(|f| {
-        let default = f
-            .attrs
-            .default
-            .as_ref()
-            .filter(|d| expression(d).is_none())?;
+        let Some(Default::Typed(default)) = default_of(f) else {
+            return None;
+        };
         let name = default_fn(f);
         let ty = f.inner;
         let value = typed(f, default);
@@ -184,6 +204,7 @@ fn params_impl(c: &Container) -> TokenStream {
         quote!(#ident: #value)
     });
     quote! {
+        #[allow(non_snake_case)]
         impl #ident {
             #(#default_fns)*
         }
@@ -205,10 +226,7 @@ fn params_impl(c: &Container) -> TokenStream {
 }
 
 fn opt_str(s: Option<String>) -> TokenStream {
-    match s {
-        Some(s) => quote!(::core::option::Option::Some(#s)),
-        None => quote!(::core::option::Option::None),
-    }
+    opt_tokens(s.map(|s| quote!(#s)))
 }
 
 fn opt_tokens(t: Option<TokenStream>) -> TokenStream {
@@ -222,12 +240,9 @@ fn num_lit(n: f64) -> Literal {
     Literal::f64_suffixed(n)
 }
 
+/// `"dateTime"` → `PropertyType::DateTime` (the names are validated against `KINDS`).
 fn kind_tokens(kind: &str) -> TokenStream {
     let variant = format_ident!("{}", case::title(kind).replace(' ', ""));
-    let variant = match kind {
-        "dateTime" => format_ident!("DateTime"),
-        _ => variant,
-    };
     quote!(::nodekit::description::PropertyType::#variant)
 }
 
@@ -243,14 +258,14 @@ fn property(c: &Container, f: &Field) -> TokenStream {
     if let Some(d) = f.description() {
         set("description", quote!(::core::option::Option::Some(#d)));
     }
-    match &a.default {
-        Some(d) if expression(d).is_some() => {
+    match default_of(f) {
+        Some(Default::Expression(text) | Default::JsonText(text)) => {
             set(
                 "default",
-                quote!(::core::option::Option::Some(::nodekit::__private::Value::from(#d))),
+                quote!(::core::option::Option::Some(::nodekit::__private::Value::from(#text))),
             );
         }
-        Some(_) => {
+        Some(Default::Typed(_)) => {
             let fun = default_fn(f);
             set(
                 "default",
@@ -259,9 +274,7 @@ fn property(c: &Container, f: &Field) -> TokenStream {
         }
         None => {}
     }
-    let required = a.required.is_some()
-        || (!f.optional && a.default.is_none() && f.from_ai.is_none() && !is_nested(f));
-    if required {
+    if is_required(f) {
         set("required", quote!(true));
     }
     if let Some(kind) = &a.kind {
@@ -346,6 +359,12 @@ fn property(c: &Container, f: &Field) -> TokenStream {
     }
 }
 
+/// Marked required in the editor: asked for, or without any default.
+fn is_required(f: &Field) -> bool {
+    f.attrs.required.is_some()
+        || (!f.optional && f.attrs.default.is_none() && f.from_ai.is_none() && !is_nested(f))
+}
+
 fn is_nested(f: &Field) -> bool {
     f.attrs.collection.is_some() || f.attrs.fixed_collection.is_some()
 }
@@ -421,7 +440,8 @@ fn field_value(f: &Field) -> TokenStream {
         let empty = quote!(<#ty as ::nodekit::Params>::from_params_at(&#p::Map::new(), &__at.field(#name))?);
         (read, (!f.optional).then_some(empty))
     } else {
-        let json_text = f.prim == Prim::Json || a.json.is_some();
+        let json_text = is_json_text(f);
+        let required = is_required(f);
         let min = opt_tokens(a.min.as_ref().map(|n| num_lit(n.value).into_token_stream()));
         let max = opt_tokens(a.max.as_ref().map(|n| num_lit(n.value).into_token_stream()));
         let options = a
@@ -429,12 +449,20 @@ fn field_value(f: &Field) -> TokenStream {
             .as_ref()
             .map(|(_, o)| o.clone())
             .unwrap_or_default();
-        let checks = quote!(&#p::Checks { min: #min, max: #max, options: &[#(#options),*], json_text: #json_text });
-        let absent = match (&a.default, &f.from_ai) {
-            (Some(d), _) if expression(d).is_some() => {
-                Some(quote!(#p::expression_default::<#ty>(#d, __at, #name, #checks)?))
+        let checks = quote!(&#p::Checks { min: #min, max: #max, options: &[#(#options),*], json_text: #json_text, required: #required });
+        let absent = match (default_of(f), &f.from_ai) {
+            (Some(Default::Expression(text)), _) => {
+                Some(quote!(#p::expression_default::<#ty>(#text, __at, #name, #checks)?))
             }
-            (Some(_), _) => {
+            // A JSON default is read like the value n8n would send.
+            (Some(Default::JsonText(text)), _) => {
+                Some(quote!(#p::convert::<#ty>(&#p::Value::from(#text), __at, #name, #checks)?))
+            }
+            (Some(Default::Typed(_)), _) if json_text => {
+                let fun = default_fn(f);
+                Some(quote!(#p::convert::<#ty>(&#p::to_json(&Self::#fun()), __at, #name, #checks)?))
+            }
+            (Some(Default::Typed(_)), _) => {
                 let fun = default_fn(f);
                 Some(quote!(Self::#fun()))
             }

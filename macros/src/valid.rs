@@ -14,7 +14,7 @@ use crate::ctxt::Ctxt;
 use crate::symbol::{FROM_AI_TYPES, KINDS, OUTPUTS};
 
 /// Checks `#[ai_node(...)]` against the struct it annotates.
-pub fn node(cx: &Ctxt, attrs: &NodeAttrs, c: &Container) {
+pub fn node(cx: &Ctxt, attrs: &NodeAttrs, c: &Container, versions: &[f64]) {
     if let Some(name) = &attrs.name
         && !is_node_name(&name.value())
     {
@@ -57,20 +57,38 @@ pub fn node(cx: &Ctxt, attrs: &NodeAttrs, c: &Container) {
         if v.value <= 0.0 {
             cx.syn_error(syn::Error::new(
                 v.span,
-                "node versions are positive numbers",
+                format!("node version {} is not positive", v.value),
             ));
         } else if seen.contains(&v.value) {
-            cx.syn_error(syn::Error::new(v.span, "this version is listed twice"));
+            cx.syn_error(syn::Error::new(
+                v.span,
+                format!("version {} is listed twice", v.value),
+            ));
         }
         seen.push(v.value);
     }
     if let Some(d) = &attrs.default_version
-        && !seen.contains(&d.value)
+        && !versions.contains(&d.value)
     {
         cx.syn_error(syn::Error::new(
             d.span,
-            "`default_version` must be one of the node's `version` values",
+            format!(
+                "`default_version = {}` is not one of the node's versions ({})",
+                d.value,
+                list_versions(versions)
+            ),
         ));
+    }
+    if let Some(notice) = &attrs.notice
+        && let Some(f) = c.fields.iter().find(|f| f.name == "notice")
+    {
+        cx.error_spanned_by(
+            notice,
+            format!(
+                "the node's notice is a property named `notice`, which field `{}` already uses; rename the field's parameter",
+                f.ident
+            ),
+        );
     }
     for cred in &attrs.credentials {
         if !is_node_name(&cred.value()) {
@@ -83,6 +101,14 @@ pub fn node(cx: &Ctxt, attrs: &NodeAttrs, c: &Container) {
             );
         }
     }
+}
+
+fn list_versions(versions: &[f64]) -> String {
+    versions
+        .iter()
+        .map(f64::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn is_node_name(s: &str) -> bool {
@@ -217,6 +243,12 @@ fn field(cx: &Ctxt, f: &Field) {
         }
     }
     if let Some((span, options)) = &a.options {
+        if f.elem.is_some() {
+            cx.syn_error(syn::Error::new(
+                *span,
+                "inline `options` choose one string; for several choices use a `Vec` of an enum (n8n's multiOptions)",
+            ));
+        }
         if options.is_empty() {
             cx.syn_error(syn::Error::new(*span, "`options` needs at least one value"));
         }
@@ -240,6 +272,15 @@ fn field(cx: &Ctxt, f: &Field) {
                 "unknown parameter kind `{v}`; {hint}expected one of: {}",
                 KINDS.join(", ")
             ),
+        );
+    }
+    if let (Some(default), true) = (
+        &a.default,
+        a.collection.is_some() || a.fixed_collection.is_some(),
+    ) {
+        cx.error_spanned_by(
+            default,
+            "a collection has no default of its own: give its fields defaults instead",
         );
     }
     if let (Some(c), Some(_)) = (a.collection, a.fixed_collection) {
@@ -371,24 +412,19 @@ fn value(cx: &Ctxt, f: &Field, expr: &Expr, what: &str, allow_expression: bool) 
 
 fn condition(cx: &Ctxt, c: &Container, owner: &Field, cond: &attr::Condition, versions: &[f64]) {
     if cond.key == "@version" {
-        if versions.is_empty() {
-            return;
-        }
+        // A collection (no versions of its own) can only check that these are numbers.
         for v in &cond.values {
             match attr::number(v) {
-                Some(n) if versions.contains(&n.value) => {}
-                _ => cx.error_spanned_by(
+                Some(n) if versions.is_empty() || versions.contains(&n.value) => {}
+                Some(_) => cx.error_spanned_by(
                     v,
                     format!(
                         "`@version` {} is not a version of this node ({})",
                         v.to_token_stream(),
-                        versions
-                            .iter()
-                            .map(f64::to_string)
-                            .collect::<Vec<_>>()
-                            .join(", ")
+                        list_versions(versions)
                     ),
                 ),
+                None => cx.error_spanned_by(v, "`@version` values are version numbers"),
             }
         }
         return;

@@ -44,6 +44,9 @@ enum Command {
         /// The node's name in the workflow, which becomes the tool name (default: the node type's default name).
         #[arg(long, value_name = "NAME")]
         name: Option<String>,
+        /// The node's `typeVersion` (default: the version a new node gets).
+        #[arg(long, value_name = "VERSION")]
+        node_version: Option<f64>,
     },
     /// Print the argument schema that the `$fromAI` calls inside any parameter JSON produce.
     FromAi {
@@ -90,12 +93,32 @@ fn run(command: Command) -> Result<Option<String>, String> {
             let entry = catalog.find(&node).map_err(|e| e.to_string())?;
             Ok(Some(pretty(&entry.to_json())))
         }
-        Command::ToolSchema { node, params, name } => {
+        Command::ToolSchema {
+            node,
+            params,
+            name,
+            node_version,
+        } => {
             let entry = catalog.find(&node).map_err(|e| e.to_string())?;
             let params = read_json(&params, "--params")?;
-            let name = name.unwrap_or_else(|| entry.description.defaults.name.clone());
-            let tool =
-                NodeTool::new(entry.description, &name, &params).map_err(|e| e.to_string())?;
+            let description = entry.description;
+            let name = name.unwrap_or_else(|| description.defaults.name.clone());
+            let version = node_version.unwrap_or_else(|| description.version_for_new_nodes());
+            if !description.version.all().contains(&version) {
+                let versions: Vec<String> = description
+                    .version
+                    .all()
+                    .into_iter()
+                    .map(|v| nodekit::description::number_to_json(v).to_string())
+                    .collect();
+                return Err(format!(
+                    "node `{}` has no version {version}; its versions: {}",
+                    entry.full_name(),
+                    versions.join(", ")
+                ));
+            }
+            let tool = NodeTool::with_version(description, &name, &params, version)
+                .map_err(|e| e.to_string())?;
             Ok(Some(pretty(&tool.definition().to_openai())))
         }
         Command::FromAi { params } => {

@@ -86,6 +86,14 @@ pub struct NodeDescription {
     pub properties: Vec<NodeProperty>,
 }
 
+impl NodeDescription {
+    /// The version a newly added node gets: `defaultVersion`, else the newest.
+    pub fn version_for_new_nodes(&self) -> f64 {
+        self.default_version
+            .map_or_else(|| self.version.latest(), |v| v.0)
+    }
+}
+
 /// n8n's `version`: a single number or a list of versions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -297,6 +305,12 @@ pub struct NodeProperty {
     /// Choices (options types) or nested properties (collections).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub options: Option<Vec<PropertyOption>>,
+    /// `default` is only the empty value n8n requires for the type, not one
+    /// the author chose: an absent parameter stays absent when nodekit fills
+    /// defaults (so `Option` fields stay `None` and required ones are missing).
+    /// Not part of n8n's JSON.
+    #[serde(skip)]
+    pub implicit_default: bool,
 }
 
 fn is_false(b: &bool) -> bool {

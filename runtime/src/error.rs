@@ -35,7 +35,7 @@ pub enum Error {
         found: String,
     },
     /// A number parameter is outside its bounds.
-    #[error("node `{node}`: parameter `{path}` is {value}, outside the allowed range {range}")]
+    #[error("node `{node}`: parameter `{path}` is {value}, but it must be {range}")]
     OutOfRange {
         /// Node type or node name.
         node: String,
@@ -43,7 +43,7 @@ pub enum Error {
         path: String,
         /// The value found.
         value: String,
-        /// The allowed range, e.g. `1 ..= 100`.
+        /// The allowed range, e.g. `from 1 to 100` or `at least 1`.
         range: String,
     },
     /// A parameter holds an expression that nothing resolved.

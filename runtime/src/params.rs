@@ -422,8 +422,9 @@ pub fn property<T: JsonSchema + ?Sized>(spec: PropertySpec) -> NodeProperty {
             .then_some(true),
         load_options_method: spec.load_options_method.map(str::to_owned),
     };
+    let implicit_default = spec.from_ai.is_none() && spec.default.is_none();
     let default = match &spec.from_ai {
-        Some(ai) => Value::String(from_ai_expression(ai, &spec, shape.kind)),
+        Some(ai) => Value::String(from_ai_expression(ai, &spec, &shape)),
         None => spec.default.clone().unwrap_or_else(|| shape.zero()),
     };
     NodeProperty {
@@ -439,6 +440,7 @@ pub fn property<T: JsonSchema + ?Sized>(spec: PropertySpec) -> NodeProperty {
         no_data_expression: spec.no_data_expression,
         display_options: spec.display_options,
         options,
+        implicit_default,
     }
 }
 
@@ -456,10 +458,17 @@ pub fn from_ai_type(kind: PropertyType) -> &'static str {
 }
 
 /// Writes `={{ $fromAI('key', 'description', 'type', default) }}`.
-fn from_ai_expression(ai: &FromAiSpec, spec: &PropertySpec, kind: PropertyType) -> String {
+fn from_ai_expression(ai: &FromAiSpec, spec: &PropertySpec, shape: &Shape) -> String {
     let key = ai.key.unwrap_or(spec.name);
     let description = ai.description.or(spec.description).unwrap_or("");
-    let ty = ai.ty.unwrap_or_else(|| from_ai_type(kind));
+    // A list is one JSON argument, whatever its items are.
+    let ty = ai.ty.unwrap_or_else(|| {
+        if shape.multiple {
+            "json"
+        } else {
+            from_ai_type(shape.kind)
+        }
+    });
     let mut call = format!(
         "$fromAI({}, {}, {}",
         quote_js(key),
@@ -507,6 +516,8 @@ pub struct Checks {
     pub options: &'static [&'static str],
     /// A string value is JSON text to parse (n8n stores `json` parameters as text).
     pub json_text: bool,
+    /// An empty string or `null` counts as missing (n8n's rule for required parameters).
+    pub required: bool,
 }
 
 impl Checks {
@@ -516,7 +527,15 @@ impl Checks {
         max: None,
         options: &[],
         json_text: false,
+        required: false,
     };
+}
+
+/// n8n's plain template: `=text` without `{{ }}` is the text itself; `None`
+/// for an expression that needs evaluating.
+fn plain_template(expression: &str) -> Option<&str> {
+    let body = expression.strip_prefix('=').unwrap_or(expression);
+    (!body.contains("{{")).then_some(body)
 }
 
 /// Looks a parameter up: `None` when absent; an `=text` expression without
@@ -529,19 +548,19 @@ pub fn lookup<'v>(
 ) -> Result<Option<Cow<'v, Value>>> {
     match values.get(name) {
         None => Ok(None),
-        Some(Value::String(s)) if s.starts_with('=') => {
-            let body = &s[1..];
-            if body.contains("{{") {
-                Err(Error::UnresolvedExpression {
-                    node: at.node.to_owned(),
-                    path: at.field(name).path.into_owned(),
-                    expression: shorten(s, 80),
-                })
-            } else {
-                Ok(Some(Cow::Owned(Value::String(body.to_owned()))))
-            }
-        }
+        Some(Value::String(s)) if s.starts_with('=') => match plain_template(s) {
+            Some(text) => Ok(Some(Cow::Owned(Value::String(text.to_owned())))),
+            None => Err(unresolved(s, at, name)),
+        },
         Some(v) => Ok(Some(Cow::Borrowed(v))),
+    }
+}
+
+fn unresolved(expression: &str, parent: &Location<'_>, name: &str) -> Error {
+    Error::UnresolvedExpression {
+        node: parent.node.to_owned(),
+        path: parent.field(name).path.into_owned(),
+        expression: shorten(expression, 80),
     }
 }
 
@@ -554,6 +573,9 @@ pub fn convert<T: DeserializeOwned + JsonSchema>(
 ) -> Result<T> {
     // The path is only built on error paths: this runs once per parameter per call.
     let at = || parent.field(name);
+    if checks.required && (value.is_null() || value.as_str() == Some("")) {
+        return Err(at().missing());
+    }
     let parsed;
     let value = match value {
         Value::String(text) if checks.json_text => {
@@ -573,16 +595,11 @@ pub fn convert<T: DeserializeOwned + JsonSchema>(
         let below = checks.min.is_some_and(|m| x < m);
         let above = checks.max.is_some_and(|m| x > m);
         if below || above {
-            let bound = |b: Option<f64>| b.map(|v| number_to_json(v).to_string());
             return Err(Error::OutOfRange {
                 node: parent.node.to_owned(),
                 path: at().path.into_owned(),
                 value: n.to_string(),
-                range: format!(
-                    "{} ..= {}",
-                    bound(checks.min).unwrap_or_default(),
-                    bound(checks.max).unwrap_or_default()
-                ),
+                range: describe_range(checks.min, checks.max),
             });
         }
     }
@@ -617,15 +634,10 @@ pub fn expression_default<T: DeserializeOwned + JsonSchema>(
     name: &str,
     checks: &Checks,
 ) -> Result<T> {
-    let body = expression.strip_prefix('=').unwrap_or(expression);
-    if body.contains("{{") {
-        return Err(Error::UnresolvedExpression {
-            node: parent.node.to_owned(),
-            path: parent.field(name).path.into_owned(),
-            expression: shorten(expression, 80),
-        });
+    match plain_template(expression) {
+        Some(text) => convert(&Value::String(text.to_owned()), parent, name, checks),
+        None => Err(unresolved(expression, parent, name)),
     }
-    convert(&Value::String(body.to_owned()), parent, name, checks)
 }
 
 /// The error for a `#[from_ai]` parameter that no tool arguments filled.
@@ -634,6 +646,17 @@ pub fn unresolved_from_ai(parent: &Location<'_>, name: &str) -> Error {
         node: parent.node.to_owned(),
         path: parent.field(name).path.into_owned(),
         expression: "$fromAI(...) (the LLM fills it: run the node as a tool with arguments)".into(),
+    }
+}
+
+/// `from 1 to 50`, `at least 1` or `at most 50`.
+fn describe_range(min: Option<f64>, max: Option<f64>) -> String {
+    let n = |v: f64| number_to_json(v).to_string();
+    match (min, max) {
+        (Some(lo), Some(hi)) => format!("from {} to {}", n(lo), n(hi)),
+        (Some(lo), None) => format!("at least {}", n(lo)),
+        (None, Some(hi)) => format!("at most {}", n(hi)),
+        (None, None) => "any number".into(),
     }
 }
 
@@ -683,13 +706,10 @@ fn wrong_type(value: &Value, at: &Location<'_>, expected: impl FnOnce() -> Strin
 fn expected_of<T: JsonSchema>() -> String {
     let schema = schema_of::<T>();
     let shape = shape_of(&schema);
-    let rust = std::any::type_name::<T>()
-        .rsplit("::")
-        .next()
-        .unwrap_or("?");
+    let rust = short_type_name(std::any::type_name::<T>());
     let what = match shape.kind {
         PropertyType::Options | PropertyType::MultiOptions => {
-            let values = shape.choices.unwrap_or_default();
+            let values = shape.choices.clone().unwrap_or_default();
             let values = list(values.iter().map(|c| c.value.to_string()));
             if shape.kind == PropertyType::Options {
                 format!("one of {values}")
@@ -698,10 +718,14 @@ fn expected_of<T: JsonSchema>() -> String {
             }
         }
         _ if shape.multiple => format!("a list of {}s", shape.kind),
-        PropertyType::Number if schema.get("type").and_then(Value::as_str) == Some("integer") => {
-            "an integer".into()
+        PropertyType::Number => {
+            let integer = schema.get("type").and_then(Value::as_str) == Some("integer");
+            let what = if integer { "an integer" } else { "a number" };
+            return match (shape.min, shape.max) {
+                (None, None) => format!("{what} ({rust})"),
+                (min, max) => format!("{what} ({rust}, {})", describe_range(min, max)),
+            };
         }
-        PropertyType::Number => "a number".into(),
         PropertyType::Boolean => "a boolean".into(),
         PropertyType::Json => "JSON".into(),
         other => format!("a {other}"),
@@ -709,37 +733,61 @@ fn expected_of<T: JsonSchema>() -> String {
     format!("{what} ({rust})")
 }
 
+/// `alloc::vec::Vec<alloc::string::String>` → `Vec<String>`.
+fn short_type_name(full: &str) -> String {
+    let mut out = String::with_capacity(full.len());
+    let mut segment_start = 0;
+    for (i, c) in full.char_indices() {
+        if matches!(c, '<' | '>' | ',' | ' ' | '(' | ')' | '[' | ']' | ';' | '&') {
+            out.push_str(short_segment(&full[segment_start..i]));
+            out.push(c);
+            segment_start = i + c.len_utf8();
+        }
+    }
+    out.push_str(short_segment(&full[segment_start..]));
+    out
+}
+
+fn short_segment(path: &str) -> &str {
+    path.rsplit("::").next().unwrap_or(path)
+}
+
 fn list(items: impl Iterator<Item = String>) -> String {
     items.collect::<Vec<_>>().join(", ")
 }
 
-/// Fills missing parameters with their defaults and drops those that
-/// `displayOptions` hide, as n8n does before a node runs.
+/// Fills missing parameters with the defaults their authors declared and
+/// drops those that `displayOptions` hide, as n8n does before a node runs.
+///
+/// Display conditions see every sibling's value, its default when absent.
 pub fn with_defaults(
     properties: &[NodeProperty],
     values: &Map<String, Value>,
     version: f64,
 ) -> Map<String, Value> {
-    let mut filled = Map::with_capacity(properties.len());
-    for p in properties.iter().filter(|p| p.kind != PropertyType::Notice) {
-        let value = values
-            .get(&p.name)
-            .cloned()
-            .unwrap_or_else(|| p.default.clone());
-        filled.insert(p.name.clone(), value);
-    }
-    let shown: Vec<bool> = properties
+    let current = |name: &str| -> Option<Value> {
+        values.get(name).cloned().or_else(|| {
+            properties
+                .iter()
+                .find(|p| p.name == name)
+                .map(|p| p.default.clone())
+        })
+    };
+    properties
         .iter()
-        .map(|p| {
+        .filter(|p| p.kind != PropertyType::Notice)
+        .filter(|p| {
             p.display_options
                 .as_ref()
-                .is_none_or(|d| d.is_shown(|k| filled.get(k).cloned(), version))
+                .is_none_or(|d| d.is_shown(current, version))
         })
-        .collect();
-    for (p, shown) in properties.iter().zip(shown) {
-        if !shown {
-            filled.shift_remove(&p.name);
-        }
-    }
-    filled
+        .filter_map(|p| {
+            let value = match values.get(&p.name) {
+                Some(v) => v.clone(),
+                None if p.implicit_default => return None,
+                None => p.default.clone(),
+            };
+            Some((p.name.clone(), value))
+        })
+        .collect()
 }

@@ -218,6 +218,7 @@ pub fn describe(spec: &NodeSpec, mut properties: Vec<NodeProperty>) -> NodeDescr
                 no_data_expression: false,
                 display_options: None,
                 options: None,
+                implicit_default: false,
             },
         );
     }

@@ -50,15 +50,30 @@ pub struct NodeTool {
 
 impl NodeTool {
     /// Prepares node `node_name` of type `description` with the workflow's
-    /// parameter values `params`.
+    /// parameter values `params`, at the version a new node gets.
     pub fn new(description: &NodeDescription, node_name: &str, params: &Value) -> Result<Self> {
+        Self::with_version(
+            description,
+            node_name,
+            params,
+            description.version_for_new_nodes(),
+        )
+    }
+
+    /// Like [`NodeTool::new`] for a node of the given `typeVersion`, which
+    /// decides `@version` display conditions.
+    pub fn with_version(
+        description: &NodeDescription,
+        node_name: &str,
+        params: &Value,
+        version: f64,
+    ) -> Result<Self> {
         let Value::Object(values) = params else {
             return Err(Error::ParametersNotObject {
                 node: node_name.to_owned(),
                 found: describe_value(params),
             });
         };
-        let version = description.version.latest();
         let parameters = Value::Object(with_defaults(&description.properties, values, version));
         let from_ai_error = |source| Error::FromAi {
             node: node_name.to_owned(),

@@ -158,7 +158,7 @@ fn bounds_still_apply_after_substitution() {
         .unwrap_err();
     assert_eq!(
         e.to_string(),
-        "node `Find rows: v2!`: parameter `limit` is 500, outside the allowed range 1 ..= 50"
+        "node `Find rows: v2!`: parameter `limit` is 500, but it must be from 1 to 50"
     );
 }
 
@@ -186,6 +186,99 @@ fn conflicting_duplicate_keys_are_reported() {
         e.to_string()
             .contains("Duplicate key 'q' found with different description or type"),
         "{e}"
+    );
+}
+
+/// Versioned, with optional and list parameters.
+#[ai_node(name = "versioned", output = tool, version = [1, 2], default_version = 1)]
+#[derive(Debug)]
+struct Versioned {
+    /// Only asked for in version 2.
+    #[from_ai]
+    #[param(display_options(show("@version" = [2])))]
+    v2_question: Option<String>,
+    /// Tags the LLM gives, as one JSON list.
+    #[from_ai]
+    tags: Vec<String>,
+    /// Optional, no default: absent stays `None`.
+    #[param(min = 1)]
+    page: Option<u32>,
+    /// Required, no default.
+    #[param(required, default = "")]
+    table: String,
+    /// A map given as JSON text.
+    #[param(json, default = "{\"a\": 1}")]
+    weights: std::collections::BTreeMap<String, u32>,
+}
+
+#[test]
+fn the_version_decides_version_conditions() {
+    let v1 = NodeTool::new(Versioned::description(), "V", &json!({"table": "t"})).unwrap();
+    assert!(
+        v1.definition().parameters["properties"]
+            .get("v2Question")
+            .is_none()
+    );
+    let v2 =
+        NodeTool::with_version(Versioned::description(), "V", &json!({"table": "t"}), 2.0).unwrap();
+    assert!(
+        v2.definition().parameters["properties"]
+            .get("v2Question")
+            .is_some()
+    );
+}
+
+#[test]
+fn lists_are_json_arguments_and_absent_options_stay_none() {
+    let t = NodeTool::new(Versioned::description(), "V", &json!({"table": "t"})).unwrap();
+    assert_eq!(
+        t.definition().parameters["properties"]["tags"]["anyOf"][1]["type"],
+        "array"
+    );
+    let node: Versioned = t.instantiate(&json!({"tags": ["a", "b"]})).unwrap();
+    assert_eq!(node.tags, ["a", "b"]);
+    assert_eq!(node.table, "t");
+    assert_eq!(node.page, None);
+    assert_eq!(node.v2_question, None);
+    assert_eq!(node.weights.get("a"), Some(&1));
+    let node: Versioned = NodeTool::new(
+        Versioned::description(),
+        "V",
+        &json!({"table": "t", "weights": "{\"b\": 2}"}),
+    )
+    .unwrap()
+    .instantiate(&json!({"tags": ["x"]}))
+    .unwrap();
+    assert_eq!(node.weights.get("b"), Some(&2));
+}
+
+#[test]
+fn an_empty_required_parameter_is_missing() {
+    let t = NodeTool::new(Versioned::description(), "V", &json!({})).unwrap();
+    let e = t
+        .instantiate::<Versioned>(&json!({"tags": ["x"]}))
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "node `V`: parameter `table` is required but has no value; set it in the node's parameters"
+    );
+}
+
+#[test]
+fn workflow_expressions_pass_through_to_the_engine() {
+    let t = NodeTool::new(
+        FindRows::description(),
+        "F",
+        &json!({"extra": {"field": "={{ $json.column }}"}}),
+    )
+    .unwrap();
+    assert_eq!(t.parameters()["extra"]["field"], "={{ $json.column }}");
+    let e = t
+        .instantiate::<FindRows>(&json!({"query": "q", "exact_match": true, "filter": [1]}))
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "node `F`: parameter `extra.field` holds the expression ={{ $json.column }}, which was not resolved before the node ran"
     );
 }
 

@@ -154,7 +154,7 @@ pub(crate) fn substitute(params: &Value, args: &Map<String, Value>) -> Result<Va
 fn compile(value: &Value, path: &mut String, depth: usize) -> Result<Plan, FromAiError> {
     match value {
         Value::String(s) => match s.strip_prefix('=') {
-            Some(expression) => compile_expression(expression, path),
+            Some(expression) => compile_expression(expression, path, value),
             // n8n treats only strings starting with `=` as expressions.
             None => Ok(Plan::Const(value.clone())),
         },
@@ -193,6 +193,13 @@ fn compile(value: &Value, path: &mut String, depth: usize) -> Result<Plan, FromA
         }
         _ => Ok(Plan::Const(value.clone())),
     }
+}
+
+/// Whether the text has a `$fromAI` call, spelled in any case as n8n's parser allows.
+fn mentions_from_ai(text: &str) -> bool {
+    text.as_bytes()
+        .windows(7)
+        .any(|w| w.eq_ignore_ascii_case(b"$fromai"))
 }
 
 /// A whole constant subtree stays one `Const`, copied in one go.
@@ -250,8 +257,17 @@ enum Chunk<'a> {
     Code(Cow<'a, str>),
 }
 
-fn compile_expression(expression: &str, path: &str) -> Result<Plan, FromAiError> {
+fn compile_expression(expression: &str, path: &str, original: &Value) -> Result<Plan, FromAiError> {
     let chunks = split_expression(expression);
+    // Code without any `$fromAI` (`{{ $json.x }}`, ...) is the workflow
+    // engine's to resolve: such an expression passes through as written.
+    let mut code = chunks.iter().filter_map(|c| match c {
+        Chunk::Code(code) => Some(code),
+        Chunk::Text(_) => None,
+    });
+    if code.clone().next().is_some() && !code.any(|c| mentions_from_ai(c)) {
+        return Ok(Plan::Const(original.clone()));
+    }
     if chunks.is_empty() {
         // A template ending in an escaped `\{{` yields no chunks; tournament then
         // throws a TypeError, which n8n's evaluator turns into `null`.

@@ -813,7 +813,6 @@ fn substitution_validates_arguments_first() {
 #[test]
 fn unsupported_expressions_are_rejected_with_their_path() {
     let cases = [
-        "={{ $json.name }}",
         "={{ $fromAI('x') + 1 }}",
         "={{ $fromAI('x').toUpperCase() }}",
         "={{ $fromAI('x', $env.SECRET) }}",
@@ -837,11 +836,18 @@ fn unsupported_expressions_are_rejected_with_their_path() {
             other => panic!("{expression}: {other:?}"),
         }
     }
-    let e = substitute(&json!({"p": "={{ $json.name }}"}), &Map::new()).map_err(|e| e.to_string());
+    let e = substitute(
+        &json!({"p": "={{ $json.name }} {{ $fromAI('x') }}"}),
+        &Map::new(),
+    )
+    .map_err(|e| e.to_string());
     assert_eq!(
         e,
         Err("Unsupported expression in parameter `p`: {{ $json.name }}: it is not a $fromAI(...) call. Only `{{ $fromAI('key', 'description', 'type', default) }}` with literal arguments can be resolved; JavaScript expressions are not evaluated".into())
     );
+    // Expressions without `$fromAI` belong to the workflow engine and pass through.
+    let params = json!({"p": "={{ $json.name }}", "q": ["={{ 1 + 1 }}"]});
+    assert_eq!(substitute(&params, &Map::new()), Ok(params.clone()));
 }
 
 #[test]

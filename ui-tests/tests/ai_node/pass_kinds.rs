@@ -30,6 +30,10 @@ pub struct Agent {}
 #[ai_node]
 pub struct Plain;
 
+/// The implicit version 1 may be named as the default.
+#[ai_node(default_version = 1)]
+pub struct DefaultOne;
+
 fn main() {
     let d = |desc: &NodeDescription| serde_json::to_value(desc).unwrap();
     assert_eq!(d(Model::description())["outputs"], json!(["ai_languageModel"]));
@@ -42,5 +46,6 @@ fn main() {
     assert_eq!(d(Plain::description())["name"], "plain");
     assert_eq!(d(Plain::description())["displayName"], "Plain");
     assert_eq!(d(Plain::description()).get("codex"), None);
-    assert_eq!(Catalog::global().entries().len(), 7);
+    assert_eq!(d(DefaultOne::description())["defaultVersion"], 1);
+    assert_eq!(Catalog::global().entries().len(), 8);
 }
