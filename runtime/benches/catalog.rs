@@ -70,7 +70,7 @@ nodes!(
 
 /// Building the properties of all 200 nodes (the schemars part), uncached.
 #[divan::bench]
-fn build_200_descriptions() -> usize {
+fn build_200_properties() -> usize {
     describe_all().len()
 }
 
