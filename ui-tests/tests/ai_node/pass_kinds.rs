@@ -30,6 +30,16 @@ pub struct Agent {}
 #[ai_node]
 pub struct Plain;
 
+#[ai_node(description = "Described by the attribute.")]
+pub struct Described {
+    /// The doc comment loses to the attribute.
+    #[param(description = "From the attribute.", required, default = "x")]
+    text: String,
+    /// A map read from JSON text.
+    #[param(json, default = "{\"k\": 1}")]
+    counts: std::collections::BTreeMap<String, u32>,
+}
+
 /// The implicit version 1 may be named as the default.
 #[ai_node(default_version = 1)]
 pub struct DefaultOne;
@@ -47,5 +57,13 @@ fn main() {
     assert_eq!(d(Plain::description())["displayName"], "Plain");
     assert_eq!(d(Plain::description()).get("codex"), None);
     assert_eq!(d(DefaultOne::description())["defaultVersion"], 1);
-    assert_eq!(Catalog::global().entries().len(), 8);
+    let described = d(Described::description());
+    assert_eq!(described["description"], "Described by the attribute.");
+    assert_eq!(described["properties"][0]["description"], "From the attribute.");
+    assert_eq!(described["properties"][0]["required"], true);
+    assert_eq!(described["properties"][1]["type"], "json");
+    assert_eq!(described["properties"][1]["default"], "{\"k\": 1}");
+    let node = Described::from_params(&json!({}), "n").unwrap();
+    assert_eq!((node.text.as_str(), node.counts.get("k")), ("x", Some(&1)));
+    assert_eq!(Catalog::global().entries().len(), 9);
 }
