@@ -40,35 +40,30 @@ pub struct WeatherForecastTool {
     pub units: Units,
 }
 
-/// Where the session id comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub enum SessionSource {
-    /// The `sessionId` field of the incoming item.
-    #[serde(rename = "fromInput")]
-    #[schemars(title = "Connected Chat Trigger Node")]
-    FromInput,
-    /// An expression or a fixed text given below.
-    #[serde(rename = "customKey")]
-    #[schemars(title = "Define below")]
-    CustomKey,
-}
-
-/// Remember the conversation in a weather-station log.
-#[ai_node(name = "memoryWeatherLog", display_name = "Weather Log Memory", output = memory, package = "n8n-nodes-weather")]
+/// Store chat history in Redis.
+///
+/// The seed's Redis memory node, declared with nodekit. Its storage arrives
+/// with nodekit's conversation memory; here it shows parameters and the catalog.
+#[ai_node(
+    name = "memoryRedis",
+    display_name = "Redis Memory",
+    output = memory,
+    credentials = ["redis"],
+    package = "n8n-nodes-weather"
+)]
 #[derive(Debug, Clone, PartialEq)]
-pub struct MemoryWeatherLog {
-    /// Where the key that separates conversations comes from.
-    #[param(display_name = "Session ID", default = SessionSource::FromInput)]
-    pub session_id_type: SessionSource,
-    /// The key that separates conversations.
+pub struct MemoryRedis {
+    /// Key that separates one conversation from another.
     #[param(
-        name = "sessionKey",
-        display_name = "Key",
+        display_name = "Session ID",
         default = "={{ $json.sessionId }}",
-        display_options(show(session_id_type = [SessionSource::CustomKey]))
+        required
     )]
-    pub session_key: String,
-    /// How many past messages the model receives.
+    pub session_id: String,
+    /// Number of messages to keep in context.
     #[param(default = 10, min = 1)]
-    pub context_window_length: u32,
+    pub context_window: u32,
+    /// Time-to-live for chat history.
+    #[param(display_name = "TTL (seconds)", default = 3600, min = 1)]
+    pub ttl: u64,
 }
