@@ -93,6 +93,15 @@ pub enum Error {
     /// The arguments an LLM sent for a tool do not fit the tool's schema.
     #[error("{0}")]
     InvalidArguments(#[from] ArgumentsError),
+    /// A message (stored or sent) cannot be read.
+    #[error("invalid message: {reason}")]
+    InvalidMessage {
+        /// What is wrong, with the value.
+        reason: String,
+    },
+    /// A chat model or embeddings call failed.
+    #[error(transparent)]
+    Model(#[from] crate::model::ModelError),
     /// Text that should be JSON is not.
     #[error("{what} is not valid JSON: {source}")]
     Json {

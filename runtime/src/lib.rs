@@ -73,6 +73,8 @@
 pub mod description;
 pub mod error;
 pub mod from_ai;
+pub mod message;
+pub mod model;
 pub mod params;
 pub mod registry;
 mod text;

@@ -1,0 +1,387 @@
+//! Chat messages: roles, content (text or parts), tool calls and usage, in
+//! nodekit's own JSON form (the seed's `N8nMessage` field names) and in the
+//! stored form LangChain and n8n persist (`{"type": "human", "data": {...}}`).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use crate::error::{Error, Result, describe_value};
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The user.
+    #[default]
+    Human,
+    /// The model.
+    Ai,
+    /// Instructions to the model.
+    System,
+    /// A function result (OpenAI's legacy function calling).
+    Function,
+    /// A tool result.
+    Tool,
+}
+
+impl Role {
+    /// The name LangChain stores (`human`, `ai`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Human => "human",
+            Role::Ai => "ai",
+            Role::System => "system",
+            Role::Function => "function",
+            Role::Tool => "tool",
+        }
+    }
+}
+
+/// Message content: plain text, or parts (text and images) for providers that take them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Content {
+    /// Plain text.
+    Text(String),
+    /// Text and image parts.
+    Parts(Vec<ContentPart>),
+}
+
+impl Default for Content {
+    fn default() -> Self {
+        Content::Text(String::new())
+    }
+}
+
+impl Content {
+    /// The text of the content; parts are joined, images left out.
+    pub fn text(&self) -> String {
+        match self {
+            Content::Text(t) => t.clone(),
+            Content::Parts(parts) => parts
+                .iter()
+                .filter_map(|p| match p {
+                    ContentPart::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect(),
+        }
+    }
+
+    /// Whether there is no text and no part.
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Content::Text(t) => t.is_empty(),
+            Content::Parts(p) => p.is_empty(),
+        }
+    }
+}
+
+impl From<&str> for Content {
+    fn from(s: &str) -> Self {
+        Content::Text(s.to_owned())
+    }
+}
+
+impl From<String> for Content {
+    fn from(s: String) -> Self {
+        Content::Text(s)
+    }
+}
+
+/// One part of a multi-part message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentPart {
+    /// Text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image, by URL or `data:` URL.
+    ImageUrl {
+        /// Where the image is.
+        image_url: ImageUrl,
+    },
+}
+
+/// An image reference in OpenAI's form.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImageUrl {
+    /// `https://...` or `data:image/png;base64,...`.
+    pub url: String,
+    /// `low`, `high` or `auto`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// A tool call the model asks for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// Identifier the tool result must echo.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments, as a JSON object.
+    pub args: Value,
+}
+
+/// Token counts of one model call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    /// Tokens sent to the model.
+    pub input_tokens: u64,
+    /// Tokens the model generated.
+    pub output_tokens: u64,
+    /// Both together.
+    pub total_tokens: u64,
+    /// Input tokens served from the provider's prompt cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_read_tokens: Option<u64>,
+    /// Output tokens spent on reasoning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
+}
+
+impl Usage {
+    /// Adds another call's counts to these.
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.total_tokens += other.total_tokens;
+        let sum = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        };
+        self.cache_read_tokens = sum(self.cache_read_tokens, other.cache_read_tokens);
+        self.reasoning_tokens = sum(self.reasoning_tokens, other.reasoning_tokens);
+    }
+}
+
+/// One chat message, in nodekit's JSON form (the seed's `N8nMessage`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Message {
+    /// Who wrote it.
+    pub role: Role,
+    /// What it says.
+    #[serde(default)]
+    pub content: Content,
+    /// Name of the author, function or tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// For tool results: the call this answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// For AI messages: the tools the model calls.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// Provider-specific extras, kept as they came.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub additional_kwargs: Map<String, Value>,
+    /// For AI messages: token counts of the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// Provider's message id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+}
+
+impl Message {
+    fn with(role: Role, content: impl Into<Content>) -> Self {
+        Message {
+            role,
+            content: content.into(),
+            ..Message::default()
+        }
+    }
+
+    /// A user message.
+    pub fn human(content: impl Into<Content>) -> Self {
+        Self::with(Role::Human, content)
+    }
+
+    /// A model message.
+    pub fn ai(content: impl Into<Content>) -> Self {
+        Self::with(Role::Ai, content)
+    }
+
+    /// A system message.
+    pub fn system(content: impl Into<Content>) -> Self {
+        Self::with(Role::System, content)
+    }
+
+    /// A tool result answering call `tool_call_id`.
+    pub fn tool(content: impl Into<Content>, tool_call_id: impl Into<String>) -> Self {
+        Message {
+            tool_call_id: Some(tool_call_id.into()),
+            ..Self::with(Role::Tool, content)
+        }
+    }
+
+    /// A function result.
+    pub fn function(content: impl Into<Content>, name: impl Into<String>) -> Self {
+        Message {
+            name: Some(name.into()),
+            ..Self::with(Role::Function, content)
+        }
+    }
+
+    /// The text of the content.
+    pub fn text(&self) -> String {
+        self.content.text()
+    }
+
+    /// LangChain's stored form: `{"type": "human", "data": {...}}`.
+    pub fn to_stored(&self) -> Value {
+        let mut data = Map::new();
+        data.insert(
+            "content".into(),
+            serde_json::to_value(&self.content).unwrap_or(Value::Null),
+        );
+        if let Some(name) = &self.name {
+            data.insert("name".into(), Value::from(name.as_str()));
+        }
+        if let Some(id) = &self.tool_call_id {
+            data.insert("tool_call_id".into(), Value::from(id.as_str()));
+        }
+        if let Some(id) = &self.id {
+            data.insert("id".into(), Value::from(id.as_str()));
+        }
+        if self.role == Role::Ai {
+            data.insert(
+                "tool_calls".into(),
+                serde_json::to_value(&self.tool_calls).unwrap_or_default(),
+            );
+            if let Some(u) = &self.usage {
+                let mut usage = json!({
+                    "input_tokens": u.input_tokens,
+                    "output_tokens": u.output_tokens,
+                    "total_tokens": u.total_tokens,
+                });
+                if let Some(c) = u.cache_read_tokens {
+                    usage["input_token_details"] = json!({"cache_read": c});
+                }
+                if let Some(r) = u.reasoning_tokens {
+                    usage["output_token_details"] = json!({"reasoning": r});
+                }
+                data.insert("usage_metadata".into(), usage);
+            }
+            data.insert("invalid_tool_calls".into(), json!([]));
+        }
+        data.insert(
+            "additional_kwargs".into(),
+            Value::Object(self.additional_kwargs.clone()),
+        );
+        data.insert("response_metadata".into(), json!({}));
+        json!({"type": self.role.as_str(), "data": data})
+    }
+
+    /// Reads LangChain's stored form, including messages older LangChain
+    /// versions wrote with tool calls only in `additional_kwargs.tool_calls`
+    /// (OpenAI's form, arguments as JSON text).
+    pub fn from_stored(stored: &Value) -> Result<Message> {
+        let bad = |why: &str| Error::InvalidMessage {
+            reason: format!("{why}; got {}", describe_value(stored)),
+        };
+        let kind = stored
+            .get("type")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad("a stored message needs a string `type`"))?;
+        let role = match kind {
+            "human" | "user" => Role::Human,
+            "ai" | "assistant" => Role::Ai,
+            "system" | "developer" => Role::System,
+            "function" => Role::Function,
+            "tool" => Role::Tool,
+            other => return Err(bad(&format!("unknown message type `{other}`"))),
+        };
+        let data = stored
+            .get("data")
+            .and_then(Value::as_object)
+            .ok_or_else(|| bad("a stored message needs a `data` object"))?;
+        let text = |k: &str| data.get(k).and_then(Value::as_str).map(str::to_owned);
+        let content = match data.get("content") {
+            None | Some(Value::Null) => Content::default(),
+            Some(c) => serde_json::from_value(c.clone())
+                .map_err(|e| bad(&format!("unreadable content ({e})")))?,
+        };
+        let additional_kwargs = data
+            .get("additional_kwargs")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let mut tool_calls: Vec<ToolCall> = match data.get("tool_calls") {
+            Some(Value::Array(calls)) => calls
+                .iter()
+                .filter_map(|c| serde_json::from_value(c.clone()).ok())
+                .collect(),
+            _ => Vec::new(),
+        };
+        if tool_calls.is_empty() && role == Role::Ai {
+            tool_calls = legacy_tool_calls(&additional_kwargs);
+        }
+        let usage = data
+            .get("usage_metadata")
+            .filter(|u| u.is_object())
+            .map(|u| {
+                let n = |v: Option<&Value>| v.and_then(Value::as_u64);
+                Usage {
+                    input_tokens: n(u.get("input_tokens")).unwrap_or(0),
+                    output_tokens: n(u.get("output_tokens")).unwrap_or(0),
+                    total_tokens: n(u.get("total_tokens")).unwrap_or(0),
+                    cache_read_tokens: n(u.pointer("/input_token_details/cache_read")),
+                    reasoning_tokens: n(u.pointer("/output_token_details/reasoning")),
+                }
+            });
+        Ok(Message {
+            role,
+            content,
+            name: text("name"),
+            tool_call_id: text("tool_call_id"),
+            tool_calls,
+            additional_kwargs,
+            usage,
+            id: text("id"),
+        })
+    }
+
+    /// Reads either form: LangChain's stored form (has `type` and `data`) or nodekit's.
+    pub fn from_json(value: &Value) -> Result<Message> {
+        if value.get("type").is_some() && value.get("data").is_some() {
+            Message::from_stored(value)
+        } else {
+            serde_json::from_value(value.clone()).map_err(|e| Error::InvalidMessage {
+                reason: format!("{e}; got {}", describe_value(value)),
+            })
+        }
+    }
+}
+
+/// Tool calls in OpenAI's form inside `additional_kwargs` (older LangChain).
+fn legacy_tool_calls(kwargs: &Map<String, Value>) -> Vec<ToolCall> {
+    let Some(Value::Array(calls)) = kwargs.get("tool_calls") else {
+        return Vec::new();
+    };
+    calls
+        .iter()
+        .filter_map(|c| {
+            let function = c.get("function")?;
+            let args = match function.get("arguments") {
+                Some(Value::String(s)) => serde_json::from_str(s).unwrap_or_else(|_| json!({})),
+                Some(v @ Value::Object(_)) => v.clone(),
+                _ => json!({}),
+            };
+            Some(ToolCall {
+                id: c
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+                name: function.get("name")?.as_str()?.to_owned(),
+                args,
+            })
+        })
+        .collect()
+}

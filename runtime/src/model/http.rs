@@ -1,0 +1,294 @@
+//! The HTTP side of OpenAI-compatible APIs, shared by chat models and
+//! embeddings: authentication (OpenAI bearer or Azure `api-key`), retries
+//! with exponential backoff and jitter that honour `Retry-After`,
+//! cancellation, timeouts, size-capped bodies, and provider errors.
+
+use std::time::Duration;
+
+use backon::{BackoffBuilder, ExponentialBuilder};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::{ModelError, ModelErrorKind};
+use crate::error::shorten;
+
+/// Connection settings of an OpenAI-compatible server.
+#[derive(Clone)]
+pub(crate) struct Transport {
+    client: reqwest::Client,
+    base_url: String,
+    api_key: String,
+    azure_api_version: Option<String>,
+    headers: Vec<(String, String)>,
+    pub(crate) timeout: Duration,
+    max_retries: u32,
+    pub(crate) max_response_bytes: usize,
+}
+
+impl std::fmt::Debug for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transport")
+            .field("base_url", &self.base_url)
+            .field("api_key", &"***")
+            .field("azure_api_version", &self.azure_api_version)
+            .field("timeout", &self.timeout)
+            .field("max_retries", &self.max_retries)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The longest `Retry-After` honoured; a longer one is cut to this.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
+impl Transport {
+    /// Settings for `base_url` (e.g. `https://api.openai.com/v1`).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        base_url: &str,
+        api_key: &str,
+        azure_api_version: Option<String>,
+        headers: Vec<(String, String)>,
+        timeout: Duration,
+        max_retries: u32,
+        max_response_bytes: usize,
+    ) -> Result<Self, ModelError> {
+        let client = reqwest::Client::builder()
+            .connect_timeout(timeout)
+            .read_timeout(timeout)
+            .build()
+            .map_err(|e| {
+                ModelError::new(
+                    ModelErrorKind::Connection,
+                    format!("cannot build the HTTP client: {e}"),
+                )
+            })?;
+        Ok(Transport {
+            client,
+            base_url: base_url.trim_end_matches('/').to_owned(),
+            api_key: api_key.to_owned(),
+            azure_api_version,
+            headers,
+            timeout,
+            max_retries,
+            max_response_bytes,
+        })
+    }
+
+    fn url(&self, path: &str) -> String {
+        match &self.azure_api_version {
+            Some(v) => format!("{}/{path}?api-version={v}", self.base_url),
+            None => format!("{}/{path}", self.base_url),
+        }
+    }
+
+    /// POSTs `body` to `path`, retrying 429, 5xx and broken connections.
+    /// `whole_timeout` bounds the entire exchange (off for streams, whose
+    /// reads are bounded one by one instead).
+    pub(crate) async fn post(
+        &self,
+        path: &str,
+        body: &Value,
+        cancel: Option<&CancellationToken>,
+        whole_timeout: bool,
+    ) -> Result<reqwest::Response, ModelError> {
+        let mut backoff = ExponentialBuilder::default()
+            .with_min_delay(Duration::from_millis(500))
+            .with_max_delay(Duration::from_secs(8))
+            .with_jitter()
+            .with_max_times(self.max_retries as usize)
+            .build();
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let result = cancellable(cancel, self.send_once(path, body, whole_timeout)).await;
+            let (mut error, retry_after) = match result {
+                Ok(response) => return Ok(response),
+                Err(e) => e,
+            };
+            error.attempts = attempts;
+            if !error.is_retryable() {
+                return Err(error);
+            }
+            let Some(delay) = backoff.next() else {
+                return Err(error);
+            };
+            let delay = retry_after.map_or(delay, |d| d.min(MAX_RETRY_AFTER));
+            tracing::debug!(attempt = attempts, ?delay, %error, "retrying model request");
+            cancellable(cancel, async {
+                tokio::time::sleep(delay).await;
+                Ok::<_, (ModelError, Option<Duration>)>(())
+            })
+            .await
+            .map_err(|(e, _)| e)?;
+        }
+    }
+
+    async fn send_once(
+        &self,
+        path: &str,
+        body: &Value,
+        whole_timeout: bool,
+    ) -> Result<reqwest::Response, (ModelError, Option<Duration>)> {
+        let mut request = self.client.post(self.url(path)).json(body);
+        request = match &self.azure_api_version {
+            Some(_) => request.header("api-key", &self.api_key),
+            None if self.api_key.is_empty() => request,
+            None => request.bearer_auth(&self.api_key),
+        };
+        for (name, value) in &self.headers {
+            request = request.header(name, value);
+        }
+        if whole_timeout {
+            request = request.timeout(self.timeout);
+        }
+        let response = request
+            .send()
+            .await
+            .map_err(|e| (self.transport_error(e), None))?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let retry_after = retry_after(response.headers());
+        let bytes = self.read_capped(response).await.unwrap_or_default();
+        Err((self.provider_error(status.as_u16(), &bytes), retry_after))
+    }
+
+    /// Reads a whole body, refusing more than `max_response_bytes`.
+    pub(crate) async fn read_capped(
+        &self,
+        mut response: reqwest::Response,
+    ) -> Result<Vec<u8>, ModelError> {
+        let mut out = Vec::new();
+        loop {
+            match response.chunk().await {
+                Ok(Some(chunk)) => {
+                    if out.len() + chunk.len() > self.max_response_bytes {
+                        return Err(self.too_large());
+                    }
+                    out.extend_from_slice(&chunk);
+                }
+                Ok(None) => return Ok(out),
+                Err(e) => return Err(self.transport_error(e)),
+            }
+        }
+    }
+
+    pub(crate) fn too_large(&self) -> ModelError {
+        ModelError::new(
+            ModelErrorKind::TooLarge,
+            format!("the answer exceeds {} bytes", self.max_response_bytes),
+        )
+    }
+
+    /// Maps a reqwest failure; the URL is left out (it may carry credentials).
+    pub(crate) fn transport_error(&self, e: reqwest::Error) -> ModelError {
+        let kind = if e.is_timeout() {
+            ModelErrorKind::Timeout
+        } else {
+            ModelErrorKind::Connection
+        };
+        let e = e.without_url();
+        let mut message = e.to_string();
+        let mut source = std::error::Error::source(&e);
+        while let Some(s) = source {
+            message.push_str(": ");
+            message.push_str(&s.to_string());
+            source = s.source();
+        }
+        if kind == ModelErrorKind::Timeout {
+            message = format!("no answer within {:?} ({message})", self.timeout);
+        }
+        self.scrub(ModelError::new(kind, message))
+    }
+
+    /// Reads a provider's error body, whatever its shape.
+    pub(crate) fn provider_error(&self, status: u16, body: &[u8]) -> ModelError {
+        let kind = match status {
+            401 | 403 => ModelErrorKind::Auth,
+            404 => ModelErrorKind::NotFound,
+            408 => ModelErrorKind::Timeout,
+            413 => ModelErrorKind::TooLarge,
+            429 => ModelErrorKind::RateLimited,
+            500..=599 => ModelErrorKind::Server,
+            _ => ModelErrorKind::BadRequest,
+        };
+        let (message, code) = match serde_json::from_slice::<Value>(body) {
+            Ok(v) => error_fields(&v),
+            Err(_) => (shorten(String::from_utf8_lossy(body).trim(), 500), None),
+        };
+        self.scrub(ModelError {
+            kind,
+            status: Some(status),
+            message,
+            code,
+            attempts: 1,
+        })
+    }
+
+    /// Removes the API key from a message, in case a server echoes it.
+    pub(crate) fn scrub(&self, mut e: ModelError) -> ModelError {
+        if self.api_key.len() >= 4 {
+            e.message = e.message.replace(&self.api_key, "***");
+        }
+        e
+    }
+}
+
+/// `message` and `code` of an error body: `{"error": {...}}`, `{"error": "text"}`,
+/// or the fields at the top level; `code` may be a string, a number or null.
+pub(crate) fn error_fields(v: &Value) -> (String, Option<String>) {
+    let obj = match v.get("error") {
+        Some(Value::String(s)) => return (shorten(s, 500), None),
+        Some(e @ Value::Object(_)) => e,
+        _ => v,
+    };
+    let text = |k: &str| obj.get(k).and_then(Value::as_str).map(str::to_owned);
+    let message = text("message")
+        .or_else(|| text("msg"))
+        .or_else(|| text("detail"))
+        .or_else(|| {
+            obj.get("detail")
+                .filter(|d| !d.is_null())
+                .map(Value::to_string)
+        })
+        .unwrap_or_else(|| v.to_string());
+    let code = match obj.get("code") {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        _ => text("type"),
+    };
+    (shorten(&message, 500), code)
+}
+
+/// `Retry-After` (seconds) or `retry-after-ms`.
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let number = |name: &str| {
+        headers
+            .get(name)?
+            .to_str()
+            .ok()?
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v >= 0.0)
+    };
+    number("retry-after-ms")
+        .map(|ms| Duration::from_secs_f64(ms / 1000.0))
+        .or_else(|| number("retry-after").map(Duration::from_secs_f64))
+}
+
+/// Runs `work` unless `cancel` fires first; dropping `work` aborts its request.
+async fn cancellable<T>(
+    cancel: Option<&CancellationToken>,
+    work: impl std::future::Future<Output = Result<T, (ModelError, Option<Duration>)>>,
+) -> Result<T, (ModelError, Option<Duration>)> {
+    match cancel {
+        None => work.await,
+        Some(token) => tokio::select! {
+            biased;
+            _ = token.cancelled() => Err((ModelError::new(ModelErrorKind::Cancelled, "the call was cancelled"), None)),
+            result = work => result,
+        },
+    }
+}

@@ -1,0 +1,485 @@
+//! Chat models: the object-safe [`ChatModel`] trait, per-call options,
+//! streaming chunks, and typed errors. Implementations: the
+//! OpenAI-compatible client ([`openai`]) and author-supplied custom models
+//! ([`custom`]).
+
+pub mod custom;
+mod http;
+pub mod openai;
+mod sse;
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use futures::Stream;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::Result;
+use crate::message::{Message, Role, ToolCall, Usage};
+use crate::tool::ToolDefinition;
+
+pub use sse::{SseEvent, SseParser};
+
+/// A boxed, sendable future (what object-safe async methods return).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A boxed stream of model output; it owns what it needs, so it outlives the call's arguments.
+pub type ChunkStream = Pin<Box<dyn Stream<Item = Result<StreamChunk>> + Send>>;
+
+/// A chat model. Object-safe: agents hold `Arc<dyn ChatModel>`.
+pub trait ChatModel: Send + Sync + fmt::Debug {
+    /// The model's name, e.g. `gpt-4o-mini`.
+    fn name(&self) -> &str;
+
+    /// Sends the conversation and returns the model's message.
+    fn invoke<'a>(
+        &'a self,
+        messages: &'a [Message],
+        options: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<Message>>;
+
+    /// Sends the conversation and streams the answer as it is generated.
+    fn stream<'a>(
+        &'a self,
+        messages: &'a [Message],
+        options: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<ChunkStream>>;
+}
+
+impl dyn ChatModel {
+    /// This model with `tools` sent on every call (LangChain's `bindTools`).
+    pub fn bind_tools(self: Arc<Self>, tools: Vec<ToolDefinition>) -> Arc<dyn ChatModel> {
+        Arc::new(BoundTools { inner: self, tools })
+    }
+}
+
+/// A model with tools bound to it.
+#[derive(Debug)]
+struct BoundTools {
+    inner: Arc<dyn ChatModel>,
+    tools: Vec<ToolDefinition>,
+}
+
+impl BoundTools {
+    fn options(&self, options: &CallOptions) -> CallOptions {
+        let mut options = options.clone();
+        if options.tools.is_empty() {
+            options.tools = self.tools.clone();
+        }
+        options
+    }
+}
+
+impl ChatModel for BoundTools {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn invoke<'a>(
+        &'a self,
+        messages: &'a [Message],
+        options: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<Message>> {
+        Box::pin(async move { self.inner.invoke(messages, &self.options(options)).await })
+    }
+
+    fn stream<'a>(
+        &'a self,
+        messages: &'a [Message],
+        options: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<ChunkStream>> {
+        Box::pin(async move { self.inner.stream(messages, &self.options(options)).await })
+    }
+}
+
+/// Options of one model call.
+#[derive(Debug, Clone, Default)]
+pub struct CallOptions {
+    /// Stop sequences.
+    pub stop: Vec<String>,
+    /// Cancels the call: the HTTP request is dropped at once.
+    pub cancel: Option<CancellationToken>,
+    /// Tools the model may call.
+    pub tools: Vec<ToolDefinition>,
+    /// Whether and which tool the model must call.
+    pub tool_choice: Option<ToolChoice>,
+    /// Plain text, any JSON object, or JSON following a schema.
+    pub response_format: Option<ResponseFormat>,
+    /// Settings that override the model's for this call only.
+    pub overrides: ModelSettings,
+}
+
+/// Sampling settings; `None` leaves the provider's default.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelSettings {
+    /// Randomness, 0 to 2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    /// Most tokens to generate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
+    /// Nucleus sampling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f64>,
+    /// Penalty for repeated tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frequency_penalty: Option<f64>,
+    /// Penalty for tokens already present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub presence_penalty: Option<f64>,
+}
+
+impl ModelSettings {
+    /// These settings with `overrides`' values where set.
+    pub fn merged(&self, overrides: &ModelSettings) -> ModelSettings {
+        ModelSettings {
+            temperature: overrides.temperature.or(self.temperature),
+            max_tokens: overrides.max_tokens.or(self.max_tokens),
+            top_p: overrides.top_p.or(self.top_p),
+            frequency_penalty: overrides.frequency_penalty.or(self.frequency_penalty),
+            presence_penalty: overrides.presence_penalty.or(self.presence_penalty),
+        }
+    }
+}
+
+/// OpenAI's `tool_choice`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolChoice {
+    /// The model decides.
+    Auto,
+    /// No tool calls.
+    None,
+    /// At least one tool call.
+    Required,
+    /// This tool.
+    Tool(String),
+}
+
+/// OpenAI's `response_format`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ResponseFormat {
+    /// Free text.
+    Text,
+    /// Any JSON object.
+    JsonObject,
+    /// JSON that follows `schema`.
+    JsonSchema {
+        /// Schema name.
+        name: String,
+        /// The JSON Schema.
+        schema: Value,
+        /// Whether the provider must follow it exactly.
+        strict: bool,
+    },
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    /// A natural end or a stop sequence.
+    Stop,
+    /// It wants tools called.
+    ToolCalls,
+    /// The token limit.
+    Length,
+    /// A content filter.
+    ContentFilter,
+    /// Anything else the provider said.
+    Other(String),
+}
+
+impl FinishReason {
+    /// Reads OpenAI's `finish_reason`.
+    pub fn parse(s: &str) -> FinishReason {
+        match s {
+            "stop" | "end_turn" | "eos" => FinishReason::Stop,
+            "tool_calls" | "function_call" | "tool_use" => FinishReason::ToolCalls,
+            "length" | "max_tokens" => FinishReason::Length,
+            "content_filter" => FinishReason::ContentFilter,
+            other => FinishReason::Other(other.to_owned()),
+        }
+    }
+}
+
+/// One piece of a streamed answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum StreamChunk {
+    /// More answer text.
+    TextDelta {
+        /// The new text.
+        text: String,
+    },
+    /// More reasoning text (models that expose it).
+    ReasoningDelta {
+        /// The new text.
+        text: String,
+    },
+    /// A fragment of a tool call; fragments with one `index` make one call.
+    ToolCallDelta {
+        /// Which call of this answer.
+        index: usize,
+        /// The call id, when this fragment carries it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        /// The tool name, when this fragment carries it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        /// More of the arguments' JSON text.
+        arguments: String,
+    },
+    /// The end of the answer.
+    Finish {
+        /// Why it ended.
+        reason: FinishReason,
+        /// Token counts, when the provider sent them.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage: Option<Usage>,
+    },
+}
+
+/// Merges stream chunks into the final AI message.
+#[derive(Debug, Default)]
+pub struct StreamAccumulator {
+    text: String,
+    reasoning: String,
+    calls: Vec<PartialCall>,
+    finish: Option<FinishReason>,
+    usage: Option<Usage>,
+}
+
+#[derive(Debug, Default)]
+struct PartialCall {
+    index: usize,
+    id: Option<String>,
+    name: String,
+    arguments: String,
+}
+
+impl StreamAccumulator {
+    /// Adds one chunk.
+    pub fn push(&mut self, chunk: &StreamChunk) {
+        match chunk {
+            StreamChunk::TextDelta { text } => self.text.push_str(text),
+            StreamChunk::ReasoningDelta { text } => self.reasoning.push_str(text),
+            StreamChunk::ToolCallDelta {
+                index,
+                id,
+                name,
+                arguments,
+            } => {
+                let call = match self.calls.iter_mut().position(|c| c.index == *index) {
+                    Some(i) => &mut self.calls[i],
+                    None => {
+                        self.calls.push(PartialCall {
+                            index: *index,
+                            ..PartialCall::default()
+                        });
+                        self.calls.last_mut().expect("just pushed")
+                    }
+                };
+                if let Some(id) = id.as_ref().filter(|s| !s.is_empty()) {
+                    call.id = Some(id.clone());
+                }
+                if let Some(name) = name {
+                    // Some servers repeat the name in every fragment.
+                    if !call.name.ends_with(name.as_str()) || call.name.is_empty() {
+                        call.name.push_str(name);
+                    }
+                }
+                call.arguments.push_str(arguments);
+            }
+            StreamChunk::Finish { reason, usage } => {
+                self.finish = Some(reason.clone());
+                if usage.is_some() {
+                    self.usage = *usage;
+                }
+            }
+        }
+    }
+
+    /// Records usage that came without a finish chunk.
+    pub fn set_usage(&mut self, usage: Usage) {
+        self.usage = Some(usage);
+    }
+
+    /// Why the answer ended, if the stream said.
+    pub fn finish_reason(&self) -> Option<&FinishReason> {
+        self.finish.as_ref()
+    }
+
+    /// The final message. Tool-call arguments that are not valid JSON are
+    /// kept as text under `{"__raw": ...}` so the agent can report them.
+    pub fn into_message(self) -> Message {
+        let mut calls = self.calls;
+        calls.sort_by_key(|c| c.index);
+        let tool_calls = calls
+            .into_iter()
+            .enumerate()
+            .map(|(i, c)| ToolCall {
+                id: c.id.unwrap_or_else(|| format!("call_{i}")),
+                name: c.name,
+                args: parse_arguments(&c.arguments),
+            })
+            .collect();
+        let mut message = Message::ai(self.text);
+        message.tool_calls = tool_calls;
+        message.usage = self.usage;
+        if !self.reasoning.is_empty() {
+            message
+                .additional_kwargs
+                .insert("reasoning_content".into(), Value::String(self.reasoning));
+        }
+        message
+    }
+}
+
+/// The chunks that stream a whole message: text, reasoning, one delta per
+/// tool call, and the finish (from `additional_kwargs.finish_reason` when set).
+pub(crate) fn message_chunks(message: Message) -> Vec<StreamChunk> {
+    let mut out = Vec::new();
+    let text = message.text();
+    if !text.is_empty() {
+        out.push(StreamChunk::TextDelta { text });
+    }
+    if let Some(Value::String(r)) = message.additional_kwargs.get("reasoning_content") {
+        out.push(StreamChunk::ReasoningDelta { text: r.clone() });
+    }
+    for (index, c) in message.tool_calls.iter().enumerate() {
+        out.push(StreamChunk::ToolCallDelta {
+            index,
+            id: Some(c.id.clone()),
+            name: Some(c.name.clone()),
+            arguments: c.args.to_string(),
+        });
+    }
+    let reason = match message
+        .additional_kwargs
+        .get("finish_reason")
+        .and_then(Value::as_str)
+    {
+        Some(r) => FinishReason::parse(r),
+        None if message.tool_calls.is_empty() => FinishReason::Stop,
+        None => FinishReason::ToolCalls,
+    };
+    out.push(StreamChunk::Finish {
+        reason,
+        usage: message.usage,
+    });
+    out
+}
+
+/// Tool-call arguments from JSON text; empty text is `{}`.
+pub(crate) fn parse_arguments(text: &str) -> Value {
+    if text.trim().is_empty() {
+        return Value::Object(Default::default());
+    }
+    serde_json::from_str(text).unwrap_or_else(|_| serde_json::json!({ RAW_ARGUMENTS: text }))
+}
+
+/// Key under which unparseable tool-call arguments are kept.
+pub const RAW_ARGUMENTS: &str = "__raw";
+
+/// What kind of failure a model call had.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelErrorKind {
+    /// The API key was refused (401/403).
+    Auth,
+    /// Too many requests (429), after the retries.
+    RateLimited,
+    /// The request was refused as invalid (400, 422, ...).
+    BadRequest,
+    /// Unknown model or endpoint (404).
+    NotFound,
+    /// The server failed (5xx), after the retries.
+    Server,
+    /// No answer within the timeout.
+    Timeout,
+    /// The connection failed or broke off.
+    Connection,
+    /// The call was cancelled.
+    Cancelled,
+    /// The answer could not be read.
+    Protocol,
+    /// The answer was larger than allowed.
+    TooLarge,
+}
+
+/// A failed model call: what, the HTTP status, and the provider's message.
+/// Never contains the API key.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{}", self.render())]
+pub struct ModelError {
+    /// What kind of failure.
+    pub kind: ModelErrorKind,
+    /// The HTTP status, if there was a response.
+    pub status: Option<u16>,
+    /// The provider's message (or ours).
+    pub message: String,
+    /// The provider's error code, if any.
+    pub code: Option<String>,
+    /// How many attempts were made.
+    pub attempts: u32,
+}
+
+impl ModelError {
+    /// An error of `kind` with `message`.
+    pub fn new(kind: ModelErrorKind, message: impl Into<String>) -> Self {
+        ModelError {
+            kind,
+            status: None,
+            message: message.into(),
+            code: None,
+            attempts: 1,
+        }
+    }
+
+    fn render(&self) -> String {
+        let what = match self.kind {
+            ModelErrorKind::Auth => "the API key was refused",
+            ModelErrorKind::RateLimited => "rate limited",
+            ModelErrorKind::BadRequest => "the request was refused",
+            ModelErrorKind::NotFound => "model or endpoint not found",
+            ModelErrorKind::Server => "server error",
+            ModelErrorKind::Timeout => "timed out",
+            ModelErrorKind::Connection => "connection failed",
+            ModelErrorKind::Cancelled => "cancelled",
+            ModelErrorKind::Protocol => "unreadable answer",
+            ModelErrorKind::TooLarge => "answer too large",
+        };
+        let mut out = format!("model call failed: {what}");
+        if let Some(status) = self.status {
+            out.push_str(&format!(" (HTTP {status})"));
+        }
+        if let Some(code) = &self.code {
+            out.push_str(&format!(" [{code}]"));
+        }
+        if !self.message.is_empty() {
+            out.push_str(": ");
+            out.push_str(&self.message);
+        }
+        if self.attempts > 1 {
+            out.push_str(&format!(" (after {} attempts)", self.attempts));
+        }
+        out
+    }
+
+    /// Whether trying again may help (429, 5xx, broken connections).
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self.kind,
+            ModelErrorKind::RateLimited | ModelErrorKind::Server | ModelErrorKind::Connection
+        )
+    }
+}
+
+/// Whether a message asks for tools.
+pub fn wants_tools(message: &Message) -> bool {
+    message.role == Role::Ai && !message.tool_calls.is_empty()
+}

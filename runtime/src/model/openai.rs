@@ -1,0 +1,705 @@
+//! The OpenAI-compatible chat model: `/chat/completions`, plain and
+//! streamed, against OpenAI, Azure OpenAI, Ollama, vLLM, LM Studio,
+//! llama.cpp's server or LiteLLM.
+//!
+//! Servers differ, so reading is tolerant: `role`, `content` and
+//! `tool_calls` may each be missing from a delta; content may be null, empty
+//! or a list of parts; tool calls come by index, by order, whole or in
+//! fragments, with arguments as JSON text or as an object; usage may come on
+//! any chunk or not at all; unknown fields are ignored; errors come in any of
+//! the shapes providers use, also as a JSON body or mid-stream.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use super::http::{Transport, error_fields};
+use super::sse::SseParser;
+use super::{
+    BoxFuture, CallOptions, ChatModel, ChunkStream, FinishReason, ModelError, ModelErrorKind,
+    ModelSettings, ResponseFormat, StreamAccumulator, StreamChunk, ToolChoice, message_chunks,
+};
+use crate::error::Result;
+use crate::message::{Content, ContentPart, Message, Role, Usage};
+
+/// Settings of an OpenAI-compatible chat model (the seed's `openaiCompatible` options).
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenAiConfig {
+    /// The API key (sent as a bearer token, or as `api-key` for Azure).
+    pub api_key: String,
+    /// The model, e.g. `gpt-4o-mini`; for Azure the deployment's model.
+    pub model: String,
+    /// API root: `https://api.openai.com/v1` (default), `http://localhost:11434/v1`
+    /// for Ollama, or for Azure the deployment URL
+    /// `https://NAME.openai.azure.com/openai/deployments/DEPLOYMENT`.
+    #[serde(default = "default_base_url")]
+    pub base_url: String,
+    /// Sampling settings.
+    #[serde(default, flatten)]
+    pub settings: ModelSettings,
+    /// Seconds to wait for a connection, and between reads (default 60).
+    #[serde(default = "default_timeout")]
+    pub timeout_secs: f64,
+    /// Extra attempts after 429, 5xx or a broken connection (default 2).
+    #[serde(default = "default_retries")]
+    pub max_retries: u32,
+    /// Extra HTTP headers.
+    #[serde(default)]
+    pub headers: Vec<(String, String)>,
+    /// Set for Azure OpenAI: the `api-version` query parameter.
+    #[serde(default)]
+    pub azure_api_version: Option<String>,
+    /// Largest answer accepted, in bytes (default 32 MiB).
+    #[serde(default = "default_max_bytes")]
+    pub max_response_bytes: usize,
+}
+
+impl std::fmt::Debug for OpenAiConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiConfig")
+            .field("api_key", &"***")
+            .field("model", &self.model)
+            .field("base_url", &self.base_url)
+            .field("settings", &self.settings)
+            .field("timeout_secs", &self.timeout_secs)
+            .field("max_retries", &self.max_retries)
+            .field("azure_api_version", &self.azure_api_version)
+            .finish_non_exhaustive()
+    }
+}
+
+/// OpenAI's API root.
+pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+
+fn default_base_url() -> String {
+    OPENAI_BASE_URL.into()
+}
+fn default_timeout() -> f64 {
+    60.0
+}
+fn default_retries() -> u32 {
+    2
+}
+fn default_max_bytes() -> usize {
+    32 * 1024 * 1024
+}
+
+impl OpenAiConfig {
+    /// Settings for `model` with `api_key` and every default.
+    pub fn new(api_key: impl Into<String>, model: impl Into<String>) -> Self {
+        OpenAiConfig {
+            api_key: api_key.into(),
+            model: model.into(),
+            base_url: default_base_url(),
+            settings: ModelSettings::default(),
+            timeout_secs: default_timeout(),
+            max_retries: default_retries(),
+            headers: Vec::new(),
+            azure_api_version: None,
+            max_response_bytes: default_max_bytes(),
+        }
+    }
+
+    /// The same settings with another API root.
+    pub fn base_url(mut self, url: impl Into<String>) -> Self {
+        self.base_url = url.into();
+        self
+    }
+}
+
+/// A chat model behind an OpenAI-compatible API.
+#[derive(Debug, Clone)]
+pub struct OpenAiChatModel {
+    model: String,
+    settings: ModelSettings,
+    transport: Transport,
+}
+
+impl OpenAiChatModel {
+    /// A client for `config`. Fails only if the HTTP client cannot be built.
+    pub fn new(config: OpenAiConfig) -> Result<Self> {
+        let timeout = Duration::try_from_secs_f64(config.timeout_secs)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .ok_or_else(|| {
+                ModelError::new(
+                    ModelErrorKind::BadRequest,
+                    format!(
+                        "timeout must be a positive number of seconds, not {}",
+                        config.timeout_secs
+                    ),
+                )
+            })?;
+        let transport = Transport::new(
+            &config.base_url,
+            &config.api_key,
+            config.azure_api_version,
+            config.headers,
+            timeout,
+            config.max_retries,
+            config.max_response_bytes,
+        )?;
+        Ok(OpenAiChatModel {
+            model: config.model,
+            settings: config.settings,
+            transport,
+        })
+    }
+
+    /// The request body for `messages`.
+    pub fn request_body(&self, messages: &[Message], options: &CallOptions, stream: bool) -> Value {
+        let mut body = Map::new();
+        body.insert("model".into(), Value::from(self.model.as_str()));
+        body.insert(
+            "messages".into(),
+            Value::Array(messages.iter().map(wire_message).collect()),
+        );
+        let s = self.settings.merged(&options.overrides);
+        let mut set = |k: &str, v: Option<Value>| {
+            if let Some(v) = v {
+                body.insert(k.into(), v);
+            }
+        };
+        set("temperature", s.temperature.map(Value::from));
+        set("max_tokens", s.max_tokens.map(Value::from));
+        set("top_p", s.top_p.map(Value::from));
+        set("frequency_penalty", s.frequency_penalty.map(Value::from));
+        set("presence_penalty", s.presence_penalty.map(Value::from));
+        set(
+            "stop",
+            (!options.stop.is_empty()).then(|| json!(options.stop)),
+        );
+        if !options.tools.is_empty() {
+            set(
+                "tools",
+                Some(Value::Array(
+                    options.tools.iter().map(|t| t.to_openai()).collect(),
+                )),
+            );
+        }
+        set(
+            "tool_choice",
+            options.tool_choice.as_ref().map(|c| match c {
+                ToolChoice::Auto => json!("auto"),
+                ToolChoice::None => json!("none"),
+                ToolChoice::Required => json!("required"),
+                ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
+            }),
+        );
+        set(
+            "response_format",
+            options.response_format.as_ref().map(|f| match f {
+                ResponseFormat::Text => json!({"type": "text"}),
+                ResponseFormat::JsonObject => json!({"type": "json_object"}),
+                ResponseFormat::JsonSchema { name, schema, strict } => {
+                    json!({"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": strict}})
+                }
+            }),
+        );
+        if stream {
+            set("stream", Some(Value::Bool(true)));
+            set("stream_options", Some(json!({"include_usage": true})));
+        }
+        Value::Object(body)
+    }
+
+    async fn invoke_inner(&self, messages: &[Message], options: &CallOptions) -> Result<Message> {
+        let body = self.request_body(messages, options, false);
+        let cancel = options.cancel.as_ref();
+        let response = self
+            .transport
+            .post("chat/completions", &body, cancel, true)
+            .await?;
+        let read = self.transport.read_capped(response);
+        let bytes = match cancel {
+            Some(token) => tokio::select! {
+                biased;
+                _ = token.cancelled() => return Err(ModelError::new(ModelErrorKind::Cancelled, "the call was cancelled").into()),
+                bytes = read => bytes?,
+            },
+            None => read.await?,
+        };
+        let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
+            ModelError::new(
+                ModelErrorKind::Protocol,
+                format!(
+                    "the answer is not JSON ({e}): {}",
+                    crate::error::shorten(&String::from_utf8_lossy(&bytes), 200)
+                ),
+            )
+        })?;
+        Ok(parse_completion(&value).map_err(|e| self.transport.scrub(e))?)
+    }
+
+    async fn stream_inner(
+        &self,
+        messages: &[Message],
+        options: &CallOptions,
+    ) -> Result<ChunkStream> {
+        let body = self.request_body(messages, options, true);
+        let cancel = options.cancel.clone();
+        let response = self
+            .transport
+            .post("chat/completions", &body, cancel.as_ref(), false)
+            .await?;
+        let is_sse = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|ct| ct.contains("text/event-stream"));
+        let transport = self.transport.clone();
+        if !is_sse {
+            // A server that answers a stream request with one JSON body.
+            let bytes = transport.read_capped(response).await?;
+            let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
+                ModelError::new(
+                    ModelErrorKind::Protocol,
+                    format!("the answer is neither an event stream nor JSON ({e})"),
+                )
+            })?;
+            let message = parse_completion(&value).map_err(|e| transport.scrub(e))?;
+            let chunks = message_chunks(message);
+            return Ok(Box::pin(futures::stream::iter(chunks.into_iter().map(Ok))));
+        }
+        let bytes = response.bytes_stream();
+        let state = StreamState::new(transport, cancel);
+        Ok(Box::pin(futures::stream::unfold(
+            (bytes, state),
+            |(mut bytes, mut state)| async move {
+                let item = state.next(&mut bytes).await?;
+                Some((item, (bytes, state)))
+            },
+        )))
+    }
+}
+
+impl ChatModel for OpenAiChatModel {
+    fn name(&self) -> &str {
+        &self.model
+    }
+
+    fn invoke<'a>(
+        &'a self,
+        messages: &'a [Message],
+        options: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<Message>> {
+        Box::pin(self.invoke_inner(messages, options))
+    }
+
+    fn stream<'a>(
+        &'a self,
+        messages: &'a [Message],
+        options: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<ChunkStream>> {
+        Box::pin(self.stream_inner(messages, options))
+    }
+}
+
+/// A message in OpenAI's request form.
+fn wire_message(m: &Message) -> Value {
+    let role = match m.role {
+        Role::Human => "user",
+        Role::Ai => "assistant",
+        Role::System => "system",
+        Role::Function => "function",
+        Role::Tool => "tool",
+    };
+    let mut out = Map::new();
+    out.insert("role".into(), Value::from(role));
+    let content = match &m.content {
+        Content::Text(t) => Value::from(t.as_str()),
+        Content::Parts(parts) => Value::Array(
+            parts
+                .iter()
+                .map(|p| match p {
+                    ContentPart::Text { text } => json!({"type": "text", "text": text}),
+                    ContentPart::ImageUrl { image_url } => {
+                        json!({"type": "image_url", "image_url": image_url})
+                    }
+                })
+                .collect(),
+        ),
+    };
+    // An assistant turn that only calls tools sends null content, as OpenAI's SDK does.
+    let content = if m.role == Role::Ai && !m.tool_calls.is_empty() && m.content.is_empty() {
+        Value::Null
+    } else {
+        content
+    };
+    out.insert("content".into(), content);
+    if let Some(name) = &m.name {
+        out.insert("name".into(), Value::from(name.as_str()));
+    }
+    if let Some(id) = &m.tool_call_id {
+        out.insert("tool_call_id".into(), Value::from(id.as_str()));
+    }
+    if !m.tool_calls.is_empty() {
+        let calls: Vec<Value> = m
+            .tool_calls
+            .iter()
+            .map(|c| {
+                json!({
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.args.to_string()},
+                })
+            })
+            .collect();
+        out.insert("tool_calls".into(), Value::Array(calls));
+    }
+    Value::Object(out)
+}
+
+fn protocol(message: impl Into<String>) -> ModelError {
+    ModelError::new(ModelErrorKind::Protocol, message)
+}
+
+/// An error object inside a 200 answer or an event.
+fn embedded_error(v: &Value) -> Option<ModelError> {
+    let e = v.get("error").filter(|e| !e.is_null())?;
+    let (message, code) = error_fields(v);
+    let status = e
+        .get("status")
+        .or_else(|| e.get("code"))
+        .and_then(Value::as_u64)
+        .and_then(|s| u16::try_from(s).ok())
+        .filter(|s| (400..600).contains(s));
+    let kind = match status {
+        Some(429) => ModelErrorKind::RateLimited,
+        Some(401 | 403) => ModelErrorKind::Auth,
+        Some(400..=499) => ModelErrorKind::BadRequest,
+        _ => ModelErrorKind::Server,
+    };
+    Some(ModelError {
+        kind,
+        status,
+        message,
+        code,
+        attempts: 1,
+    })
+}
+
+/// Reads a whole (non-streamed) completion.
+fn parse_completion(v: &Value) -> Result<Message, ModelError> {
+    if let Some(e) = embedded_error(v) {
+        return Err(e);
+    }
+    let choice = v
+        .get("choices")
+        .and_then(Value::as_array)
+        .and_then(|c| c.first())
+        .ok_or_else(|| {
+            protocol(format!(
+                "the answer has no choices: {}",
+                crate::error::shorten(&v.to_string(), 200)
+            ))
+        })?;
+    let m = choice
+        .get("message")
+        .or_else(|| choice.get("delta"))
+        .unwrap_or(&Value::Null);
+    let mut acc = StreamAccumulator::default();
+    let mut state = DeltaState::default();
+    let mut chunks = Vec::new();
+    state.delta(m, &mut chunks);
+    for c in &chunks {
+        acc.push(c);
+    }
+    if let Some(u) = v.get("usage").and_then(parse_usage) {
+        acc.set_usage(u);
+    }
+    let mut message = acc.into_message();
+    message.id = v.get("id").and_then(Value::as_str).map(str::to_owned);
+    if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+        message
+            .additional_kwargs
+            .insert("finish_reason".into(), Value::from(reason));
+    }
+    Ok(message)
+}
+
+/// OpenAI's usage object (or the `input_tokens` / `output_tokens` spelling).
+fn parse_usage(u: &Value) -> Option<Usage> {
+    if !u.is_object() {
+        return None;
+    }
+    let n = |keys: &[&str]| {
+        keys.iter()
+            .find_map(|k| u.pointer(k).and_then(Value::as_u64))
+    };
+    let input = n(&["/prompt_tokens", "/input_tokens"]).unwrap_or(0);
+    let output = n(&["/completion_tokens", "/output_tokens"]).unwrap_or(0);
+    Some(Usage {
+        input_tokens: input,
+        output_tokens: output,
+        total_tokens: n(&["/total_tokens"]).unwrap_or(input + output),
+        cache_read_tokens: n(&[
+            "/prompt_tokens_details/cached_tokens",
+            "/input_tokens_details/cached_tokens",
+        ]),
+        reasoning_tokens: n(&[
+            "/completion_tokens_details/reasoning_tokens",
+            "/output_tokens_details/reasoning_tokens",
+        ]),
+    })
+}
+
+/// Tool-call bookkeeping across deltas: calls without `index` are placed
+/// by order (a new id starts a new call; no id continues the last one).
+#[derive(Debug, Default)]
+struct DeltaState {
+    calls: usize,
+    last_index: Option<usize>,
+    last_id: Option<String>,
+}
+
+impl DeltaState {
+    fn delta(&mut self, d: &Value, out: &mut Vec<StreamChunk>) {
+        if let Some(text) = d
+            .get("content")
+            .and_then(content_text)
+            .filter(|t| !t.is_empty())
+        {
+            out.push(StreamChunk::TextDelta { text });
+        }
+        for key in ["reasoning_content", "reasoning"] {
+            if let Some(text) = d.get(key).and_then(Value::as_str).filter(|t| !t.is_empty()) {
+                out.push(StreamChunk::ReasoningDelta {
+                    text: text.to_owned(),
+                });
+            }
+        }
+        let calls = match d.get("tool_calls") {
+            Some(Value::Array(calls)) => calls.clone(),
+            _ => match d.get("function_call") {
+                Some(f @ Value::Object(_)) => vec![json!({"function": f})],
+                _ => Vec::new(),
+            },
+        };
+        for call in &calls {
+            let id = call
+                .get("id")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned);
+            let index = match call.get("index").and_then(Value::as_u64) {
+                Some(i) => i as usize,
+                None => match (&id, self.last_index) {
+                    (Some(id), Some(last)) if self.last_id.as_ref() == Some(id) => last,
+                    (None, Some(last)) => last,
+                    _ => self.calls,
+                },
+            };
+            if self.last_index != Some(index) && index >= self.calls {
+                self.calls = index + 1;
+            }
+            self.last_index = Some(index);
+            if id.is_some() {
+                self.last_id.clone_from(&id);
+            }
+            let function = call.get("function").unwrap_or(&Value::Null);
+            let name = function
+                .get("name")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned);
+            let arguments = match function.get("arguments") {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Null) | None => String::new(),
+                Some(other) => other.to_string(),
+            };
+            out.push(StreamChunk::ToolCallDelta {
+                index,
+                id,
+                name,
+                arguments,
+            });
+        }
+    }
+}
+
+/// Text of a `content` that is a string or a list of parts; null is `None`.
+fn content_text(c: &Value) -> Option<String> {
+    match c {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(parts) => Some(
+            parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+/// Reading an event stream, one chunk of model output at a time.
+struct StreamState {
+    transport: Transport,
+    cancel: Option<tokio_util::sync::CancellationToken>,
+    parser: SseParser,
+    deltas: DeltaState,
+    /// Chunks (or the final error) parsed but not yet handed out.
+    pending: std::collections::VecDeque<Result<StreamChunk>>,
+    events: Vec<super::SseEvent>,
+    finish: Option<FinishReason>,
+    usage: Option<Usage>,
+    saw_tool_calls: bool,
+    received: usize,
+    /// Nothing more will be read: the `Finish` chunk or an error is queued.
+    done: bool,
+}
+
+impl StreamState {
+    fn new(transport: Transport, cancel: Option<tokio_util::sync::CancellationToken>) -> Self {
+        let parser = SseParser::new(transport.max_response_bytes);
+        StreamState {
+            transport,
+            cancel,
+            parser,
+            deltas: DeltaState::default(),
+            pending: Default::default(),
+            events: Vec::new(),
+            finish: None,
+            usage: None,
+            saw_tool_calls: false,
+            received: 0,
+            done: false,
+        }
+    }
+
+    /// The next chunk; `None` after the `Finish` chunk or an error.
+    async fn next<S>(&mut self, bytes: &mut S) -> Option<Result<StreamChunk>>
+    where
+        S: futures::Stream<Item = reqwest::Result<bytes::Bytes>> + Unpin,
+    {
+        loop {
+            if let Some(item) = self.pending.pop_front() {
+                return Some(item);
+            }
+            if self.done {
+                return None;
+            }
+            let next = match &self.cancel {
+                Some(token) => tokio::select! {
+                    biased;
+                    _ = token.cancelled() => {
+                        self.fail(ModelError::new(ModelErrorKind::Cancelled, "the stream was cancelled"));
+                        continue;
+                    }
+                    next = bytes.next() => next,
+                },
+                None => bytes.next().await,
+            };
+            match next {
+                Some(Ok(piece)) => {
+                    self.received += piece.len();
+                    if self.received > self.transport.max_response_bytes {
+                        self.fail(self.transport.too_large());
+                    } else if let Err(e) = self.parser.feed(&piece, &mut self.events) {
+                        self.fail(ModelError::new(ModelErrorKind::TooLarge, e.to_string()));
+                    } else {
+                        self.handle_events();
+                    }
+                }
+                Some(Err(e)) => self.fail(self.transport.transport_error(e)),
+                // The server closed the stream, with or without `[DONE]`.
+                None => match self.parser.finish(&mut self.events) {
+                    Err(e) => self.fail(ModelError::new(ModelErrorKind::TooLarge, e.to_string())),
+                    Ok(()) => {
+                        self.handle_events();
+                        self.end();
+                    }
+                },
+            }
+        }
+    }
+
+    /// Turns parsed events into chunks, stopping at `[DONE]` or an error.
+    fn handle_events(&mut self) {
+        for event in std::mem::take(&mut self.events) {
+            if self.done {
+                return;
+            }
+            let data = event.data.trim();
+            if data == "[DONE]" {
+                self.end();
+                return;
+            }
+            if data.is_empty() {
+                continue;
+            }
+            let value: Value = match serde_json::from_str(data) {
+                Ok(v) => v,
+                Err(e) => {
+                    let shown = crate::error::shorten(data, 200);
+                    self.fail(protocol(format!(
+                        "a streamed event is not JSON ({e}): {shown}"
+                    )));
+                    return;
+                }
+            };
+            let error = embedded_error(&value).or_else(|| {
+                (event.event.as_deref() == Some("error")).then(|| {
+                    let (message, code) = error_fields(&value);
+                    ModelError {
+                        code,
+                        ..ModelError::new(ModelErrorKind::Server, message)
+                    }
+                })
+            });
+            if let Some(e) = error {
+                let e = self.transport.scrub(e);
+                self.fail(e);
+                return;
+            }
+            if let Some(u) = value.get("usage").and_then(parse_usage) {
+                self.usage = Some(u);
+            }
+            let Some(choices) = value.get("choices").and_then(Value::as_array) else {
+                continue;
+            };
+            let first = |c: &&Value| c.get("index").and_then(Value::as_u64).unwrap_or(0) == 0;
+            for choice in choices.iter().filter(first) {
+                let mut out = Vec::new();
+                if let Some(d) = choice.get("delta").or_else(|| choice.get("message")) {
+                    self.deltas.delta(d, &mut out);
+                }
+                self.saw_tool_calls |= out
+                    .iter()
+                    .any(|c| matches!(c, StreamChunk::ToolCallDelta { .. }));
+                self.pending.extend(out.into_iter().map(Ok));
+                if let Some(r) = choice.get("finish_reason").and_then(Value::as_str) {
+                    self.finish = Some(FinishReason::parse(r));
+                }
+            }
+        }
+    }
+
+    /// Queues the `Finish` chunk; usage may have come after the finish reason.
+    fn end(&mut self) {
+        if self.done {
+            return;
+        }
+        self.done = true;
+        let fallback = if self.saw_tool_calls {
+            FinishReason::ToolCalls
+        } else {
+            FinishReason::Stop
+        };
+        self.pending.push_back(Ok(StreamChunk::Finish {
+            reason: self.finish.take().unwrap_or(fallback),
+            usage: self.usage,
+        }));
+    }
+
+    /// Queues `e` after the chunks already parsed; nothing follows it.
+    fn fail(&mut self, e: ModelError) {
+        if !self.done {
+            self.done = true;
+            self.pending.push_back(Err(e.into()));
+        }
+    }
+}
