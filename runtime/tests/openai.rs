@@ -294,7 +294,7 @@ async fn provider_errors_in_every_shape() {
         (
             Reply::json(
                 401,
-                &json!({"error": {"message": format!("Incorrect API key provided: {KEY}")}}),
+                &json!({"error": {"message": auth_message}}),
             ),
             ModelErrorKind::Auth,
             Some(401),
