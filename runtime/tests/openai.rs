@@ -224,7 +224,13 @@ async fn azure_uses_the_api_key_header_and_api_version() {
 }
 
 /// A reply and the error it must give: kind, status, message, code.
-type ErrorCase = (Reply, ModelErrorKind, Option<u16>, &'static str, Option<&'static str>);
+type ErrorCase = (
+    Reply,
+    ModelErrorKind,
+    Option<u16>,
+    &'static str,
+    Option<&'static str>,
+);
 
 #[tokio::test]
 async fn provider_errors_in_every_shape() {
@@ -292,10 +298,7 @@ async fn provider_errors_in_every_shape() {
             None,
         ),
         (
-            Reply::json(
-                401,
-                &json!({"error": {"message": auth_message}}),
-            ),
+            Reply::json(401, &json!({"error": {"message": auth_message}})),
             ModelErrorKind::Auth,
             Some(401),
             "Incorrect API key provided: ***",
