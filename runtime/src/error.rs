@@ -99,6 +99,27 @@ pub enum Error {
         /// What is wrong, with the value.
         reason: String,
     },
+    /// A node needs a credential the workflow did not provide.
+    #[error(
+        "node `{node}` needs credentials of type `{credential}`; add them to the credentials file or environment"
+    )]
+    MissingCredentials {
+        /// The node.
+        node: String,
+        /// The credential type.
+        credential: String,
+    },
+    /// A root node lacks a sub-node it needs.
+    #[error("node `{node}` needs {input} connected to it")]
+    MissingInput {
+        /// The root node.
+        node: String,
+        /// What is missing.
+        input: String,
+    },
+    /// The agent could not finish.
+    #[error("agent: {0}")]
+    Agent(String),
     /// A chat model or embeddings call failed.
     #[error(transparent)]
     Model(#[from] crate::model::ModelError),

@@ -70,11 +70,16 @@
 //! (`string`, `number`, `boolean`, `json`; default: from the field type),
 //! `default` (used when the LLM leaves the argument out).
 
+pub mod agent;
+pub mod context;
 pub mod description;
+pub mod embed;
 pub mod error;
 pub mod from_ai;
+pub mod memory;
 pub mod message;
 pub mod model;
+pub mod node;
 pub mod params;
 pub mod registry;
 mod text;
@@ -91,6 +96,8 @@ pub use registry::Catalog;
 
 /// Everything a node author needs, in one import.
 pub mod prelude {
+    pub use crate::context::{ChatModelOptions, SupplyContext};
     pub use crate::description::NodeDescription;
+    pub use crate::node::{Execute, ExecuteContext, Supply, SupplyData, ToolNode};
     pub use crate::{Catalog, Node, NodeParams, Params, ai_node};
 }

@@ -13,18 +13,30 @@ use serde_json::Value;
 
 use crate::description::NodeDescription;
 use crate::error::{Error, Result};
+use crate::node::NodeRuntime;
 
 /// One registered node type.
 #[derive(Debug)]
 pub struct Registration {
     package: &'static str,
     describe: fn() -> &'static NodeDescription,
+    runtime: fn() -> NodeRuntime,
 }
 
 impl Registration {
     /// Registers a node of `package` (n8n package name) described by `describe`.
     pub const fn new(package: &'static str, describe: fn() -> &'static NodeDescription) -> Self {
-        Registration { package, describe }
+        Registration {
+            package,
+            describe,
+            runtime: NodeRuntime::default_fn,
+        }
+    }
+
+    /// The same registration with run-time entry points.
+    pub const fn with_runtime(mut self, runtime: fn() -> NodeRuntime) -> Self {
+        self.runtime = runtime;
+        self
     }
 }
 
@@ -37,6 +49,8 @@ pub struct CatalogEntry {
     pub package: &'static str,
     /// Its description (with the bare node name).
     pub description: &'static NodeDescription,
+    /// What it can do at run time.
+    pub runtime: NodeRuntime,
 }
 
 impl CatalogEntry {
@@ -72,6 +86,7 @@ impl Catalog {
                     .map(|r| CatalogEntry {
                         package: r.package,
                         description: (r.describe)(),
+                        runtime: (r.runtime)(),
                     })
                     .collect(),
             )

@@ -140,3 +140,52 @@ fn tool_description(description: &NodeDescription, values: &Map<String, Value>) 
         _ => description.description.clone(),
     }
 }
+
+/// A tool an agent can call. Object-safe: agents hold `Arc<dyn Tool>`.
+pub trait Tool: Send + Sync + std::fmt::Debug {
+    /// Name, description and argument schema.
+    fn definition(&self) -> &ToolDefinition;
+
+    /// Runs the tool; a string result is sent to the model as it is, anything else as JSON.
+    fn call<'a>(&'a self, args: Value) -> crate::model::BoxFuture<'a, Result<Value>>;
+}
+
+type ToolFn = dyn Fn(Value) -> crate::model::BoxFuture<'static, Result<Value>> + Send + Sync;
+
+/// A tool made of a definition and an async function.
+pub struct FnTool {
+    definition: ToolDefinition,
+    function: Box<ToolFn>,
+}
+
+impl std::fmt::Debug for FnTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FnTool")
+            .field("name", &self.definition.name)
+            .finish()
+    }
+}
+
+impl FnTool {
+    /// A tool called `definition.name` that runs `function` on the arguments.
+    pub fn new<F, Fut>(definition: ToolDefinition, function: F) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value>> + Send + 'static,
+    {
+        FnTool {
+            definition,
+            function: Box::new(move |args| Box::pin(function(args))),
+        }
+    }
+}
+
+impl Tool for FnTool {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    fn call<'a>(&'a self, args: Value) -> crate::model::BoxFuture<'a, Result<Value>> {
+        (self.function)(args)
+    }
+}

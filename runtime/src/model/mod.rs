@@ -4,7 +4,7 @@
 //! ([`custom`]).
 
 pub mod custom;
-mod http;
+pub(crate) mod http;
 pub mod openai;
 mod sse;
 

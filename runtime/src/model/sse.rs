@@ -213,7 +213,8 @@ mod tests {
         assert!(p.feed(b"data: 0123456789abc\n", &mut out).is_err());
         let mut p = SseParser::new(10);
         assert!(p.feed(b"data: 01234567890123456789", &mut out).is_err());
-        let mut p = SseParser::new(10);
+        // Two data lines that fit alone but not together.
+        let mut p = SseParser::new(8);
         p.feed(b"data: 1234\ndata: 5678\n", &mut out).unwrap_err();
     }
 

@@ -1,0 +1,454 @@
+//! What a node sees while it runs: its name, credentials and input item,
+//! and the run log. Factories take the context first (`ctx.chat_model(..)`,
+//! `ctx.embeddings(..)`, `ctx.memory(..)`), so every object they return is
+//! already wrapped: each call appends an entry to the supplying node's run
+//! log and emits a tracing span. There is no unwrapped path.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use futures::StreamExt;
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use crate::embed::{Embedder, EmbeddingsConfig, OpenAiEmbedder};
+use crate::error::{Error, Result};
+use crate::memory::Memory;
+use crate::message::{Message, Usage};
+use crate::model::custom::CustomChatModel;
+use crate::model::openai::{OpenAiChatModel, OpenAiConfig};
+use crate::model::{
+    BoxFuture, CallOptions, ChatModel, ChunkStream, StreamAccumulator, StreamChunk,
+};
+use crate::tool::{Tool, ToolDefinition};
+
+/// One logged call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LogEntry {
+    /// The workflow node that supplied the object.
+    pub node: String,
+    /// What was done: `invoke`, `stream`, `embed`, `tool`, `loadMemory`, `saveMemory`.
+    pub action: String,
+    /// What went in.
+    pub input: Value,
+    /// What came out (`null` on error).
+    pub output: Value,
+    /// Token counts, for model calls that reported them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// Start, in milliseconds since the Unix epoch.
+    pub start_time: u64,
+    /// Duration in milliseconds.
+    pub execution_time: f64,
+    /// The error message, if the call failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The log of one workflow run, shared by every node in it.
+#[derive(Debug, Default)]
+pub struct RunLog {
+    entries: Mutex<Vec<LogEntry>>,
+}
+
+impl RunLog {
+    /// An empty log.
+    pub fn new() -> Arc<RunLog> {
+        Arc::new(RunLog::default())
+    }
+
+    /// Appends an entry.
+    pub fn push(&self, entry: LogEntry) {
+        self.entries
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(entry);
+    }
+
+    /// Every entry so far, in order.
+    pub fn entries(&self) -> Vec<LogEntry> {
+        self.entries
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The log in n8n's `runData` shape: per node, one run per call, with
+    /// `startTime`, `executionTime`, `data` (input and output) and `error`.
+    pub fn to_run_data(&self) -> Value {
+        let mut out = Map::new();
+        for e in self.entries() {
+            let runs = out
+                .entry(e.node.clone())
+                .or_insert_with(|| Value::Array(Vec::new()));
+            let mut run = json!({
+                "startTime": e.start_time,
+                "executionTime": e.execution_time,
+                "action": e.action,
+                "inputOverride": {"json": e.input},
+                "data": {"json": e.output},
+            });
+            if let Some(u) = e.usage {
+                run["data"]["tokenUsage"] = serde_json::to_value(u).unwrap_or_default();
+            }
+            if let Some(err) = e.error {
+                run["error"] = json!({"message": err});
+            }
+            if let Value::Array(runs) = runs {
+                runs.push(run);
+            }
+        }
+        Value::Object(out)
+    }
+}
+
+/// Times a call and records it in the log, with a tracing span.
+pub(crate) struct Logged<'a> {
+    log: &'a RunLog,
+    node: &'a str,
+    action: &'static str,
+    input: Value,
+    start: Instant,
+    start_time: u64,
+}
+
+impl<'a> Logged<'a> {
+    pub(crate) fn start(
+        log: &'a RunLog,
+        node: &'a str,
+        action: &'static str,
+        input: Value,
+    ) -> Self {
+        let start_time = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        Logged {
+            log,
+            node,
+            action,
+            input,
+            start: Instant::now(),
+            start_time,
+        }
+    }
+
+    pub(crate) fn finish<T>(
+        self,
+        result: &Result<T>,
+        output: impl FnOnce(&T) -> Value,
+        usage: Option<Usage>,
+    ) {
+        match result {
+            Ok(v) => self.record(output(v), usage, None),
+            Err(e) => self.record(Value::Null, None, Some(e.to_string())),
+        }
+    }
+
+    pub(crate) fn record(self, output: Value, usage: Option<Usage>, error: Option<String>) {
+        let execution_time = self.start.elapsed().as_secs_f64() * 1000.0;
+        tracing::info!(
+            node = self.node,
+            action = self.action,
+            ms = execution_time,
+            error = error.as_deref(),
+            "nodekit call"
+        );
+        self.log.push(LogEntry {
+            node: self.node.to_owned(),
+            action: self.action.into(),
+            input: self.input,
+            output,
+            usage,
+            start_time: self.start_time,
+            execution_time,
+            error,
+        });
+    }
+}
+
+fn messages_json(messages: &[Message]) -> Value {
+    json!({"messages": messages})
+}
+
+/// How `ctx.chat_model(..)` makes a model (the seed's `createChatModel` options).
+pub enum ChatModelOptions {
+    /// An OpenAI-compatible API.
+    OpenAiCompatible(OpenAiConfig),
+    /// Author-supplied invoke (and optionally stream).
+    Custom(CustomChatModel),
+}
+
+/// Credentials by type name, as resolved for one node.
+pub type Credentials = Map<String, Value>;
+
+/// What a sub-node's `supply_data` sees.
+#[derive(Debug, Clone)]
+pub struct SupplyContext {
+    node: String,
+    credentials: Arc<Credentials>,
+    item: Value,
+    log: Arc<RunLog>,
+}
+
+impl SupplyContext {
+    /// A context for workflow node `node` with its resolved credentials and input item.
+    pub fn new(
+        node: impl Into<String>,
+        credentials: Arc<Credentials>,
+        item: Value,
+        log: Arc<RunLog>,
+    ) -> Self {
+        SupplyContext {
+            node: node.into(),
+            credentials,
+            item,
+            log,
+        }
+    }
+
+    /// The node's name in the workflow.
+    pub fn node_name(&self) -> &str {
+        &self.node
+    }
+
+    /// The input item's JSON (`$json`).
+    pub fn item(&self) -> &Value {
+        &self.item
+    }
+
+    /// The run log this node writes to.
+    pub fn log(&self) -> &Arc<RunLog> {
+        &self.log
+    }
+
+    /// The credential of type `name`, e.g. `openAiApi`.
+    pub fn credentials(&self, name: &str) -> Result<&Value> {
+        self.credentials
+            .get(name)
+            .ok_or_else(|| Error::MissingCredentials {
+                node: self.node.clone(),
+                credential: name.to_owned(),
+            })
+    }
+
+    /// A chat model, wrapped for the run log.
+    pub fn chat_model(&self, options: ChatModelOptions) -> Result<Arc<dyn ChatModel>> {
+        let inner: Arc<dyn ChatModel> = match options {
+            ChatModelOptions::OpenAiCompatible(config) => Arc::new(OpenAiChatModel::new(config)?),
+            ChatModelOptions::Custom(model) => Arc::new(model),
+        };
+        Ok(Arc::new(LoggedModel {
+            inner,
+            node: self.node.clone(),
+            log: self.log.clone(),
+        }))
+    }
+
+    /// An OpenAI-compatible embeddings model, wrapped for the run log.
+    pub fn embeddings(&self, config: EmbeddingsConfig) -> Result<Arc<dyn Embedder>> {
+        Ok(self.wrap_embedder(Arc::new(OpenAiEmbedder::new(config)?)))
+    }
+
+    /// Any embedder, wrapped for the run log.
+    pub fn wrap_embedder(&self, inner: Arc<dyn Embedder>) -> Arc<dyn Embedder> {
+        Arc::new(LoggedEmbedder {
+            inner,
+            node: self.node.clone(),
+            log: self.log.clone(),
+        })
+    }
+}
+
+impl SupplyContext {
+    /// Memory, wrapped for the run log.
+    pub fn memory(&self, memory: Arc<dyn Memory>) -> Arc<dyn Memory> {
+        Arc::new(LoggedMemory {
+            inner: memory,
+            node: self.node.clone(),
+            log: self.log.clone(),
+        })
+    }
+
+    /// A tool, wrapped for the run log.
+    pub fn tool(&self, tool: Arc<dyn Tool>) -> Arc<dyn Tool> {
+        Arc::new(LoggedTool {
+            inner: tool,
+            node: self.node.clone(),
+            log: self.log.clone(),
+        })
+    }
+}
+
+/// Memory whose loads and saves go to the run log.
+#[derive(Debug)]
+struct LoggedMemory {
+    inner: Arc<dyn Memory>,
+    node: String,
+    log: Arc<RunLog>,
+}
+
+impl Memory for LoggedMemory {
+    fn load(&self) -> BoxFuture<'_, Result<Vec<Message>>> {
+        Box::pin(async move {
+            let call = Logged::start(&self.log, &self.node, "loadMemory", Value::Null);
+            let result = self.inner.load().await;
+            call.finish(&result, |m| json!({"messages": m}), None);
+            result
+        })
+    }
+
+    fn save<'a>(&'a self, input: &'a str, output: &'a str) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            let call = Logged::start(
+                &self.log,
+                &self.node,
+                "saveMemory",
+                json!({"input": input, "output": output}),
+            );
+            let result = self.inner.save(input, output).await;
+            call.finish(&result, |_| json!({"saved": true}), None);
+            result
+        })
+    }
+}
+
+/// A tool whose calls go to the run log.
+#[derive(Debug)]
+struct LoggedTool {
+    inner: Arc<dyn Tool>,
+    node: String,
+    log: Arc<RunLog>,
+}
+
+impl Tool for LoggedTool {
+    fn definition(&self) -> &ToolDefinition {
+        self.inner.definition()
+    }
+
+    fn call<'a>(&'a self, args: Value) -> BoxFuture<'a, Result<Value>> {
+        Box::pin(async move {
+            let call = Logged::start(&self.log, &self.node, "tool", args.clone());
+            let result = self.inner.call(args).await;
+            call.finish(&result, |v| json!({"response": v}), None);
+            result
+        })
+    }
+}
+
+/// A chat model whose calls go to the run log.
+#[derive(Debug)]
+struct LoggedModel {
+    inner: Arc<dyn ChatModel>,
+    node: String,
+    log: Arc<RunLog>,
+}
+
+impl ChatModel for LoggedModel {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn invoke<'a>(
+        &'a self,
+        messages: &'a [Message],
+        options: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<Message>> {
+        Box::pin(async move {
+            let call = Logged::start(&self.log, &self.node, "invoke", messages_json(messages));
+            let result = self.inner.invoke(messages, options).await;
+            let usage = result.as_ref().ok().and_then(|m| m.usage);
+            call.finish(&result, |m| json!({"message": m}), usage);
+            result
+        })
+    }
+
+    fn stream<'a>(
+        &'a self,
+        messages: &'a [Message],
+        options: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<ChunkStream>> {
+        Box::pin(async move {
+            let log = self.log.clone();
+            let node = self.node.clone();
+            let input = messages_json(messages);
+            let started = Instant::now();
+            let start_time = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64);
+            let inner = match self.inner.stream(messages, options).await {
+                Ok(s) => s,
+                Err(e) => {
+                    Logged::start(&log, &node, "stream", input).record(
+                        Value::Null,
+                        None,
+                        Some(e.to_string()),
+                    );
+                    return Err(e);
+                }
+            };
+            // The entry is written when the stream ends (or fails), with the merged answer.
+            let mut acc = Some(StreamAccumulator::default());
+            let mut entry = Some((input, start_time));
+            let stream = inner.map(move |item| {
+                if let (Some(a), Ok(chunk)) = (acc.as_mut(), &item) {
+                    a.push(chunk);
+                }
+                let finished = matches!(item, Ok(StreamChunk::Finish { .. }) | Err(_));
+                if finished && let (Some(a), Some((input, start_time))) = (acc.take(), entry.take())
+                {
+                    let message = a.into_message();
+                    let error = item.as_ref().err().map(ToString::to_string);
+                    log.push(LogEntry {
+                        node: node.clone(),
+                        action: "stream".into(),
+                        input,
+                        output: if error.is_none() {
+                            json!({"message": message})
+                        } else {
+                            Value::Null
+                        },
+                        usage: message.usage,
+                        start_time,
+                        execution_time: started.elapsed().as_secs_f64() * 1000.0,
+                        error,
+                    });
+                }
+                item
+            });
+            Ok(Box::pin(stream) as ChunkStream)
+        })
+    }
+}
+
+/// An embedder whose calls go to the run log.
+#[derive(Debug)]
+struct LoggedEmbedder {
+    inner: Arc<dyn Embedder>,
+    node: String,
+    log: Arc<RunLog>,
+}
+
+impl Embedder for LoggedEmbedder {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>>> {
+        Box::pin(async move {
+            let call = Logged::start(
+                &self.log,
+                &self.node,
+                "embed",
+                json!({"texts": texts.len()}),
+            );
+            let result = self.inner.embed(texts).await;
+            call.finish(
+                &result,
+                |v| json!({"vectors": v.len(), "dimensions": v.first().map_or(0, Vec::len)}),
+                None,
+            );
+            result
+        })
+    }
+}

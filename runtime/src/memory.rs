@@ -1,0 +1,123 @@
+//! Conversation memory: where messages are stored ([`ChatHistory`], the
+//! seed's `N8nChatHistory`) and what the model gets to see ([`Memory`]).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::error::Result;
+use crate::message::Message;
+use crate::model::BoxFuture;
+
+/// A store of one conversation's messages. Object-safe.
+pub trait ChatHistory: Send + Sync + std::fmt::Debug {
+    /// Every stored message, oldest first.
+    fn messages(&self) -> BoxFuture<'_, Result<Vec<Message>>>;
+
+    /// Appends one message.
+    fn add_message<'a>(&'a self, message: &'a Message) -> BoxFuture<'a, Result<()>>;
+
+    /// Appends several; stores override this with one batch write.
+    fn add_messages<'a>(&'a self, messages: &'a [Message]) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            for m in messages {
+                self.add_message(m).await?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Removes every message.
+    fn clear(&self) -> BoxFuture<'_, Result<()>>;
+}
+
+/// What a model sees of a conversation, and how an exchange is saved. Object-safe.
+pub trait Memory: Send + Sync + std::fmt::Debug {
+    /// The messages to put before the new input.
+    fn load(&self) -> BoxFuture<'_, Result<Vec<Message>>>;
+
+    /// Stores one exchange: the human input and the AI output.
+    fn save<'a>(&'a self, input: &'a str, output: &'a str) -> BoxFuture<'a, Result<()>>;
+}
+
+/// Messages kept in this process, by session id (n8n's "Simple Memory").
+#[derive(Debug, Clone)]
+pub struct InProcessHistory {
+    messages: Arc<Mutex<Vec<Message>>>,
+}
+
+impl InProcessHistory {
+    /// The history of `session` in this process, shared by every caller.
+    pub fn session(session: &str) -> Self {
+        static SESSIONS: OnceLock<Mutex<HashMap<String, Arc<Mutex<Vec<Message>>>>>> =
+            OnceLock::new();
+        let sessions = SESSIONS.get_or_init(Default::default);
+        let mut sessions = sessions.lock().unwrap_or_else(|e| e.into_inner());
+        InProcessHistory {
+            messages: sessions.entry(session.to_owned()).or_default().clone(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Message>> {
+        self.messages.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl ChatHistory for InProcessHistory {
+    fn messages(&self) -> BoxFuture<'_, Result<Vec<Message>>> {
+        let messages = self.lock().clone();
+        Box::pin(async move { Ok(messages) })
+    }
+
+    fn add_message<'a>(&'a self, message: &'a Message) -> BoxFuture<'a, Result<()>> {
+        self.lock().push(message.clone());
+        Box::pin(async { Ok(()) })
+    }
+
+    fn add_messages<'a>(&'a self, messages: &'a [Message]) -> BoxFuture<'a, Result<()>> {
+        self.lock().extend_from_slice(messages);
+        Box::pin(async { Ok(()) })
+    }
+
+    fn clear(&self) -> BoxFuture<'_, Result<()>> {
+        self.lock().clear();
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// The last `k` exchanges (`2k` messages) of a history, as LangChain's
+/// `BufferWindowMemory` (where `k = 0` keeps everything).
+#[derive(Debug, Clone)]
+pub struct BufferWindowMemory {
+    history: Arc<dyn ChatHistory>,
+    k: usize,
+}
+
+impl BufferWindowMemory {
+    /// A window of `k` exchanges over `history`.
+    pub fn new(history: Arc<dyn ChatHistory>, k: usize) -> Self {
+        BufferWindowMemory { history, k }
+    }
+}
+
+impl Memory for BufferWindowMemory {
+    fn load(&self) -> BoxFuture<'_, Result<Vec<Message>>> {
+        Box::pin(async move {
+            let messages = self.history.messages().await?;
+            // LangChain slices with `-k * 2`, and `slice(-0)` is the whole list.
+            let keep = if self.k == 0 {
+                messages.len()
+            } else {
+                (self.k * 2).min(messages.len())
+            };
+            Ok(messages[messages.len() - keep..].to_vec())
+        })
+    }
+
+    fn save<'a>(&'a self, input: &'a str, output: &'a str) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            self.history
+                .add_messages(&[Message::human(input), Message::ai(output)])
+                .await
+        })
+    }
+}
