@@ -451,6 +451,8 @@ fn field_value(f: &Field) -> TokenStream {
             .unwrap_or_default();
         let checks = quote!(&#p::Checks { min: #min, max: #max, options: &[#(#options),*], json_text: #json_text, required: #required });
         let absent = match (default_of(f), &f.from_ai) {
+            // Absent from an `Option` field: hidden by display_options, or never given.
+            (Some(Default::Expression(_)), _) if f.optional => None,
             (Some(Default::Expression(text)), _) => {
                 Some(quote!(#p::expression_default::<#ty>(#text, __at, #name, #checks)?))
             }

@@ -297,6 +297,25 @@ fn field(cx: &Ctxt, f: &Field) {
                 format!("a `fixed_collection` field must be a `Vec<T>` of a `#[derive(NodeParams)]` struct, not `{ty_text}`"),
             ));
     }
+    if let Some(display) = &a.display
+        && !f.optional
+        && !has_plain_default(f)
+        && a.collection.is_none()
+        && a.fixed_collection.is_none()
+    {
+        let span = display
+            .show
+            .first()
+            .or(display.hide.first())
+            .map_or(f.ident.span(), |c| c.key_span);
+        cx.syn_error(syn::Error::new(
+            span,
+            format!(
+                "`{}` has display_options, so it may be hidden, and a hidden parameter has no value: make the field an `Option` or give it a default that is not an expression",
+                f.ident
+            ),
+        ));
+    }
     if let Some(ai) = &f.from_ai {
         if let Some(default) = &a.default {
             cx.error_spanned_by(
@@ -325,6 +344,15 @@ fn field(cx: &Ctxt, f: &Field) {
             value(cx, f, default, "$fromAI default", false);
         }
     }
+}
+
+/// A default that needs no resolving (not an `=` expression, not `$fromAI`).
+fn has_plain_default(f: &Field) -> bool {
+    let Some(default) = &f.attrs.default else {
+        return false;
+    };
+    f.from_ai.is_none()
+        && !matches!(default, Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) if s.value().starts_with('='))
 }
 
 fn is_from_ai_key(s: &str) -> bool {

@@ -1,6 +1,7 @@
 //! nodekit's built-in nodes. Linking this crate registers them in the
 //! program's [`nodekit::Catalog`].
 
+pub mod credentials;
 pub mod nodes;
 
 /// Forces the linker to keep this crate's node registrations; call it (or

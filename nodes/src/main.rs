@@ -3,14 +3,18 @@
 //! JSON goes to standard output; errors go to standard error with a
 //! non-zero exit status (1 for a failed command, 2 for wrong usage).
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 use nodekit::Catalog;
+use nodekit::agent::AgentEvent;
+use nodekit::context::Credentials;
 use nodekit::from_ai;
 use nodekit::tool::NodeTool;
+use nodekit::workflow::{RunOptions, RunResult, Workflow};
 use serde_json::Value;
 
 /// Inspect the n8n-style nodes registered in this program.
@@ -54,12 +58,71 @@ enum Command {
         #[arg(long, value_name = "JSON")]
         params: String,
     },
+    /// Run a workflow (n8n export format) on one chat message, printing the answer as it streams.
+    Run {
+        /// The workflow JSON file.
+        workflow: PathBuf,
+        /// The user's message (the trigger item's `chatInput`).
+        #[arg(long, value_name = "TEXT")]
+        message: String,
+        /// The conversation's session id (the trigger item's `sessionId`).
+        #[arg(long, value_name = "ID", default_value = "cli")]
+        session: String,
+        /// After the answer, print the run log (n8n's runData shape) as JSON.
+        #[arg(long)]
+        log: bool,
+        #[command(flatten)]
+        credentials: CredentialArgs,
+    },
+    /// Chat with a workflow: each line you type is one message; an empty line or end of input quits.
+    Chat {
+        /// The workflow JSON file.
+        workflow: PathBuf,
+        /// The conversation's session id.
+        #[arg(long, value_name = "ID", default_value = "cli")]
+        session: String,
+        #[command(flatten)]
+        credentials: CredentialArgs,
+    },
+}
+
+/// Where credentials come from.
+#[derive(clap::Args, Debug)]
+struct CredentialArgs {
+    /// JSON file of credentials by type, e.g. `{"openAiApi": {"apiKey": "...", "url": "http://127.0.0.1:8080/v1"}}`.
+    /// Also read from `NODEKIT_CREDENTIALS_FILE`, or as JSON text from `NODEKIT_CREDENTIALS`;
+    /// `OPENAI_API_KEY` and `OPENAI_BASE_URL` fill `openAiApi` when it is missing.
+    #[arg(long, value_name = "FILE")]
+    credentials: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
     nodekit_nodes::link();
     let cli = Cli::parse();
-    match run(cli.command) {
+    let result = match cli.command {
+        Command::Run {
+            workflow,
+            message,
+            session,
+            log,
+            credentials,
+        } => workflow_command(
+            |runtime, wf, creds| runtime.block_on(run_workflow(wf, creds, &message, &session, log)),
+            &workflow,
+            &credentials,
+        ),
+        Command::Chat {
+            workflow,
+            session,
+            credentials,
+        } => workflow_command(
+            |runtime, wf, creds| runtime.block_on(chat(wf, creds, &session)),
+            &workflow,
+            &credentials,
+        ),
+        other => run(other),
+    };
+    match result {
         Ok(output) => {
             if let Some(text) = output {
                 println!("{text}");
@@ -69,6 +132,154 @@ fn main() -> ExitCode {
         Err(message) => {
             eprintln!("nodekit: {message}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// Loads the workflow and credentials, then runs `work` on a Tokio runtime.
+fn workflow_command(
+    work: impl FnOnce(&tokio::runtime::Runtime, Workflow, Arc<Credentials>) -> Result<(), String>,
+    path: &std::path::Path,
+    credentials: &CredentialArgs,
+) -> Result<Option<String>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read workflow {}: {e}", path.display()))?;
+    let workflow = Workflow::from_json(&text).map_err(|e| e.to_string())?;
+    let credentials = load_credentials(credentials)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    work(&runtime, workflow, Arc::new(credentials))?;
+    Ok(None)
+}
+
+fn load_credentials(args: &CredentialArgs) -> Result<Credentials, String> {
+    let file = args
+        .credentials
+        .clone()
+        .or_else(|| std::env::var_os("NODEKIT_CREDENTIALS_FILE").map(PathBuf::from));
+    let mut credentials: Credentials = match (file, std::env::var("NODEKIT_CREDENTIALS")) {
+        (Some(path), _) => {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| format!("cannot read credentials {}: {e}", path.display()))?;
+            serde_json::from_str(&text).map_err(|e| {
+                format!(
+                    "credentials file {} is not a JSON object of credentials by type: {e}",
+                    path.display()
+                )
+            })?
+        }
+        (None, Ok(text)) => serde_json::from_str(&text).map_err(|e| {
+            format!("NODEKIT_CREDENTIALS is not a JSON object of credentials by type: {e}")
+        })?,
+        (None, Err(_)) => Credentials::new(),
+    };
+    if !credentials.contains_key("openAiApi")
+        && let Ok(key) = std::env::var("OPENAI_API_KEY")
+    {
+        let mut openai = serde_json::json!({"apiKey": key});
+        if let Ok(url) = std::env::var("OPENAI_BASE_URL") {
+            openai["url"] = Value::String(url);
+        }
+        credentials.insert("openAiApi".into(), openai);
+    }
+    Ok(credentials)
+}
+
+/// Runs the workflow on one message; the answer streams to stdout, tool calls to stderr.
+async fn run_once(
+    workflow: &Workflow,
+    credentials: Arc<Credentials>,
+    message: &str,
+    session: &str,
+) -> Result<RunResult, String> {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let printer = tokio::spawn(async move {
+        let mut printed = false;
+        let mut out = std::io::stdout();
+        while let Some(event) = rx.recv().await {
+            match event {
+                AgentEvent::TextDelta { text } => {
+                    printed = true;
+                    let _ = out.write_all(text.as_bytes());
+                    let _ = out.flush();
+                }
+                AgentEvent::ToolCall { name, args, .. } => eprintln!("[tool {name} {args}]"),
+                AgentEvent::ToolResult {
+                    name,
+                    output,
+                    error,
+                    ..
+                } => {
+                    let mark = if error { "failed" } else { "answered" };
+                    eprintln!(
+                        "[tool {name} {mark}: {}]",
+                        output.chars().take(200).collect::<String>()
+                    );
+                }
+            }
+        }
+        printed
+    });
+    let options = RunOptions {
+        input: serde_json::json!({"chatInput": message, "sessionId": session, "action": "sendMessage"}),
+        credentials,
+        events: Some(tx),
+    };
+    let result = workflow.run(Catalog::global(), options).await;
+    let printed = printer.await.unwrap_or(false);
+    let result = result.map_err(|e| e.to_string())?;
+    if !printed {
+        for item in &result.items {
+            match item.get("output") {
+                Some(Value::String(s)) => print!("{s}"),
+                Some(v) => print!("{}", pretty(v)),
+                None => print!("{}", pretty(item)),
+            }
+        }
+    }
+    println!();
+    Ok(result)
+}
+
+async fn run_workflow(
+    workflow: Workflow,
+    credentials: Arc<Credentials>,
+    message: &str,
+    session: &str,
+    log: bool,
+) -> Result<(), String> {
+    let result = run_once(&workflow, credentials, message, session).await?;
+    if log {
+        println!("{}", pretty(&result.log.to_run_data()));
+    }
+    Ok(())
+}
+
+async fn chat(
+    workflow: Workflow,
+    credentials: Arc<Credentials>,
+    session: &str,
+) -> Result<(), String> {
+    let stdin = std::io::stdin();
+    loop {
+        eprint!("> ");
+        let mut line = String::new();
+        if stdin
+            .read_line(&mut line)
+            .map_err(|e| format!("cannot read standard input: {e}"))?
+            == 0
+        {
+            return Ok(());
+        }
+        let message = line.trim();
+        if message.is_empty() {
+            return Ok(());
+        }
+        if let Err(e) = run_once(&workflow, credentials.clone(), message, session).await {
+            eprintln!("nodekit: {e}");
         }
     }
 }
@@ -121,6 +332,7 @@ fn run(command: Command) -> Result<Option<String>, String> {
                 .map_err(|e| e.to_string())?;
             Ok(Some(pretty(&tool.definition().to_openai())))
         }
+        Command::Run { .. } | Command::Chat { .. } => unreachable!("handled in main"),
         Command::FromAi { params } => {
             let params = read_json(&params, "--params")?;
             let calls = from_ai::collect_calls(&params).map_err(|e| e.to_string())?;

@@ -117,6 +117,21 @@ pub enum Error {
         /// What is missing.
         input: String,
     },
+    /// A parameter uses an expression nodekit does not evaluate.
+    #[error(
+        "node `{node}`: parameter `{path}` uses an unsupported expression: {expression}; nodekit evaluates `$json` access and `$fromAI(...)` only"
+    )]
+    UnsupportedExpression {
+        /// The node.
+        node: String,
+        /// The parameter path.
+        path: String,
+        /// The part that is not supported.
+        expression: String,
+    },
+    /// A workflow cannot be run.
+    #[error("workflow: {0}")]
+    Workflow(String),
     /// The agent could not finish.
     #[error("agent: {0}")]
     Agent(String),

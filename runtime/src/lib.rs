@@ -75,6 +75,7 @@ pub mod context;
 pub mod description;
 pub mod embed;
 pub mod error;
+pub mod expression;
 pub mod from_ai;
 pub mod memory;
 pub mod message;
@@ -84,6 +85,7 @@ pub mod params;
 pub mod registry;
 mod text;
 pub mod tool;
+pub mod workflow;
 
 #[doc(hidden)]
 #[path = "private.rs"]

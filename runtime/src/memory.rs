@@ -39,17 +39,19 @@ pub trait Memory: Send + Sync + std::fmt::Debug {
     fn save<'a>(&'a self, input: &'a str, output: &'a str) -> BoxFuture<'a, Result<()>>;
 }
 
+/// One session's messages, shared by every handle to it.
+type SharedMessages = Arc<Mutex<Vec<Message>>>;
+
 /// Messages kept in this process, by session id (n8n's "Simple Memory").
 #[derive(Debug, Clone)]
 pub struct InProcessHistory {
-    messages: Arc<Mutex<Vec<Message>>>,
+    messages: SharedMessages,
 }
 
 impl InProcessHistory {
     /// The history of `session` in this process, shared by every caller.
     pub fn session(session: &str) -> Self {
-        static SESSIONS: OnceLock<Mutex<HashMap<String, Arc<Mutex<Vec<Message>>>>>> =
-            OnceLock::new();
+        static SESSIONS: OnceLock<Mutex<HashMap<String, SharedMessages>>> = OnceLock::new();
         let sessions = SESSIONS.get_or_init(Default::default);
         let mut sessions = sessions.lock().unwrap_or_else(|e| e.into_inner());
         InProcessHistory {

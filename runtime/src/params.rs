@@ -578,6 +578,8 @@ pub fn convert<T: DeserializeOwned + JsonSchema>(
     }
     let parsed;
     let value = match value {
+        // Empty JSON text is an unset parameter.
+        Value::String(text) if checks.json_text && text.trim().is_empty() => &Value::Null,
         Value::String(text) if checks.json_text => {
             parsed = serde_json::from_str::<Value>(text).map_err(|e| Error::WrongType {
                 node: parent.node.to_owned(),

@@ -2,11 +2,13 @@
 //! `type: 'openaiCompatible'`): OpenAI, Azure OpenAI, Ollama, vLLM, LM Studio,
 //! llama.cpp server, LiteLLM.
 
+use nodekit::model::ModelSettings;
+use nodekit::model::openai::OpenAiConfig;
 use nodekit::prelude::*;
 
 /// Chat model settings, n8n's "Options" collection.
 #[derive(Debug, Clone, PartialEq, NodeParams)]
-pub struct ChatModelOptions {
+pub struct LmChatOptions {
     /// Penalises tokens by how often they already appear, to reduce repetition.
     #[param(default = 0, min = -2, max = 2, precision = 1)]
     pub frequency_penalty: f64,
@@ -51,5 +53,27 @@ pub struct LmChatOpenAiCompatible {
     pub model: String,
     /// Additional settings.
     #[param(collection, placeholder = "Add Option")]
-    pub options: ChatModelOptions,
+    pub options: LmChatOptions,
+}
+
+impl SupplyData for LmChatOpenAiCompatible {
+    async fn supply_data(self, ctx: &SupplyContext) -> nodekit::Result<Supply> {
+        let credentials = ctx.credentials("openAiApi")?;
+        let o = &self.options;
+        let config = OpenAiConfig {
+            settings: ModelSettings {
+                temperature: Some(o.temperature),
+                max_tokens: u64::try_from(o.max_tokens).ok(),
+                top_p: Some(o.top_p),
+                frequency_penalty: Some(o.frequency_penalty),
+                presence_penalty: Some(o.presence_penalty),
+            },
+            timeout_secs: o.timeout as f64 / 1000.0,
+            max_retries: o.max_retries,
+            ..crate::credentials::openai(credentials, &self.model)?
+        };
+        Ok(ctx
+            .chat_model(ChatModelOptions::OpenAiCompatible(config))?
+            .into())
+    }
 }

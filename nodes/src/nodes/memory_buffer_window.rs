@@ -1,6 +1,9 @@
 //! n8n's "Simple Memory": the recent messages of a conversation, kept in
 //! the process.
 
+use std::sync::Arc;
+
+use nodekit::memory::{BufferWindowMemory, InProcessHistory};
 use nodekit::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -36,8 +39,30 @@ pub struct MemoryBufferWindow {
         default = "={{ $json.sessionId }}",
         display_options(show(session_id_type = [SessionIdType::CustomKey]))
     )]
-    pub session_key: String,
+    pub session_key: Option<String>,
     /// How many past interactions the model receives as context.
     #[param(default = 5, min = 1)]
     pub context_window_length: u32,
+}
+
+impl SupplyData for MemoryBufferWindow {
+    async fn supply_data(self, ctx: &SupplyContext) -> nodekit::Result<Supply> {
+        let session = match self.session_id_type {
+            SessionIdType::FromInput => ctx
+                .item()
+                .get("sessionId")
+                .and_then(|v| v.as_str())
+                .map(str::to_owned),
+            SessionIdType::CustomKey => self.session_key.clone(),
+        };
+        let session = session.filter(|s| !s.is_empty()).ok_or_else(|| {
+            nodekit::Error::Workflow(format!(
+                "node `{}`: no session ID found: the input item has no `sessionId` (or set \"Session ID\" to \"Define below\")",
+                ctx.node_name()
+            ))
+        })?;
+        let history = Arc::new(InProcessHistory::session(&session));
+        let memory = BufferWindowMemory::new(history, self.context_window_length as usize);
+        Ok(ctx.memory(Arc::new(memory)).into())
+    }
 }

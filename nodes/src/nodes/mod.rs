@@ -1,4 +1,8 @@
 //! The built-in node types, one module each.
 
+pub mod agent;
+pub mod embeddings_openai_compatible;
 pub mod lm_chat_openai_compatible;
 pub mod memory_buffer_window;
+pub mod tool_http_request;
+pub mod tool_think;

@@ -125,8 +125,14 @@ pub struct Server {
 
 impl Server {
     pub async fn start(replies: Vec<Reply>) -> Server {
+        Server::start_with(|_| replies).await
+    }
+
+    /// Starts a server whose replies may mention its own base URL.
+    pub async fn start_with(replies: impl FnOnce(&str) -> Vec<Reply>) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
+        let replies = replies(&format!("http://{addr}/v1"));
         let seen = Arc::new(Mutex::new(Vec::new()));
         let seen2 = seen.clone();
         tokio::spawn(async move {

@@ -24,3 +24,14 @@ pub struct Query {
 }
 
 fn main() {}
+
+/// A parameter that may be hidden needs a value when it is.
+#[ai_node]
+pub struct MaybeHidden {
+    /// Switch.
+    #[param(default = false)]
+    on: bool,
+    /// Hidden when off, and no plain default.
+    #[param(default = "={{ $json.x }}", display_options(show(on = [true])))]
+    x: String,
+}

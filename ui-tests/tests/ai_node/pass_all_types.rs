@@ -101,7 +101,7 @@ pub struct Everything {
     headers: Vec<Header>,
     /// An expression default.
     #[param(name = "sessionId", default = "={{ $json.sessionId }}", display_options(hide(direction = [Direction::Asc])))]
-    session: String,
+    session: Option<String>,
     /// Filled by the LLM.
     #[from_ai(key = "search_term", description = "What to search", type = "string", default = "all")]
     search: String,

@@ -1,0 +1,27 @@
+//! Reading n8n's credential shapes into nodekit settings.
+
+use nodekit::model::openai::OpenAiConfig;
+use serde_json::Value;
+
+/// n8n's `openAiApi` credential (`apiKey`, optional `url` as the API root,
+/// optional `headerName`/`headerValue`, optional `azureApiVersion`) for `model`.
+pub fn openai(credential: &Value, model: &str) -> nodekit::Result<OpenAiConfig> {
+    let text = |k: &str| {
+        credential
+            .get(k)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    };
+    let api_key = text("apiKey").ok_or_else(|| {
+        nodekit::Error::Workflow("the `openAiApi` credential has no `apiKey`".into())
+    })?;
+    let mut config = OpenAiConfig::new(api_key, model);
+    if let Some(url) = text("url") {
+        config.base_url = url.to_owned();
+    }
+    if let (Some(name), Some(value)) = (text("headerName"), text("headerValue")) {
+        config.headers.push((name.to_owned(), value.to_owned()));
+    }
+    config.azure_api_version = text("azureApiVersion").map(str::to_owned);
+    Ok(config)
+}

@@ -1,0 +1,227 @@
+//! `nodekit run` and `nodekit chat` end to end: a workflow with an agent,
+//! memory and two tools, against a scripted OpenAI-compatible server.
+
+#[path = "../../runtime/tests/support/mod.rs"]
+mod support;
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+use support::{Reply, Server};
+
+const WORKFLOW: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../examples/workflows/agent-with-tools.json"
+);
+
+fn nodekit(args: Vec<String>, base_url: &str, stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nodekit"))
+        .args(args)
+        .env(
+            "NODEKIT_CREDENTIALS",
+            json!({"openAiApi": {"apiKey": "sk-local", "url": base_url}}).to_string(),
+        )
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn tool_turn(url: &str) -> Reply {
+    Reply::sse(&[
+        json!({"choices": [{"delta": {"role": "assistant", "tool_calls": [
+            {"index": 0, "id": "call_think", "type": "function", "function": {"name": "Think", "arguments": "{\"thought\":\"need the number\"}"}}
+        ]}}]}),
+        json!({"choices": [{"delta": {"tool_calls": [
+            {"index": 1, "id": "call_fetch", "type": "function", "function": {"name": "Fetch", "arguments": format!("{{\"url\":\"{url}\"}}")}}
+        ]}, "finish_reason": "tool_calls"}]}),
+    ])
+}
+
+fn text_turn(text: &str) -> Reply {
+    Reply::sse(&[
+        json!({"choices": [{"delta": {"role": "assistant", "content": &text[..3]}}]}),
+        json!({"choices": [{"delta": {"content": &text[3..]}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 20, "completion_tokens": 4, "total_tokens": 24}}),
+    ])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_a_workflow_with_memory_and_two_tools() {
+    // Replies in arrival order: model (two tool calls), the Fetch tool's GET, model (answer).
+    let server = Server::start_with(|base| {
+        vec![
+            tool_turn(&format!("{base}/data")),
+            Reply::raw(200, "text/plain", b"the number is 42"),
+            text_turn("It is 42."),
+        ]
+    })
+    .await;
+    let base = server.base_url.clone();
+    let args = vec![
+        "run".into(),
+        WORKFLOW.into(),
+        "--message".into(),
+        "What is the number?".into(),
+        "--log".into(),
+    ];
+    let out = tokio::task::spawn_blocking(move || nodekit(args, &base, ""))
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "stderr: {stderr}");
+    let (answer, log) = stdout.split_once('\n').unwrap();
+    assert_eq!(answer, "It is 42.");
+    assert!(
+        stderr.contains("[tool Think {\"thought\":\"need the number\"}]"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("[tool Fetch answered: the number is 42]"),
+        "{stderr}"
+    );
+
+    // What the model was sent.
+    let seen = server.seen();
+    assert_eq!(seen.len(), 3);
+    let first = &seen[0].body;
+    assert_eq!(first["model"], "gpt-4o-mini");
+    assert_eq!(
+        first["messages"][0],
+        json!({"role": "system", "content": "You are terse. Use the tools."})
+    );
+    assert_eq!(
+        first["messages"][1],
+        json!({"role": "user", "content": "What is the number?"})
+    );
+    let tool_names: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(tool_names, ["Think", "Fetch"]);
+    assert_eq!(
+        first["tools"][1]["function"]["parameters"]["required"],
+        json!(["url"])
+    );
+    assert_eq!(seen[1].path, "/v1/data");
+    let last = seen[2].body["messages"].as_array().unwrap();
+    assert_eq!(
+        last[3],
+        json!({"role": "tool", "content": "need the number", "name": "Think", "tool_call_id": "call_think"})
+    );
+    assert_eq!(last[4]["content"], "the number is 42");
+
+    // The run log: every call, by node.
+    let log: Value = serde_json::from_str(log).unwrap();
+    let actions = |node: &str| -> Vec<String> {
+        log[node]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["action"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(actions("Chat Model"), ["stream", "stream"]);
+    assert_eq!(actions("Memory"), ["loadMemory", "saveMemory"]);
+    assert_eq!(actions("Think"), ["tool"]);
+    assert_eq!(actions("Fetch"), ["tool"]);
+    assert_eq!(
+        log["Chat Model"][1]["data"]["tokenUsage"]["totalTokens"],
+        24
+    );
+    assert_eq!(
+        log["Memory"][1]["inputOverride"]["json"],
+        json!({"input": "What is the number?", "output": "It is 42."})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_remembers_the_conversation() {
+    let server = Server::start(vec![text_turn("Hi Ada."), text_turn("You are Ada.")]).await;
+    let base = server.base_url.clone();
+    let args = vec![
+        "chat".into(),
+        WORKFLOW.into(),
+        "--session".into(),
+        "s1".into(),
+    ];
+    let out = tokio::task::spawn_blocking(move || nodekit(args, &base, "I am Ada\nWho am I?\n"))
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "Hi Ada.\nYou are Ada.\n"
+    );
+    let second = &server.seen()[1].body["messages"];
+    assert_eq!(second[1], json!({"role": "user", "content": "I am Ada"}));
+    assert_eq!(
+        second[2],
+        json!({"role": "assistant", "content": "Hi Ada."})
+    );
+    assert_eq!(second[3], json!({"role": "user", "content": "Who am I?"}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failures_are_clear_errors() {
+    // The model server refuses the key.
+    let server = Server::start(vec![Reply::json(
+        401,
+        &json!({"error": {"message": "bad key"}}),
+    )])
+    .await;
+    let base = server.base_url.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        nodekit(
+            vec![
+                "run".into(),
+                WORKFLOW.into(),
+                "--message".into(),
+                "hi".into(),
+            ],
+            &base,
+            "",
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("model call failed: the API key was refused (HTTP 401): bad key"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("sk-local"));
+
+    // A workflow that is not one.
+    let out = nodekit(
+        vec![
+            "run".into(),
+            "/nonexistent.json".into(),
+            "--message".into(),
+            "hi".into(),
+        ],
+        "http://127.0.0.1:9",
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .starts_with("nodekit: cannot read workflow /nonexistent.json")
+    );
+}

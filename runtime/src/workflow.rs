@@ -1,0 +1,308 @@
+//! Running workflows in n8n's export format (`nodes` + `connections`).
+//!
+//! Root nodes (those that implement `Execute`, such as the AI Agent) run in
+//! the order their `main` connections give, starting from the trigger
+//! (any node whose type mentions `Trigger`, which passes the input item on).
+//! Before a root node runs on an item, every sub-node connected to it on an
+//! `ai_*` connection supplies its object; sub-node and root-node parameters
+//! get their defaults and their `$json` expressions resolved against that
+//! item. Credentials are looked up by credential type.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::agent::AgentEvent;
+use crate::context::{Credentials, RunLog, SupplyContext};
+use crate::description::ConnectionType;
+use crate::error::{Error, Result, describe_value};
+use crate::node::{ExecuteContext, Supply};
+use crate::params::with_defaults;
+use crate::registry::{Catalog, CatalogEntry};
+
+/// A workflow in n8n's export format.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Workflow {
+    /// The workflow's name.
+    #[serde(default)]
+    pub name: String,
+    /// Its nodes.
+    pub nodes: Vec<WorkflowNode>,
+    /// `connections[source][type] = [[{node, type, index}]]`.
+    #[serde(default)]
+    pub connections: Map<String, Value>,
+}
+
+/// One node of a workflow.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkflowNode {
+    /// Unique name in the workflow.
+    pub name: String,
+    /// Node type, `package.nodeName`.
+    #[serde(rename = "type")]
+    pub node_type: String,
+    /// The node's version.
+    #[serde(default = "one")]
+    pub type_version: f64,
+    /// Parameter values.
+    #[serde(default)]
+    pub parameters: Value,
+    /// Skipped when set.
+    #[serde(default)]
+    pub disabled: bool,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// Inputs of a run.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// The item the trigger emits, e.g. `{"chatInput": "...", "sessionId": "..."}`.
+    pub input: Value,
+    /// Credentials by type.
+    pub credentials: Arc<Credentials>,
+    /// Where agents send progress.
+    pub events: Option<UnboundedSender<AgentEvent>>,
+}
+
+/// What a run produced.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    /// The last root node's output items.
+    pub items: Vec<Value>,
+    /// Every logged call of the run.
+    pub log: Arc<RunLog>,
+}
+
+/// One `ai_*` or `main` connection into a node.
+struct Edge<'a> {
+    source: &'a str,
+    kind: &'a str,
+    target: String,
+}
+
+impl Workflow {
+    /// Reads a workflow from its JSON text.
+    pub fn from_json(text: &str) -> Result<Workflow> {
+        let workflow: Workflow = serde_json::from_str(text)
+            .map_err(|e| Error::Workflow(format!("not a workflow export ({e})")))?;
+        let mut names = HashSet::new();
+        for n in &workflow.nodes {
+            if !names.insert(n.name.as_str()) {
+                return Err(Error::Workflow(format!(
+                    "two nodes are both named `{}`",
+                    n.name
+                )));
+            }
+        }
+        Ok(workflow)
+    }
+
+    fn node(&self, name: &str) -> Result<&WorkflowNode> {
+        self.nodes.iter().find(|n| n.name == name).ok_or_else(|| {
+            Error::Workflow(format!(
+                "a connection names node `{name}`, which is not in the workflow"
+            ))
+        })
+    }
+
+    fn edges(&self) -> Result<Vec<Edge<'_>>> {
+        let mut out = Vec::new();
+        for (source, outputs) in &self.connections {
+            let Value::Object(outputs) = outputs else {
+                return Err(Error::Workflow(format!(
+                    "connections of `{source}` must be an object, not {}",
+                    describe_value(outputs)
+                )));
+            };
+            for (kind, lists) in outputs {
+                for list in lists.as_array().into_iter().flatten() {
+                    for c in list.as_array().into_iter().flatten() {
+                        let target = c.get("node").and_then(Value::as_str).ok_or_else(|| {
+                            Error::Workflow(format!(
+                                "a `{kind}` connection of `{source}` has no target node"
+                            ))
+                        })?;
+                        out.push(Edge {
+                            source,
+                            kind,
+                            target: target.to_owned(),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn entry<'c>(&self, catalog: &'c Catalog, node: &WorkflowNode) -> Result<&'c CatalogEntry> {
+        catalog
+            .find(&node.node_type)
+            .map_err(|e| Error::Workflow(format!("node `{}`: {e}", node.name)))
+    }
+
+    /// Runs the workflow once on `options.input`.
+    pub async fn run(&self, catalog: &Catalog, options: RunOptions) -> Result<RunResult> {
+        let log = RunLog::new();
+        let edges = self.edges()?;
+        for e in &edges {
+            self.node(e.source)?;
+            self.node(&e.target)?;
+        }
+        let roots = self.root_order(catalog, &edges)?;
+        if roots.is_empty() {
+            return Err(Error::Workflow(
+                "no node to run: add a root node such as the AI Agent".into(),
+            ));
+        }
+        let mut items = vec![options.input.clone()];
+        for root in roots {
+            let entry = self.entry(catalog, root)?;
+            let execute = entry
+                .runtime
+                .execute
+                .expect("root_order keeps executable nodes");
+            let mut out = Vec::new();
+            for item in &items {
+                let inputs = self
+                    .supplies(catalog, &edges, root, item, &options, &log)
+                    .await?;
+                let params = self.params(entry, root, item)?;
+                let ctx = ExecuteContext::new(
+                    &root.name,
+                    vec![item.clone()],
+                    inputs,
+                    log.clone(),
+                    options.events.clone(),
+                );
+                out.extend(execute(params, ctx).await?);
+            }
+            items = out;
+        }
+        Ok(RunResult { items, log })
+    }
+
+    /// Executable nodes in `main` order from the triggers (declaration order when unconnected).
+    fn root_order<'w>(
+        &'w self,
+        catalog: &Catalog,
+        edges: &[Edge<'_>],
+    ) -> Result<Vec<&'w WorkflowNode>> {
+        let mut executable = Vec::new();
+        for n in self.nodes.iter().filter(|n| !n.disabled) {
+            if is_trigger(&n.node_type) {
+                continue;
+            }
+            let entry = self.entry(catalog, n)?;
+            if entry.runtime.execute.is_some() {
+                executable.push(n);
+            } else if entry.runtime.supply.is_none() {
+                return Err(Error::Workflow(format!(
+                    "node `{}` ({}) has a description but nothing to run",
+                    n.name, n.node_type
+                )));
+            }
+        }
+        let main: Vec<&Edge<'_>> = edges.iter().filter(|e| e.kind == "main").collect();
+        let has_main_input: HashSet<&str> = main.iter().map(|e| e.target.as_str()).collect();
+        let mut queue: VecDeque<&str> = self
+            .nodes
+            .iter()
+            .filter(|n| is_trigger(&n.node_type) || !has_main_input.contains(n.name.as_str()))
+            .map(|n| n.name.as_str())
+            .collect();
+        let mut seen = HashSet::new();
+        let mut order = Vec::new();
+        while let Some(name) = queue.pop_front() {
+            if !seen.insert(name) {
+                continue;
+            }
+            if let Some(n) = executable.iter().find(|n| n.name == name) {
+                order.push(*n);
+            }
+            queue.extend(
+                main.iter()
+                    .filter(|e| e.source == name)
+                    .map(|e| e.target.as_str()),
+            );
+        }
+        Ok(order)
+    }
+
+    /// Defaults applied, hidden parameters dropped, `$json` resolved.
+    fn params(&self, entry: &CatalogEntry, node: &WorkflowNode, item: &Value) -> Result<Value> {
+        let values = match &node.parameters {
+            Value::Object(m) => m.clone(),
+            Value::Null => Map::new(),
+            other => {
+                return Err(Error::ParametersNotObject {
+                    node: node.name.clone(),
+                    found: describe_value(other),
+                });
+            }
+        };
+        let filled = Value::Object(with_defaults(
+            &entry.description.properties,
+            &values,
+            node.type_version,
+        ));
+        crate::expression::resolve(&filled, item, &node.name)
+    }
+
+    /// What every sub-node connected to `root` supplies, by connection type.
+    async fn supplies(
+        &self,
+        catalog: &Catalog,
+        edges: &[Edge<'_>],
+        root: &WorkflowNode,
+        item: &Value,
+        options: &RunOptions,
+        log: &Arc<RunLog>,
+    ) -> Result<HashMap<ConnectionType, Vec<Supply>>> {
+        let mut out: HashMap<ConnectionType, Vec<Supply>> = HashMap::new();
+        for edge in edges
+            .iter()
+            .filter(|e| e.target == root.name && e.kind.starts_with("ai_"))
+        {
+            let node = self.node(edge.source)?;
+            if node.disabled {
+                continue;
+            }
+            let entry = self.entry(catalog, node)?;
+            let supply = entry.runtime.supply.ok_or_else(|| {
+                Error::Workflow(format!(
+                    "node `{}` is connected as `{}` but supplies nothing",
+                    node.name, edge.kind
+                ))
+            })?;
+            let credentials: Credentials = entry
+                .description
+                .credentials
+                .iter()
+                .filter_map(|c| {
+                    options
+                        .credentials
+                        .get(&c.name)
+                        .map(|v| (c.name.clone(), v.clone()))
+                })
+                .collect();
+            let ctx =
+                SupplyContext::new(&node.name, Arc::new(credentials), item.clone(), log.clone());
+            let params = self.params(entry, node, item)?;
+            let supplied = supply(params, ctx).await?;
+            out.entry(supplied.connection()).or_default().push(supplied);
+        }
+        Ok(out)
+    }
+}
+
+/// n8n's convention: trigger node types contain `Trigger`.
+fn is_trigger(node_type: &str) -> bool {
+    node_type.to_ascii_lowercase().contains("trigger")
+}
