@@ -55,8 +55,12 @@ fn catalog_lists_built_in_nodes_sorted_and_deterministic() {
     assert_eq!(
         names,
         [
+            "nodekit-nodes.agent",
+            "nodekit-nodes.embeddingsOpenAiCompatible",
             "nodekit-nodes.lmChatOpenAiCompatible",
-            "nodekit-nodes.memoryBufferWindow"
+            "nodekit-nodes.memoryBufferWindow",
+            "nodekit-nodes.toolHttpRequest",
+            "nodekit-nodes.toolThink",
         ]
     );
     assert_eq!(nodekit(&["catalog"]).stdout, first.stdout);
