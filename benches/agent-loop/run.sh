@@ -44,12 +44,20 @@ def overhead(client, n):
     for r in rows:
         if r.get("mode", r.get("client")) == client and int(r.get("n", r.get("tools", -1))) == n:
             return r.get("overhead_us_median", r.get("overhead_us_per_call", r.get("overhead")))
-print("\n| tools N | nodekit overhead µs/call | LangChain createAgent | ratio | classic AgentExecutor | ratio |")
-print("|---:|---:|---:|---:|---:|---:|")
+our_floor = next(o["overhead_us_per_call"] for o in ours if o["client"] == "reqwest_const")
+js_floor = overhead("fetch_const", 1)
+fmt = lambda v: f"{v:.0f}" if isinstance(v, (int, float)) else "?"
+ratio = lambda a, b: f"{a/b:.1f}x" if isinstance(a, (int, float)) and b > 0 else "?"
+print(f"\nHTTP floors (bare client, constant body): reqwest {our_floor:.0f} µs/call, Node fetch {fmt(js_floor)} µs/call")
+print("\n| tools N | nodekit | createAgent | ratio | classic AgentExecutor | ratio | nodekit − floor | createAgent − floor | ratio | classic − floor | ratio |")
+print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for o in ours:
+    if o["client"] != "nodekit":
+        continue
     n = o["tools"]; us = o["overhead_us_per_call"]
     ca = overhead("createAgent", n); ce = overhead("classic_executor", n)
-    fmt = lambda v: f"{v:.0f}" if isinstance(v, (int, float)) else "?"
-    ratio = lambda v: f"{v/us:.1f}x" if isinstance(v, (int, float)) else "?"
-    print(f"| {n} | {us:.0f} | {fmt(ca)} | {ratio(ca)} | {fmt(ce)} | {ratio(ce)} |")
+    ours_fw = max(us - our_floor, 1.0)
+    ca_fw = ca - js_floor if isinstance(ca, (int, float)) and js_floor else None
+    ce_fw = ce - js_floor if isinstance(ce, (int, float)) and js_floor else None
+    print(f"| {n} | {us:.0f} | {fmt(ca)} | {ratio(ca, us)} | {fmt(ce)} | {ratio(ce, us)} | {ours_fw:.0f} | {fmt(ca_fw)} | {ratio(ca_fw, ours_fw)} | {fmt(ce_fw)} | {ratio(ce_fw, ours_fw)} |")
 PY

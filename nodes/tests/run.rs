@@ -225,3 +225,42 @@ async fn failures_are_clear_errors() {
             .starts_with("nodekit: cannot read workflow /nonexistent.json")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_embeddings_node_supplies_a_logged_embedder() {
+    use nodekit::context::{RunLog, SupplyContext};
+    use nodekit::node::Supply;
+    nodekit_nodes::link();
+    let server = Server::start(vec![Reply::json(
+        200,
+        &json!({"data": [{"index": 0, "embedding": [0.5, 0.25]}]}),
+    )])
+    .await;
+    let entry = nodekit::Catalog::global()
+        .find("embeddingsOpenAiCompatible")
+        .unwrap();
+    let supply = entry.runtime.supply.expect("the embeddings node supplies");
+    let log = RunLog::new();
+    let mut credentials = serde_json::Map::new();
+    credentials.insert(
+        "openAiApi".into(),
+        json!({"apiKey": "sk-e", "url": server.base_url}),
+    );
+    let ctx = SupplyContext::new(
+        "Embeddings",
+        std::sync::Arc::new(credentials),
+        json!({}),
+        log.clone(),
+    );
+    let params = json!({"model": "nomic-embed-text", "options": {"dimensions": 2}});
+    let Supply::Embedder(embedder) = supply(params, ctx).await.unwrap() else {
+        panic!("expected an embedder")
+    };
+    assert_eq!(
+        embedder.embed(&["hello".into()]).await.unwrap(),
+        [vec![0.5, 0.25]]
+    );
+    assert_eq!(server.seen()[0].body["dimensions"], 2);
+    assert_eq!(server.seen()[0].body["model"], "nomic-embed-text");
+    assert_eq!(log.entries()[0].action, "embed");
+}

@@ -33,8 +33,8 @@ fn main() {
         );
         return;
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread, like Node's event loop on the peer's side.
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
@@ -58,56 +58,103 @@ async fn run(mock: String) {
         "| client | tools N | wall µs / model call | overhead µs / call (wall − server) | min–max over reps | mock server µs / call |"
     );
     println!("|---|---:|---:|---:|---:|---:|");
+    // The floor: bare reqwest requests with a constant body, as the peer's `fetch_const`.
+    let floor_body = r#"{"model":"mock-gpt","messages":[{"role":"user","content":"hi"}]}"#;
+    let url = format!("{mock}/v1/chat/completions");
+    let bare = || async {
+        for _ in 0..conversations * 6 {
+            let response = http
+                .post(&url)
+                .header("content-type", "application/json")
+                .body(floor_body)
+                .send()
+                .await
+                .unwrap();
+            response.bytes().await.unwrap();
+        }
+    };
+    let f = measure(&http, &mock, warmup, reps, bare).await;
+    println!(
+        "| reqwest_const | 1 | {:.0} | {:.0} | {:.0}–{:.0} | {:.0} |",
+        f.wall, f.overhead, f.min, f.max, f.server
+    );
+    results.push(json!({"client": "reqwest_const", "tools": 1, "wall_us_per_call": f.wall, "overhead_us_per_call": f.overhead, "server_us_per_call": f.server}));
     for n in tool_counts {
         let agent = agent(&mock, n);
-        let mut overheads = Vec::new();
-        let mut walls = Vec::new();
-        let mut servers = Vec::new();
-        for rep in 0..warmup + reps {
-            http.post(format!("{mock}/reset")).send().await.unwrap();
-            let start = Instant::now();
+        let run = || async {
             for _ in 0..conversations {
                 let out = agent.run("go", None).await.expect("agent run");
                 assert!(
-                    out.intermediate_steps.len() >= 1,
+                    !out.intermediate_steps.is_empty(),
                     "the mock script ran tools"
                 );
             }
-            let wall = start.elapsed().as_nanos() as f64;
-            let stats: Value = http
-                .get(format!("{mock}/stats"))
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            let calls = stats["requests"].as_f64().unwrap();
-            let server = stats["server_ns"].as_f64().unwrap();
-            if rep >= warmup {
-                walls.push(wall / calls / 1000.0);
-                servers.push(server / calls / 1000.0);
-                overheads.push((wall - server) / calls / 1000.0);
-            }
-        }
-        let median = |v: &mut Vec<f64>| {
-            v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
         };
-        let (min, max) = (
-            overheads.iter().copied().fold(f64::MAX, f64::min),
-            overheads.iter().copied().fold(0.0, f64::max),
+        let m = measure(&http, &mock, warmup, reps, run).await;
+        let (wall, overhead, server) = (m.wall, m.overhead, m.server);
+        println!(
+            "| nodekit | {n} | {wall:.0} | {overhead:.0} | {:.0}–{:.0} | {server:.0} |",
+            m.min, m.max
         );
-        let (overhead, wall, server) = (
-            median(&mut overheads),
-            median(&mut walls),
-            median(&mut servers),
-        );
-        println!("| nodekit | {n} | {wall:.0} | {overhead:.0} | {min:.0}–{max:.0} | {server:.0} |");
         results.push(json!({"client": "nodekit", "tools": n, "wall_us_per_call": wall, "overhead_us_per_call": overhead, "server_us_per_call": server}));
     }
     if let Ok(path) = std::env::var("BENCH_JSON") {
         std::fs::write(&path, serde_json::to_string_pretty(&results).unwrap()).unwrap();
+    }
+}
+
+/// Medians over the measured repetitions, in µs per model call.
+struct Measured {
+    wall: f64,
+    overhead: f64,
+    server: f64,
+    min: f64,
+    max: f64,
+}
+
+async fn measure<F, Fut>(
+    http: &reqwest::Client,
+    mock: &str,
+    warmup: usize,
+    reps: usize,
+    work: F,
+) -> Measured
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let (mut walls, mut servers, mut overheads) = (Vec::new(), Vec::new(), Vec::new());
+    for rep in 0..warmup + reps {
+        http.post(format!("{mock}/reset")).send().await.unwrap();
+        let start = Instant::now();
+        work().await;
+        let wall = start.elapsed().as_nanos() as f64;
+        let stats: Value = http
+            .get(format!("{mock}/stats"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let calls = stats["requests"].as_f64().unwrap();
+        let server = stats["server_ns"].as_f64().unwrap();
+        if rep >= warmup {
+            walls.push(wall / calls / 1000.0);
+            servers.push(server / calls / 1000.0);
+            overheads.push((wall - server) / calls / 1000.0);
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    Measured {
+        min: overheads.iter().copied().fold(f64::MAX, f64::min),
+        max: overheads.iter().copied().fold(0.0, f64::max),
+        wall: median(&mut walls),
+        overhead: median(&mut overheads),
+        server: median(&mut servers),
     }
 }
 

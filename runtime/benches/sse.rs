@@ -18,10 +18,10 @@ fn recorded_stream() -> Vec<u8> {
     let mut i = 0u64;
     while out.len() < 10 << 20 {
         i += 1;
-        if i % 97 == 0 {
+        if i.is_multiple_of(97) {
             out.push_str(": keep-alive\n\n");
         }
-        if i % 13 == 0 {
+        if i.is_multiple_of(13) {
             out.push_str(&format!(
                 "data: {{\"id\":\"chatcmpl-{i}\",\"object\":\"chat.completion.chunk\",\"created\":1730000000,\"model\":\"gpt-4o-mini\",\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":0,\"function\":{{\"arguments\":\"\\\"k{i}\\\": \"}}}}]}},\"finish_reason\":null}}]}}\n\n"
             ));

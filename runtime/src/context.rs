@@ -167,6 +167,16 @@ impl<'a> Logged<'a> {
     }
 }
 
+/// `work` inside a tracing span naming the node and the action.
+fn traced<'a, T>(
+    node: &str,
+    action: &'static str,
+    work: impl Future<Output = T> + Send + 'a,
+) -> BoxFuture<'a, T> {
+    use tracing::Instrument;
+    Box::pin(work.instrument(tracing::info_span!("nodekit", node = %node, action)))
+}
+
 fn messages_json(messages: &[Message]) -> Value {
     json!({"messages": messages})
 }
@@ -290,7 +300,7 @@ struct LoggedMemory {
 
 impl Memory for LoggedMemory {
     fn load(&self) -> BoxFuture<'_, Result<Vec<Message>>> {
-        Box::pin(async move {
+        traced(&self.node, "loadMemory", async move {
             let call = Logged::start(&self.log, &self.node, "loadMemory", Value::Null);
             let result = self.inner.load().await;
             call.finish(&result, |m| json!({"messages": m}), None);
@@ -299,7 +309,7 @@ impl Memory for LoggedMemory {
     }
 
     fn save<'a>(&'a self, input: &'a str, output: &'a str) -> BoxFuture<'a, Result<()>> {
-        Box::pin(async move {
+        traced(&self.node, "saveMemory", async move {
             let call = Logged::start(
                 &self.log,
                 &self.node,
@@ -327,7 +337,7 @@ impl Tool for LoggedTool {
     }
 
     fn call<'a>(&'a self, args: Value) -> BoxFuture<'a, Result<Value>> {
-        Box::pin(async move {
+        traced(&self.node, "tool", async move {
             let call = Logged::start(&self.log, &self.node, "tool", args.clone());
             let result = self.inner.call(args).await;
             call.finish(&result, |v| json!({"response": v}), None);
@@ -354,7 +364,7 @@ impl ChatModel for LoggedModel {
         messages: &'a [Message],
         options: &'a CallOptions,
     ) -> BoxFuture<'a, Result<Message>> {
-        Box::pin(async move {
+        traced(&self.node, "invoke", async move {
             let call = Logged::start(&self.log, &self.node, "invoke", messages_json(messages));
             let result = self.inner.invoke(messages, options).await;
             let usage = result.as_ref().ok().and_then(|m| m.usage);
@@ -368,7 +378,7 @@ impl ChatModel for LoggedModel {
         messages: &'a [Message],
         options: &'a CallOptions,
     ) -> BoxFuture<'a, Result<ChunkStream>> {
-        Box::pin(async move {
+        traced(&self.node, "stream", async move {
             let log = self.log.clone();
             let node = self.node.clone();
             let input = messages_json(messages);
@@ -435,7 +445,7 @@ impl Embedder for LoggedEmbedder {
     }
 
     fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>>> {
-        Box::pin(async move {
+        traced(&self.node, "embed", async move {
             let call = Logged::start(
                 &self.log,
                 &self.node,

@@ -155,6 +155,7 @@ impl OpenAiEmbedder {
         if let Some(d) = self.dimensions {
             body["dimensions"] = json!(d);
         }
+        let body = bytes::Bytes::from(serde_json::to_vec(&body).unwrap_or_default());
         let response = self
             .transport
             .post("embeddings", &body, cancel, true)

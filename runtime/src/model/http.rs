@@ -87,7 +87,7 @@ impl Transport {
     pub(crate) async fn post(
         &self,
         path: &str,
-        body: &Value,
+        body: &bytes::Bytes,
         cancel: Option<&CancellationToken>,
         whole_timeout: bool,
     ) -> Result<reqwest::Response, ModelError> {
@@ -126,10 +126,14 @@ impl Transport {
     async fn send_once(
         &self,
         path: &str,
-        body: &Value,
+        body: &bytes::Bytes,
         whole_timeout: bool,
     ) -> Result<reqwest::Response, (ModelError, Option<Duration>)> {
-        let mut request = self.client.post(self.url(path)).json(body);
+        let mut request = self
+            .client
+            .post(self.url(path))
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body.clone());
         request = match &self.azure_api_version {
             Some(_) => request.header("api-key", &self.api_key),
             None if self.api_key.is_empty() => request,

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::http::{Transport, error_fields};
 use super::sse::SseParser;
@@ -22,7 +22,7 @@ use super::{
     ModelSettings, ResponseFormat, StreamAccumulator, StreamChunk, ToolChoice, message_chunks,
 };
 use crate::error::Result;
-use crate::message::{Content, ContentPart, Message, Role, Usage};
+use crate::message::{Content, Message, Role, Usage};
 
 /// Settings of an OpenAI-compatible chat model (the seed's `openaiCompatible` options).
 #[derive(Clone, Serialize, Deserialize)]
@@ -149,61 +149,53 @@ impl OpenAiChatModel {
         })
     }
 
-    /// The request body for `messages`.
-    pub fn request_body(&self, messages: &[Message], options: &CallOptions, stream: bool) -> Value {
-        let mut body = Map::new();
-        body.insert("model".into(), Value::from(self.model.as_str()));
-        body.insert(
-            "messages".into(),
-            Value::Array(messages.iter().map(wire_message).collect()),
-        );
+    /// The request body for `messages`, as JSON bytes (built once per call,
+    /// reused by retries; borrowed, so tool schemas are not copied).
+    pub fn request_body(
+        &self,
+        messages: &[Message],
+        options: &CallOptions,
+        stream: bool,
+    ) -> bytes::Bytes {
         let s = self.settings.merged(&options.overrides);
-        let mut set = |k: &str, v: Option<Value>| {
-            if let Some(v) = v {
-                body.insert(k.into(), v);
-            }
-        };
-        set("temperature", s.temperature.map(Value::from));
-        set("max_tokens", s.max_tokens.map(Value::from));
-        set("top_p", s.top_p.map(Value::from));
-        set("frequency_penalty", s.frequency_penalty.map(Value::from));
-        set("presence_penalty", s.presence_penalty.map(Value::from));
-        set(
-            "stop",
-            (!options.stop.is_empty()).then(|| json!(options.stop)),
-        );
-        if !options.tools.is_empty() {
-            set(
-                "tools",
-                Some(Value::Array(
-                    options.tools.iter().map(|t| t.to_openai()).collect(),
-                )),
-            );
-        }
-        set(
-            "tool_choice",
-            options.tool_choice.as_ref().map(|c| match c {
+        let request = WireRequest {
+            model: &self.model,
+            messages: messages.iter().map(WireMessage::from).collect(),
+            temperature: s.temperature,
+            max_tokens: s.max_tokens,
+            top_p: s.top_p,
+            frequency_penalty: s.frequency_penalty,
+            presence_penalty: s.presence_penalty,
+            stop: &options.stop,
+            tools: options
+                .tools
+                .iter()
+                .map(|t| WireTool {
+                    kind: "function",
+                    function: WireFunction {
+                        name: &t.name,
+                        description: &t.description,
+                        parameters: &t.parameters,
+                    },
+                })
+                .collect(),
+            tool_choice: options.tool_choice.as_ref().map(|c| match c {
                 ToolChoice::Auto => json!("auto"),
                 ToolChoice::None => json!("none"),
                 ToolChoice::Required => json!("required"),
                 ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
             }),
-        );
-        set(
-            "response_format",
-            options.response_format.as_ref().map(|f| match f {
+            response_format: options.response_format.as_ref().map(|f| match f {
                 ResponseFormat::Text => json!({"type": "text"}),
                 ResponseFormat::JsonObject => json!({"type": "json_object"}),
                 ResponseFormat::JsonSchema { name, schema, strict } => {
                     json!({"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": strict}})
                 }
             }),
-        );
-        if stream {
-            set("stream", Some(Value::Bool(true)));
-            set("stream_options", Some(json!({"include_usage": true})));
-        }
-        Value::Object(body)
+            stream: stream.then_some(true),
+            stream_options: stream.then(|| json!({"include_usage": true})),
+        };
+        serde_json::to_vec(&request).map_or_else(|_| bytes::Bytes::new(), bytes::Bytes::from)
     }
 
     async fn invoke_inner(&self, messages: &[Message], options: &CallOptions) -> Result<Message> {
@@ -298,59 +290,85 @@ impl ChatModel for OpenAiChatModel {
     }
 }
 
+/// OpenAI's request body, borrowing from the caller.
+#[derive(Serialize)]
+struct WireRequest<'a> {
+    model: &'a str,
+    messages: Vec<WireMessage<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    frequency_penalty: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    presence_penalty: Option<f64>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    stop: &'a [String],
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_format: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<Value>,
+}
+
+#[derive(Serialize)]
+struct WireTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct WireFunction<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
 /// A message in OpenAI's request form.
-fn wire_message(m: &Message) -> Value {
-    let role = match m.role {
-        Role::Human => "user",
-        Role::Ai => "assistant",
-        Role::System => "system",
-        Role::Function => "function",
-        Role::Tool => "tool",
-    };
-    let mut out = Map::new();
-    out.insert("role".into(), Value::from(role));
-    let content = match &m.content {
-        Content::Text(t) => Value::from(t.as_str()),
-        Content::Parts(parts) => Value::Array(
-            parts
+#[derive(Serialize)]
+struct WireMessage<'a> {
+    role: &'static str,
+    /// Text, parts, or null (an assistant turn that only calls tools, as OpenAI's SDK sends it).
+    content: Option<&'a Content>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<Value>,
+}
+
+impl<'a> From<&'a Message> for WireMessage<'a> {
+    fn from(m: &'a Message) -> Self {
+        let role = match m.role {
+            Role::Human => "user",
+            Role::Ai => "assistant",
+            Role::System => "system",
+            Role::Function => "function",
+            Role::Tool => "tool",
+        };
+        let calls_only = m.role == Role::Ai && !m.tool_calls.is_empty() && m.content.is_empty();
+        WireMessage {
+            role,
+            content: (!calls_only).then_some(&m.content),
+            name: m.name.as_deref(),
+            tool_call_id: m.tool_call_id.as_deref(),
+            tool_calls: m
+                .tool_calls
                 .iter()
-                .map(|p| match p {
-                    ContentPart::Text { text } => json!({"type": "text", "text": text}),
-                    ContentPart::ImageUrl { image_url } => {
-                        json!({"type": "image_url", "image_url": image_url})
-                    }
-                })
+                .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.args.to_string()}}))
                 .collect(),
-        ),
-    };
-    // An assistant turn that only calls tools sends null content, as OpenAI's SDK does.
-    let content = if m.role == Role::Ai && !m.tool_calls.is_empty() && m.content.is_empty() {
-        Value::Null
-    } else {
-        content
-    };
-    out.insert("content".into(), content);
-    if let Some(name) = &m.name {
-        out.insert("name".into(), Value::from(name.as_str()));
+        }
     }
-    if let Some(id) = &m.tool_call_id {
-        out.insert("tool_call_id".into(), Value::from(id.as_str()));
-    }
-    if !m.tool_calls.is_empty() {
-        let calls: Vec<Value> = m
-            .tool_calls
-            .iter()
-            .map(|c| {
-                json!({
-                    "id": c.id,
-                    "type": "function",
-                    "function": {"name": c.name, "arguments": c.args.to_string()},
-                })
-            })
-            .collect();
-        out.insert("tool_calls".into(), Value::Array(calls));
-    }
-    Value::Object(out)
 }
 
 fn protocol(message: impl Into<String>) -> ModelError {
