@@ -451,8 +451,10 @@ fn field_value(f: &Field) -> TokenStream {
             .unwrap_or_default();
         let checks = quote!(&#p::Checks { min: #min, max: #max, options: &[#(#options),*], json_text: #json_text, required: #required });
         let absent = match (default_of(f), &f.from_ai) {
-            // Absent from an `Option` field: hidden by display_options, or never given.
-            (Some(Default::Expression(_)), _) if f.optional => None,
+            // An absent `Option` parameter is `None`, whatever its default:
+            // hidden by display_options, an option not added to a collection
+            // (n8n sends only the ones added), or never given.
+            _ if f.optional => None,
             (Some(Default::Expression(text)), _) => {
                 Some(quote!(#p::expression_default::<#ty>(#text, __at, #name, #checks)?))
             }
@@ -468,7 +470,7 @@ fn field_value(f: &Field) -> TokenStream {
                 let fun = default_fn(f);
                 Some(quote!(Self::#fun()))
             }
-            (None, Some(_)) if !f.optional => {
+            (None, Some(_)) => {
                 let err =
                     quote!(return ::core::result::Result::Err(#p::unresolved_from_ai(__at, #name)));
                 return read_or(
@@ -478,8 +480,7 @@ fn field_value(f: &Field) -> TokenStream {
                     true,
                 );
             }
-            // An optional `$fromAI` parameter hidden by display_options was never asked for.
-            (None, _) => None,
+            (None, None) => None,
         };
         (
             quote!(#p::convert::<#ty>(&__v, __at, #name, #checks)?),

@@ -31,6 +31,12 @@ pub const DEFAULT_SYSTEM_MESSAGE: &str = "You are a helpful assistant";
 /// Default iteration limit (model calls per run).
 pub const DEFAULT_MAX_ITERATIONS: usize = 10;
 
+/// Most tool calls run in one turn; more are answered with an error.
+pub const MAX_TOOL_CALLS_PER_TURN: usize = 64;
+
+/// Most tool calls of one turn running at the same time.
+pub const MAX_CONCURRENT_TOOLS: usize = 8;
+
 /// Most characters of one tool result sent to the model.
 pub const MAX_TOOL_OUTPUT_CHARS: usize = 100_000;
 
@@ -195,9 +201,7 @@ impl Agent {
             if !answer.tool_calls.is_empty() {
                 let calls = answer.tool_calls.clone();
                 messages.push(answer);
-                let results =
-                    futures::future::join_all(calls.iter().map(|c| self.call_tool(c, events)))
-                        .await;
+                let results = self.call_tools(&calls, events).await?;
                 for (call, (output, error)) in calls.iter().zip(results) {
                     messages.push(Message {
                         name: Some(call.name.clone()),
@@ -271,6 +275,35 @@ impl Agent {
             acc.push(&chunk);
         }
         Ok(acc.into_message())
+    }
+
+    /// Runs one turn's calls, [`MAX_CONCURRENT_TOOLS`] at a time, in order of
+    /// the calls; those past [`MAX_TOOL_CALLS_PER_TURN`] are answered with an
+    /// error. Cancelling the run stops the tools too.
+    async fn call_tools(
+        &self,
+        calls: &[ToolCall],
+        events: Option<&UnboundedSender<AgentEvent>>,
+    ) -> Result<Vec<(String, bool)>> {
+        // Owned items: a stream of borrowed ones trips the compiler's Send check.
+        let work = futures::stream::iter(calls.iter().cloned().enumerate())
+            .map(|(i, call)| async move {
+                if i >= MAX_TOOL_CALLS_PER_TURN {
+                    let why = format!("Error: at most {MAX_TOOL_CALLS_PER_TURN} tool calls are run per turn; call again with fewer.");
+                    return (why, true);
+                }
+                self.call_tool(&call, events).await
+            })
+            .buffered(MAX_CONCURRENT_TOOLS)
+            .collect::<Vec<_>>();
+        match &self.options.cancel {
+            Some(token) => tokio::select! {
+                biased;
+                _ = token.cancelled() => Err(Error::Agent("the run was cancelled".into())),
+                results = work => Ok(results),
+            },
+            None => Ok(work.await),
+        }
     }
 
     /// Runs one call; the text for the model, and whether it is an error.

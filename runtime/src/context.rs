@@ -7,7 +7,6 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use futures::StreamExt;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
@@ -20,6 +19,7 @@ use crate::model::openai::{OpenAiChatModel, OpenAiConfig};
 use crate::model::{
     BoxFuture, CallOptions, ChatModel, ChunkStream, StreamAccumulator, StreamChunk,
 };
+use crate::node::Supply;
 use crate::tool::{Tool, ToolDefinition};
 
 /// One logged call.
@@ -103,29 +103,24 @@ impl RunLog {
     }
 }
 
-/// Times a call and records it in the log, with a tracing span.
-pub(crate) struct Logged<'a> {
-    log: &'a RunLog,
-    node: &'a str,
+/// Times a call and records it in the log (and as a tracing event).
+pub(crate) struct Logged {
+    log: Arc<RunLog>,
+    node: String,
     action: &'static str,
     input: Value,
     start: Instant,
     start_time: u64,
 }
 
-impl<'a> Logged<'a> {
-    pub(crate) fn start(
-        log: &'a RunLog,
-        node: &'a str,
-        action: &'static str,
-        input: Value,
-    ) -> Self {
+impl Logged {
+    pub(crate) fn start(log: &Arc<RunLog>, node: &str, action: &'static str, input: Value) -> Self {
         let start_time = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
         Logged {
-            log,
-            node,
+            log: log.clone(),
+            node: node.to_owned(),
             action,
             input,
             start: Instant::now(),
@@ -148,14 +143,14 @@ impl<'a> Logged<'a> {
     pub(crate) fn record(self, output: Value, usage: Option<Usage>, error: Option<String>) {
         let execution_time = self.start.elapsed().as_secs_f64() * 1000.0;
         tracing::info!(
-            node = self.node,
+            node = self.node.as_str(),
             action = self.action,
             ms = execution_time,
             error = error.as_deref(),
             "nodekit call"
         );
         self.log.push(LogEntry {
-            node: self.node.to_owned(),
+            node: self.node,
             action: self.action.into(),
             input: self.input,
             output,
@@ -193,7 +188,7 @@ pub enum ChatModelOptions {
 pub type Credentials = Map<String, Value>;
 
 /// What a sub-node's `supply_data` sees.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct SupplyContext {
     node: String,
     credentials: Arc<Credentials>,
@@ -270,7 +265,33 @@ impl SupplyContext {
     }
 }
 
+impl std::fmt::Debug for SupplyContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Credential values are secrets: only their types are shown.
+        f.debug_struct("SupplyContext")
+            .field("node", &self.node)
+            .field("credentials", &self.credentials.keys().collect::<Vec<_>>())
+            .field("item", &self.item)
+            .finish_non_exhaustive()
+    }
+}
+
 impl SupplyContext {
+    /// `supply` with its object wrapped for the run log, unless a factory already did.
+    pub fn ensure_logged(&self, supply: Supply) -> Supply {
+        match supply {
+            Supply::ChatModel(m) if !m.is_logged() => Supply::ChatModel(Arc::new(LoggedModel {
+                inner: m,
+                node: self.node.clone(),
+                log: self.log.clone(),
+            })),
+            Supply::Embedder(e) if !e.is_logged() => Supply::Embedder(self.wrap_embedder(e)),
+            Supply::Memory(m) if !m.is_logged() => Supply::Memory(self.memory(m)),
+            Supply::Tool(t) if !t.is_logged() => Supply::Tool(self.tool(t)),
+            logged => logged,
+        }
+    }
+
     /// Memory, wrapped for the run log.
     pub fn memory(&self, memory: Arc<dyn Memory>) -> Arc<dyn Memory> {
         Arc::new(LoggedMemory {
@@ -321,6 +342,10 @@ impl Memory for LoggedMemory {
             result
         })
     }
+
+    fn is_logged(&self) -> bool {
+        true
+    }
 }
 
 /// A tool whose calls go to the run log.
@@ -343,6 +368,10 @@ impl Tool for LoggedTool {
             call.finish(&result, |v| json!({"response": v}), None);
             result
         })
+    }
+
+    fn is_logged(&self) -> bool {
+        true
     }
 }
 
@@ -379,55 +408,73 @@ impl ChatModel for LoggedModel {
         options: &'a CallOptions,
     ) -> BoxFuture<'a, Result<ChunkStream>> {
         traced(&self.node, "stream", async move {
-            let log = self.log.clone();
-            let node = self.node.clone();
-            let input = messages_json(messages);
-            let started = Instant::now();
-            let start_time = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis() as u64);
-            let inner = match self.inner.stream(messages, options).await {
-                Ok(s) => s,
+            let call = Logged::start(&self.log, &self.node, "stream", messages_json(messages));
+            match self.inner.stream(messages, options).await {
+                Ok(inner) => Ok(Box::pin(LoggedStream {
+                    inner,
+                    acc: StreamAccumulator::default(),
+                    call: Some(call),
+                }) as ChunkStream),
                 Err(e) => {
-                    Logged::start(&log, &node, "stream", input).record(
-                        Value::Null,
-                        None,
-                        Some(e.to_string()),
-                    );
-                    return Err(e);
+                    call.record(Value::Null, None, Some(e.to_string()));
+                    Err(e)
                 }
-            };
-            // The entry is written when the stream ends (or fails), with the merged answer.
-            let mut acc = Some(StreamAccumulator::default());
-            let mut entry = Some((input, start_time));
-            let stream = inner.map(move |item| {
-                if let (Some(a), Ok(chunk)) = (acc.as_mut(), &item) {
-                    a.push(chunk);
-                }
-                let finished = matches!(item, Ok(StreamChunk::Finish { .. }) | Err(_));
-                if finished && let (Some(a), Some((input, start_time))) = (acc.take(), entry.take())
-                {
-                    let message = a.into_message();
-                    let error = item.as_ref().err().map(ToString::to_string);
-                    log.push(LogEntry {
-                        node: node.clone(),
-                        action: "stream".into(),
-                        input,
-                        output: if error.is_none() {
-                            json!({"message": message})
-                        } else {
-                            Value::Null
-                        },
-                        usage: message.usage,
-                        start_time,
-                        execution_time: started.elapsed().as_secs_f64() * 1000.0,
-                        error,
-                    });
-                }
-                item
-            });
-            Ok(Box::pin(stream) as ChunkStream)
+            }
         })
+    }
+
+    fn is_logged(&self) -> bool {
+        true
+    }
+}
+
+/// A model stream that records its merged answer when it ends, fails, or is dropped early.
+struct LoggedStream {
+    inner: ChunkStream,
+    acc: StreamAccumulator,
+    call: Option<Logged>,
+}
+
+impl futures::Stream for LoggedStream {
+    type Item = Result<StreamChunk>;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        let item = futures::ready!(self.inner.as_mut().poll_next(cx));
+        match &item {
+            Some(Ok(chunk)) => {
+                self.acc.push(chunk);
+                if matches!(chunk, StreamChunk::Finish { .. }) {
+                    self.close(None);
+                }
+            }
+            Some(Err(e)) => self.close(Some(e.to_string())),
+            None => self.close(Some("the stream ended without a finish".into())),
+        }
+        std::task::Poll::Ready(item)
+    }
+}
+
+impl LoggedStream {
+    fn close(&mut self, error: Option<String>) {
+        if let Some(call) = self.call.take() {
+            let message = std::mem::take(&mut self.acc).into_message();
+            let usage = message.usage;
+            let output = if error.is_none() {
+                json!({"message": message})
+            } else {
+                Value::Null
+            };
+            call.record(output, usage, error);
+        }
+    }
+}
+
+impl Drop for LoggedStream {
+    fn drop(&mut self) {
+        self.close(Some("the stream was dropped before its end".into()));
     }
 }
 
@@ -460,5 +507,9 @@ impl Embedder for LoggedEmbedder {
             );
             result
         })
+    }
+
+    fn is_logged(&self) -> bool {
+        true
     }
 }

@@ -37,6 +37,11 @@ pub trait Memory: Send + Sync + std::fmt::Debug {
 
     /// Stores one exchange: the human input and the AI output.
     fn save<'a>(&'a self, input: &'a str, output: &'a str) -> BoxFuture<'a, Result<()>>;
+    /// Whether this object already writes to a run log (nodekit's wrappers say yes).
+    #[doc(hidden)]
+    fn is_logged(&self) -> bool {
+        false
+    }
 }
 
 /// One session's messages, shared by every handle to it.

@@ -147,12 +147,13 @@ pub struct Usage {
 impl Usage {
     /// Adds another call's counts to these.
     pub fn add(&mut self, other: &Usage) {
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
-        self.total_tokens += other.total_tokens;
+        // Counts come from servers: saturate rather than overflow.
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.total_tokens = self.total_tokens.saturating_add(other.total_tokens);
         let sum = |a: Option<u64>, b: Option<u64>| match (a, b) {
             (None, None) => None,
-            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+            (a, b) => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
         };
         self.cache_read_tokens = sum(self.cache_read_tokens, other.cache_read_tokens);
         self.reasoning_tokens = sum(self.reasoning_tokens, other.reasoning_tokens);

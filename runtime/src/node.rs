@@ -198,7 +198,9 @@ fn supply_with<T: SupplyData>(
 ) -> BoxFuture<'static, Result<Supply>> {
     Box::pin(async move {
         let node = T::from_params(&params, ctx.node_name())?;
-        node.supply_data(&ctx).await
+        let supply = node.supply_data(&ctx).await?;
+        // There is no unlogged path, even for objects made without the factories.
+        Ok(ctx.ensure_logged(supply))
     })
 }
 

@@ -61,7 +61,7 @@ fn one() -> f64 {
 }
 
 /// Inputs of a run.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct RunOptions {
     /// The item the trigger emits, e.g. `{"chatInput": "...", "sessionId": "..."}`.
     pub input: Value,
@@ -69,6 +69,16 @@ pub struct RunOptions {
     pub credentials: Arc<Credentials>,
     /// Where agents send progress.
     pub events: Option<UnboundedSender<AgentEvent>>,
+}
+
+impl std::fmt::Debug for RunOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Credential values are secrets: only their types are shown.
+        f.debug_struct("RunOptions")
+            .field("input", &self.input)
+            .field("credentials", &self.credentials.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
 }
 
 /// What a run produced.

@@ -500,3 +500,90 @@ mod embeddings {
         }
     }
 }
+
+#[tokio::test]
+async fn review_fixes_logging_has_no_gaps() {
+    use nodekit::node::Supply;
+    let log = RunLog::new();
+    let ctx = SupplyContext::new("Raw", Default::default(), json!({}), log.clone());
+    // A supply made without the factories is wrapped anyway, once.
+    let (raw, _) = scripted(vec![Message::ai("a")]);
+    let Supply::ChatModel(model) = ctx.ensure_logged(Supply::ChatModel(Arc::new(raw))) else {
+        unreachable!()
+    };
+    let Supply::ChatModel(model) = ctx.ensure_logged(Supply::ChatModel(model)) else {
+        unreachable!()
+    };
+    model
+        .invoke(&[Message::human("hi")], &CallOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(log.entries().len(), 1);
+    // A stream dropped before its end is logged as such.
+    let streaming = CustomChatModel::new("s", |_, _| async { Ok(Message::ai("unused")) })
+        .with_stream(|_, _| async {
+            let chunks = vec![
+                Ok(StreamChunk::TextDelta { text: "a".into() }),
+                Ok(StreamChunk::TextDelta { text: "b".into() }),
+            ];
+            Ok(Box::pin(futures::stream::iter(chunks)) as nodekit::model::ChunkStream)
+        });
+    let model = ctx.chat_model(ChatModelOptions::Custom(streaming)).unwrap();
+    let mut s = model.stream(&[], &CallOptions::default()).await.unwrap();
+    s.next().await.unwrap().unwrap();
+    drop(s);
+    let last = log.entries().pop().unwrap();
+    assert_eq!(
+        (last.action.as_str(), last.error.as_deref()),
+        ("stream", Some("the stream was dropped before its end"))
+    );
+    assert!(!format!("{ctx:?}").contains("apiKey"));
+}
+
+#[tokio::test]
+async fn review_fixes_tool_calls_are_bounded_and_cancellable() {
+    let many: Vec<(String, &str, Value)> =
+        (0..70).map(|i| (i.to_string(), "t", json!({}))).collect();
+    let refs: Vec<(&str, &str, Value)> = many
+        .iter()
+        .map(|(i, n, a)| (i.as_str(), *n, a.clone()))
+        .collect();
+    let (model, seen) = scripted(vec![calls(&refs), Message::ai("done")]);
+    agent(model, vec![tool("t", |_| Ok(json!("ok")))])
+        .run("go", None)
+        .await
+        .unwrap();
+    let refused = seen.lock().unwrap()[1]
+        .iter()
+        .filter(|m| m.role == Role::Tool && m.text().starts_with("Error: at most 64 tool calls"))
+        .count();
+    assert_eq!(refused, 6);
+
+    let token = tokio_util::sync::CancellationToken::new();
+    let (model, _) = scripted(vec![calls(&[("1", "slow", json!({}))])]);
+    let slow: Arc<dyn Tool> = Arc::new(FnTool::new(
+        ToolDefinition {
+            name: "slow".into(),
+            description: String::new(),
+            parameters: json!({}),
+        },
+        |_| async {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            Ok(json!("late"))
+        },
+    ));
+    let options = AgentOptions {
+        cancel: Some(token.clone()),
+        ..AgentOptions::default()
+    };
+    let agent = Agent::new(Arc::new(model), vec![slow], options).unwrap();
+    let cancel = token.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        cancel.cancel();
+    });
+    let start = Instant::now();
+    let e = agent.run("go", None).await.unwrap_err();
+    assert_eq!(e.to_string(), "agent: the run was cancelled");
+    assert!(start.elapsed() < Duration::from_secs(5));
+}

@@ -685,3 +685,137 @@ async fn the_api_key_never_shows_in_debug_output() {
     assert!(!format!("{m:?}").contains(KEY));
     assert!(!format!("{:?}", OpenAiConfig::new(KEY, "m")).contains(KEY));
 }
+
+#[tokio::test]
+async fn review_fixes_retry_after_quota_and_bad_headers() {
+    // A huge Retry-After must not panic; it is capped (and here no retry is left).
+    let huge = Reply::with_headers(
+        429,
+        &[
+            ("retry-after", "1e30"),
+            ("content-type", "application/json"),
+        ],
+        br#"{"error":{"message":"later"}}"#,
+    );
+    let server = Server::start(vec![huge]).await;
+    let m = model_with(&server, |c| OpenAiConfig {
+        max_retries: 0,
+        ..c
+    });
+    let e = model_error(
+        m.invoke(&[Message::human("hi")], &CallOptions::default())
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(e.kind, ModelErrorKind::RateLimited);
+
+    // Quota used up: a 429 that no retry fixes.
+    let quota = Reply::json(
+        429,
+        &json!({"error": {"message": "You exceeded your current quota", "code": "insufficient_quota"}}),
+    );
+    let server = Server::start(vec![quota]).await;
+    let e = model_error(invoke(&server).await.unwrap_err());
+    assert_eq!(
+        (e.kind, server.seen().len()),
+        (ModelErrorKind::BadRequest, 1)
+    );
+
+    // A header that cannot be sent is a configuration error, not retried.
+    let server = Server::start(vec![Reply::json(200, &completion(json!({"content": "x"})))]).await;
+    let m = model_with(&server, |mut c| {
+        c.headers.push(("x-bad".into(), "line\nbreak".into()));
+        c
+    });
+    let e = model_error(
+        m.invoke(&[Message::human("hi")], &CallOptions::default())
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!((e.kind, e.attempts), (ModelErrorKind::BadRequest, 1));
+    assert!(server.seen().is_empty());
+}
+
+#[tokio::test]
+async fn review_fixes_tool_call_assembly() {
+    // Whole calls without id or index are told apart by position.
+    let body = json!({"choices": [{"message": {"tool_calls": [
+        {"function": {"name": "f", "arguments": "{\"a\":1}"}},
+        {"function": {"name": "g", "arguments": "{\"b\":2}"}}
+    ]}}]});
+    let server = Server::start(vec![Reply::json(200, &body)]).await;
+    let m = invoke(&server).await.unwrap();
+    let names: Vec<&str> = m.tool_calls.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["f", "g"]);
+    assert_eq!(m.tool_calls[1].args, json!({"b": 2}));
+
+    // A name streamed in fragments whose end repeats; a huge index is dropped, not allocated.
+    let server = Server::start(vec![Reply::sse(&[
+        json!({"choices": [{"delta": {"tool_calls": [{"index": 0, "id": "a", "function": {"name": "fo", "arguments": ""}}]}}]}),
+        json!({"choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"name": "o", "arguments": "{}"}}]}}]}),
+        json!({"choices": [{"delta": {"tool_calls": [{"index": 4294967295u64, "id": "z", "function": {"name": "zz", "arguments": "{}"}}]}}]}),
+    ])])
+    .await;
+    let (chunks, err) = stream_all(&server).await;
+    assert!(err.is_none());
+    let m = merged(&chunks);
+    assert_eq!(m.tool_calls.len(), 1);
+    assert_eq!(m.tool_calls[0].name, "foo");
+}
+
+#[tokio::test]
+async fn review_fixes_streams() {
+    // Keep-alive comments alone do not keep a stream open past the timeout.
+    let mut steps = Reply::sse_pieces(
+        &[b"data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n"],
+        true,
+    )
+    .0;
+    for _ in 0..40 {
+        // One chunked-encoding frame holding a 6-byte comment event.
+        steps.insert(2, Step::Send(b"6\r\n: ka\n\n\r\n".to_vec()));
+        steps.insert(2, Step::Sleep(Duration::from_millis(50)));
+    }
+    let server = Server::start(vec![Reply(steps)]).await;
+    let m = model_with(&server, |c| OpenAiConfig {
+        timeout_secs: 0.5,
+        ..c
+    });
+    let mut s = m
+        .stream(&[Message::human("hi")], &CallOptions::default())
+        .await
+        .unwrap();
+    assert!(s.next().await.unwrap().is_ok());
+    let start = Instant::now();
+    let e = model_error(s.next().await.unwrap().unwrap_err());
+    assert_eq!(e.kind, ModelErrorKind::Timeout);
+    assert!(start.elapsed() < Duration::from_millis(1500));
+
+    // A server that refuses `stream_options` is asked again without it.
+    let refuse = Reply::json(
+        400,
+        &json!({"error": {"message": "Unrecognized request argument supplied: stream_options"}}),
+    );
+    let server = Server::start(vec![
+        refuse,
+        Reply::sse(&[json!({"choices": [{"delta": {"content": "fine"}}]})]),
+    ])
+    .await;
+    let (chunks, err) = stream_all(&server).await;
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(merged(&chunks).text(), "fine");
+    let seen = server.seen();
+    assert!(seen[0].body.get("stream_options").is_some());
+    assert!(seen[1].body.get("stream_options").is_none());
+
+    // A refusal is the answer's text.
+    let server = Server::start(vec![Reply::json(
+        200,
+        &completion(json!({"content": null, "refusal": "I can't help with that."})),
+    )])
+    .await;
+    assert_eq!(
+        invoke(&server).await.unwrap().text(),
+        "I can't help with that."
+    );
+}

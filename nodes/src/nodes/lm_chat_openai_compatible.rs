@@ -6,18 +6,20 @@ use nodekit::model::ModelSettings;
 use nodekit::model::openai::OpenAiConfig;
 use nodekit::prelude::*;
 
-/// Chat model settings, n8n's "Options" collection.
+/// Chat model settings, n8n's "Options" collection. Options the user has not
+/// added are `None` and not sent, so the server's own defaults apply (some
+/// models, such as OpenAI's reasoning models, refuse a temperature).
 #[derive(Debug, Clone, PartialEq, NodeParams)]
 pub struct LmChatOptions {
     /// Penalises tokens by how often they already appear, to reduce repetition.
     #[param(default = 0, min = -2, max = 2, precision = 1)]
-    pub frequency_penalty: f64,
+    pub frequency_penalty: Option<f64>,
     /// The most tokens to generate; -1 leaves it to the model.
     #[param(display_name = "Maximum Number of Tokens", default = -1)]
-    pub max_tokens: i64,
+    pub max_tokens: Option<i64>,
     /// Penalises tokens that already appear, to encourage new topics.
     #[param(default = 0, min = -2, max = 2, precision = 1)]
-    pub presence_penalty: f64,
+    pub presence_penalty: Option<f64>,
     /// Randomness of the answer: 0 is focused, 2 is most random.
     #[param(
         display_name = "Sampling Temperature",
@@ -26,7 +28,7 @@ pub struct LmChatOptions {
         max = 2,
         precision = 1
     )]
-    pub temperature: f64,
+    pub temperature: Option<f64>,
     /// Milliseconds to wait for an answer before giving up.
     #[param(default = 60000, min = 1)]
     pub timeout: u64,
@@ -35,7 +37,7 @@ pub struct LmChatOptions {
     pub max_retries: u32,
     /// Nucleus sampling: only tokens within this probability mass are considered.
     #[param(display_name = "Top P", default = 1, min = 0, max = 1, precision = 1)]
-    pub top_p: f64,
+    pub top_p: Option<f64>,
 }
 
 /// Chat with any model served through the OpenAI chat completions API.
@@ -62,11 +64,12 @@ impl SupplyData for LmChatOpenAiCompatible {
         let o = &self.options;
         let config = OpenAiConfig {
             settings: ModelSettings {
-                temperature: Some(o.temperature),
-                max_tokens: u64::try_from(o.max_tokens).ok(),
-                top_p: Some(o.top_p),
-                frequency_penalty: Some(o.frequency_penalty),
-                presence_penalty: Some(o.presence_penalty),
+                temperature: o.temperature,
+                // -1 (n8n's default) leaves the length to the model.
+                max_tokens: o.max_tokens.and_then(|n| u64::try_from(n).ok()),
+                top_p: o.top_p,
+                frequency_penalty: o.frequency_penalty,
+                presence_penalty: o.presence_penalty,
             },
             timeout_secs: o.timeout as f64 / 1000.0,
             max_retries: o.max_retries,

@@ -81,13 +81,9 @@ impl ToolNode for ToolHttpRequest {
         if !status.is_success() {
             return Err(failed(format!(
                 "status {status}: {}",
-                nodekit_shorten(&text)
+                text.chars().take(500).collect::<String>()
             )));
         }
         Ok(serde_json::Value::String(text))
     }
-}
-
-fn nodekit_shorten(s: &str) -> String {
-    s.chars().take(500).collect()
 }

@@ -112,7 +112,7 @@ impl Transport {
             let Some(delay) = backoff.next() else {
                 return Err(error);
             };
-            let delay = retry_after.map_or(delay, |d| d.min(MAX_RETRY_AFTER));
+            let delay = retry_after.unwrap_or(delay);
             tracing::debug!(attempt = attempts, ?delay, %error, "retrying model request");
             cancellable(cancel, async {
                 tokio::time::sleep(delay).await;
@@ -187,8 +187,12 @@ impl Transport {
 
     /// Maps a reqwest failure; the URL is left out (it may carry credentials).
     pub(crate) fn transport_error(&self, e: reqwest::Error) -> ModelError {
+        // A request that could not even be built (a bad header or URL) will not
+        // succeed on a retry: only timeouts and network failures are transient.
         let kind = if e.is_timeout() {
             ModelErrorKind::Timeout
+        } else if e.is_builder() {
+            ModelErrorKind::BadRequest
         } else {
             ModelErrorKind::Connection
         };
@@ -221,6 +225,12 @@ impl Transport {
             Ok(v) => error_fields(&v),
             Err(_) => (shorten(String::from_utf8_lossy(body).trim(), 500), None),
         };
+        // OpenAI's "quota used up" arrives as a 429 but no retry will help.
+        let kind = if code.as_deref() == Some("insufficient_quota") {
+            ModelErrorKind::BadRequest
+        } else {
+            kind
+        };
         self.scrub(ModelError {
             kind,
             status: Some(status),
@@ -230,10 +240,12 @@ impl Transport {
         })
     }
 
-    /// Removes the API key from a message, in case a server echoes it.
+    /// Removes the API key and header values from a message, in case a server echoes them.
     pub(crate) fn scrub(&self, mut e: ModelError) -> ModelError {
-        if self.api_key.len() >= 4 {
-            e.message = e.message.replace(&self.api_key, "***");
+        let secrets = std::iter::once(self.api_key.as_str())
+            .chain(self.headers.iter().map(|(_, v)| v.as_str()));
+        for secret in secrets.filter(|s| s.len() >= 4) {
+            e.message = e.message.replace(secret, "***");
         }
         e
     }
@@ -277,9 +289,11 @@ fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
             .ok()
             .filter(|v| v.is_finite() && *v >= 0.0)
     };
-    number("retry-after-ms")
-        .map(|ms| Duration::from_secs_f64(ms / 1000.0))
-        .or_else(|| number("retry-after").map(Duration::from_secs_f64))
+    // `try_from`: a huge value must not panic; it is capped like any long wait.
+    let seconds = number("retry-after-ms")
+        .map(|ms| ms / 1000.0)
+        .or_else(|| number("retry-after"))?;
+    Some(Duration::try_from_secs_f64(seconds).map_or(MAX_RETRY_AFTER, |d| d.min(MAX_RETRY_AFTER)))
 }
 
 /// Runs `work` unless `cancel` fires first; dropping `work` aborts its request.

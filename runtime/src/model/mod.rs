@@ -48,6 +48,11 @@ pub trait ChatModel: Send + Sync + fmt::Debug {
         messages: &'a [Message],
         options: &'a CallOptions,
     ) -> BoxFuture<'a, Result<ChunkStream>>;
+    /// Whether this object already writes to a run log (nodekit's wrappers say yes).
+    #[doc(hidden)]
+    fn is_logged(&self) -> bool {
+        false
+    }
 }
 
 impl dyn ChatModel {
@@ -195,6 +200,17 @@ pub enum FinishReason {
 }
 
 impl FinishReason {
+    /// OpenAI's name for it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            FinishReason::Stop => "stop",
+            FinishReason::ToolCalls => "tool_calls",
+            FinishReason::Length => "length",
+            FinishReason::ContentFilter => "content_filter",
+            FinishReason::Other(s) => s,
+        }
+    }
+
     /// Reads OpenAI's `finish_reason`.
     pub fn parse(s: &str) -> FinishReason {
         match s {
@@ -249,14 +265,13 @@ pub enum StreamChunk {
 pub struct StreamAccumulator {
     text: String,
     reasoning: String,
-    calls: Vec<PartialCall>,
+    calls: std::collections::BTreeMap<usize, PartialCall>,
     finish: Option<FinishReason>,
     usage: Option<Usage>,
 }
 
 #[derive(Debug, Default)]
 struct PartialCall {
-    index: usize,
     id: Option<String>,
     name: String,
     arguments: String,
@@ -274,24 +289,13 @@ impl StreamAccumulator {
                 name,
                 arguments,
             } => {
-                let call = match self.calls.iter_mut().position(|c| c.index == *index) {
-                    Some(i) => &mut self.calls[i],
-                    None => {
-                        self.calls.push(PartialCall {
-                            index: *index,
-                            ..PartialCall::default()
-                        });
-                        self.calls.last_mut().expect("just pushed")
-                    }
-                };
+                let call = self.calls.entry(*index).or_default();
                 if let Some(id) = id.as_ref().filter(|s| !s.is_empty()) {
                     call.id = Some(id.clone());
                 }
-                if let Some(name) = name {
-                    // Some servers repeat the name in every fragment.
-                    if !call.name.ends_with(name.as_str()) || call.name.is_empty() {
-                        call.name.push_str(name);
-                    }
+                // Some servers repeat the whole name in every fragment.
+                if let Some(name) = name.as_ref().filter(|n| **n != call.name) {
+                    call.name.push_str(name);
                 }
                 call.arguments.push_str(arguments);
             }
@@ -317,10 +321,9 @@ impl StreamAccumulator {
     /// The final message. Tool-call arguments that are not valid JSON are
     /// kept as text under `{"__raw": ...}` so the agent can report them.
     pub fn into_message(self) -> Message {
-        let mut calls = self.calls;
-        calls.sort_by_key(|c| c.index);
-        let tool_calls = calls
-            .into_iter()
+        let tool_calls = self
+            .calls
+            .into_values()
             .enumerate()
             .map(|(i, c)| ToolCall {
                 id: c.id.unwrap_or_else(|| format!("call_{i}")),
@@ -335,6 +338,11 @@ impl StreamAccumulator {
             message
                 .additional_kwargs
                 .insert("reasoning_content".into(), Value::String(self.reasoning));
+        }
+        if let Some(reason) = self.finish {
+            message
+                .additional_kwargs
+                .insert("finish_reason".into(), Value::from(reason.as_str()));
         }
         message
     }

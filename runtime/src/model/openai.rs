@@ -15,6 +15,8 @@ use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use tokio_util::sync::CancellationToken;
+
 use super::http::{Transport, error_fields};
 use super::sse::SseParser;
 use super::{
@@ -55,6 +57,14 @@ pub struct OpenAiConfig {
     /// Largest answer accepted, in bytes (default 32 MiB).
     #[serde(default = "default_max_bytes")]
     pub max_response_bytes: usize,
+    /// Ask for token usage on streams (`stream_options.include_usage`, default
+    /// on); a server that refuses the option is asked again without it.
+    #[serde(default = "default_true")]
+    pub stream_usage: bool,
+}
+
+fn default_true() -> bool {
+    true
 }
 
 impl std::fmt::Debug for OpenAiConfig {
@@ -100,6 +110,7 @@ impl OpenAiConfig {
             headers: Vec::new(),
             azure_api_version: None,
             max_response_bytes: default_max_bytes(),
+            stream_usage: true,
         }
     }
 
@@ -115,6 +126,7 @@ impl OpenAiConfig {
 pub struct OpenAiChatModel {
     model: String,
     settings: ModelSettings,
+    stream_usage: bool,
     transport: Transport,
 }
 
@@ -145,6 +157,7 @@ impl OpenAiChatModel {
         Ok(OpenAiChatModel {
             model: config.model,
             settings: config.settings,
+            stream_usage: config.stream_usage,
             transport,
         })
     }
@@ -156,6 +169,16 @@ impl OpenAiChatModel {
         messages: &[Message],
         options: &CallOptions,
         stream: bool,
+    ) -> bytes::Bytes {
+        self.request_body_with(messages, options, stream, self.stream_usage)
+    }
+
+    fn request_body_with(
+        &self,
+        messages: &[Message],
+        options: &CallOptions,
+        stream: bool,
+        usage: bool,
     ) -> bytes::Bytes {
         let s = self.settings.merged(&options.overrides);
         let request = WireRequest {
@@ -193,71 +216,85 @@ impl OpenAiChatModel {
                 }
             }),
             stream: stream.then_some(true),
-            stream_options: stream.then(|| json!({"include_usage": true})),
+            stream_options: (stream && usage).then(|| json!({"include_usage": true})),
         };
         serde_json::to_vec(&request).map_or_else(|_| bytes::Bytes::new(), bytes::Bytes::from)
     }
 
-    async fn invoke_inner(&self, messages: &[Message], options: &CallOptions) -> Result<Message> {
+    async fn invoke_inner(
+        &self,
+        messages: &[Message],
+        options: &CallOptions,
+    ) -> Result<Message, ModelError> {
         let body = self.request_body(messages, options, false);
         let cancel = options.cancel.as_ref();
         let response = self
             .transport
             .post("chat/completions", &body, cancel, true)
             .await?;
+        parse_completion(&self.read_json(response, cancel).await?)
+    }
+
+    /// Reads a whole JSON answer, unless `cancel` fires first.
+    async fn read_json(
+        &self,
+        response: reqwest::Response,
+        cancel: Option<&CancellationToken>,
+    ) -> Result<Value, ModelError> {
         let read = self.transport.read_capped(response);
         let bytes = match cancel {
             Some(token) => tokio::select! {
                 biased;
-                _ = token.cancelled() => return Err(ModelError::new(ModelErrorKind::Cancelled, "the call was cancelled").into()),
+                _ = token.cancelled() => return Err(ModelError::new(ModelErrorKind::Cancelled, "the call was cancelled")),
                 bytes = read => bytes?,
             },
             None => read.await?,
         };
-        let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
+        serde_json::from_slice(&bytes).map_err(|e| {
+            let shown = crate::error::shorten(&String::from_utf8_lossy(&bytes), 200);
             ModelError::new(
                 ModelErrorKind::Protocol,
-                format!(
-                    "the answer is not JSON ({e}): {}",
-                    crate::error::shorten(&String::from_utf8_lossy(&bytes), 200)
-                ),
+                format!("the answer is not JSON ({e}): {shown}"),
             )
-        })?;
-        Ok(parse_completion(&value).map_err(|e| self.transport.scrub(e))?)
+        })
     }
 
     async fn stream_inner(
         &self,
         messages: &[Message],
         options: &CallOptions,
-    ) -> Result<ChunkStream> {
-        let body = self.request_body(messages, options, true);
+    ) -> Result<ChunkStream, ModelError> {
         let cancel = options.cancel.clone();
-        let response = self
+        let with_usage = self.request_body(messages, options, true);
+        let response = match self
             .transport
-            .post("chat/completions", &body, cancel.as_ref(), false)
-            .await?;
+            .post("chat/completions", &with_usage, cancel.as_ref(), false)
+            .await
+        {
+            // Servers that do not know `stream_options` refuse the request: ask again without it.
+            Err(e)
+                if e.kind == ModelErrorKind::BadRequest && e.message.contains("stream_options") =>
+            {
+                let body = self.request_body_with(messages, options, true, false);
+                self.transport
+                    .post("chat/completions", &body, cancel.as_ref(), false)
+                    .await?
+            }
+            other => other?,
+        };
         let is_sse = response
             .headers()
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|ct| ct.contains("text/event-stream"));
-        let transport = self.transport.clone();
         if !is_sse {
             // A server that answers a stream request with one JSON body.
-            let bytes = transport.read_capped(response).await?;
-            let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
-                ModelError::new(
-                    ModelErrorKind::Protocol,
-                    format!("the answer is neither an event stream nor JSON ({e})"),
-                )
-            })?;
-            let message = parse_completion(&value).map_err(|e| transport.scrub(e))?;
+            let message = parse_completion(&self.read_json(response, cancel.as_ref()).await?)?;
             let chunks = message_chunks(message);
             return Ok(Box::pin(futures::stream::iter(chunks.into_iter().map(Ok))));
         }
         let bytes = response.bytes_stream();
-        let state = StreamState::new(transport, cancel);
+        let state = StreamState::new(self.transport.clone(), cancel);
         Ok(Box::pin(futures::stream::unfold(
             (bytes, state),
             |(mut bytes, mut state)| async move {
@@ -278,7 +315,11 @@ impl ChatModel for OpenAiChatModel {
         messages: &'a [Message],
         options: &'a CallOptions,
     ) -> BoxFuture<'a, Result<Message>> {
-        Box::pin(self.invoke_inner(messages, options))
+        Box::pin(async move {
+            self.invoke_inner(messages, options)
+                .await
+                .map_err(|e| self.transport.scrub(e).into())
+        })
     }
 
     fn stream<'a>(
@@ -286,7 +327,11 @@ impl ChatModel for OpenAiChatModel {
         messages: &'a [Message],
         options: &'a CallOptions,
     ) -> BoxFuture<'a, Result<ChunkStream>> {
-        Box::pin(self.stream_inner(messages, options))
+        Box::pin(async move {
+            self.stream_inner(messages, options)
+                .await
+                .map_err(|e| self.transport.scrub(e).into())
+        })
     }
 }
 
@@ -420,7 +465,10 @@ fn parse_completion(v: &Value) -> Result<Message, ModelError> {
         .or_else(|| choice.get("delta"))
         .unwrap_or(&Value::Null);
     let mut acc = StreamAccumulator::default();
-    let mut state = DeltaState::default();
+    let mut state = DeltaState {
+        whole: true,
+        ..DeltaState::default()
+    };
     let mut chunks = Vec::new();
     state.delta(m, &mut chunks);
     for c in &chunks {
@@ -453,7 +501,7 @@ fn parse_usage(u: &Value) -> Option<Usage> {
     Some(Usage {
         input_tokens: input,
         output_tokens: output,
-        total_tokens: n(&["/total_tokens"]).unwrap_or(input + output),
+        total_tokens: n(&["/total_tokens"]).unwrap_or(input.saturating_add(output)),
         cache_read_tokens: n(&[
             "/prompt_tokens_details/cached_tokens",
             "/input_tokens_details/cached_tokens",
@@ -465,14 +513,20 @@ fn parse_usage(u: &Value) -> Option<Usage> {
     })
 }
 
-/// Tool-call bookkeeping across deltas: calls without `index` are placed
-/// by order (a new id starts a new call; no id continues the last one).
+/// Tool-call bookkeeping across deltas. Calls without `index` are placed by
+/// order: in a whole message by position; in a stream, a new id or a new
+/// name starts a call, and a fragment with neither continues the last one.
 #[derive(Debug, Default)]
 struct DeltaState {
+    /// Reading a whole message rather than a stream's deltas.
+    whole: bool,
     calls: usize,
     last_index: Option<usize>,
     last_id: Option<String>,
 }
+
+/// Most tool calls read from one answer; more is a malformed answer.
+const MAX_TOOL_CALLS: usize = 1024;
 
 impl DeltaState {
     fn delta(&mut self, d: &Value, out: &mut Vec<StreamChunk>) {
@@ -482,6 +536,16 @@ impl DeltaState {
             .filter(|t| !t.is_empty())
         {
             out.push(StreamChunk::TextDelta { text });
+        }
+        // A refusal is the model's answer, in OpenAI's separate field.
+        if let Some(text) = d
+            .get("refusal")
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+        {
+            out.push(StreamChunk::TextDelta {
+                text: text.to_owned(),
+            });
         }
         for key in ["reasoning_content", "reasoning"] {
             if let Some(text) = d.get(key).and_then(Value::as_str).filter(|t| !t.is_empty()) {
@@ -497,33 +561,35 @@ impl DeltaState {
                 _ => Vec::new(),
             },
         };
-        for call in &calls {
+        for (position, call) in calls.iter().enumerate() {
             let id = call
                 .get("id")
                 .and_then(Value::as_str)
                 .filter(|s| !s.is_empty())
                 .map(str::to_owned);
-            let index = match call.get("index").and_then(Value::as_u64) {
-                Some(i) => i as usize,
-                None => match (&id, self.last_index) {
-                    (Some(id), Some(last)) if self.last_id.as_ref() == Some(id) => last,
-                    (None, Some(last)) => last,
-                    _ => self.calls,
-                },
-            };
-            if self.last_index != Some(index) && index >= self.calls {
-                self.calls = index + 1;
-            }
-            self.last_index = Some(index);
-            if id.is_some() {
-                self.last_id.clone_from(&id);
-            }
             let function = call.get("function").unwrap_or(&Value::Null);
             let name = function
                 .get("name")
                 .and_then(Value::as_str)
                 .filter(|s| !s.is_empty())
                 .map(str::to_owned);
+            let index = match call.get("index").and_then(Value::as_u64) {
+                Some(i) => usize::try_from(i).unwrap_or(usize::MAX),
+                None if self.whole => position,
+                None => match (&id, &name, self.last_index) {
+                    (Some(id), _, Some(last)) if self.last_id.as_ref() == Some(id) => last,
+                    (None, None, Some(last)) => last,
+                    _ => self.calls,
+                },
+            };
+            if index >= MAX_TOOL_CALLS {
+                continue;
+            }
+            self.calls = self.calls.max(index + 1);
+            self.last_index = Some(index);
+            if id.is_some() {
+                self.last_id.clone_from(&id);
+            }
             let arguments = match function.get("arguments") {
                 Some(Value::String(s)) => s.clone(),
                 Some(Value::Null) | None => String::new(),
@@ -566,6 +632,8 @@ struct StreamState {
     usage: Option<Usage>,
     saw_tool_calls: bool,
     received: usize,
+    /// When the last data event arrived; keep-alive comments do not count.
+    last_data: tokio::time::Instant,
     /// Nothing more will be read: the `Finish` chunk or an error is queued.
     done: bool,
 }
@@ -584,6 +652,7 @@ impl StreamState {
             usage: None,
             saw_tool_calls: false,
             received: 0,
+            last_data: tokio::time::Instant::now(),
             done: false,
         }
     }
@@ -600,6 +669,9 @@ impl StreamState {
             if self.done {
                 return None;
             }
+            // A server that only sends keep-alive comments must not hold the run forever.
+            let idle_until = self.last_data + self.transport.timeout;
+            let read = tokio::time::timeout_at(idle_until, bytes.next());
             let next = match &self.cancel {
                 Some(token) => tokio::select! {
                     biased;
@@ -607,10 +679,19 @@ impl StreamState {
                         self.fail(ModelError::new(ModelErrorKind::Cancelled, "the stream was cancelled"));
                         continue;
                     }
-                    next = bytes.next() => next,
+                    next = read => next,
                 },
-                None => bytes.next().await,
+                None => read.await,
             };
+            let Ok(next) = next else {
+                let idle = self.transport.timeout;
+                self.fail(ModelError::new(
+                    ModelErrorKind::Timeout,
+                    format!("no data for {idle:?}"),
+                ));
+                continue;
+            };
+
             match next {
                 Some(Ok(piece)) => {
                     self.received += piece.len();
@@ -649,6 +730,7 @@ impl StreamState {
             if data.is_empty() {
                 continue;
             }
+            self.last_data = tokio::time::Instant::now();
             let value: Value = match serde_json::from_str(data) {
                 Ok(v) => v,
                 Err(e) => {
@@ -717,7 +799,7 @@ impl StreamState {
     fn fail(&mut self, e: ModelError) {
         if !self.done {
             self.done = true;
-            self.pending.push_back(Err(e.into()));
+            self.pending.push_back(Err(self.transport.scrub(e).into()));
         }
     }
 }
