@@ -48,11 +48,11 @@
 //! | `name` | string | parameter name; default: the field name in lowerCamelCase |
 //! | `display_name` | string | default: the field name in Title Case |
 //! | `description` | string | default: the doc comment |
-//! | `default` | value of the field's type, or an expression string `"=..."` | without it a non-`Option` field is required |
+//! | `default` | value of the field's type, or an expression string `"=..."` | without it a non-`Option` field is required; an absent `Option` field is `None` whatever its default (the default is what the editor shows and what a workflow fills in) |
 //! | `required` | flag | marks the parameter required in the editor |
 //! | `min`, `max`, `precision` | number | number parameters |
 //! | `options` | `["a", "b"]` | inline choices of a string parameter |
-//! | `display_options` | `(show(param = [values], "@version" = [1]), hide(...))` | when the parameter is shown |
+//! | `display_options` | `(show(param = [values], "@version" = [1]), hide(...))` | when the parameter is shown; a hidden parameter has no value, so the field must be an `Option` or have a plain default |
 //! | `placeholder`, `hint`, `load_options_method` | string | as in n8n |
 //! | `password`, `rows` | flag, integer | string parameters |
 //! | `no_data_expression` | flag | disallow expressions |

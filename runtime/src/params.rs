@@ -13,7 +13,7 @@
 //! | unit-variant enum (serde + schemars) | `options`; doc comments → option descriptions, `#[schemars(title)]` → option names |
 //! | `Vec<enum>` | `multiOptions` |
 //! | `Vec<String>`, `Vec<number>` | `string`/`number` with `multipleValues` |
-//! | `Option<T>` | as `T`, not required |
+//! | `Option<T>` | as `T`, not required; `None` when absent |
 //! | `serde_json::Value`, maps, other objects | `json` |
 //! | a `#[derive(NodeParams)]` struct with `#[param(collection)]` | `collection` |
 //! | `Vec<S>` of such a struct with `#[param(fixed_collection)]` | `fixedCollection` |
