@@ -117,6 +117,14 @@ pub enum Error {
         /// What is missing.
         input: String,
     },
+    /// A chat-history store failed.
+    #[error("{store}: {message}")]
+    Store {
+        /// Which store.
+        store: &'static str,
+        /// What went wrong.
+        message: String,
+    },
     /// A parameter uses an expression nodekit does not evaluate.
     #[error(
         "node `{node}`: parameter `{path}` uses an unsupported expression: {expression}; nodekit evaluates `$json` access and `$fromAI(...)` only"

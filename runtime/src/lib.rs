@@ -77,6 +77,7 @@ pub mod embed;
 pub mod error;
 pub mod expression;
 pub mod from_ai;
+pub mod history;
 pub mod memory;
 pub mod message;
 pub mod model;

@@ -1,0 +1,87 @@
+//! Persistent chat histories: SQLite, PostgreSQL and Redis. Each stores
+//! messages in LangChain's stored form (`{"type": "human", "data": {...}}`),
+//! in the layouts n8n and LangChain use, so existing data keeps working:
+//!
+//! | store | layout |
+//! | --- | --- |
+//! | PostgreSQL | table `n8n_chat_histories` (`id SERIAL`, `session_id VARCHAR(255)`, `message JSONB`), indexed on `session_id` |
+//! | SQLite | the same columns (`id INTEGER PRIMARY KEY`, `session_id TEXT`, `message TEXT`) |
+//! | Redis | one list per session id, newest first (`LPUSH`), TTL refreshed on every write |
+//!
+//! Tables are created when missing. Session ids are always bound as
+//! parameters, table names are validated and quoted. A batch of messages is
+//! written atomically and kept together even with concurrent writers. A
+//! stored row that cannot be read is skipped with a warning naming its id;
+//! the rest still loads.
+
+pub mod postgres;
+pub mod redis;
+pub mod sqlite;
+
+use crate::error::{Error, Result};
+use crate::message::Message;
+
+/// Longest session id accepted (n8n's column is `VARCHAR(255)`).
+pub const MAX_SESSION_ID_CHARS: usize = 255;
+
+/// A validated, double-quoted SQL identifier for a table name.
+pub(crate) fn quoted_table(name: &str, store: &'static str) -> Result<String> {
+    let ok = name.len() <= 50
+        && name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !ok {
+        return Err(Error::Store {
+            store,
+            message: format!(
+                "invalid table name {:?}: use 1 to 50 letters, digits and `_`, starting with a letter or `_`",
+                crate::error::shorten(name, 60)
+            ),
+        });
+    }
+    Ok(format!("\"{name}\""))
+}
+
+/// Checks a session id: not empty, not too long, no NUL.
+pub(crate) fn check_session(id: &str, store: &'static str) -> Result<()> {
+    let problem = if id.is_empty() {
+        Some("the session id is empty".to_owned())
+    } else if id.chars().count() > MAX_SESSION_ID_CHARS {
+        Some(format!(
+            "the session id is longer than {MAX_SESSION_ID_CHARS} characters"
+        ))
+    } else if id.contains('\0') {
+        Some("the session id contains a NUL character".to_owned())
+    } else {
+        None
+    };
+    match problem {
+        Some(message) => Err(Error::Store { store, message }),
+        None => Ok(()),
+    }
+}
+
+/// Reads one stored row; a row that is not a message is skipped with a warning.
+pub(crate) fn decode(
+    store: &'static str,
+    id: impl std::fmt::Display,
+    stored: &serde_json::Value,
+) -> Option<Message> {
+    match Message::from_json(stored) {
+        Ok(m) => Some(m),
+        Err(e) => {
+            tracing::warn!(store, id = %id, error = %e, "skipping a stored chat message that cannot be read");
+            None
+        }
+    }
+}
+
+/// A store error with its message, never a connection string.
+pub(crate) fn store_error(store: &'static str, e: impl std::fmt::Display) -> Error {
+    Error::Store {
+        store,
+        message: e.to_string(),
+    }
+}

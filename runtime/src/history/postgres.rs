@@ -1,0 +1,132 @@
+//! Chat history in PostgreSQL, in n8n's and LangChain's `n8n_chat_histories` layout (sqlx).
+
+use sqlx::Row;
+use sqlx::postgres::{PgPool, PgPoolOptions};
+
+use super::{check_session, decode, quoted_table, store_error};
+use crate::error::{Error, Result};
+use crate::memory::ChatHistory;
+use crate::message::Message;
+use crate::model::BoxFuture;
+
+const STORE: &str = "PostgreSQL";
+
+/// n8n's default table.
+pub const DEFAULT_TABLE: &str = "n8n_chat_histories";
+
+/// One session's messages in a PostgreSQL table.
+#[derive(Debug, Clone)]
+pub struct PostgresChatHistory {
+    pool: PgPool,
+    table: String,
+    session: String,
+}
+
+impl PostgresChatHistory {
+    /// Connects to `url` (`postgres://user:password@host:port/db`); the error never shows the password.
+    pub async fn connect(url: &str, table: &str, session: &str) -> Result<Self> {
+        let pool = PgPoolOptions::new()
+            .max_connections(8)
+            .acquire_timeout(std::time::Duration::from_secs(10))
+            .connect(url)
+            .await
+            .map_err(|e| store_error(STORE, format!("cannot connect: {e}")))?;
+        Self::with_pool(pool, table, session).await
+    }
+
+    /// Uses an existing pool; creates the table and its index if missing.
+    pub async fn with_pool(pool: PgPool, table: &str, session: &str) -> Result<Self> {
+        check_session(session, STORE)?;
+        let name = table;
+        let table = quoted_table(table, STORE)?;
+        // Concurrent `CREATE ... IF NOT EXISTS` can still collide in PostgreSQL: serialise it.
+        let ddl = format!(
+            "SELECT pg_advisory_xact_lock(7428573);
+             CREATE TABLE IF NOT EXISTS {table} (id SERIAL PRIMARY KEY, session_id VARCHAR(255) NOT NULL, message JSONB NOT NULL);
+             CREATE INDEX IF NOT EXISTS \"{name}_session_id_idx\" ON {table} (session_id);"
+        );
+        let mut tx = pool.begin().await.map_err(|e| store_error(STORE, e))?;
+        sqlx::raw_sql(sqlx::AssertSqlSafe(ddl))
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| store_error(STORE, e))?;
+        tx.commit().await.map_err(|e| store_error(STORE, e))?;
+        Ok(PostgresChatHistory {
+            pool,
+            table,
+            session: session.to_owned(),
+        })
+    }
+}
+
+impl ChatHistory for PostgresChatHistory {
+    fn messages(&self) -> BoxFuture<'_, Result<Vec<Message>>> {
+        Box::pin(async move {
+            let sql = format!(
+                "SELECT id, message FROM {} WHERE session_id = $1 ORDER BY id",
+                self.table
+            );
+            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(&self.session)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(|e| store_error(STORE, e))?;
+            Ok(rows
+                .iter()
+                .filter_map(|row| {
+                    let id: i32 = row.try_get("id").ok()?;
+                    let value: serde_json::Value = row.try_get("message").ok()?;
+                    decode(STORE, id, &value)
+                })
+                .collect())
+        })
+    }
+
+    fn add_message<'a>(&'a self, message: &'a Message) -> BoxFuture<'a, Result<()>> {
+        self.add_messages(std::slice::from_ref(message))
+    }
+
+    fn add_messages<'a>(&'a self, messages: &'a [Message]) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            let stored: Vec<serde_json::Value> = messages.iter().map(Message::to_stored).collect();
+            if stored.iter().any(|v| v.to_string().contains("\\u0000")) {
+                return Err(Error::Store {
+                    store: STORE,
+                    message: "PostgreSQL's jsonb cannot hold the NUL character (U+0000); the messages were not saved".into(),
+                });
+            }
+            // One transaction, under a per-session lock: a batch stays together and in order.
+            let mut tx = self.pool.begin().await.map_err(|e| store_error(STORE, e))?;
+            sqlx::query("SELECT pg_advisory_xact_lock(hashtext($1))")
+                .bind(&self.session)
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| store_error(STORE, e))?;
+            let sql = format!(
+                "INSERT INTO {} (session_id, message) VALUES ($1, $2)",
+                self.table
+            );
+            for value in &stored {
+                sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
+                    .bind(&self.session)
+                    .bind(value)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(|e| store_error(STORE, e))?;
+            }
+            tx.commit().await.map_err(|e| store_error(STORE, e))
+        })
+    }
+
+    fn clear(&self) -> BoxFuture<'_, Result<()>> {
+        Box::pin(async move {
+            let sql = format!("DELETE FROM {} WHERE session_id = $1", self.table);
+            sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(&self.session)
+                .execute(&self.pool)
+                .await
+                .map_err(|e| store_error(STORE, e))?;
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,114 @@
+//! Chat history in Redis, in the layout n8n's Redis memory (LangChain's
+//! `RedisChatMessageHistory`) uses: the session id is the key of a list of
+//! stored-message JSON, newest first, with its TTL refreshed on every write.
+
+use redis::AsyncCommands;
+use redis::aio::ConnectionManager;
+
+use super::{check_session, decode, store_error};
+use crate::error::{Error, Result};
+use crate::memory::ChatHistory;
+use crate::message::Message;
+use crate::model::BoxFuture;
+
+const STORE: &str = "Redis";
+
+/// One session's messages in a Redis list.
+#[derive(Clone)]
+pub struct RedisChatHistory {
+    connection: ConnectionManager,
+    key: String,
+    ttl_secs: Option<u64>,
+}
+
+impl std::fmt::Debug for RedisChatHistory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisChatHistory")
+            .field("key", &self.key)
+            .field("ttl_secs", &self.ttl_secs)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RedisChatHistory {
+    /// Connects to `url` (`redis://[:password@]host:port[/db]`); `ttl_secs` of `None` or 0 keeps the list forever.
+    pub async fn connect(url: &str, session: &str, ttl_secs: Option<u64>) -> Result<Self> {
+        check_session(session, STORE)?;
+        let client = redis::Client::open(url)
+            .map_err(|e| store_error(STORE, format!("invalid address: {e}")))?;
+        let connection = ConnectionManager::new(client)
+            .await
+            .map_err(|e| store_error(STORE, format!("cannot connect: {e}")))?;
+        Ok(RedisChatHistory {
+            connection,
+            key: session.to_owned(),
+            ttl_secs: ttl_secs.filter(|t| *t > 0),
+        })
+    }
+
+    fn error(&self, e: redis::RedisError) -> Error {
+        if e.code() == Some("WRONGTYPE") {
+            return Error::Store {
+                store: STORE,
+                message: format!(
+                    "key {:?} holds something other than a list; use another session id or key prefix",
+                    self.key
+                ),
+            };
+        }
+        store_error(STORE, e)
+    }
+}
+
+impl ChatHistory for RedisChatHistory {
+    fn messages(&self) -> BoxFuture<'_, Result<Vec<Message>>> {
+        Box::pin(async move {
+            let mut c = self.connection.clone();
+            let raw: Vec<String> = c
+                .lrange(&self.key, 0, -1)
+                .await
+                .map_err(|e| self.error(e))?;
+            // Newest first in the list: reverse for oldest first.
+            let count = raw.len();
+            Ok(raw
+                .iter()
+                .rev()
+                .enumerate()
+                .filter_map(|(i, text)| {
+                    let value = serde_json::from_str(text).unwrap_or(serde_json::Value::Null);
+                    decode(STORE, format!("{}[{}]", self.key, count - 1 - i), &value)
+                })
+                .collect())
+        })
+    }
+
+    fn add_message<'a>(&'a self, message: &'a Message) -> BoxFuture<'a, Result<()>> {
+        self.add_messages(std::slice::from_ref(message))
+    }
+
+    fn add_messages<'a>(&'a self, messages: &'a [Message]) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            if messages.is_empty() {
+                return Ok(());
+            }
+            let stored: Vec<String> = messages.iter().map(|m| m.to_stored().to_string()).collect();
+            // One LPUSH of the batch (atomic, kept together) and the TTL, in one transaction.
+            let mut pipe = redis::pipe();
+            pipe.atomic().lpush(&self.key, &stored).ignore();
+            if let Some(ttl) = self.ttl_secs {
+                pipe.expire(&self.key, ttl as i64).ignore();
+            }
+            let mut c = self.connection.clone();
+            pipe.query_async::<()>(&mut c)
+                .await
+                .map_err(|e| self.error(e))
+        })
+    }
+
+    fn clear(&self) -> BoxFuture<'_, Result<()>> {
+        Box::pin(async move {
+            let mut c = self.connection.clone();
+            c.del::<_, ()>(&self.key).await.map_err(|e| self.error(e))
+        })
+    }
+}

@@ -1,0 +1,121 @@
+//! Chat history in a SQLite file (sqlx).
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::Row;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
+
+use super::{check_session, decode, quoted_table, store_error};
+use crate::error::Result;
+use crate::memory::ChatHistory;
+use crate::message::Message;
+use crate::model::BoxFuture;
+
+const STORE: &str = "SQLite";
+
+/// One session's messages in a SQLite table.
+#[derive(Debug, Clone)]
+pub struct SqliteChatHistory {
+    pool: SqlitePool,
+    table: String,
+    session: String,
+}
+
+impl SqliteChatHistory {
+    /// Opens (creating if needed) the database file at `path`, in WAL mode.
+    pub async fn open(path: &str, table: &str, session: &str) -> Result<Self> {
+        let options = SqliteConnectOptions::from_str(&format!("sqlite://{path}"))
+            .map_err(|e| store_error(STORE, e))?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .busy_timeout(Duration::from_secs(10));
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options)
+            .await
+            .map_err(|e| store_error(STORE, format!("cannot open {path}: {e}")))?;
+        Self::with_pool(pool, table, session).await
+    }
+
+    /// Uses an existing pool; creates the table and its index if missing.
+    pub async fn with_pool(pool: SqlitePool, table: &str, session: &str) -> Result<Self> {
+        check_session(session, STORE)?;
+        let name = table;
+        let table = quoted_table(table, STORE)?;
+        let ddl = format!(
+            "CREATE TABLE IF NOT EXISTS {table} (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, message TEXT NOT NULL);
+             CREATE INDEX IF NOT EXISTS \"{name}_session_id_idx\" ON {table} (session_id);"
+        );
+        sqlx::raw_sql(sqlx::AssertSqlSafe(ddl))
+            .execute(&pool)
+            .await
+            .map_err(|e| store_error(STORE, e))?;
+        Ok(SqliteChatHistory {
+            pool,
+            table,
+            session: session.to_owned(),
+        })
+    }
+}
+
+impl ChatHistory for SqliteChatHistory {
+    fn messages(&self) -> BoxFuture<'_, Result<Vec<Message>>> {
+        Box::pin(async move {
+            let sql = format!(
+                "SELECT id, message FROM {} WHERE session_id = ? ORDER BY id",
+                self.table
+            );
+            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(&self.session)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(|e| store_error(STORE, e))?;
+            Ok(rows
+                .iter()
+                .filter_map(|row| {
+                    let id: i64 = row.try_get("id").ok()?;
+                    let text: String = row.try_get("message").ok()?;
+                    let value = serde_json::from_str(&text).unwrap_or(serde_json::Value::Null);
+                    decode(STORE, id, &value)
+                })
+                .collect())
+        })
+    }
+
+    fn add_message<'a>(&'a self, message: &'a Message) -> BoxFuture<'a, Result<()>> {
+        self.add_messages(std::slice::from_ref(message))
+    }
+
+    fn add_messages<'a>(&'a self, messages: &'a [Message]) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            // One transaction: all of the batch, together, or nothing.
+            let mut tx = self.pool.begin().await.map_err(|e| store_error(STORE, e))?;
+            let sql = format!(
+                "INSERT INTO {} (session_id, message) VALUES (?, ?)",
+                self.table
+            );
+            for m in messages {
+                sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
+                    .bind(&self.session)
+                    .bind(m.to_stored().to_string())
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(|e| store_error(STORE, e))?;
+            }
+            tx.commit().await.map_err(|e| store_error(STORE, e))
+        })
+    }
+
+    fn clear(&self) -> BoxFuture<'_, Result<()>> {
+        Box::pin(async move {
+            let sql = format!("DELETE FROM {} WHERE session_id = ?", self.table);
+            sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(&self.session)
+                .execute(&self.pool)
+                .await
+                .map_err(|e| store_error(STORE, e))?;
+            Ok(())
+        })
+    }
+}
