@@ -13,6 +13,16 @@ pub trait ChatHistory: Send + Sync + std::fmt::Debug {
     /// Every stored message, oldest first.
     fn messages(&self) -> BoxFuture<'_, Result<Vec<Message>>>;
 
+    /// The last `n` messages, oldest first; stores override this to read only those.
+    fn last_messages(&self, n: usize) -> BoxFuture<'_, Result<Vec<Message>>> {
+        Box::pin(async move {
+            let mut all = self.messages().await?;
+            let skip = all.len().saturating_sub(n);
+            all.drain(..skip);
+            Ok(all)
+        })
+    }
+
     /// Appends one message.
     fn add_message<'a>(&'a self, message: &'a Message) -> BoxFuture<'a, Result<()>>;
 
@@ -109,14 +119,12 @@ impl BufferWindowMemory {
 impl Memory for BufferWindowMemory {
     fn load(&self) -> BoxFuture<'_, Result<Vec<Message>>> {
         Box::pin(async move {
-            let messages = self.history.messages().await?;
             // LangChain slices with `-k * 2`, and `slice(-0)` is the whole list.
-            let keep = if self.k == 0 {
-                messages.len()
+            if self.k == 0 {
+                self.history.messages().await
             } else {
-                (self.k * 2).min(messages.len())
-            };
-            Ok(messages[messages.len() - keep..].to_vec())
+                self.history.last_messages(self.k.saturating_mul(2)).await
+            }
         })
     }
 

@@ -63,6 +63,10 @@ async fn common(
     assert_eq!(texts(&got), ["sys", "hi", "calling", "ok", "bye"]);
     assert_eq!(got[2], ai);
     assert_eq!(got[3].role, Role::Tool);
+    // A window reads only the newest messages, oldest first.
+    assert_eq!(texts(&h.last_messages(2).await.unwrap()), ["ok", "bye"]);
+    assert!(h.last_messages(0).await.unwrap().is_empty());
+    assert_eq!(h.last_messages(99).await.unwrap().len(), 5);
 
     // Sessions are isolated, also with injection attempts in the id.
     let evil = make("x'); DROP TABLE n8n_chat_histories; --".into()).await;

@@ -71,14 +71,24 @@ impl ChatHistory for PostgresChatHistory {
                 .fetch_all(&self.pool)
                 .await
                 .map_err(|e| store_error(STORE, e))?;
-            Ok(rows
-                .iter()
-                .filter_map(|row| {
-                    let id: i32 = row.try_get("id").ok()?;
-                    let value: serde_json::Value = row.try_get("message").ok()?;
-                    decode(STORE, id, &value)
-                })
-                .collect())
+            Ok(rows.iter().filter_map(read_row).collect())
+        })
+    }
+
+    fn last_messages(&self, n: usize) -> BoxFuture<'_, Result<Vec<Message>>> {
+        Box::pin(async move {
+            // Newest first through the index, then back to oldest first.
+            let sql = format!(
+                "SELECT id, message FROM {} WHERE session_id = $1 ORDER BY id DESC LIMIT $2",
+                self.table
+            );
+            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(&self.session)
+                .bind(i64::try_from(n).unwrap_or(i64::MAX))
+                .fetch_all(&self.pool)
+                .await
+                .map_err(|e| store_error(STORE, e))?;
+            Ok(rows.iter().rev().filter_map(read_row).collect())
         })
     }
 
@@ -129,4 +139,10 @@ impl ChatHistory for PostgresChatHistory {
             Ok(())
         })
     }
+}
+
+fn read_row(row: &sqlx::postgres::PgRow) -> Option<Message> {
+    let id: i32 = row.try_get("id").ok()?;
+    let value: serde_json::Value = row.try_get("message").ok()?;
+    decode(STORE, id, &value)
 }

@@ -46,6 +46,18 @@ impl RedisChatHistory {
         })
     }
 
+    /// Entries as listed (newest first), as messages oldest first.
+    fn read(&self, raw: &[String]) -> Vec<Message> {
+        raw.iter()
+            .enumerate()
+            .rev()
+            .filter_map(|(i, text)| {
+                let value = serde_json::from_str(text).unwrap_or(serde_json::Value::Null);
+                decode(STORE, format!("{}[{i}]", self.key), &value)
+            })
+            .collect()
+    }
+
     fn error(&self, e: redis::RedisError) -> Error {
         if e.code() == Some("WRONGTYPE") {
             return Error::Store {
@@ -68,17 +80,23 @@ impl ChatHistory for RedisChatHistory {
                 .lrange(&self.key, 0, -1)
                 .await
                 .map_err(|e| self.error(e))?;
-            // Newest first in the list: reverse for oldest first.
-            let count = raw.len();
-            Ok(raw
-                .iter()
-                .rev()
-                .enumerate()
-                .filter_map(|(i, text)| {
-                    let value = serde_json::from_str(text).unwrap_or(serde_json::Value::Null);
-                    decode(STORE, format!("{}[{}]", self.key, count - 1 - i), &value)
-                })
-                .collect())
+            Ok(self.read(&raw))
+        })
+    }
+
+    fn last_messages(&self, n: usize) -> BoxFuture<'_, Result<Vec<Message>>> {
+        Box::pin(async move {
+            if n == 0 {
+                return Ok(Vec::new());
+            }
+            let mut c = self.connection.clone();
+            // The list is newest first: its head is the window.
+            let end = isize::try_from(n).unwrap_or(isize::MAX) - 1;
+            let raw: Vec<String> = c
+                .lrange(&self.key, 0, end)
+                .await
+                .map_err(|e| self.error(e))?;
+            Ok(self.read(&raw))
         })
     }
 

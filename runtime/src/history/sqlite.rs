@@ -71,15 +71,24 @@ impl ChatHistory for SqliteChatHistory {
                 .fetch_all(&self.pool)
                 .await
                 .map_err(|e| store_error(STORE, e))?;
-            Ok(rows
-                .iter()
-                .filter_map(|row| {
-                    let id: i64 = row.try_get("id").ok()?;
-                    let text: String = row.try_get("message").ok()?;
-                    let value = serde_json::from_str(&text).unwrap_or(serde_json::Value::Null);
-                    decode(STORE, id, &value)
-                })
-                .collect())
+            Ok(rows.iter().filter_map(read_row).collect())
+        })
+    }
+
+    fn last_messages(&self, n: usize) -> BoxFuture<'_, Result<Vec<Message>>> {
+        Box::pin(async move {
+            // Newest first through the index, then back to oldest first.
+            let sql = format!(
+                "SELECT id, message FROM {} WHERE session_id = ? ORDER BY id DESC LIMIT ?",
+                self.table
+            );
+            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(&self.session)
+                .bind(i64::try_from(n).unwrap_or(i64::MAX))
+                .fetch_all(&self.pool)
+                .await
+                .map_err(|e| store_error(STORE, e))?;
+            Ok(rows.iter().rev().filter_map(read_row).collect())
         })
     }
 
@@ -118,4 +127,11 @@ impl ChatHistory for SqliteChatHistory {
             Ok(())
         })
     }
+}
+
+fn read_row(row: &sqlx::sqlite::SqliteRow) -> Option<Message> {
+    let id: i64 = row.try_get("id").ok()?;
+    let text: String = row.try_get("message").ok()?;
+    let value = serde_json::from_str(&text).unwrap_or(serde_json::Value::Null);
+    decode(STORE, id, &value)
 }
