@@ -59,6 +59,9 @@ fn catalog_lists_built_in_nodes_sorted_and_deterministic() {
             "nodekit-nodes.embeddingsOpenAiCompatible",
             "nodekit-nodes.lmChatOpenAiCompatible",
             "nodekit-nodes.memoryBufferWindow",
+            "nodekit-nodes.memoryPostgresChat",
+            "nodekit-nodes.memoryRedisChat",
+            "nodekit-nodes.memorySqliteChat",
             "nodekit-nodes.toolHttpRequest",
             "nodekit-nodes.toolThink",
         ]

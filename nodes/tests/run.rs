@@ -264,3 +264,137 @@ async fn the_embeddings_node_supplies_a_logged_embedder() {
     assert_eq!(server.seen()[0].body["model"], "nomic-embed-text");
     assert_eq!(log.entries()[0].action, "embed");
 }
+
+/// A workflow with an agent, a chat model and the given memory node.
+fn memory_workflow(memory_type: &str, memory_params: Value) -> String {
+    json!({
+        "nodes": [
+            {"name": "Trigger", "type": "@n8n/n8n-nodes-langchain.chatTrigger", "parameters": {}},
+            {"name": "AI Agent", "type": "nodekit-nodes.agent", "parameters": {}},
+            {"name": "Chat Model", "type": "nodekit-nodes.lmChatOpenAiCompatible", "parameters": {"model": "m"}},
+            {"name": "Memory", "type": memory_type, "parameters": memory_params}
+        ],
+        "connections": {
+            "Trigger": {"main": [[{"node": "AI Agent", "type": "main", "index": 0}]]},
+            "Chat Model": {"ai_languageModel": [[{"node": "AI Agent", "type": "ai_languageModel", "index": 0}]]},
+            "Memory": {"ai_memory": [[{"node": "AI Agent", "type": "ai_memory", "index": 0}]]}
+        }
+    })
+    .to_string()
+}
+
+/// Two separate `nodekit run` processes: the second sees the first exchange.
+async fn memory_survives_processes(memory_type: &str, memory_params: Value, credentials: Value) {
+    let server = Server::start(vec![text_turn("Hi Ada."), text_turn("You are Ada.")]).await;
+    let dir = std::env::temp_dir().join(format!(
+        "nodekit-memory-{}-{}",
+        memory_type.replace('.', "-"),
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let workflow = dir.join("workflow.json");
+    std::fs::write(&workflow, memory_workflow(memory_type, memory_params)).unwrap();
+    let session = format!("s-{}-{}", std::process::id(), memory_type.len());
+    let mut creds = credentials;
+    creds["openAiApi"] = json!({"apiKey": "sk", "url": server.base_url});
+    for message in ["I am Ada", "Who am I?"] {
+        let (w, c, s, d) = (
+            workflow.clone(),
+            creds.to_string(),
+            session.clone(),
+            dir.clone(),
+        );
+        let out = tokio::task::spawn_blocking(move || {
+            Command::new(env!("CARGO_BIN_EXE_nodekit"))
+                .args([
+                    "run",
+                    w.to_str().unwrap(),
+                    "--message",
+                    message,
+                    "--session",
+                    &s,
+                ])
+                .env("NODEKIT_CREDENTIALS", c)
+                .current_dir(d)
+                .output()
+                .unwrap()
+        })
+        .await
+        .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let second = &server.seen()[1].body["messages"];
+    assert_eq!(
+        second[1],
+        json!({"role": "user", "content": "I am Ada"}),
+        "{memory_type}"
+    );
+    assert_eq!(
+        second[2],
+        json!({"role": "assistant", "content": "Hi Ada."}),
+        "{memory_type}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn env_or_skip(var: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(v) => Some(v),
+        Err(_) if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("{var} is not set: CI needs the server")
+        }
+        Err(_) => {
+            eprintln!("skipping: {var} is not set");
+            None
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_memory_persists_across_runs() {
+    memory_survives_processes(
+        "nodekit-nodes.memorySqliteChat",
+        json!({"databasePath": "chat.db"}),
+        json!({}),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_memory_persists_across_runs() {
+    let Some(url) = env_or_skip("DATABASE_URL") else {
+        return;
+    };
+    // postgres://user@host:port/db, as scripts/services.sh prints it.
+    let rest = url.trim_start_matches("postgres://");
+    let (user, rest) = rest.split_once('@').unwrap();
+    let (host_port, database) = rest.split_once('/').unwrap();
+    let (host, port) = host_port.split_once(':').unwrap();
+    let creds = json!({"postgres": {"host": host, "port": port.parse::<u16>().unwrap(), "database": database, "user": user, "password": "", "ssl": "disable"}});
+    memory_survives_processes(
+        "nodekit-nodes.memoryPostgresChat",
+        json!({"tableName": format!("e2e_{}", std::process::id())}),
+        creds,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_memory_persists_across_runs() {
+    let Some(url) = env_or_skip("REDIS_URL") else {
+        return;
+    };
+    let rest = url.trim_start_matches("redis://");
+    let (host, port) = rest.split_once(':').unwrap();
+    let creds = json!({"redis": {"host": host, "port": port.trim_end_matches('/').parse::<u16>().unwrap()}});
+    memory_survives_processes(
+        "nodekit-nodes.memoryRedisChat",
+        json!({"sessionTTL": 600}),
+        creds,
+    )
+    .await;
+}

@@ -47,22 +47,27 @@ pub struct MemoryBufferWindow {
 
 impl SupplyData for MemoryBufferWindow {
     async fn supply_data(self, ctx: &SupplyContext) -> nodekit::Result<Supply> {
-        let session = match self.session_id_type {
-            SessionIdType::FromInput => ctx
-                .item()
-                .get("sessionId")
-                .and_then(|v| v.as_str())
-                .map(str::to_owned),
-            SessionIdType::CustomKey => self.session_key.clone(),
-        };
-        let session = session.filter(|s| !s.is_empty()).ok_or_else(|| {
-            nodekit::Error::Workflow(format!(
-                "node `{}`: no session ID found: the input item has no `sessionId` (or set \"Session ID\" to \"Define below\")",
-                ctx.node_name()
-            ))
-        })?;
+        let session = session_id(ctx, self.session_id_type, self.session_key.as_deref())?;
         let history = Arc::new(InProcessHistory::session(&session));
         let memory = BufferWindowMemory::new(history, self.context_window_length as usize);
         Ok(ctx.memory(Arc::new(memory)).into())
     }
+}
+
+/// The conversation's key: the input item's `sessionId`, or the node's own key.
+pub(crate) fn session_id(
+    ctx: &SupplyContext,
+    source: SessionIdType,
+    key: Option<&str>,
+) -> nodekit::Result<String> {
+    let session = match source {
+        SessionIdType::FromInput => ctx.item().get("sessionId").and_then(|v| v.as_str()),
+        SessionIdType::CustomKey => key,
+    };
+    session.filter(|s| !s.is_empty()).map(str::to_owned).ok_or_else(|| {
+        nodekit::Error::Workflow(format!(
+            "node `{}`: no session ID found: the input item has no `sessionId` (or set \"Session ID\" to \"Define below\")",
+            ctx.node_name()
+        ))
+    })
 }

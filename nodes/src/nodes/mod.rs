@@ -4,5 +4,8 @@ pub mod agent;
 pub mod embeddings_openai_compatible;
 pub mod lm_chat_openai_compatible;
 pub mod memory_buffer_window;
+pub mod memory_postgres_chat;
+pub mod memory_redis_chat;
+pub mod memory_sqlite_chat;
 pub mod tool_http_request;
 pub mod tool_think;

@@ -22,15 +22,104 @@ pub struct PostgresChatHistory {
     session: String,
 }
 
+/// Where a PostgreSQL server is (n8n's `postgres` credential).
+#[derive(Clone, PartialEq, Eq, Hash, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PostgresConfig {
+    /// Host name or address.
+    pub host: String,
+    /// Port (default 5432).
+    #[serde(default = "default_port")]
+    pub port: u16,
+    /// Database name.
+    pub database: String,
+    /// User name.
+    pub user: String,
+    /// Password.
+    #[serde(default)]
+    pub password: String,
+    /// `disable`, `allow`, `prefer` (default), `require`, `verify-ca` or `verify-full`.
+    #[serde(default = "default_ssl")]
+    pub ssl: String,
+}
+
+fn default_port() -> u16 {
+    5432
+}
+fn default_ssl() -> String {
+    "prefer".into()
+}
+
+impl std::fmt::Debug for PostgresConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresConfig")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("database", &self.database)
+            .field("user", &self.user)
+            .field("password", &"***")
+            .field("ssl", &self.ssl)
+            .finish()
+    }
+}
+
+impl PostgresConfig {
+    fn options(&self) -> Result<sqlx::postgres::PgConnectOptions> {
+        let ssl = self
+            .ssl
+            .parse::<sqlx::postgres::PgSslMode>()
+            .map_err(|_| store_error(STORE, format!("unknown ssl mode {:?}", self.ssl)))?;
+        Ok(sqlx::postgres::PgConnectOptions::new()
+            .host(&self.host)
+            .port(self.port)
+            .database(&self.database)
+            .username(&self.user)
+            .password(&self.password)
+            .ssl_mode(ssl))
+    }
+}
+
+/// Pools by server, shared by every history of this process: a workflow run
+/// reuses connections instead of opening new ones.
+static POOLS: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<String, PgPool>>> =
+    std::sync::OnceLock::new();
+
+async fn pool(key: String, options: sqlx::postgres::PgConnectOptions) -> Result<PgPool> {
+    let pools = POOLS.get_or_init(Default::default);
+    if let Some(pool) = pools.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(pool.clone());
+    }
+    let pool = PgPoolOptions::new()
+        .max_connections(8)
+        .acquire_timeout(std::time::Duration::from_secs(10))
+        .connect_with(options)
+        .await
+        .map_err(|e| store_error(STORE, format!("cannot connect: {e}")))?;
+    let mut pools = pools.lock().unwrap_or_else(|e| e.into_inner());
+    Ok(pools.entry(key).or_insert(pool).clone())
+}
+
 impl PostgresChatHistory {
     /// Connects to `url` (`postgres://user:password@host:port/db`); the error never shows the password.
     pub async fn connect(url: &str, table: &str, session: &str) -> Result<Self> {
-        let pool = PgPoolOptions::new()
-            .max_connections(8)
-            .acquire_timeout(std::time::Duration::from_secs(10))
-            .connect(url)
-            .await
-            .map_err(|e| store_error(STORE, format!("cannot connect: {e}")))?;
+        let options = url
+            .parse::<sqlx::postgres::PgConnectOptions>()
+            .map_err(|_| store_error(STORE, "the connection URL cannot be read"))?;
+        let pool = pool(url.to_owned(), options).await?;
+        Self::with_pool(pool, table, session).await
+    }
+
+    /// Connects with n8n's credential fields.
+    pub async fn connect_config(
+        config: &PostgresConfig,
+        table: &str,
+        session: &str,
+    ) -> Result<Self> {
+        let key = format!(
+            "{}:{}/{}?{}&{}",
+            config.host, config.port, config.database, config.user, config.ssl
+        );
+        let pool = pool(key, config.options()?).await?;
         Self::with_pool(pool, table, session).await
     }
 

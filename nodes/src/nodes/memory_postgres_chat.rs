@@ -1,0 +1,60 @@
+//! n8n's "Postgres Chat Memory": the conversation in a PostgreSQL table
+//! (`n8n_chat_histories` by default, the layout n8n and LangChain use).
+
+use std::sync::Arc;
+
+use nodekit::history::postgres::{DEFAULT_TABLE, PostgresChatHistory, PostgresConfig};
+use nodekit::memory::BufferWindowMemory;
+use nodekit::prelude::*;
+
+use super::memory_buffer_window::{SessionIdType, session_id};
+
+/// Stores the chat history in a PostgreSQL table.
+#[ai_node(
+    name = "memoryPostgresChat",
+    display_name = "Postgres Chat Memory",
+    output = memory,
+    credentials = ["postgres"],
+    icon = "file:postgres.svg"
+)]
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryPostgresChat {
+    /// Where the key that separates one conversation from another comes from.
+    #[param(display_name = "Session ID", default = SessionIdType::FromInput)]
+    pub session_id_type: SessionIdType,
+    /// The key to use to store the memory in the workflow data.
+    #[param(
+        display_name = "Key",
+        name = "sessionKey",
+        default = "={{ $json.sessionId }}",
+        display_options(show(session_id_type = [SessionIdType::CustomKey]))
+    )]
+    pub session_key: Option<String>,
+    /// The table name to store the chat history in; created if it does not exist.
+    #[param(default = "n8n_chat_histories")]
+    pub table_name: String,
+    /// How many past interactions the model receives as context.
+    #[param(default = 5, min = 1)]
+    pub context_window_length: u32,
+}
+
+impl SupplyData for MemoryPostgresChat {
+    async fn supply_data(self, ctx: &SupplyContext) -> nodekit::Result<Supply> {
+        let session = session_id(ctx, self.session_id_type, self.session_key.as_deref())?;
+        let config: PostgresConfig = serde_json::from_value(ctx.credentials("postgres")?.clone())
+            .map_err(|e| {
+            nodekit::Error::Workflow(format!(
+                "the `postgres` credential needs host, database and user ({e})"
+            ))
+        })?;
+        let table = if self.table_name.is_empty() {
+            DEFAULT_TABLE
+        } else {
+            &self.table_name
+        };
+        let history =
+            Arc::new(PostgresChatHistory::connect_config(&config, table, &session).await?);
+        let memory = BufferWindowMemory::new(history, self.context_window_length as usize);
+        Ok(ctx.memory(Arc::new(memory)).into())
+    }
+}

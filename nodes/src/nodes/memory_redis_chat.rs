@@ -1,0 +1,103 @@
+//! n8n's "Redis Chat Memory": the conversation in a Redis list per session.
+
+use std::sync::Arc;
+
+use nodekit::history::redis::RedisChatHistory;
+use nodekit::memory::BufferWindowMemory;
+use nodekit::prelude::*;
+use serde_json::Value;
+
+use super::memory_buffer_window::{SessionIdType, session_id};
+
+/// Stores the chat history in Redis.
+#[ai_node(
+    name = "memoryRedisChat",
+    display_name = "Redis Chat Memory",
+    output = memory,
+    credentials = ["redis"],
+    icon = "file:redis.svg"
+)]
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryRedisChat {
+    /// Where the key that separates one conversation from another comes from.
+    #[param(display_name = "Session ID", default = SessionIdType::FromInput)]
+    pub session_id_type: SessionIdType,
+    /// The key to use to store the memory in the workflow data.
+    #[param(
+        display_name = "Key",
+        name = "sessionKey",
+        default = "={{ $json.sessionId }}",
+        display_options(show(session_id_type = [SessionIdType::CustomKey]))
+    )]
+    pub session_key: Option<String>,
+    /// For how long the session should be stored in seconds; 0 keeps it forever.
+    #[param(
+        display_name = "Session Time To Live",
+        name = "sessionTTL",
+        default = 0,
+        min = 0
+    )]
+    pub session_ttl: u64,
+    /// How many past interactions the model receives as context.
+    #[param(default = 5, min = 1)]
+    pub context_window_length: u32,
+}
+
+impl SupplyData for MemoryRedisChat {
+    async fn supply_data(self, ctx: &SupplyContext) -> nodekit::Result<Supply> {
+        let session = session_id(ctx, self.session_id_type, self.session_key.as_deref())?;
+        let url = redis_url(ctx.credentials("redis")?)?;
+        let history =
+            Arc::new(RedisChatHistory::connect(&url, &session, Some(self.session_ttl)).await?);
+        let memory = BufferWindowMemory::new(history, self.context_window_length as usize);
+        Ok(ctx.memory(Arc::new(memory)).into())
+    }
+}
+
+/// n8n's `redis` credential (`host`, `port`, `password`, `user`, `database`, `ssl`) as a URL.
+pub(crate) fn redis_url(credential: &Value) -> nodekit::Result<String> {
+    let text = |k: &str| {
+        credential
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
+    let host = match text("host") {
+        "" => {
+            return Err(nodekit::Error::Workflow(
+                "the `redis` credential has no `host`".into(),
+            ));
+        }
+        h => h,
+    };
+    let port = credential
+        .get("port")
+        .and_then(Value::as_u64)
+        .unwrap_or(6379);
+    let db = credential
+        .get("database")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    let scheme = if credential.get("ssl").and_then(Value::as_bool) == Some(true) {
+        "rediss"
+    } else {
+        "redis"
+    };
+    let auth = match (text("user"), text("password")) {
+        ("", "") => String::new(),
+        (user, password) => format!("{}:{}@", encode(user), encode(password)),
+    };
+    Ok(format!("{scheme}://{auth}{host}:{port}/{db}"))
+}
+
+/// Percent-encodes everything but RFC 3986's unreserved characters.
+fn encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}

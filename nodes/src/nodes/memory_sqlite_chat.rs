@@ -1,0 +1,46 @@
+//! Chat memory in a SQLite file: persistent memory without a server.
+
+use std::sync::Arc;
+
+use nodekit::history::sqlite::SqliteChatHistory;
+use nodekit::memory::BufferWindowMemory;
+use nodekit::prelude::*;
+
+use super::memory_buffer_window::{SessionIdType, session_id};
+
+/// Stores the chat history in a SQLite database file.
+#[ai_node(name = "memorySqliteChat", display_name = "SQLite Chat Memory", output = memory, icon = "fa:database")]
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemorySqliteChat {
+    /// Where the key that separates one conversation from another comes from.
+    #[param(display_name = "Session ID", default = SessionIdType::FromInput)]
+    pub session_id_type: SessionIdType,
+    /// The key to use to store the memory in the workflow data.
+    #[param(
+        display_name = "Key",
+        name = "sessionKey",
+        default = "={{ $json.sessionId }}",
+        display_options(show(session_id_type = [SessionIdType::CustomKey]))
+    )]
+    pub session_key: Option<String>,
+    /// The database file; created if it does not exist.
+    #[param(default = "nodekit-chat.db")]
+    pub database_path: String,
+    /// The table to store the chat history in; created if it does not exist.
+    #[param(default = "n8n_chat_histories")]
+    pub table_name: String,
+    /// How many past interactions the model receives as context.
+    #[param(default = 5, min = 1)]
+    pub context_window_length: u32,
+}
+
+impl SupplyData for MemorySqliteChat {
+    async fn supply_data(self, ctx: &SupplyContext) -> nodekit::Result<Supply> {
+        let session = session_id(ctx, self.session_id_type, self.session_key.as_deref())?;
+        let history = Arc::new(
+            SqliteChatHistory::open(&self.database_path, &self.table_name, &session).await?,
+        );
+        let memory = BufferWindowMemory::new(history, self.context_window_length as usize);
+        Ok(ctx.memory(Arc::new(memory)).into())
+    }
+}
