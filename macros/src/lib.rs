@@ -10,6 +10,7 @@ mod attr;
 mod case;
 mod ctxt;
 mod expand;
+mod history;
 mod symbol;
 mod valid;
 
@@ -19,6 +20,12 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn ai_node(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::ai_node(args.into(), item.into()).into()
+}
+
+/// Declares a chat-history store; see `nodekit::memory` for what it generates.
+#[proc_macro_attribute]
+pub fn chat_history(args: TokenStream, item: TokenStream) -> TokenStream {
+    history::chat_history(args.into(), item.into()).into()
 }
 
 /// Derives `nodekit::Params` for a struct used as a collection parameter.

@@ -93,7 +93,7 @@ pub mod workflow;
 pub mod __private;
 
 pub use error::{Error, Result};
-pub use nodekit_macros::{NodeParams, ai_node};
+pub use nodekit_macros::{NodeParams, ai_node, chat_history};
 pub use params::{Node, Params};
 pub use registry::Catalog;
 
@@ -101,6 +101,7 @@ pub use registry::Catalog;
 pub mod prelude {
     pub use crate::context::{ChatModelOptions, SupplyContext};
     pub use crate::description::NodeDescription;
+    pub use crate::memory::{ChatHistory, Memory};
     pub use crate::node::{Execute, ExecuteContext, Supply, SupplyData, ToolNode};
-    pub use crate::{Catalog, Node, NodeParams, Params, ai_node};
+    pub use crate::{Catalog, Node, NodeParams, Params, ai_node, chat_history};
 }

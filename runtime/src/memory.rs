@@ -9,6 +9,11 @@ use crate::message::Message;
 use crate::model::BoxFuture;
 
 /// A store of one conversation's messages. Object-safe.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is declared with `#[chat_history]` but does not implement `ChatHistory`",
+    label = "needs `impl nodekit::memory::ChatHistory for {Self}`",
+    note = "implement `messages`, `add_message` and `clear` (and `add_messages` for batch writes)"
+)]
 pub trait ChatHistory: Send + Sync + std::fmt::Debug {
     /// Every stored message, oldest first.
     fn messages(&self) -> BoxFuture<'_, Result<Vec<Message>>>;
@@ -135,4 +140,35 @@ impl Memory for BufferWindowMemory {
                 .await
         })
     }
+}
+
+/// A chat-history type declared with `#[chat_history(namespace = [...])]`.
+pub trait HistoryNamespace {
+    /// Where stored histories of this type are found again (the seed's `namespace`).
+    const NAMESPACE: &'static [&'static str];
+}
+
+/// A registered chat-history type.
+#[derive(Debug)]
+pub struct HistoryRegistration {
+    /// Its namespace, e.g. `["n8n", "memory", "redis"]`.
+    pub namespace: &'static [&'static str],
+    /// The Rust type's name.
+    pub type_name: &'static str,
+}
+
+inventory::collect!(HistoryRegistration);
+
+/// Every chat-history type linked into this program, sorted by namespace.
+pub fn history_types() -> Vec<&'static HistoryRegistration> {
+    let mut all: Vec<_> = inventory::iter::<HistoryRegistration>.into_iter().collect();
+    all.sort_by_key(|r| r.namespace);
+    all
+}
+
+/// The chat-history type registered under `namespace`, if any.
+pub fn find_history_type(namespace: &[&str]) -> Option<&'static HistoryRegistration> {
+    inventory::iter::<HistoryRegistration>
+        .into_iter()
+        .find(|r| r.namespace == namespace)
 }

@@ -259,3 +259,35 @@ pub fn describe(spec: &NodeSpec, mut properties: Vec<NodeProperty>) -> NodeDescr
         properties,
     }
 }
+
+/// Shows a field in a generated `Debug`: through its own `Debug` when it has
+/// one, else as its type name (the fallback trait below).
+pub struct DebugField<'a, T>(pub &'a T);
+
+impl<'a, T: std::fmt::Debug> DebugField<'a, T> {
+    /// The field itself.
+    pub fn shown(&self) -> Box<dyn std::fmt::Debug + 'a> {
+        Box::new(self.0)
+    }
+}
+
+/// Fallback of [`DebugField`] for types without `Debug`.
+pub trait DebugFieldFallback<'a> {
+    /// A stand-in naming the type.
+    fn shown(&self) -> Box<dyn std::fmt::Debug + 'a>;
+}
+
+impl<'a, T> DebugFieldFallback<'a> for DebugField<'a, T> {
+    fn shown(&self) -> Box<dyn std::fmt::Debug + 'a> {
+        Box::new(TypeOnly(std::any::type_name::<T>()))
+    }
+}
+
+/// Prints a type's name in angle brackets.
+struct TypeOnly(&'static str);
+
+impl std::fmt::Debug for TypeOnly {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "<{}>", self.0)
+    }
+}

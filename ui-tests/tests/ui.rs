@@ -14,3 +14,10 @@ fn node_params() {
     t.pass("tests/node_params/pass_*.rs");
     t.compile_fail("tests/node_params/fail_*.rs");
 }
+
+#[test]
+fn chat_history() {
+    let t = trybuild::TestCases::new();
+    t.pass("tests/chat_history/pass_*.rs");
+    t.compile_fail("tests/chat_history/fail_*.rs");
+}

@@ -1,8 +1,14 @@
 //! Nodes of an imaginary `n8n-nodes-weather` package, written the way an
 //! outside author writes them: only `nodekit` is needed.
 
+use std::sync::Arc;
+
+use nodekit::history::redis::RedisChatHistory;
+use nodekit::memory::BufferWindowMemory;
 use nodekit::prelude::*;
 use serde::{Deserialize, Serialize};
+
+pub mod jsonl_history;
 
 /// Units for temperatures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -42,8 +48,7 @@ pub struct WeatherForecastTool {
 
 /// Store chat history in Redis.
 ///
-/// The seed's Redis memory node, declared with nodekit. Its storage arrives
-/// with nodekit's conversation memory; here it shows parameters and the catalog.
+/// The seed's Redis memory node, written with nodekit.
 #[ai_node(
     name = "memoryRedis",
     display_name = "Redis Memory",
@@ -66,4 +71,20 @@ pub struct MemoryRedis {
     /// Time-to-live for chat history.
     #[param(display_name = "TTL (seconds)", default = 3600, min = 1)]
     pub ttl: u64,
+}
+
+impl SupplyData for MemoryRedis {
+    async fn supply_data(self, ctx: &SupplyContext) -> nodekit::Result<Supply> {
+        let credentials = ctx.credentials("redis")?;
+        let host = credentials["host"].as_str().unwrap_or("127.0.0.1");
+        let port = credentials["port"].as_u64().unwrap_or(6379);
+        let history = RedisChatHistory::connect(
+            &format!("redis://{host}:{port}"),
+            &self.session_id,
+            Some(self.ttl),
+        )
+        .await?;
+        let memory = BufferWindowMemory::new(Arc::new(history), self.context_window as usize);
+        Ok(ctx.memory(Arc::new(memory)).into())
+    }
 }
