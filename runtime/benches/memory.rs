@@ -1,6 +1,6 @@
 //! Conversation memory on each store: with BENCH_SESSIONS × BENCH_MESSAGES
 //! stored (default 1,000 × 1,000), the latency of loading a 20-message
-//! window (`BufferWindowMemory`, k = 10) and of saving one exchange, p50 and
+//! window (`MemoryOptions::buffer_window`, k = 10) and of saving one exchange, p50 and
 //! p99 over BENCH_OPS random sessions. PostgreSQL and Redis come from
 //! `DATABASE_URL` / `REDIS_URL` (`eval "$(scripts/services.sh)"`); a store
 //! without its variable is skipped. Data is loaded once and reused.
@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use nodekit::history::postgres::PostgresChatHistory;
 use nodekit::history::redis::RedisChatHistory;
 use nodekit::history::sqlite::SqliteChatHistory;
-use nodekit::memory::{BufferWindowMemory, ChatHistory, Memory};
+use nodekit::memory::{ChatHistory, ConversationMemory, Memory, MemoryOptions};
 use serde_json::json;
 
 const TABLE: &str = "bench_chat_histories";
@@ -126,7 +126,7 @@ where
     let mut opened = Vec::new();
     for _ in 0..ops.min(500) {
         let h = open(session_name(rng.next(sessions))).await;
-        opened.push(BufferWindowMemory::new(h, 10));
+        opened.push(ConversationMemory::new(MemoryOptions::buffer_window(h, 10)));
     }
     let mut loads = Vec::with_capacity(ops);
     let mut saves = Vec::with_capacity(ops);

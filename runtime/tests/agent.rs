@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use nodekit::agent::{Agent, AgentEvent, AgentOptions};
 use nodekit::context::{ChatModelOptions, RunLog, SupplyContext};
-use nodekit::memory::{BufferWindowMemory, ChatHistory, InProcessHistory, Memory};
+use nodekit::memory::{ChatHistory, ConversationMemory, InProcessHistory, Memory, MemoryOptions};
 use nodekit::message::{Message, Role, ToolCall, Usage};
 use nodekit::model::custom::CustomChatModel;
 use nodekit::model::{CallOptions, ChatModel, StreamChunk};
@@ -196,7 +196,10 @@ async fn memory_is_loaded_without_orphaned_tool_messages_and_saved() {
         ])
         .await
         .unwrap();
-    let memory: Arc<dyn Memory> = Arc::new(BufferWindowMemory::new(history.clone(), 0));
+    let memory: Arc<dyn Memory> = Arc::new(ConversationMemory::new(MemoryOptions::buffer_window(
+        history.clone(),
+        0,
+    )));
     let (model, seen) = scripted(vec![Message::ai("now")]);
     let out = agent(model, vec![])
         .with_memory(memory)

@@ -192,7 +192,7 @@ async fn postgres_history() {
     .unwrap();
     assert_eq!(row.0, Message::human("hello").to_stored());
     let index: (i64,) = sqlx::query_as(
-        "SELECT count(*) FROM pg_indexes WHERE tablename = $1 AND indexdef LIKE '%(session_id)%'",
+        "SELECT count(*) FROM pg_indexes WHERE tablename = $1 AND indexdef LIKE '%(session_id, id)%'",
     )
     .bind(&table)
     .fetch_one(&pool)

@@ -4,14 +4,14 @@ use std::sync::Arc;
 
 use custom_nodes::jsonl_history::JsonlHistory;
 use nodekit::memory::{
-    BufferWindowMemory, ChatHistory, HistoryNamespace, Memory, find_history_type,
+    ChatHistory, ConversationMemory, HistoryNamespace, Memory, MemoryOptions, find_history_type,
 };
 
 #[tokio::test]
 async fn jsonl_history_is_memory() {
     let dir = std::env::temp_dir().join(format!("jsonl-history-{}", std::process::id()));
     let history = Arc::new(JsonlHistory::new(&dir, "user/1").unwrap());
-    let memory = BufferWindowMemory::new(history.clone(), 1);
+    let memory = ConversationMemory::new(MemoryOptions::buffer_window(history.clone(), 1));
     memory.save("hi", "hello").await.unwrap();
     memory.save("how are you?", "fine").await.unwrap();
     let window: Vec<String> = memory

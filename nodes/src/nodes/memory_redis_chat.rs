@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use nodekit::history::redis::RedisChatHistory;
-use nodekit::memory::BufferWindowMemory;
+use nodekit::memory::{ConversationMemory, MemoryOptions};
 use nodekit::prelude::*;
 use serde_json::Value;
 
@@ -49,7 +49,10 @@ impl SupplyData for MemoryRedisChat {
         let url = redis_url(ctx.credentials("redis")?)?;
         let history =
             Arc::new(RedisChatHistory::connect(&url, &session, Some(self.session_ttl)).await?);
-        let memory = BufferWindowMemory::new(history, self.context_window_length as usize);
+        let memory = ConversationMemory::new(MemoryOptions::buffer_window(
+            history,
+            self.context_window_length as usize,
+        ));
         Ok(ctx.memory(Arc::new(memory)).into())
     }
 }

@@ -4,7 +4,7 @@
 //!
 //! | store | layout |
 //! | --- | --- |
-//! | PostgreSQL | table `n8n_chat_histories` (`id SERIAL`, `session_id VARCHAR(255)`, `message JSONB`), indexed on `session_id` |
+//! | PostgreSQL | table `n8n_chat_histories` (`id SERIAL`, `session_id VARCHAR(255)`, `message JSONB`), indexed on `(session_id, id)`: the session lookup n8n needs, and a window read without a sort |
 //! | SQLite | the same columns (`id INTEGER PRIMARY KEY`, `session_id TEXT`, `message TEXT`) |
 //! | Redis | one list per session id, newest first (`LPUSH`), TTL refreshed on every write |
 //!

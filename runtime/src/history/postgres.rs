@@ -132,7 +132,7 @@ impl PostgresChatHistory {
         let ddl = format!(
             "SELECT pg_advisory_xact_lock(7428573);
              CREATE TABLE IF NOT EXISTS {table} (id SERIAL PRIMARY KEY, session_id VARCHAR(255) NOT NULL, message JSONB NOT NULL);
-             CREATE INDEX IF NOT EXISTS \"{name}_session_id_idx\" ON {table} (session_id);"
+             CREATE INDEX IF NOT EXISTS \"{name}_session_id_id_idx\" ON {table} (session_id, id);"
         );
         let mut tx = pool.begin().await.map_err(|e| store_error(STORE, e))?;
         sqlx::raw_sql(sqlx::AssertSqlSafe(ddl))
@@ -194,26 +194,22 @@ impl ChatHistory for PostgresChatHistory {
                     message: "PostgreSQL's jsonb cannot hold the NUL character (U+0000); the messages were not saved".into(),
                 });
             }
-            // One transaction, under a per-session lock: a batch stays together and in order.
-            let mut tx = self.pool.begin().await.map_err(|e| store_error(STORE, e))?;
-            sqlx::query("SELECT pg_advisory_xact_lock(hashtext($1))")
-                .bind(&self.session)
-                .execute(&mut *tx)
-                .await
-                .map_err(|e| store_error(STORE, e))?;
+            // One statement, so one round trip and its own transaction: the CTE
+            // takes a per-session lock first, so a batch stays together and in
+            // order (`ORDER BY n` makes the serial ids follow the batch).
             let sql = format!(
-                "INSERT INTO {} (session_id, message) VALUES ($1, $2)",
+                "WITH lock AS (SELECT pg_advisory_xact_lock(hashtext($1)))
+                 INSERT INTO {} (session_id, message)
+                 SELECT $1, m FROM lock, unnest($2::jsonb[]) WITH ORDINALITY AS u(m, n) ORDER BY n",
                 self.table
             );
-            for value in &stored {
-                sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
-                    .bind(&self.session)
-                    .bind(value)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(|e| store_error(STORE, e))?;
-            }
-            tx.commit().await.map_err(|e| store_error(STORE, e))
+            sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(&self.session)
+                .bind(&stored)
+                .execute(&self.pool)
+                .await
+                .map(|_| ())
+                .map_err(|e| store_error(STORE, e))
         })
     }
 

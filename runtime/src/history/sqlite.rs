@@ -45,7 +45,7 @@ impl SqliteChatHistory {
         let table = quoted_table(table, STORE)?;
         let ddl = format!(
             "CREATE TABLE IF NOT EXISTS {table} (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, message TEXT NOT NULL);
-             CREATE INDEX IF NOT EXISTS \"{name}_session_id_idx\" ON {table} (session_id);"
+             CREATE INDEX IF NOT EXISTS \"{name}_session_id_id_idx\" ON {table} (session_id, id);"
         );
         sqlx::raw_sql(sqlx::AssertSqlSafe(ddl))
             .execute(&pool)
@@ -98,19 +98,20 @@ impl ChatHistory for SqliteChatHistory {
 
     fn add_messages<'a>(&'a self, messages: &'a [Message]) -> BoxFuture<'a, Result<()>> {
         Box::pin(async move {
-            // One transaction: all of the batch, together, or nothing.
+            if messages.is_empty() {
+                return Ok(());
+            }
+            // One transaction: all of the batch, together, or nothing; a
+            // multi-row INSERT per chunk (SQLite allows 32766 parameters).
             let mut tx = self.pool.begin().await.map_err(|e| store_error(STORE, e))?;
-            let sql = format!(
-                "INSERT INTO {} (session_id, message) VALUES (?, ?)",
-                self.table
-            );
-            for m in messages {
-                sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
-                    .bind(&self.session)
-                    .bind(m.to_stored().to_string())
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(|e| store_error(STORE, e))?;
+            for chunk in messages.chunks(1000) {
+                let rows = vec!["(?, ?)"; chunk.len()].join(", ");
+                let sql = format!("INSERT INTO {} (session_id, message) VALUES {rows}", self.table);
+                let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+                for m in chunk {
+                    query = query.bind(&self.session).bind(m.to_stored().to_string());
+                }
+                query.execute(&mut *tx).await.map_err(|e| store_error(STORE, e))?;
             }
             tx.commit().await.map_err(|e| store_error(STORE, e))
         })

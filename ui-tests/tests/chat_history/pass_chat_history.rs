@@ -1,7 +1,7 @@
 //! A custom store: namespace, registration, a Debug that hides secrets, and use as memory.
 use std::sync::{Arc, Mutex};
 
-use nodekit::memory::{BufferWindowMemory, ChatHistory, HistoryNamespace, Memory, find_history_type};
+use nodekit::memory::{ConversationMemory, MemoryOptions, ChatHistory, HistoryNamespace, Memory, find_history_type};
 use nodekit::message::Message;
 use nodekit::model::BoxFuture;
 use nodekit::prelude::*;
@@ -47,7 +47,7 @@ fn main() {
     let shown = format!("{h:?}");
     assert!(shown.contains("\"s1\"") && shown.contains("Client>"), "{shown}");
     assert!(!shown.contains("sk-should-not-show") && !shown.contains("pw@"), "{shown}");
-    let memory = BufferWindowMemory::new(Arc::new(h), 1);
+    let memory = ConversationMemory::new(MemoryOptions::buffer_window(Arc::new(h), 1));
     let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
     rt.block_on(async {
         memory.save("hi", "hello").await.unwrap();

@@ -1,5 +1,11 @@
 //! Conversation memory: where messages are stored ([`ChatHistory`], the
-//! seed's `N8nChatHistory`) and what the model gets to see ([`Memory`]).
+//! seed's `N8nChatHistory`) and what the model gets to see ([`Memory`]);
+//! [`langchain`] has the buffer, window and token-buffer memories with
+//! LangChain's exact behaviour.
+
+pub mod langchain;
+
+pub use langchain::{ConversationMemory, MemoryKind, MemoryOptions};
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -103,42 +109,6 @@ impl ChatHistory for InProcessHistory {
     fn clear(&self) -> BoxFuture<'_, Result<()>> {
         self.lock().clear();
         Box::pin(async { Ok(()) })
-    }
-}
-
-/// The last `k` exchanges (`2k` messages) of a history, as LangChain's
-/// `BufferWindowMemory` (where `k = 0` keeps everything).
-#[derive(Debug, Clone)]
-pub struct BufferWindowMemory {
-    history: Arc<dyn ChatHistory>,
-    k: usize,
-}
-
-impl BufferWindowMemory {
-    /// A window of `k` exchanges over `history`.
-    pub fn new(history: Arc<dyn ChatHistory>, k: usize) -> Self {
-        BufferWindowMemory { history, k }
-    }
-}
-
-impl Memory for BufferWindowMemory {
-    fn load(&self) -> BoxFuture<'_, Result<Vec<Message>>> {
-        Box::pin(async move {
-            // LangChain slices with `-k * 2`, and `slice(-0)` is the whole list.
-            if self.k == 0 {
-                self.history.messages().await
-            } else {
-                self.history.last_messages(self.k.saturating_mul(2)).await
-            }
-        })
-    }
-
-    fn save<'a>(&'a self, input: &'a str, output: &'a str) -> BoxFuture<'a, Result<()>> {
-        Box::pin(async move {
-            self.history
-                .add_messages(&[Message::human(input), Message::ai(output)])
-                .await
-        })
     }
 }
 
