@@ -47,7 +47,7 @@ impl Lcg {
 }
 
 fn message(session: usize, i: usize) -> String {
-    let kind = if i % 2 == 0 { "human" } else { "ai" };
+    let kind = if i.is_multiple_of(2) { "human" } else { "ai" };
     json!({"type": kind, "data": {"content": format!("message {i} of session {session}: some ordinary chat text"), "additional_kwargs": {}, "response_metadata": {}}}).to_string()
 }
 

@@ -286,14 +286,20 @@ impl SupplyContext {
                 log: self.log.clone(),
             })),
             Supply::Embedder(e) if !e.is_logged() => Supply::Embedder(self.wrap_embedder(e)),
-            Supply::Memory(m) if !m.is_logged() => Supply::Memory(self.memory(m)),
+            Supply::Memory(m) if !m.is_logged() => Supply::Memory(self.wrap_memory(m)),
             Supply::Tool(t) if !t.is_logged() => Supply::Tool(self.tool(t)),
             logged => logged,
         }
     }
 
-    /// Memory, wrapped for the run log.
-    pub fn memory(&self, memory: Arc<dyn Memory>) -> Arc<dyn Memory> {
+    /// Conversation memory (the seed's `createMemory`): buffer, window or
+    /// token buffer over a chat history, wrapped for the run log.
+    pub fn memory(&self, options: crate::memory::MemoryOptions) -> Arc<dyn Memory> {
+        self.wrap_memory(Arc::new(crate::memory::ConversationMemory::new(options)))
+    }
+
+    /// Any [`Memory`] implementation, wrapped for the run log.
+    pub fn wrap_memory(&self, memory: Arc<dyn Memory>) -> Arc<dyn Memory> {
         Arc::new(LoggedMemory {
             inner: memory,
             node: self.node.clone(),

@@ -348,10 +348,27 @@ impl Message {
         })
     }
 
-    /// Reads either form: LangChain's stored form (has `type` and `data`) or nodekit's.
+    /// The flat stored form LangChain's SQL stores write (and n8n's
+    /// `n8n_chat_histories` holds): the `data` fields with `type` beside them.
+    pub fn to_stored_flat(&self) -> Value {
+        let mut stored = self.to_stored();
+        let mut flat = match stored.get_mut("data").map(Value::take) {
+            Some(Value::Object(data)) => data,
+            _ => Map::new(),
+        };
+        flat.insert("type".into(), Value::from(self.role.as_str()));
+        Value::Object(flat)
+    }
+
+    /// Reads any of the three forms: LangChain's stored form (`type` and
+    /// `data`), its flat form (`type` beside the fields), or nodekit's (`role`).
     pub fn from_json(value: &Value) -> Result<Message> {
         if value.get("type").is_some() && value.get("data").is_some() {
             Message::from_stored(value)
+        } else if let (Some(kind), Some(Value::Object(fields))) = (value.get("type"), Some(value)) {
+            let mut data = fields.clone();
+            data.remove("type");
+            Message::from_stored(&json!({"type": kind, "data": data}))
         } else {
             serde_json::from_value(value.clone()).map_err(|e| Error::InvalidMessage {
                 reason: format!("{e}; got {}", describe_value(value)),

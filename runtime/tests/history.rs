@@ -190,7 +190,27 @@ async fn postgres_history() {
     .fetch_one(&pool)
     .await
     .unwrap();
-    assert_eq!(row.0, Message::human("hello").to_stored());
+    assert_eq!(
+        row.0,
+        json!({"type": "human", "content": "hello", "additional_kwargs": {}, "response_metadata": {}})
+    );
+    // A row as LangChain JS's PostgresChatMessageHistory writes it reads back.
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "INSERT INTO \"{table}\" (session_id, message) VALUES ('layout', '{{\"type\": \"ai\", \"content\": \"from LangChain\", \"tool_calls\": [], \"additional_kwargs\": {{}}, \"response_metadata\": {{}}, \"invalid_tool_calls\": []}}')"
+    )))
+    .execute(&pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        texts(&h.messages().await.unwrap()),
+        ["hello", "from LangChain"]
+    );
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "DELETE FROM \"{table}\" WHERE message->>'content' = 'from LangChain'"
+    )))
+    .execute(&pool)
+    .await
+    .unwrap();
     let index: (i64,) = sqlx::query_as(
         "SELECT count(*) FROM pg_indexes WHERE tablename = $1 AND indexdef LIKE '%(session_id, id)%'",
     )

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use nodekit::history::redis::RedisChatHistory;
-use nodekit::memory::{ConversationMemory, MemoryOptions};
+use nodekit::memory::MemoryOptions;
 use nodekit::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -84,10 +84,11 @@ impl SupplyData for MemoryRedis {
             Some(self.ttl),
         )
         .await?;
-        let memory = ConversationMemory::new(MemoryOptions::buffer_window(
-            Arc::new(history),
-            self.context_window as usize,
-        ));
-        Ok(ctx.memory(Arc::new(memory)).into())
+        Ok(ctx
+            .memory(MemoryOptions::buffer_window(
+                Arc::new(history),
+                self.context_window as usize,
+            ))
+            .into())
     }
 }

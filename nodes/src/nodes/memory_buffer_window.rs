@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use nodekit::memory::{ConversationMemory, InProcessHistory, MemoryOptions};
+use nodekit::memory::{InProcessHistory, MemoryOptions};
 use nodekit::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -49,11 +49,12 @@ impl SupplyData for MemoryBufferWindow {
     async fn supply_data(self, ctx: &SupplyContext) -> nodekit::Result<Supply> {
         let session = session_id(ctx, self.session_id_type, self.session_key.as_deref())?;
         let history = Arc::new(InProcessHistory::session(&session));
-        let memory = ConversationMemory::new(MemoryOptions::buffer_window(
-            history,
-            self.context_window_length as usize,
-        ));
-        Ok(ctx.memory(Arc::new(memory)).into())
+        Ok(ctx
+            .memory(MemoryOptions::buffer_window(
+                history,
+                self.context_window_length as usize,
+            ))
+            .into())
     }
 }
 

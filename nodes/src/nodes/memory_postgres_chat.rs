@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use nodekit::history::postgres::{DEFAULT_TABLE, PostgresChatHistory, PostgresConfig};
-use nodekit::memory::{ConversationMemory, MemoryOptions};
+use nodekit::memory::MemoryOptions;
 use nodekit::prelude::*;
 
 use super::memory_buffer_window::{SessionIdType, session_id};
@@ -54,10 +54,11 @@ impl SupplyData for MemoryPostgresChat {
         };
         let history =
             Arc::new(PostgresChatHistory::connect_config(&config, table, &session).await?);
-        let memory = ConversationMemory::new(MemoryOptions::buffer_window(
-            history,
-            self.context_window_length as usize,
-        ));
-        Ok(ctx.memory(Arc::new(memory)).into())
+        Ok(ctx
+            .memory(MemoryOptions::buffer_window(
+                history,
+                self.context_window_length as usize,
+            ))
+            .into())
     }
 }

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use nodekit::history::redis::RedisChatHistory;
-use nodekit::memory::{ConversationMemory, MemoryOptions};
+use nodekit::memory::MemoryOptions;
 use nodekit::prelude::*;
 use serde_json::Value;
 
@@ -49,11 +49,12 @@ impl SupplyData for MemoryRedisChat {
         let url = redis_url(ctx.credentials("redis")?)?;
         let history =
             Arc::new(RedisChatHistory::connect(&url, &session, Some(self.session_ttl)).await?);
-        let memory = ConversationMemory::new(MemoryOptions::buffer_window(
-            history,
-            self.context_window_length as usize,
-        ));
-        Ok(ctx.memory(Arc::new(memory)).into())
+        Ok(ctx
+            .memory(MemoryOptions::buffer_window(
+                history,
+                self.context_window_length as usize,
+            ))
+            .into())
     }
 }
 

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use nodekit::history::sqlite::SqliteChatHistory;
-use nodekit::memory::{ConversationMemory, MemoryOptions};
+use nodekit::memory::MemoryOptions;
 use nodekit::prelude::*;
 
 use super::memory_buffer_window::{SessionIdType, session_id};
@@ -40,10 +40,11 @@ impl SupplyData for MemorySqliteChat {
         let history = Arc::new(
             SqliteChatHistory::open(&self.database_path, &self.table_name, &session).await?,
         );
-        let memory = ConversationMemory::new(MemoryOptions::buffer_window(
-            history,
-            self.context_window_length as usize,
-        ));
-        Ok(ctx.memory(Arc::new(memory)).into())
+        Ok(ctx
+            .memory(MemoryOptions::buffer_window(
+                history,
+                self.context_window_length as usize,
+            ))
+            .into())
     }
 }

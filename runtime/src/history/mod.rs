@@ -1,6 +1,8 @@
-//! Persistent chat histories: SQLite, PostgreSQL and Redis. Each stores
-//! messages in LangChain's stored form (`{"type": "human", "data": {...}}`),
-//! in the layouts n8n and LangChain use, so existing data keeps working:
+//! Persistent chat histories: SQLite, PostgreSQL and Redis, in the layouts
+//! and message forms n8n and LangChain use, so existing data keeps working:
+//! the SQL stores hold LangChain's flat form (`{"type": "human", "content":
+//! ...}`, as its PostgreSQL store writes), Redis its wrapped form
+//! (`{"type": "human", "data": {...}}`); all three read either.
 //!
 //! | store | layout |
 //! | --- | --- |

@@ -187,7 +187,8 @@ impl ChatHistory for PostgresChatHistory {
 
     fn add_messages<'a>(&'a self, messages: &'a [Message]) -> BoxFuture<'a, Result<()>> {
         Box::pin(async move {
-            let stored: Vec<serde_json::Value> = messages.iter().map(Message::to_stored).collect();
+            let stored: Vec<serde_json::Value> =
+                messages.iter().map(Message::to_stored_flat).collect();
             if stored.iter().any(|v| v.to_string().contains("\\u0000")) {
                 return Err(Error::Store {
                     store: STORE,

@@ -106,12 +106,20 @@ impl ChatHistory for SqliteChatHistory {
             let mut tx = self.pool.begin().await.map_err(|e| store_error(STORE, e))?;
             for chunk in messages.chunks(1000) {
                 let rows = vec!["(?, ?)"; chunk.len()].join(", ");
-                let sql = format!("INSERT INTO {} (session_id, message) VALUES {rows}", self.table);
+                let sql = format!(
+                    "INSERT INTO {} (session_id, message) VALUES {rows}",
+                    self.table
+                );
                 let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
                 for m in chunk {
-                    query = query.bind(&self.session).bind(m.to_stored().to_string());
+                    query = query
+                        .bind(&self.session)
+                        .bind(m.to_stored_flat().to_string());
                 }
-                query.execute(&mut *tx).await.map_err(|e| store_error(STORE, e))?;
+                query
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(|e| store_error(STORE, e))?;
             }
             tx.commit().await.map_err(|e| store_error(STORE, e))
         })
