@@ -20,7 +20,7 @@ cp "$root/benches/memory/langchain.mjs" "$scratch/"
 
 python3 - "$scratch/nodekit.json" "$scratch/peer.json" <<'PY'
 import json, sys
-ours = {r["store"]: r for r in json.load(open(sys.argv[1]))}
+ours = {r["store"]: r for r in json.load(open(sys.argv[1])) if "store" in r}
 peer = json.load(open(sys.argv[2]))
 pg = ours.get("PostgreSQL")
 if pg:

@@ -106,9 +106,70 @@ async fn run() {
     } else {
         eprintln!("Redis skipped: REDIS_URL is not set");
     }
+    results.push(token_buffer(std::env::var("DATABASE_URL").ok()).await);
     if let Ok(path) = std::env::var("BENCH_JSON") {
         std::fs::write(path, serde_json::to_string_pretty(&results).unwrap()).unwrap();
     }
+}
+
+/// `tokenBuffer` (2,000 tokens, gpt-4o-mini's tokenizer) loads on a
+/// 10,000-message history, in process and on PostgreSQL.
+async fn token_buffer(database_url: Option<String>) -> serde_json::Value {
+    const HISTORY: usize = 10_000;
+    let in_process: Arc<dyn ChatHistory> =
+        Arc::new(nodekit::memory::InProcessHistory::session("bench-tokens"));
+    if in_process.messages().await.unwrap().is_empty() {
+        let all: Vec<_> = (0..HISTORY)
+            .map(|i| {
+                nodekit::message::Message::from_json(&serde_json::from_str(&message(0, i)).unwrap())
+                    .unwrap()
+            })
+            .collect();
+        in_process.add_messages(&all).await.unwrap();
+    }
+    let mut stores = vec![("in process", in_process)];
+    if let Some(url) = database_url {
+        let h = PostgresChatHistory::connect(&url, TABLE, "bench-tokens")
+            .await
+            .unwrap();
+        if h.messages().await.unwrap().len() < HISTORY {
+            let all: Vec<_> = (0..HISTORY)
+                .map(|i| {
+                    nodekit::message::Message::from_json(
+                        &serde_json::from_str(&message(0, i)).unwrap(),
+                    )
+                    .unwrap()
+                })
+                .collect();
+            h.add_messages(&all).await.unwrap();
+        }
+        stores.push(("PostgreSQL", Arc::new(h)));
+    }
+    println!(
+        "\n| tokenBuffer (2,000 tokens) on {HISTORY} messages | load p50 | p99 | messages kept |"
+    );
+    println!("|---|---:|---:|---:|");
+    let mut out = Vec::new();
+    for (name, history) in stores {
+        let memory = nodekit::memory::ConversationMemory::new(MemoryOptions::token_buffer(
+            history,
+            2000,
+            "gpt-4o-mini",
+        ));
+        let mut times = Vec::new();
+        let mut kept = 0;
+        for _ in 0..200 {
+            let start = Instant::now();
+            kept = memory.load().await.unwrap().len();
+            times.push(start.elapsed());
+        }
+        times.sort();
+        let us = |d: Duration| d.as_secs_f64() * 1e6;
+        let (p50, p99) = (us(times[100]), us(times[198]));
+        println!("| {name} | {p50:.0} µs | {p99:.0} µs | {kept} |");
+        out.push(json!({"store": name, "token_buffer_p50_us": p50, "token_buffer_p99_us": p99, "kept": kept}));
+    }
+    json!({"token_buffer": out})
 }
 
 fn session_name(i: usize) -> String {

@@ -335,3 +335,64 @@ async fn redis_history() {
         .await
         .unwrap();
 }
+
+/// A TCP proxy to `target` whose connections all break when `cut` fires.
+async fn proxy(target: String, cut: tokio_util::sync::CancellationToken) -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = cut.cancelled() => return,
+                accepted = listener.accept() => {
+                    let Ok((mut inbound, _)) = accepted else { return };
+                    let (target, cut) = (target.clone(), cut.clone());
+                    tokio::spawn(async move {
+                        let Ok(mut outbound) = tokio::net::TcpStream::connect(&target).await else { return };
+                        tokio::select! {
+                            _ = cut.cancelled() => {}
+                            _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
+                        }
+                    });
+                }
+            }
+        }
+    });
+    addr
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_gone_mid_conversation_leaves_no_half_exchange() {
+    let Some(url) = server("DATABASE_URL") else {
+        return;
+    };
+    // postgres://user@host:port/db: route the history through a proxy we can cut.
+    let rest = url.trim_start_matches("postgres://");
+    let (user, rest) = rest.split_once('@').unwrap();
+    let (host_port, db) = rest.split_once('/').unwrap();
+    let cut = tokio_util::sync::CancellationToken::new();
+    let addr = proxy(host_port.to_owned(), cut.clone()).await;
+    let table = unique("gone");
+    let h = PostgresChatHistory::connect(&format!("postgres://{user}@{addr}/{db}"), &table, "s")
+        .await
+        .unwrap();
+    h.add_messages(&[Message::human("q1"), Message::ai("a1")])
+        .await
+        .unwrap();
+    cut.cancel();
+    let e = h
+        .add_messages(&[Message::human("q2"), Message::ai("a2")])
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("PostgreSQL: "), "{e}");
+    let direct = PostgresChatHistory::connect(&url, &table, "s")
+        .await
+        .unwrap();
+    assert_eq!(texts(&direct.messages().await.unwrap()), ["q1", "a1"]);
+    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(format!("DROP TABLE \"{table}\"")))
+        .execute(&pool)
+        .await
+        .unwrap();
+}

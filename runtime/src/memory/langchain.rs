@@ -320,6 +320,29 @@ impl ConversationMemory {
                 .last_messages(k.saturating_mul(2))
                 .await;
         }
+        // The token limit is found newest first, so a tail is enough once the
+        // limit cuts inside it: read growing tails rather than the whole history.
+        if let MemoryKind::TokenBuffer {
+            max_token_limit,
+            tokenizer,
+        } = self.options.kind
+        {
+            let mut n = 64usize;
+            loop {
+                let mut tail = self.options.history.last_messages(n).await?;
+                let start = token_window_start(
+                    &tail,
+                    tokenizer,
+                    max_token_limit,
+                    &self.options.human_prefix,
+                    &self.options.ai_prefix,
+                );
+                if start > 0 || tail.len() < n {
+                    return Ok(tail.split_off(start.min(tail.len())));
+                }
+                n = n.saturating_mul(4);
+            }
+        }
         let mut messages = self.options.history.messages().await?;
         let start = match self.options.kind {
             MemoryKind::Buffer => 0,

@@ -96,6 +96,13 @@ impl ChatHistory for InProcessHistory {
         Box::pin(async move { Ok(messages) })
     }
 
+    fn last_messages(&self, n: usize) -> BoxFuture<'_, Result<Vec<Message>>> {
+        let all = self.lock();
+        let tail = all[all.len().saturating_sub(n)..].to_vec();
+        drop(all);
+        Box::pin(async move { Ok(tail) })
+    }
+
     fn add_message<'a>(&'a self, message: &'a Message) -> BoxFuture<'a, Result<()>> {
         self.lock().push(message.clone());
         Box::pin(async { Ok(()) })
