@@ -128,6 +128,29 @@ impl PostgresChatHistory {
         check_session(session, STORE)?;
         let name = table;
         let table = quoted_table(table, STORE)?;
+        // The DDL runs once per table and database in this process: under many
+        // concurrent connects it would otherwise queue every one on its lock.
+        static ENSURED: std::sync::OnceLock<std::sync::Mutex<std::collections::HashSet<String>>> =
+            std::sync::OnceLock::new();
+        let opts = pool.connect_options();
+        let key = format!(
+            "{}:{}/{}/{name}",
+            opts.get_host(),
+            opts.get_port(),
+            opts.get_database().unwrap_or("")
+        );
+        let ensured = ENSURED.get_or_init(Default::default);
+        if ensured
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(&key)
+        {
+            return Ok(PostgresChatHistory {
+                pool,
+                table,
+                session: session.to_owned(),
+            });
+        }
         // Concurrent `CREATE ... IF NOT EXISTS` can still collide in PostgreSQL: serialise it.
         let ddl = format!(
             "SELECT pg_advisory_xact_lock(7428573);
@@ -140,6 +163,10 @@ impl PostgresChatHistory {
             .await
             .map_err(|e| store_error(STORE, e))?;
         tx.commit().await.map_err(|e| store_error(STORE, e))?;
+        ensured
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key);
         Ok(PostgresChatHistory {
             pool,
             table,
