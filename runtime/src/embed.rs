@@ -1,8 +1,6 @@
 //! Embeddings: the object-safe [`Embedder`] trait and the OpenAI-compatible
 //! `/embeddings` client (batching, `dimensions`, float or base64 encoding).
 
-use std::time::Duration;
-
 use base64::Engine;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -123,15 +121,7 @@ pub struct OpenAiEmbedder {
 impl OpenAiEmbedder {
     /// A client for `config`.
     pub fn new(config: EmbeddingsConfig) -> Result<Self> {
-        let timeout = Duration::try_from_secs_f64(config.timeout_secs)
-            .ok()
-            .filter(|d| !d.is_zero())
-            .ok_or_else(|| {
-                ModelError::new(
-                    ModelErrorKind::BadRequest,
-                    "timeout must be a positive number of seconds",
-                )
-            })?;
+        let timeout = crate::model::http::timeout(config.timeout_secs)?;
         let transport = Transport::new(
             &config.base_url,
             &config.api_key,

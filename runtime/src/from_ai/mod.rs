@@ -26,6 +26,8 @@
 mod collect;
 mod error;
 mod js;
+
+pub(crate) use js::js_number_to_string;
 mod parse;
 mod schema;
 mod substitute;

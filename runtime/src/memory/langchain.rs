@@ -594,48 +594,9 @@ fn push_js_number(out: &mut String, n: &Number) {
     } else if let Some(u) = n.as_u64().filter(|&u| u <= SAFE) {
         let _ = write!(out, "{u}");
     } else {
-        push_js_f64(out, n.as_f64().unwrap_or(f64::NAN));
-    }
-}
-
-/// ECMAScript's `Number::toString` for a double.
-fn push_js_f64(out: &mut String, x: f64) {
-    if !x.is_finite() {
-        out.push_str("null"); // what JSON.stringify writes for NaN and infinities
-        return;
-    }
-    if x == 0.0 {
-        out.push('0'); // -0 too
-        return;
-    }
-    if x < 0.0 {
-        out.push('-');
-    }
-    // Rust's `{:e}` gives the shortest round-tripping digits, as JavaScript uses.
-    let sci = format!("{:e}", x.abs());
-    let (mantissa, exponent) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let k = digits.len() as i64;
-    let n = exponent.parse::<i64>().unwrap_or(0) + 1;
-    if k <= n && n <= 21 {
-        out.push_str(&digits);
-        out.extend(std::iter::repeat_n('0', (n - k) as usize));
-    } else if 0 < n && n <= 21 {
-        out.push_str(&digits[..n as usize]);
-        out.push('.');
-        out.push_str(&digits[n as usize..]);
-    } else if -6 < n && n <= 0 {
-        out.push_str("0.");
-        out.extend(std::iter::repeat_n('0', (-n) as usize));
-        out.push_str(&digits);
-    } else {
-        out.push_str(&digits[..1]);
-        if k > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        let e = n - 1;
-        let _ = write!(out, "e{}{}", if e >= 0 { '+' } else { '-' }, e.abs());
+        out.push_str(&crate::from_ai::js_number_to_string(
+            n.as_f64().unwrap_or(f64::NAN),
+        ));
     }
 }
 

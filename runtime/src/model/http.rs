@@ -37,6 +37,19 @@ impl std::fmt::Debug for Transport {
     }
 }
 
+/// A timeout given in seconds, which must be a positive number.
+pub(crate) fn timeout(secs: f64) -> Result<Duration, ModelError> {
+    Duration::try_from_secs_f64(secs)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| {
+            ModelError::new(
+                ModelErrorKind::BadRequest,
+                format!("timeout must be a positive number of seconds, not {secs}"),
+            )
+        })
+}
+
 /// The longest `Retry-After` honoured; a longer one is cut to this.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 

@@ -9,8 +9,6 @@
 //! any chunk or not at all; unknown fields are ignored; errors come in any of
 //! the shapes providers use, also as a JSON body or mid-stream.
 
-use std::time::Duration;
-
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -133,18 +131,7 @@ pub struct OpenAiChatModel {
 impl OpenAiChatModel {
     /// A client for `config`. Fails only if the HTTP client cannot be built.
     pub fn new(config: OpenAiConfig) -> Result<Self> {
-        let timeout = Duration::try_from_secs_f64(config.timeout_secs)
-            .ok()
-            .filter(|d| !d.is_zero())
-            .ok_or_else(|| {
-                ModelError::new(
-                    ModelErrorKind::BadRequest,
-                    format!(
-                        "timeout must be a positive number of seconds, not {}",
-                        config.timeout_secs
-                    ),
-                )
-            })?;
+        let timeout = super::http::timeout(config.timeout_secs)?;
         let transport = Transport::new(
             &config.base_url,
             &config.api_key,
