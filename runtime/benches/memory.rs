@@ -79,11 +79,19 @@ async fn run() {
 
     if let Ok(url) = std::env::var("DATABASE_URL") {
         load_postgres(&url, sessions, messages).await;
+        let pool = sqlx::postgres::PgPoolOptions::new()
+            .max_connections(8)
+            .connect(&url)
+            .await
+            .unwrap();
         let r = measure("PostgreSQL", sessions, ops, move |s| {
-            let url = url.clone();
+            let pool = pool.clone();
             async move {
-                Arc::new(PostgresChatHistory::connect(&url, TABLE, &s).await.unwrap())
-                    as Arc<dyn ChatHistory>
+                Arc::new(
+                    PostgresChatHistory::with_pool(pool, TABLE, &s)
+                        .await
+                        .unwrap(),
+                ) as Arc<dyn ChatHistory>
             }
         })
         .await;

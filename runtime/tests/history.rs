@@ -165,12 +165,18 @@ async fn postgres_history() {
         return;
     };
     let table = unique("chat");
-    let (u, t) = (url.clone(), table.clone());
+    // One pool for the test's many histories, as an application would share it.
+    let shared = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(16)
+        .connect(&url)
+        .await
+        .unwrap();
+    let (p, t) = (shared.clone(), table.clone());
     common(move |session| {
-        let (u, t) = (u.clone(), t.clone());
+        let (p, t) = (p.clone(), t.clone());
         Box::pin(async move {
             Arc::new(
-                PostgresChatHistory::connect(&u, &t, &session)
+                PostgresChatHistory::with_pool(p, &t, &session)
                     .await
                     .unwrap(),
             ) as Arc<dyn ChatHistory>

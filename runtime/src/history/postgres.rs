@@ -79,24 +79,16 @@ impl PostgresConfig {
     }
 }
 
-/// Pools by server, shared by every history of this process: a workflow run
-/// reuses connections instead of opening new ones.
-static POOLS: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<String, PgPool>>> =
-    std::sync::OnceLock::new();
-
-async fn pool(key: String, options: sqlx::postgres::PgConnectOptions) -> Result<PgPool> {
-    let pools = POOLS.get_or_init(Default::default);
-    if let Some(pool) = pools.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return Ok(pool.clone());
-    }
-    let pool = PgPoolOptions::new()
+/// A pool for one history. There is no process-wide cache on purpose: a
+/// pool belongs to the Tokio runtime that made it. Share a pool yourself with
+/// [`PostgresChatHistory::with_pool`].
+async fn pool(options: sqlx::postgres::PgConnectOptions) -> Result<PgPool> {
+    PgPoolOptions::new()
         .max_connections(8)
         .acquire_timeout(std::time::Duration::from_secs(10))
         .connect_with(options)
         .await
-        .map_err(|e| store_error(STORE, format!("cannot connect: {e}")))?;
-    let mut pools = pools.lock().unwrap_or_else(|e| e.into_inner());
-    Ok(pools.entry(key).or_insert(pool).clone())
+        .map_err(|e| store_error(STORE, format!("cannot connect: {e}")))
 }
 
 impl PostgresChatHistory {
@@ -105,7 +97,7 @@ impl PostgresChatHistory {
         let options = url
             .parse::<sqlx::postgres::PgConnectOptions>()
             .map_err(|_| store_error(STORE, "the connection URL cannot be read"))?;
-        let pool = pool(url.to_owned(), options).await?;
+        let pool = pool(options).await?;
         Self::with_pool(pool, table, session).await
     }
 
@@ -115,11 +107,7 @@ impl PostgresChatHistory {
         table: &str,
         session: &str,
     ) -> Result<Self> {
-        let key = format!(
-            "{}:{}/{}?{}&{}",
-            config.host, config.port, config.database, config.user, config.ssl
-        );
-        let pool = pool(key, config.options()?).await?;
+        let pool = pool(config.options()?).await?;
         Self::with_pool(pool, table, session).await
     }
 
