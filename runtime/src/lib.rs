@@ -70,6 +70,9 @@
 //! (`string`, `number`, `boolean`, `json`; default: from the field type),
 //! `default` (used when the LLM leaves the argument out).
 
+// Lets the crate use its own macros, whose expansions name `::nodekit`.
+extern crate self as nodekit;
+
 pub mod agent;
 pub mod context;
 pub mod description;
@@ -84,6 +87,7 @@ pub mod model;
 pub mod node;
 pub mod params;
 pub mod registry;
+pub mod sql;
 mod text;
 pub mod tool;
 pub mod workflow;
