@@ -609,7 +609,7 @@ fn node_impl(attrs: &NodeAttrs, c: &Container, versions: &[f64]) -> TokenStream 
             use ::nodekit::node::ProbeFallback as _;
             let probe = ::nodekit::node::Probe::<#ident>::new();
             ::nodekit::node::NodeRuntime {
-                supply: probe.supply_data().or(probe.tool_node()),
+                supply: probe.supply_data().or(probe.tool_node()).or(probe.db_tool()),
                 execute: probe.execute(),
             }
         }

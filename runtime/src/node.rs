@@ -282,6 +282,13 @@ impl<T: ToolNode> Probe<T> {
     }
 }
 
+impl<T: crate::sql::DbTool> Probe<T> {
+    #[doc(hidden)]
+    pub fn db_tool(&self) -> Option<SupplyFn> {
+        Some(crate::sql::tool::supply_db_tool::<T>)
+    }
+}
+
 impl<T: Execute> Probe<T> {
     #[doc(hidden)]
     pub fn execute(&self) -> Option<ExecuteFn> {
@@ -298,6 +305,10 @@ pub trait ProbeFallback {
     }
     #[doc(hidden)]
     fn tool_node(&self) -> Option<SupplyFn> {
+        None
+    }
+    #[doc(hidden)]
+    fn db_tool(&self) -> Option<SupplyFn> {
         None
     }
     #[doc(hidden)]

@@ -10,6 +10,7 @@
 pub mod request;
 pub mod response;
 pub mod schema;
+pub(crate) mod tool;
 pub mod writer;
 
 pub use request::{
