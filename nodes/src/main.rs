@@ -58,6 +58,22 @@ enum Command {
         #[arg(long, value_name = "JSON")]
         params: String,
     },
+    /// Run a tool node once, as an agent would call it, and print its JSON answer.
+    ///
+    /// A request the tool refuses (a SQL tool's `success: false`) is an answer:
+    /// the exit status is 0. It is non-zero only when the tool cannot be run.
+    ToolCall {
+        /// Node name: `package.nodeName`, or `nodeName` when it is unambiguous.
+        node: String,
+        /// The node's parameter values: JSON text, `@FILE`, or `-` for standard input.
+        #[arg(long, value_name = "JSON", default_value = "{}")]
+        params: String,
+        /// The arguments the model would send: JSON text, `@FILE`, or `-`.
+        #[arg(long, value_name = "JSON", default_value = "{}")]
+        args: String,
+        #[command(flatten)]
+        credentials: CredentialArgs,
+    },
     /// Run a workflow (n8n export format) on one chat message, printing the answer as it streams.
     Run {
         /// The workflow JSON file.
@@ -120,6 +136,12 @@ fn main() -> ExitCode {
             &workflow,
             &credentials,
         ),
+        Command::ToolCall {
+            node,
+            params,
+            args,
+            credentials,
+        } => tool_call(&node, &params, &args, &credentials),
         other => run(other),
     };
     match result {
@@ -136,6 +158,45 @@ fn main() -> ExitCode {
     }
 }
 
+/// Supplies tool node `node` with `params`, calls it once with `args`, and returns its answer.
+fn tool_call(
+    node: &str,
+    params: &str,
+    args: &str,
+    credentials: &CredentialArgs,
+) -> Result<Option<String>, String> {
+    let entry = Catalog::global().find(node).map_err(|e| e.to_string())?;
+    let params = read_json(params, "--params")?;
+    let args = read_json(args, "--args")?;
+    let credentials = Arc::new(load_credentials(credentials)?);
+    let supply = entry
+        .runtime
+        .supply
+        .ok_or_else(|| format!("node `{}` is not a tool node", entry.full_name()))?;
+    let name = entry.description.defaults.name.clone();
+    let runtime = async_runtime()?;
+    let answer = runtime.block_on(async move {
+        let log = nodekit::context::RunLog::new();
+        let ctx = nodekit::context::SupplyContext::new(&name, credentials, Value::Null, log);
+        match supply(params, ctx).await.map_err(|e| e.to_string())? {
+            nodekit::node::Supply::Tool(tool) => tool.call(args).await.map_err(|e| e.to_string()),
+            other => Err(format!(
+                "node `{name}` supplies {:?}, not a tool",
+                other.connection()
+            )),
+        }
+    })?;
+    Ok(Some(pretty(&answer)))
+}
+
+fn async_runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
+}
+
 /// Loads the workflow and credentials, then runs `work` on a Tokio runtime.
 fn workflow_command(
     work: impl FnOnce(&tokio::runtime::Runtime, Workflow, Arc<Credentials>) -> Result<(), String>,
@@ -146,11 +207,7 @@ fn workflow_command(
         .map_err(|e| format!("cannot read workflow {}: {e}", path.display()))?;
     let workflow = Workflow::from_json(&text).map_err(|e| e.to_string())?;
     let credentials = load_credentials(credentials)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let runtime = async_runtime()?;
     work(&runtime, workflow, Arc::new(credentials))?;
     Ok(None)
 }
@@ -332,7 +389,9 @@ fn run(command: Command) -> Result<Option<String>, String> {
                 .map_err(|e| e.to_string())?;
             Ok(Some(pretty(&tool.definition().to_openai())))
         }
-        Command::Run { .. } | Command::Chat { .. } => unreachable!("handled in main"),
+        Command::Run { .. } | Command::Chat { .. } | Command::ToolCall { .. } => {
+            unreachable!("handled in main")
+        }
         Command::FromAi { params } => {
             let params = read_json(&params, "--params")?;
             let calls = from_ai::collect_calls(&params).map_err(|e| e.to_string())?;

@@ -7,5 +7,6 @@ pub mod memory_buffer_window;
 pub mod memory_postgres_chat;
 pub mod memory_redis_chat;
 pub mod memory_sqlite_chat;
+pub mod sql_tools;
 pub mod tool_http_request;
 pub mod tool_think;

@@ -64,11 +64,24 @@ impl std::fmt::Debug for PostgresConfig {
 }
 
 impl PostgresConfig {
-    fn options(&self) -> Result<sqlx::postgres::PgConnectOptions> {
-        let ssl = self
+    /// Whether the host is a Neon endpoint.
+    pub fn is_neon(&self) -> bool {
+        let host = self.host.trim_end_matches('.').to_ascii_lowercase();
+        host == "neon.tech" || host.ends_with(".neon.tech")
+    }
+
+    /// Connection options. Neon hosts (`*.neon.tech`) always get at least
+    /// `require`: Neon refuses unencrypted connections, and a weaker mode
+    /// would only fail later with a less helpful message.
+    pub(crate) fn options(&self) -> Result<sqlx::postgres::PgConnectOptions> {
+        use sqlx::postgres::PgSslMode;
+        let mut ssl = self
             .ssl
-            .parse::<sqlx::postgres::PgSslMode>()
+            .parse::<PgSslMode>()
             .map_err(|_| store_error(STORE, format!("unknown ssl mode {:?}", self.ssl)))?;
+        if self.is_neon() && matches!(ssl, PgSslMode::Disable | PgSslMode::Allow | PgSslMode::Prefer) {
+            ssl = PgSslMode::Require;
+        }
         Ok(sqlx::postgres::PgConnectOptions::new()
             .host(&self.host)
             .port(self.port)

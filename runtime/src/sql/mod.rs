@@ -7,10 +7,17 @@
 //! every literal bound, the execute tool accepts one checked query, reads run
 //! in read-only transactions with time limits, and errors are sanitized.
 
+pub mod database;
+pub mod error;
+pub mod filter;
+pub mod names;
+pub mod operation;
 pub mod request;
 pub mod response;
 pub mod schema;
-pub(crate) mod tool;
+pub mod statement;
+pub mod tool;
+pub mod value;
 pub mod writer;
 
 pub use request::{

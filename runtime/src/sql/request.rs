@@ -215,6 +215,10 @@ impl<T: ToBind> ToBind for Option<T> {
 
 /// A node whose calls run SQL: what `#[db_tool]` implements.
 pub trait DbTool: crate::Node + Send + 'static {
+    /// The operation's name in responses (`select`, ...); used when a call's
+    /// arguments are refused before a request exists.
+    const OPERATION: &'static str = "query";
+
     /// The request of one call, built from the node's fields (the LLM's arguments included).
     fn request(&self) -> Request;
 

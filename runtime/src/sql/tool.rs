@@ -1,14 +1,47 @@
-//! A [`DbTool`] as an agent tool: one database connection per tool instance,
-//! opened on the first call, and one checked request per call.
+//! A [`DbTool`] as an agent tool: one database per tool instance (pools that
+//! connect on first use), and one checked request per call.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::context::SupplyContext;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::history::postgres::PostgresConfig;
 use crate::model::BoxFuture;
 use crate::node::Supply;
+use crate::tool::{NodeTool, Tool, ToolDefinition};
 
+use super::database::{Database, SqliteConfig};
+use super::operation::{error_response, run};
 use super::request::DbTool;
+use super::response::ToolError;
+
+/// The database of a tool node, from whichever credential it was given:
+/// `postgres` (n8n's PostgreSQL credential; Neon hosts get SSL) or `sqlite`
+/// (`{"databasePath": "..."}`).
+pub fn database_from_credentials(ctx: &SupplyContext) -> Result<Database> {
+    let invalid = |kind: &str, e: &dyn std::fmt::Display| Error::Workflow(format!(
+        "node `{}`: the `{kind}` credential is invalid: {e}",
+        ctx.node_name()
+    ));
+    let refused = |e: ToolError| Error::Workflow(format!("node `{}`: {e}", ctx.node_name()));
+    if let Ok(value) = ctx.credentials("postgres") {
+        let config: PostgresConfig =
+            serde_json::from_value(value.clone()).map_err(|e| invalid("postgres", &e))?;
+        return Database::postgres(&config).map_err(refused);
+    }
+    if let Ok(value) = ctx.credentials("sqlite") {
+        let config: SqliteConfig =
+            serde_json::from_value(value.clone()).map_err(|e| invalid("sqlite", &e))?;
+        return Database::sqlite(&config).map_err(refused);
+    }
+    Err(Error::MissingCredentials {
+        node: ctx.node_name().to_owned(),
+        credential: "postgres or sqlite".into(),
+    })
+}
 
 /// Builds the tool a [`DbTool`] node supplies.
 pub(crate) fn supply_db_tool<T: DbTool>(
@@ -16,10 +49,52 @@ pub(crate) fn supply_db_tool<T: DbTool>(
     ctx: SupplyContext,
 ) -> BoxFuture<'static, Result<Supply>> {
     Box::pin(async move {
-        let _ = (params, ctx);
-        Err(crate::Error::Workflow(format!(
-            "{} is not wired yet",
-            T::NAME
-        )))
+        let tool = NodeTool::new(T::description(), ctx.node_name(), &params)?;
+        let db = database_from_credentials(&ctx)?;
+        let runner: Arc<dyn Tool> = Arc::new(DbToolRunner::<T> {
+            tool,
+            db,
+            node: PhantomData,
+        });
+        Ok(Supply::Tool(ctx.tool(runner)))
     })
+}
+
+/// Runs each call of a [`DbTool`] node on the node's database.
+struct DbToolRunner<T> {
+    tool: NodeTool,
+    db: Database,
+    node: PhantomData<fn() -> T>,
+}
+
+impl<T> std::fmt::Debug for DbToolRunner<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DbToolRunner")
+            .field("tool", &self.tool.definition().name)
+            .field("dialect", &self.db.dialect())
+            .finish()
+    }
+}
+
+impl<T: DbTool> Tool for DbToolRunner<T> {
+    fn definition(&self) -> &ToolDefinition {
+        self.tool.definition()
+    }
+
+    fn call<'a>(&'a self, args: Value) -> BoxFuture<'a, Result<Value>> {
+        Box::pin(async move {
+            // Arguments that do not fit the schema are answered like any
+            // other refused request, so the model sees one response shape.
+            let node: T = match self.tool.instantiate(&args) {
+                Ok(node) => node,
+                Err(e) => {
+                    return Ok(error_response(
+                        T::OPERATION,
+                        &ToolError::invalid_input(e.to_string()),
+                    ));
+                }
+            };
+            Ok(run(&self.db, &node.request(), &node.options()).await)
+        })
+    }
 }

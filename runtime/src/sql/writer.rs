@@ -51,20 +51,13 @@ impl SqlWriter {
 
     /// Appends an identifier, double-quoted with inner quotes doubled.
     pub fn push_ident(&mut self, name: &str) -> &mut Self {
-        self.sql.push('"');
-        for c in name.chars() {
-            if c == '"' {
-                self.sql.push('"');
-            }
-            self.sql.push(c);
-        }
-        self.sql.push('"');
+        quote_ident(&mut self.sql, name);
         self
     }
 
     /// Appends a placeholder bound to `value`. With a `column` on PostgreSQL,
-    /// a text value is cast to the column's type (`$1::integer`), so the
-    /// database types the literal exactly as it would for that column.
+    /// a text or null value is cast to the column's type (`$1::integer`), so
+    /// the database types the literal exactly as it would for that column.
     pub fn push_bind(&mut self, value: Bind, column: Option<&Column>) -> &mut Self {
         self.binds.push(value);
         let n = self.binds.len();
@@ -72,11 +65,11 @@ impl SqlWriter {
             Dialect::Postgres => {
                 self.sql.push('$');
                 self.sql.push_str(&n.to_string());
-                if let (Some(c), Bind::Text(_)) = (column, &self.binds[n - 1]) {
-                    if c.kind != ColumnKind::Text {
-                        self.sql.push_str("::");
-                        self.sql.push_str(&c.sql_type);
-                    }
+                if let (Some(c), Bind::Text(_) | Bind::Null) = (column, &self.binds[n - 1])
+                    && c.kind != ColumnKind::Text
+                {
+                    self.sql.push_str("::");
+                    self.sql.push_str(&c.sql_type);
                 }
             }
             Dialect::Sqlite => {
@@ -95,5 +88,26 @@ impl SqlWriter {
     /// The statement's text and bound values.
     pub fn finish(self) -> (String, Vec<Bind>) {
         (self.sql, self.binds)
+    }
+}
+
+/// Appends `name` to `out` as a double-quoted identifier, inner quotes doubled.
+pub fn quote_ident(out: &mut String, name: &str) {
+    out.push('"');
+    for c in name.chars() {
+        if c == '"' {
+            out.push('"');
+        }
+        out.push(c);
+    }
+    out.push('"');
+}
+
+/// `text` shortened to 60 characters for a message, so a huge argument is never echoed whole.
+pub fn clip(text: &str) -> String {
+    const MAX: usize = 60;
+    match text.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_owned(),
     }
 }

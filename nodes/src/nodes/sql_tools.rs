@@ -1,0 +1,159 @@
+//! The five SQL tool nodes of `db-agent-tools.md`: one focused tool per
+//! operation, for PostgreSQL (and Neon) through the `postgres` credential
+//! and SQLite files through the `sqlite` credential.
+//!
+//! The model fills the `$fromAI` parameters; the workflow author may fix any
+//! of them instead (a fixed table, say) and sets the limits in Options. What
+//! the model sends is checked by `nodekit::sql` before any SQL is written.
+
+use nodekit::prelude::*;
+use nodekit::sql::ToolOptions;
+
+/// Reads rows from one database table. Give the table name; optionally the columns, filter conditions (a SQL boolean expression such as `age > 18 AND status = 'active'`), sort order and a row limit. Returns the rows as JSON.
+#[db_tool(
+    operation = select,
+    name = "selectQueryTool",
+    display_name = "Select Query Tool",
+    icon = "fa:table"
+)]
+#[derive(Debug, Clone, PartialEq)]
+pub struct SelectQueryTool {
+    /// The name of the database table to query.
+    #[param(name = "tableName", display_name = "Table Name")]
+    #[from_ai(key = "tableName", description = "The name of the database table to query")]
+    pub table: String,
+    /// Comma-separated column names, or * for all columns. Example: id,name,email
+    #[param(display_name = "Columns to Select")]
+    #[from_ai(
+        description = "Comma-separated column names, or * for all columns. Example: id,name,email",
+        default = "*"
+    )]
+    pub columns: String,
+    /// SQL WHERE clause conditions. Example: age > 18 AND status = 'active'
+    #[param(name = "whereConditions", display_name = "Filter Conditions")]
+    #[from_ai(
+        key = "whereConditions",
+        description = "SQL WHERE clause conditions without the WHERE keyword; empty for all rows. Example: age > 18 AND status = 'active'",
+        default = ""
+    )]
+    pub filter: String,
+    /// Columns to sort by, each optionally followed by ASC or DESC. Example: created_at DESC, id
+    #[param(display_name = "Order By")]
+    #[from_ai(
+        description = "Columns to sort by, each optionally followed by ASC or DESC; empty for no order. Example: created_at DESC, id",
+        default = ""
+    )]
+    pub order_by: String,
+    /// The most rows to return (1 to 10000; the tool's Max Rows also applies).
+    #[from_ai(description = "The most rows to return, from 1 to 10000")]
+    pub limit: Option<i64>,
+    /// Rows to skip before the first one returned, for paging.
+    #[from_ai(description = "Rows to skip before the first one returned, for paging")]
+    pub offset: Option<i64>,
+    /// Limits and the tables the tool may use.
+    #[param(collection, placeholder = "Add Option")]
+    pub options: ToolOptions,
+}
+
+/// Inserts one or more rows into a database table. Give the table name and the rows as JSON: one object (`{"name": "Ada"}`) or an array of objects. Returns the inserted rows with their generated values (ids, defaults).
+#[db_tool(
+    operation = insert,
+    name = "insertDataTool",
+    display_name = "Insert Data Tool",
+    icon = "fa:plus-square"
+)]
+#[derive(Debug, Clone, PartialEq)]
+pub struct InsertDataTool {
+    /// The name of the database table to insert into.
+    #[param(name = "tableName", display_name = "Table Name")]
+    #[from_ai(key = "tableName", description = "The name of the database table to insert into")]
+    pub table: String,
+    /// The rows to insert: a JSON object of column names and values, or an array of such objects.
+    #[param(display_name = "Rows to Insert")]
+    #[from_ai(
+        description = "The rows to insert: a JSON object of column names and values, or an array of such objects. Example: [{\"name\": \"Ada\", \"email\": \"ada@example.com\"}]",
+        type = "json"
+    )]
+    pub rows: serde_json::Value,
+    /// Limits and the tables the tool may use.
+    #[param(collection, placeholder = "Add Option")]
+    pub options: ToolOptions,
+}
+
+/// Changes rows of a database table. Give the table name, the new values as a JSON object of column names and values, and filter conditions that pick the rows (required; a filter matching every row is refused). Returns the changed rows.
+#[db_tool(
+    operation = update,
+    name = "updateDataTool",
+    display_name = "Update Data Tool",
+    icon = "fa:edit"
+)]
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpdateDataTool {
+    /// The name of the database table to update.
+    #[param(name = "tableName", display_name = "Table Name")]
+    #[from_ai(key = "tableName", description = "The name of the database table to update")]
+    pub table: String,
+    /// The new values: a JSON object of column names and values. Example: {"status": "shipped"}
+    #[param(display_name = "Values to Set")]
+    #[from_ai(
+        description = "The new values: a JSON object of column names and values. Example: {\"status\": \"shipped\"}",
+        type = "json"
+    )]
+    pub values: serde_json::Value,
+    /// Which rows to change, as SQL WHERE conditions. Example: id = 42
+    #[param(name = "whereConditions", display_name = "Filter Conditions")]
+    #[from_ai(
+        key = "whereConditions",
+        description = "Which rows to change: SQL WHERE clause conditions without the WHERE keyword (required). Example: id = 42"
+    )]
+    pub filter: String,
+    /// Limits and the tables the tool may use.
+    #[param(collection, placeholder = "Add Option")]
+    pub options: ToolOptions,
+}
+
+/// Deletes rows from a database table. Give the table name and filter conditions that pick the rows (required; a filter matching every row is refused). Returns the deleted rows.
+#[db_tool(
+    operation = delete,
+    name = "deleteDataTool",
+    display_name = "Delete Data Tool",
+    icon = "fa:trash"
+)]
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeleteDataTool {
+    /// The name of the database table to delete from.
+    #[param(name = "tableName", display_name = "Table Name")]
+    #[from_ai(key = "tableName", description = "The name of the database table to delete from")]
+    pub table: String,
+    /// Which rows to delete, as SQL WHERE conditions. Example: id = 42
+    #[param(name = "whereConditions", display_name = "Filter Conditions")]
+    #[from_ai(
+        key = "whereConditions",
+        description = "Which rows to delete: SQL WHERE clause conditions without the WHERE keyword (required). Example: id = 42"
+    )]
+    pub filter: String,
+    /// Limits and the tables the tool may use.
+    #[param(collection, placeholder = "Add Option")]
+    pub options: ToolOptions,
+}
+
+/// Runs one SQL query (SELECT, WITH ... SELECT) and returns its rows; joins, grouping and aggregates over the allowed tables work. Only a short list of plain functions is accepted. Writes (INSERT, UPDATE, DELETE) work only when the workflow author allowed them; schema changes never do.
+#[db_tool(
+    operation = execute,
+    name = "executeSqlTool",
+    display_name = "Execute SQL Tool",
+    icon = "fa:database"
+)]
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecuteSqlTool {
+    /// Exactly one SQL statement.
+    #[param(name = "query", display_name = "SQL Query", rows = 4)]
+    #[from_ai(
+        key = "query",
+        description = "Exactly one SQL statement, e.g. SELECT status, count(*) FROM orders GROUP BY status"
+    )]
+    pub sql: String,
+    /// Limits, the tables the tool may use, and whether it may write.
+    #[param(collection, placeholder = "Add Option")]
+    pub options: ToolOptions,
+}

@@ -1,0 +1,529 @@
+//! The five SQL tool nodes on SQLite and PostgreSQL: legitimate requests
+//! return the right rows, and a corpus of attacks through every argument is
+//! refused with a sensible `errorType` while the database stays unchanged.
+//!
+//! PostgreSQL comes from `DATABASE_URL` (started by `scripts/services.sh`);
+//! each run works in a schema of its own. Under `CI=true` a missing server
+//! fails the test; elsewhere the PostgreSQL half is skipped with a reason.
+
+use std::str::FromStr;
+use std::sync::Arc;
+
+use nodekit::Catalog;
+use nodekit::context::{RunLog, SupplyContext};
+use nodekit::node::Supply;
+use nodekit::tool::Tool;
+use serde_json::{Map, Value, json};
+use sqlx::Row;
+
+/// Rows every run starts from. `secrets` is denied to every tool.
+const SETUP: &[&str] = &[
+    "CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT UNIQUE, status TEXT, age INTEGER, balance NUMERIC(12,2), created_at TIMESTAMP, active BOOLEAN)",
+    "CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL REFERENCES customers(id), total NUMERIC(12,2), status TEXT)",
+    "CREATE TABLE secrets (id INTEGER PRIMARY KEY, api_key TEXT)",
+    "CREATE TABLE numbers (n INTEGER PRIMARY KEY)",
+    "INSERT INTO customers VALUES (1, 'Ada Lovelace', 'ada@example.com', 'active', 36, 1200.50, '2024-01-02 10:00:00', TRUE)",
+    "INSERT INTO customers VALUES (2, 'Alan Turing', 'alan@example.com', 'active', 41, 80.00, '2024-02-03 11:30:00', TRUE)",
+    "INSERT INTO customers VALUES (3, 'Grace Hopper', 'grace@example.com', 'inactive', 85, 0.10, '2024-03-04 12:45:00', FALSE)",
+    "INSERT INTO customers VALUES (4, 'Edsger O''Brien', NULL, 'active', 29, NULL, NULL, NULL)",
+    "INSERT INTO orders VALUES (1, 1, 99.90, 'shipped'), (2, 1, 10.00, 'open'), (3, 2, 5.25, 'open')",
+    "INSERT INTO secrets VALUES (1, 'sk-top-secret-value')",
+];
+
+/// Which database a case runs on.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Db {
+    Sqlite,
+    Postgres,
+}
+
+/// A database set up with [`SETUP`], and how to reach it.
+struct Fixture {
+    db: Db,
+    credentials: Value,
+    schema: String,
+    pg: Option<sqlx::PgPool>,
+    sqlite: Option<sqlx::SqlitePool>,
+    _dir: Option<TempDir>,
+}
+
+struct TempDir(std::path::PathBuf);
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+impl Fixture {
+    async fn sqlite() -> Fixture {
+        let dir = std::env::temp_dir().join(format!(
+            "nodekit-sql-tools-{}-{}",
+            std::process::id(),
+            rand_suffix()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("shop.db");
+        let options = sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(&path)
+            .create_if_missing(true);
+        let pool = sqlx::sqlite::SqlitePoolOptions::new()
+            .connect_with(options)
+            .await
+            .unwrap();
+        for sql in SETUP {
+            sqlx::raw_sql(sqlx::AssertSqlSafe(*sql))
+                .execute(&pool)
+                .await
+                .unwrap();
+        }
+        sqlx::raw_sql("WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 3000) INSERT INTO numbers SELECT n FROM s")
+            .execute(&pool)
+            .await
+            .unwrap();
+        Fixture {
+            db: Db::Sqlite,
+            credentials: json!({"sqlite": {"databasePath": path.to_str().unwrap()}}),
+            schema: String::new(),
+            pg: None,
+            sqlite: Some(pool),
+            _dir: Some(TempDir(dir)),
+        }
+    }
+
+    async fn postgres() -> Option<Fixture> {
+        let Ok(url) = std::env::var("DATABASE_URL") else {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "CI=true but DATABASE_URL is not set: scripts/services.sh must start PostgreSQL"
+            );
+            eprintln!("skipping the PostgreSQL half: DATABASE_URL is not set (run scripts/services.sh)");
+            return None;
+        };
+        let options = sqlx::postgres::PgConnectOptions::from_str(&url).unwrap();
+        let pool = sqlx::postgres::PgPoolOptions::new()
+            .max_connections(2)
+            .connect_with(options.clone())
+            .await
+            .unwrap();
+        let schema = format!("nk_sql_{}_{}", std::process::id(), rand_suffix());
+        let mut setup = format!("CREATE SCHEMA {schema}; SET search_path TO {schema};");
+        for sql in SETUP {
+            setup.push_str(sql);
+            setup.push(';');
+        }
+        setup.push_str("INSERT INTO numbers SELECT generate_series(1, 3000);");
+        let mut conn = pool.acquire().await.unwrap();
+        sqlx::raw_sql(sqlx::AssertSqlSafe(setup))
+            .execute(&mut *conn)
+            .await
+            .unwrap();
+        drop(conn);
+        Some(Fixture {
+            db: Db::Postgres,
+            credentials: json!({"postgres": {
+                "host": options.get_host(),
+                "port": options.get_port(),
+                "database": options.get_database().unwrap_or("postgres"),
+                "user": options.get_username(),
+                "password": "",
+                "ssl": "disable",
+            }}),
+            schema,
+            pg: Some(pool),
+            sqlite: None,
+            _dir: None,
+        })
+    }
+
+    /// The tool node `node` with options `extra` (allowed tables set, `secrets` denied).
+    async fn tool(&self, node: &str, extra: Value) -> Arc<dyn Tool> {
+        let mut options = json!({
+            "allowedTables": "customers, orders, numbers",
+            "deniedTables": "secrets",
+            "timeout": 2,
+        });
+        if !self.schema.is_empty() {
+            options["schema"] = self.schema.clone().into();
+        }
+        for (k, v) in extra.as_object().unwrap() {
+            options[k] = v.clone();
+        }
+        let entry = Catalog::global().find(node).unwrap();
+        let supply = entry.runtime.supply.unwrap();
+        let credentials: Map<String, Value> =
+            serde_json::from_value(self.credentials.clone()).unwrap();
+        let ctx = SupplyContext::new(node, Arc::new(credentials), Value::Null, RunLog::new());
+        // Parameters as n8n stores them: the description's `$fromAI` defaults fill the rest.
+        match supply(json!({"options": options}), ctx).await.unwrap() {
+            Supply::Tool(tool) => tool,
+            _ => panic!("{node} is not a tool"),
+        }
+    }
+
+    async fn call(&self, node: &str, args: Value) -> Value {
+        self.tool(node, json!({})).await.call(args).await.unwrap()
+    }
+
+    /// Every table's name and rows, to prove an attack changed nothing.
+    async fn snapshot(&self) -> String {
+        match self.db {
+            Db::Postgres => {
+                let pool = self.pg.as_ref().unwrap();
+                let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "SELECT (SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables WHERE schemaname = '{s}'),
+                            (SELECT json_agg(c ORDER BY c.id)::text FROM {s}.customers c),
+                            (SELECT json_agg(o ORDER BY o.id)::text FROM {s}.orders o),
+                            (SELECT json_agg(x ORDER BY x.id)::text FROM {s}.secrets x),
+                            (SELECT count(*)::text FROM {s}.numbers)",
+                    s = self.schema
+                )))
+                .fetch_one(pool)
+                .await
+                .unwrap();
+                (0..5)
+                    .map(|i| row.get::<Option<String>, _>(i).unwrap_or_default())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            }
+            Db::Sqlite => {
+                let pool = self.sqlite.as_ref().unwrap();
+                let row = sqlx::query(
+                    "SELECT (SELECT group_concat(name) FROM (SELECT name FROM sqlite_schema ORDER BY name)),
+                            (SELECT json_group_array(json_array(id, name, email, status, age, balance, created_at, active)) FROM (SELECT * FROM customers ORDER BY id)),
+                            (SELECT json_group_array(json_array(id, customer_id, total, status)) FROM (SELECT * FROM orders ORDER BY id)),
+                            (SELECT json_group_array(json_array(id, api_key)) FROM secrets),
+                            (SELECT count(*) FROM numbers)",
+                )
+                .fetch_one(pool)
+                .await
+                .unwrap();
+                (0..4)
+                    .map(|i| row.get::<Option<String>, _>(i).unwrap_or_default())
+                    .chain([row.get::<i64, _>(4).to_string()])
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            }
+        }
+    }
+
+    async fn drop_schema(&self) {
+        if let Some(pool) = &self.pg {
+            sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+                "DROP SCHEMA {} CASCADE",
+                self.schema
+            )))
+            .execute(pool)
+            .await
+            .unwrap();
+        }
+    }
+}
+
+fn rand_suffix() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(std::process::id().into());
+    h.finish() % 1_000_000_000
+}
+
+/// Attacks: (tool, arguments, acceptable error types).
+fn attacks() -> Vec<(&'static str, Value, &'static [&'static str])> {
+    const SEL: &str = "selectQueryTool";
+    const INS: &str = "insertDataTool";
+    const UPD: &str = "updateDataTool";
+    const DEL: &str = "deleteDataTool";
+    const EXE: &str = "executeSqlTool";
+    const SYNTAX: &[&str] = &["syntax_error", "permission_denied", "invalid_input"];
+    const DENIED: &[&str] = &["permission_denied", "syntax_error"];
+    const TABLE: &[&str] = &["invalid_table", "invalid_input"];
+    const COLUMN: &[&str] = &["invalid_column", "invalid_input", "syntax_error"];
+    const INPUT: &[&str] = &["invalid_input"];
+    const EVERY_ROW: &[&str] = &["permission_denied", "invalid_input"];
+    let sel = |filter: &str| json!({"tableName": "customers", "whereConditions": filter});
+    let long = "id = 1 OR ".repeat(600) + "id = 2";
+    let deep = format!("{}id = 1{}", "(".repeat(300), ")".repeat(300));
+    vec![
+        // Filters: stacked statements, comments, subqueries, functions, quoting tricks.
+        (SEL, sel("1=1; DROP TABLE customers"), SYNTAX),
+        (SEL, sel("id = 1; DELETE FROM customers"), SYNTAX),
+        (SEL, sel("id = 1 -- and the rest"), SYNTAX),
+        (SEL, sel("id = 1 /* hidden */"), SYNTAX),
+        (SEL, sel("id IN (SELECT id FROM secrets)"), DENIED),
+        (SEL, sel("id = (SELECT max(id) FROM secrets)"), DENIED),
+        (SEL, sel("EXISTS (SELECT 1 FROM secrets)"), DENIED),
+        (SEL, sel("pg_sleep(5) IS NULL"), DENIED),
+        (SEL, sel("name = $$x$$"), SYNTAX),
+        (SEL, sel("name = E'\\x27 OR 1=1'"), SYNTAX),
+        (SEL, sel("name = $1"), SYNTAX),
+        (SEL, sel("name = ?"), SYNTAX),
+        (SEL, sel("id = 1 UNION SELECT id, api_key FROM secrets"), SYNTAX),
+        (SEL, sel("secrets.api_key IS NOT NULL"), &["invalid_column", "permission_denied", "invalid_table"]),
+        (SEL, sel("CAST(id AS text) = '1'"), DENIED),
+        (SEL, sel("id::text = '1'"), DENIED),
+        (SEL, sel("name = 'a' || (SELECT api_key FROM secrets)"), DENIED),
+        (SEL, sel("name = chr(39)"), DENIED),
+        (SEL, sel("lower(name) = lower((SELECT api_key FROM secrets))"), DENIED),
+        (SEL, sel("pg_read_file('/etc/passwd') = ''"), DENIED),
+        (SEL, sel("current_setting('server_version') = '1'"), DENIED),
+        (SEL, sel("randomblob(1000000000) IS NULL"), DENIED),
+        (SEL, sel("id = 1\u{0}"), INPUT),
+        (SEL, sel(&long), INPUT),
+        (SEL, sel(&deep), SYNTAX),
+        (SEL, sel("name = U&'\\0027'"), SYNTAX),
+        (SEL, sel("id = 1 OR 1=1 LIMIT 1"), SYNTAX),
+        (SEL, sel("\"; DROP TABLE customers; --"), SYNTAX),
+        (SEL, sel("name = 'x' \u{2019} OR 1=1"), SYNTAX),
+        (SEL, sel("name = 'x' COLLATE \"C\""), DENIED),
+        // Table names.
+        (SEL, json!({"tableName": "customers; DROP TABLE customers"}), TABLE),
+        (SEL, json!({"tableName": "secrets"}), TABLE),
+        (SEL, json!({"tableName": "pg_catalog.pg_shadow"}), TABLE),
+        (SEL, json!({"tableName": "sqlite_master"}), TABLE),
+        (SEL, json!({"tableName": "information_schema.tables"}), TABLE),
+        (SEL, json!({"tableName": "customers\" WHERE 1=1; --"}), TABLE),
+        (SEL, json!({"tableName": ""}), TABLE),
+        (SEL, json!({"tableName": "customers\u{0}"}), INPUT),
+        (SEL, json!({"tableName": "c".repeat(10_000)}), INPUT),
+        // Columns and order by.
+        (SEL, json!({"tableName": "customers", "columns": "id, (SELECT api_key FROM secrets)"}), COLUMN),
+        (SEL, json!({"tableName": "customers", "columns": "*, pg_sleep(5)"}), COLUMN),
+        (SEL, json!({"tableName": "customers", "columns": "id; DROP TABLE customers"}), COLUMN),
+        (SEL, json!({"tableName": "customers", "columns": "count(*)"}), COLUMN),
+        (SEL, json!({"tableName": "customers", "columns": "api_key"}), COLUMN),
+        (SEL, json!({"tableName": "customers", "columns": "id\" FROM secrets --"}), COLUMN),
+        (SEL, json!({"tableName": "customers", "orderBy": "name; DROP TABLE customers"}), COLUMN),
+        (SEL, json!({"tableName": "customers", "orderBy": "(SELECT 1)"}), COLUMN),
+        (SEL, json!({"tableName": "customers", "orderBy": "name DESC, pg_sleep(1)"}), COLUMN),
+        (SEL, json!({"tableName": "customers", "orderBy": "name DESCENDING"}), COLUMN),
+        // Limits.
+        (SEL, json!({"tableName": "customers", "limit": -1}), INPUT),
+        (SEL, json!({"tableName": "customers", "limit": 0}), INPUT),
+        (SEL, json!({"tableName": "customers", "limit": 1_000_000_000_000i64}), INPUT),
+        (SEL, json!({"tableName": "customers", "limit": "10; DROP TABLE customers"}), INPUT),
+        (SEL, json!({"tableName": "customers", "offset": -5}), INPUT),
+        // Inserts.
+        (INS, json!({"tableName": "customers", "rows": {"id": 10, "name": "x", "api_key": "k"}}), COLUMN),
+        (INS, json!({"tableName": "customers", "rows": {"name\", \"email": "x"}}), COLUMN),
+        (INS, json!({"tableName": "secrets", "rows": {"id": 2, "api_key": "mine"}}), TABLE),
+        (INS, json!({"tableName": "customers", "rows": "INSERT INTO customers VALUES (9)"}), INPUT),
+        (INS, json!({"tableName": "customers", "rows": []}), INPUT),
+        (INS, json!({"tableName": "customers", "rows": (0..1001).map(|i| json!({"id": 100 + i, "name": "n"})).collect::<Vec<_>>()}), INPUT),
+        (INS, json!({"tableName": "customers", "rows": {"id": 11, "name": "a\u{0}b"}}), INPUT),
+        (INS, json!({"tableName": "customers", "rows": {"id": "12; DROP TABLE customers", "name": "x"}}), INPUT),
+        (INS, json!({"tableName": "customers", "rows": [{"id": 13, "name": "ok"}, {"id": 14, "name": "dup", "email": "ada@example.com"}]}), &["constraint_violation"]),
+        (INS, json!({"tableName": "orders", "rows": {"id": 20, "customer_id": 999, "total": 1}}), &["constraint_violation"]),
+        // Updates.
+        (UPD, json!({"tableName": "customers", "values": {"status": "x"}, "whereConditions": ""}), INPUT),
+        (UPD, json!({"tableName": "customers", "values": {"status": "x"}, "whereConditions": "1=1"}), EVERY_ROW),
+        (UPD, json!({"tableName": "customers", "values": {"status": "x"}, "whereConditions": "id = id"}), EVERY_ROW),
+        (UPD, json!({"tableName": "customers", "values": {"status": "x"}, "whereConditions": "id > 0 OR TRUE"}), EVERY_ROW),
+        (UPD, json!({"tableName": "customers", "values": {"status": "x"}, "whereConditions": "name IS NULL OR name IS NOT NULL"}), EVERY_ROW),
+        (UPD, json!({"tableName": "customers", "values": {"id; DROP TABLE customers": 1}, "whereConditions": "id = 1"}), COLUMN),
+        (UPD, json!({"tableName": "customers", "values": {"api_key": "x"}, "whereConditions": "id = 1"}), COLUMN),
+        (UPD, json!({"tableName": "customers", "values": "status = 'x'", "whereConditions": "id = 1"}), INPUT),
+        (UPD, json!({"tableName": "customers", "values": {"status": "x"}, "whereConditions": "id = 1; DROP TABLE customers"}), SYNTAX),
+        (UPD, json!({"tableName": "secrets", "values": {"api_key": "x"}, "whereConditions": "id = 1"}), TABLE),
+        (UPD, json!({"tableName": "customers", "values": {"age": "old"}, "whereConditions": "id = 1"}), INPUT),
+        // Deletes.
+        (DEL, json!({"tableName": "customers", "whereConditions": ""}), INPUT),
+        (DEL, json!({"tableName": "customers", "whereConditions": "   "}), INPUT),
+        (DEL, json!({"tableName": "customers", "whereConditions": "1=1"}), EVERY_ROW),
+        (DEL, json!({"tableName": "customers", "whereConditions": "TRUE"}), EVERY_ROW),
+        (DEL, json!({"tableName": "customers", "whereConditions": "NOT FALSE"}), EVERY_ROW),
+        (DEL, json!({"tableName": "customers", "whereConditions": "name LIKE '%'"}), EVERY_ROW),
+        (DEL, json!({"tableName": "customers", "whereConditions": "id = 1 OR 1=1"}), EVERY_ROW),
+        (DEL, json!({"tableName": "customers", "whereConditions": "'a' = 'a'"}), EVERY_ROW),
+        (DEL, json!({"tableName": "customers", "whereConditions": "id IN (SELECT id FROM customers)"}), DENIED),
+        (DEL, json!({"tableName": "secrets", "whereConditions": "id = 1"}), TABLE),
+        (DEL, json!({"tableName": "customers", "whereConditions": "id = 1"}), &["constraint_violation"]),
+        // Execute SQL.
+        (EXE, json!({"query": "SELECT 1; DROP TABLE customers"}), DENIED),
+        (EXE, json!({"query": "DROP TABLE customers"}), DENIED),
+        (EXE, json!({"query": "DELETE FROM customers WHERE id = 1"}), DENIED),
+        (EXE, json!({"query": "WITH d AS (DELETE FROM customers RETURNING *) SELECT * FROM d"}), DENIED),
+        (EXE, json!({"query": "SELECT * INTO stolen FROM customers"}), DENIED),
+        (EXE, json!({"query": "SELECT * FROM customers FOR UPDATE"}), DENIED),
+        (EXE, json!({"query": "SELECT * FROM secrets"}), TABLE),
+        (EXE, json!({"query": "SELECT id, name FROM customers UNION SELECT id, api_key FROM secrets"}), TABLE),
+        (EXE, json!({"query": "SELECT * FROM customers c JOIN secrets s ON true"}), TABLE),
+        (EXE, json!({"query": "SELECT (SELECT api_key FROM secrets LIMIT 1)"}), TABLE),
+        (EXE, json!({"query": "SELECT * FROM \"secrets\""}), TABLE),
+        (EXE, json!({"query": "SELECT * FROM main.secrets"}), TABLE),
+        (EXE, json!({"query": "SELECT * FROM public.secrets"}), TABLE),
+        (EXE, json!({"query": "SELECT pg_sleep(10)"}), DENIED),
+        (EXE, json!({"query": "SELECT pg_read_file('/etc/passwd')"}), DENIED),
+        (EXE, json!({"query": "SELECT lo_import('/etc/passwd')"}), DENIED),
+        (EXE, json!({"query": "SELECT * FROM pg_catalog.pg_shadow"}), TABLE),
+        (EXE, json!({"query": "SELECT * FROM pg_user"}), TABLE),
+        (EXE, json!({"query": "SELECT * FROM sqlite_master"}), TABLE),
+        (EXE, json!({"query": "SELECT * FROM information_schema.tables"}), TABLE),
+        (EXE, json!({"query": "SELECT * FROM generate_series(1, 10)"}), DENIED),
+        (EXE, json!({"query": "COPY customers TO '/tmp/nodekit-stolen'"}), DENIED),
+        (EXE, json!({"query": "ATTACH DATABASE '/tmp/nodekit-x.db' AS x"}), DENIED),
+        (EXE, json!({"query": "PRAGMA writable_schema = 1"}), DENIED),
+        (EXE, json!({"query": "SET statement_timeout = 0"}), DENIED),
+        (EXE, json!({"query": "BEGIN; DELETE FROM customers; COMMIT"}), DENIED),
+        (EXE, json!({"query": "SELECT * FROM customers -- trailing"}), DENIED),
+        (EXE, json!({"query": "SELECT version()"}), DENIED),
+        (EXE, json!({"query": "SELECT load_extension('/tmp/x')"}), DENIED),
+        (EXE, json!({"query": "SELECT current_setting('data_directory')"}), DENIED),
+        (EXE, json!({"query": "SELECT * FROM customers WHERE id = $1"}), DENIED),
+        (EXE, json!({"query": "SELECT $$a$$"}), DENIED),
+        (EXE, json!({"query": "CREATE TABLE x (id int)"}), DENIED),
+        (EXE, json!({"query": "VACUUM"}), DENIED),
+        (EXE, json!({"query": "SELECT 1\u{0}"}), INPUT),
+        (EXE, json!({"query": format!("SELECT {} 1", "1 + ".repeat(5000))}), INPUT),
+        (EXE, json!({"query": "SELECT * FROM customers LIMIT -1"}), INPUT),
+        (EXE, json!({"query": "SELECT pg_catalog.lower(name) FROM customers"}), DENIED),
+        (EXE, json!({"query": "SELECT * FROM customers WHERE name = E'\\''"}), DENIED),
+        (EXE, json!({"query": "SELECT set_config('search_path', 'pg_catalog', true)"}), DENIED),
+    ]
+}
+
+async fn run_attacks(f: &Fixture) {
+    let before = f.snapshot().await;
+    let list = attacks();
+    assert!(list.len() >= 60, "the corpus has {} attacks", list.len());
+    let mut failures = Vec::new();
+    for (node, args, expected) in list {
+        let answer = f.call(node, args.clone()).await;
+        let shown = answer.to_string();
+        let kind = answer["errorType"].as_str().unwrap_or("");
+        if answer["success"] != false || !expected.contains(&kind) {
+            failures.push(format!("{node} {args:.200} → {shown:.300}"));
+        }
+        if shown.contains("sk-top-secret-value") {
+            failures.push(format!("{node} {args:.200} leaked the secret: {shown:.300}"));
+        }
+        let after = f.snapshot().await;
+        if after != before {
+            failures.push(format!("{node} {args:.200} changed the database"));
+            break;
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{:?}: {} attacks not refused as expected:\n{}",
+        f.db,
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// Requests that must succeed, with the rows they must return.
+async fn run_legitimate(f: &Fixture) {
+    let ok = |v: &Value| {
+        assert_eq!(v["success"], true, "{v}");
+        v.clone()
+    };
+    let ids = |v: &Value| -> Vec<i64> {
+        v["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].as_i64().unwrap())
+            .collect()
+    };
+    let sel = |args: Value| f.call("selectQueryTool", args);
+
+    let all = ok(&sel(json!({"tableName": "customers"})).await);
+    assert_eq!(all["operation"], "select");
+    assert_eq!(all["table"], "customers");
+    assert_eq!(all["rowCount"], 4);
+    assert!(all["executionTime"].as_str().unwrap().ends_with("ms"));
+    let ada = &all["data"][0];
+    assert_eq!(ada["name"], "Ada Lovelace");
+    assert_eq!(ada["age"], 36);
+    if f.db == Db::Postgres {
+        assert_eq!(ada["balance"], "1200.50", "numeric as exact text");
+        assert_eq!(ada["active"], true);
+        assert_eq!(ada["created_at"], "2024-01-02T10:00:00");
+    }
+
+    let v = ok(&sel(json!({"tableName": "customers", "whereConditions": "age > 30 AND status = 'active'", "orderBy": "age DESC"})).await);
+    assert_eq!(ids(&v), [2, 1]);
+    let v = ok(&sel(json!({"tableName": "customers", "whereConditions": "name = 'Edsger O''Brien'"})).await);
+    assert_eq!(ids(&v), [4]);
+    let v = ok(&sel(json!({"tableName": "customers", "whereConditions": "lower(name) LIKE 'a%'", "orderBy": "id"})).await);
+    assert_eq!(ids(&v), [1, 2]);
+    let v = ok(&sel(json!({"tableName": "customers", "whereConditions": "id IN (1, 3) OR email IS NULL", "orderBy": "id"})).await);
+    assert_eq!(ids(&v), [1, 3, 4]);
+    let v = ok(&sel(json!({"tableName": "customers", "whereConditions": "age BETWEEN 30 AND 50 AND NOT (status = 'inactive')", "orderBy": "id"})).await);
+    assert_eq!(ids(&v), [1, 2]);
+    let v = ok(&sel(json!({"tableName": "Customers", "columns": "id, email", "orderBy": "id DESC", "limit": 2, "offset": 1})).await);
+    assert_eq!(ids(&v), [3, 2]);
+    assert_eq!(v["data"][0].as_object().unwrap().len(), 2);
+    assert!(v.get("truncated").is_none(), "{v}");
+    let v = ok(&sel(json!({"tableName": "customers", "whereConditions": "balance > 100"})).await);
+    assert_eq!(ids(&v), [1]);
+
+    // Cut at the tool's row limit, with a flag and a warning.
+    let tool = f.tool("selectQueryTool", json!({"maxRows": 2})).await;
+    let v = ok(&tool.call(json!({"tableName": "numbers"})).await.unwrap());
+    assert_eq!(v["rowCount"], 2);
+    assert_eq!(v["truncated"], true);
+    assert!(v["warning"].as_str().unwrap().contains("first 2 rows"), "{v}");
+
+    // A statement that runs too long is cancelled.
+    let tool = f.tool("executeSqlTool", json!({"timeout": 1})).await;
+    let v = tool
+        .call(json!({"query": "SELECT count(*) FROM numbers a, numbers b, numbers c WHERE a.n + b.n = c.n + 1"}))
+        .await
+        .unwrap();
+    assert_eq!(v["errorType"], "timeout", "{v}");
+
+    let v = ok(&f.call("executeSqlTool", json!({"query": "SELECT status, count(*) AS n FROM customers GROUP BY status ORDER BY status"})).await);
+    assert_eq!(v["data"], json!([{"status": "active", "n": 3}, {"status": "inactive", "n": 1}]));
+    let v = ok(&f.call("executeSqlTool", json!({"query": "WITH big AS (SELECT customer_id, sum(total) AS spent FROM orders GROUP BY customer_id) SELECT c.name FROM customers c JOIN big ON big.customer_id = c.id WHERE big.spent > 50"})).await);
+    assert_eq!(v["data"], json!([{"name": "Ada Lovelace"}]));
+
+    // Writes: inserted rows come back with their values; text that looks like SQL is just text.
+    let v = ok(&f.call("insertDataTool", json!({"tableName": "customers", "rows": [
+        {"id": 5, "name": "x'); DROP TABLE customers; --", "email": "e@example.com", "age": 50},
+        {"id": 6, "name": "Barbara Liskov", "balance": "12345.67"}
+    ]})).await);
+    assert_eq!(v["operation"], "insert");
+    assert_eq!(v["affectedRows"], 2);
+    assert_eq!(ids(&v), [5, 6]);
+    let v = ok(&sel(json!({"tableName": "customers", "whereConditions": "id = 5"})).await);
+    assert_eq!(v["data"][0]["name"], "x'); DROP TABLE customers; --");
+
+    let v = ok(&f.call("updateDataTool", json!({"tableName": "customers", "values": {"status": "vip", "age": 51}, "whereConditions": "id = 5"})).await);
+    assert_eq!(v["affectedRows"], 1);
+    assert_eq!(v["data"][0]["status"], "vip");
+    let v = ok(&f.call("deleteDataTool", json!({"tableName": "customers", "whereConditions": "id IN (5, 6)"})).await);
+    assert_eq!(v["affectedRows"], 2);
+
+    // The execute tool writes only when the workflow author allows it.
+    let tool = f.tool("executeSqlTool", json!({"allowWrites": true})).await;
+    let v = ok(&tool.call(json!({"query": "UPDATE customers SET status = 'gold' WHERE id = 3"})).await.unwrap());
+    assert_eq!(v["affectedRows"], 1);
+    let v = tool.call(json!({"query": "DELETE FROM customers"})).await.unwrap();
+    assert_eq!(v["success"], false, "{v}");
+
+    // An unknown column names the ones that exist; an unknown table only the allowed ones.
+    let v = sel(json!({"tableName": "customers", "columns": "nme"})).await;
+    assert_eq!(v["errorType"], "invalid_column");
+    assert!(v["suggestion"].as_str().unwrap().contains("name, email"), "{v}");
+    let v = sel(json!({"tableName": "custmers"})).await;
+    assert_eq!(v["errorType"], "invalid_table");
+    let suggestion = v["suggestion"].as_str().unwrap();
+    assert!(suggestion.contains("customers") && !suggestion.contains("secrets"), "{v}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_refuses_attacks_and_answers_requests() {
+    let f = Fixture::sqlite().await;
+    run_attacks(&f).await;
+    run_legitimate(&f).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_refuses_attacks_and_answers_requests() {
+    let Some(f) = Fixture::postgres().await else {
+        return;
+    };
+    run_attacks(&f).await;
+    run_legitimate(&f).await;
+    f.drop_schema().await;
+}

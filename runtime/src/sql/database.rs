@@ -1,0 +1,447 @@
+//! The database a SQL tool talks to: a PostgreSQL (or Neon) pool or a SQLite
+//! file, its live schema, and statements run with the tool's limits.
+//!
+//! Every call reads the table's columns from the catalog (`pg_catalog` /
+//! `pragma_table_info`) inside the same transaction as the statement, so
+//! the checks see the schema the statement runs against.
+
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use futures::TryStreamExt;
+use serde_json::{Map, Value};
+use sqlx::postgres::{PgArguments, PgPool, PgPoolOptions};
+use sqlx::sqlite::{SqliteArguments, SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
+use sqlx::{Arguments, AssertSqlSafe};
+
+use crate::history::postgres::PostgresConfig;
+
+use super::error::classify;
+use super::response::{ErrorType, ToolError};
+use super::schema::{Column, ColumnKind, Dialect, Table};
+use super::value::{pg_row, sqlite_row};
+use super::writer::Bind;
+
+/// Connections kept per tool instance.
+const POOL_SIZE: u32 = 4;
+/// How long a call waits for a free connection.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Where a SQLite tool's data lives (nodekit's `sqlite` credential).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SqliteConfig {
+    /// Path of an existing database file; tools never create one.
+    pub database_path: String,
+}
+
+/// A database a SQL tool may use.
+#[derive(Debug, Clone)]
+pub enum Database {
+    /// A PostgreSQL server.
+    Postgres(PgPool),
+    /// A SQLite file: a read-only pool for reads, a read-write one for writes.
+    Sqlite {
+        /// Opened read-only: reads cannot write whatever the SQL says.
+        read: SqlitePool,
+        /// Opened read-write, used only by write operations.
+        write: SqlitePool,
+    },
+}
+
+/// What a statement returned: rows (cut at the limit) and how many there were.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Outcome {
+    /// The rows kept, at most the limit.
+    pub rows: Vec<Map<String, Value>>,
+    /// Rows the statement returned or changed.
+    pub count: u64,
+    /// Whether rows beyond the limit were dropped.
+    pub truncated: bool,
+}
+
+/// The limits of one statement.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Rows kept in the answer.
+    pub max_rows: usize,
+    /// Time the statement may take.
+    pub timeout: Duration,
+    /// Run in a read-only transaction (or on the read-only SQLite pool).
+    pub read_only: bool,
+}
+
+impl Database {
+    /// A pool for n8n's `postgres` credential; connects on first use.
+    pub fn postgres(config: &PostgresConfig) -> Result<Database, ToolError> {
+        let options = config.options().map_err(|e| {
+            ToolError::new(ErrorType::ConnectionError, super::error::mask(&e.to_string()))
+        })?;
+        Ok(Database::Postgres(
+            PgPoolOptions::new()
+                .max_connections(POOL_SIZE)
+                .acquire_timeout(ACQUIRE_TIMEOUT)
+                .connect_lazy_with(options),
+        ))
+    }
+
+    /// Pools for an existing SQLite file; opens it on first use.
+    pub fn sqlite(config: &SqliteConfig) -> Result<Database, ToolError> {
+        let path = config.database_path.trim();
+        if path.is_empty() {
+            return Err(ToolError::new(
+                ErrorType::ConnectionError,
+                "the sqlite credential has no databasePath",
+            ));
+        }
+        let options = SqliteConnectOptions::from_str(&format!("sqlite://{path}"))
+            .map_err(|_| {
+                ToolError::new(ErrorType::ConnectionError, "the SQLite path cannot be read")
+            })?
+            .create_if_missing(false)
+            .busy_timeout(Duration::from_secs(5));
+        let pool = |options: SqliteConnectOptions| {
+            SqlitePoolOptions::new()
+                .max_connections(POOL_SIZE)
+                .acquire_timeout(ACQUIRE_TIMEOUT)
+                .connect_lazy_with(options)
+        };
+        Ok(Database::Sqlite {
+            read: pool(options.clone().read_only(true)),
+            write: pool(options),
+        })
+    }
+
+    /// The dialect of this database.
+    pub fn dialect(&self) -> Dialect {
+        match self {
+            Database::Postgres(_) => Dialect::Postgres,
+            Database::Sqlite { .. } => Dialect::Sqlite,
+        }
+    }
+
+    /// The schema used when the settings name none.
+    pub fn default_schema(&self) -> &'static str {
+        match self {
+            Database::Postgres(_) => "public",
+            Database::Sqlite { .. } => "main",
+        }
+    }
+
+    /// Opens a session for one call: a transaction with the call's limits.
+    pub async fn session(&self, schema: &str, limits: Limits) -> Result<Session, ToolError> {
+        match self {
+            Database::Postgres(pool) => {
+                let ms = limits.timeout.as_millis().max(1);
+                let mode = if limits.read_only { " READ ONLY" } else { "" };
+                // One simple-protocol round trip: the transaction, its time
+                // limits and a search path holding only the tool's schema, so
+                // unqualified names in executed SQL resolve there.
+                let mut begin = format!(
+                    "BEGIN{mode}; SET LOCAL statement_timeout = {ms}; SET LOCAL lock_timeout = {ms}; SET LOCAL search_path TO "
+                );
+                super::writer::quote_ident(&mut begin, schema);
+                let tx = pool
+                    .begin_with(AssertSqlSafe(begin))
+                    .await
+                    .map_err(|e| classify(&e))?;
+                Ok(Session::Postgres {
+                    tx,
+                    schema: schema.to_owned(),
+                })
+            }
+            Database::Sqlite { read, write } => {
+                if schema != "main" {
+                    return Err(ToolError::invalid_input(format!(
+                        "SQLite tools use the `main` schema, not `{}`",
+                        super::writer::clip(schema)
+                    )));
+                }
+                let pool = if limits.read_only { read } else { write };
+                let mut tx = pool.begin().await.map_err(|e| classify(&e))?;
+                // SQLite has no statement timeout: a progress handler that
+                // returns false at the deadline interrupts the statement. Each
+                // session sets its own, so a connection left with an expired
+                // one by a cancelled call is fixed by the next.
+                let deadline = Instant::now() + limits.timeout;
+                tx.lock_handle()
+                    .await
+                    .map_err(|e| classify(&e))?
+                    .set_progress_handler(1000, move || Instant::now() < deadline);
+                Ok(Session::Sqlite { tx })
+            }
+        }
+    }
+}
+
+/// One call's connection, inside a transaction on PostgreSQL.
+pub enum Session {
+    /// A PostgreSQL transaction.
+    Postgres {
+        /// The open transaction.
+        tx: sqlx::Transaction<'static, sqlx::Postgres>,
+        /// The schema the tool uses.
+        schema: String,
+    },
+    /// A SQLite transaction.
+    Sqlite {
+        /// The open transaction.
+        tx: sqlx::Transaction<'static, sqlx::Sqlite>,
+    },
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Session::Postgres { .. } => "Session::Postgres",
+            Session::Sqlite { .. } => "Session::Sqlite",
+        })
+    }
+}
+
+impl Session {
+    /// The names of the tables and views of the schema.
+    pub async fn tables(&mut self) -> Result<Vec<String>, ToolError> {
+        let rows: Vec<(String,)> = match self {
+            Session::Postgres { tx, schema } => sqlx::query_as(
+                "SELECT c.relname::text FROM pg_catalog.pg_class c \
+                 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
+                 WHERE n.nspname = $1 AND c.relkind IN ('r', 'v', 'm', 'p', 'f') \
+                 ORDER BY 1",
+            )
+            .bind(schema.as_str())
+            .fetch_all(&mut **tx)
+            .await
+            .map_err(|e| classify(&e))?,
+            Session::Sqlite { tx } => sqlx::query_as(
+                "SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') \
+                 AND name NOT LIKE 'sqlite!_%' ESCAPE '!' ORDER BY 1",
+            )
+            .fetch_all(&mut **tx)
+            .await
+            .map_err(|e| classify(&e))?,
+        };
+        Ok(rows.into_iter().map(|(name,)| name).collect())
+    }
+
+    /// The columns of table `name` (exact catalog name), or `None` when it has none.
+    pub async fn table(&mut self, name: &str) -> Result<Option<Table>, ToolError> {
+        let columns: Vec<Column> = match self {
+            Session::Postgres { tx, schema } => {
+                let rows: Vec<(String, String, String, String)> = sqlx::query_as(
+                    "SELECT a.attname::text, pg_catalog.format_type(a.atttypid, a.atttypmod), \
+                     t.typname::text, t.typcategory::text \
+                     FROM pg_catalog.pg_attribute a \
+                     JOIN pg_catalog.pg_class c ON c.oid = a.attrelid \
+                     JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
+                     JOIN pg_catalog.pg_type t ON t.oid = a.atttypid \
+                     WHERE n.nspname = $1 AND c.relname = $2 AND a.attnum > 0 \
+                     AND NOT a.attisdropped ORDER BY a.attnum",
+                )
+                .bind(schema.as_str())
+                .bind(name)
+                .fetch_all(&mut **tx)
+                .await
+                .map_err(|e| classify(&e))?;
+                rows.into_iter()
+                    .map(|(name, sql_type, typname, category)| Column {
+                        kind: pg_kind(&typname, &category),
+                        name,
+                        sql_type,
+                    })
+                    .collect()
+            }
+            Session::Sqlite { tx } => {
+                let rows: Vec<(String, String)> =
+                    sqlx::query_as("SELECT name, type FROM pragma_table_info(?1)")
+                        .bind(name)
+                        .fetch_all(&mut **tx)
+                        .await
+                        .map_err(|e| classify(&e))?;
+                rows.into_iter()
+                    .map(|(name, sql_type)| Column {
+                        kind: sqlite_kind(&sql_type),
+                        name,
+                        sql_type,
+                    })
+                    .collect()
+            }
+        };
+        Ok((!columns.is_empty()).then(|| Table {
+            name: name.to_owned(),
+            columns,
+        }))
+    }
+
+    /// The schema qualifier to write before table names.
+    pub fn schema(&self) -> Option<&str> {
+        match self {
+            Session::Postgres { schema, .. } => Some(schema),
+            Session::Sqlite { .. } => None,
+        }
+    }
+
+    /// Runs one statement, keeping at most `max_rows` of the rows it returns
+    /// while counting them all; `count` is the rows affected when it returns none.
+    pub async fn run(
+        &mut self,
+        sql: String,
+        binds: Vec<Bind>,
+        max_rows: usize,
+    ) -> Result<Outcome, ToolError> {
+        let mut out = Outcome::default();
+        // Extended protocol on PostgreSQL: one statement per message, so a
+        // second statement cannot ride along. Not cached: the text is per call.
+        match self {
+            Session::Postgres { tx, .. } => {
+                let query = sqlx::query_with(AssertSqlSafe(sql), pg_arguments(binds)?)
+                    .persistent(false);
+                let mut stream = query.fetch_many(&mut **tx);
+                while let Some(step) = stream.try_next().await.map_err(|e| classify(&e))? {
+                    match step {
+                        sqlx::Either::Left(done) => {
+                            if out.count == 0 {
+                                out.count = done.rows_affected();
+                            }
+                        }
+                        sqlx::Either::Right(row) => keep(&mut out, max_rows, || pg_row(&row))?,
+                    }
+                }
+            }
+            Session::Sqlite { tx } => {
+                let query = sqlx::query_with(AssertSqlSafe(sql), sqlite_arguments(binds)?)
+                    .persistent(false);
+                let mut stream = query.fetch_many(&mut **tx);
+                let mut rows = 0;
+                while let Some(step) = stream.try_next().await.map_err(|e| classify(&e))? {
+                    match step {
+                        sqlx::Either::Left(done) => out.count = done.rows_affected(),
+                        sqlx::Either::Right(row) => {
+                            rows += 1;
+                            keep(&mut out, max_rows, || sqlite_row(&row))?;
+                        }
+                    }
+                }
+                out.count = out.count.max(rows);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Commits the call's transaction.
+    pub async fn commit(self) -> Result<(), ToolError> {
+        match self {
+            Session::Postgres { tx, .. } => tx.commit().await.map_err(|e| classify(&e)),
+            Session::Sqlite { mut tx } => {
+                release(&mut tx).await;
+                tx.commit().await.map_err(|e| classify(&e))
+            }
+        }
+    }
+
+    /// Rolls the call's transaction back.
+    pub async fn rollback(self) {
+        match self {
+            Session::Postgres { tx, .. } => {
+                let _ = tx.rollback().await;
+            }
+            Session::Sqlite { mut tx } => {
+                release(&mut tx).await;
+                let _ = tx.rollback().await;
+            }
+        }
+    }
+}
+
+/// Removes the deadline before the connection goes back to the pool.
+async fn release(tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>) {
+    if let Ok(mut handle) = tx.lock_handle().await {
+        handle.remove_progress_handler();
+    }
+}
+
+fn keep(
+    out: &mut Outcome,
+    max_rows: usize,
+    row: impl FnOnce() -> Result<Map<String, Value>, ToolError>,
+) -> Result<(), ToolError> {
+    out.count += 1;
+    if out.rows.len() < max_rows {
+        out.rows.push(row()?);
+    } else {
+        out.truncated = true;
+    }
+    Ok(())
+}
+
+fn pg_arguments(binds: Vec<Bind>) -> Result<PgArguments, ToolError> {
+    let mut args = PgArguments::default();
+    for bind in binds {
+        let added = match bind {
+            Bind::Null => args.add(None::<String>),
+            Bind::Bool(v) => args.add(v),
+            Bind::Int(v) => args.add(v),
+            Bind::Float(v) => args.add(v),
+            Bind::Text(v) => args.add(v),
+            Bind::Bytes(v) => args.add(v),
+        };
+        added.map_err(|e| ToolError::invalid_input(format!("a value cannot be bound: {e}")))?;
+    }
+    Ok(args)
+}
+
+fn sqlite_arguments(binds: Vec<Bind>) -> Result<SqliteArguments, ToolError> {
+    let mut args = SqliteArguments::default();
+    for bind in binds {
+        let added = match bind {
+            Bind::Null => args.add(None::<String>),
+            Bind::Bool(v) => args.add(v),
+            Bind::Int(v) => args.add(v),
+            Bind::Float(v) => args.add(v),
+            Bind::Text(v) => args.add(v),
+            Bind::Bytes(v) => args.add(v),
+        };
+        added.map_err(|e| ToolError::invalid_input(format!("a value cannot be bound: {e}")))?;
+    }
+    Ok(args)
+}
+
+/// The kind of a PostgreSQL type, from its name and `typcategory`.
+fn pg_kind(typname: &str, category: &str) -> ColumnKind {
+    match (typname, category) {
+        ("int2" | "int4" | "int8" | "oid", _) => ColumnKind::Integer,
+        ("float4" | "float8", _) => ColumnKind::Float,
+        ("numeric" | "money", _) => ColumnKind::Numeric,
+        ("bool", _) => ColumnKind::Boolean,
+        ("json" | "jsonb", _) => ColumnKind::Json,
+        ("bytea", _) => ColumnKind::Bytes,
+        (_, "S") => ColumnKind::Text,
+        (_, "D" | "T") => ColumnKind::Temporal,
+        _ => ColumnKind::Other,
+    }
+}
+
+/// The kind of a SQLite column, from its declared type by SQLite's affinity
+/// rules (with booleans, dates and JSON told apart for JSON output).
+fn sqlite_kind(declared: &str) -> ColumnKind {
+    let t = declared.to_ascii_uppercase();
+    if t.starts_with("BOOL") {
+        ColumnKind::Boolean
+    } else if t.contains("INT") {
+        ColumnKind::Integer
+    } else if t.contains("CHAR") || t.contains("CLOB") || t.contains("TEXT") {
+        ColumnKind::Text
+    } else if t.contains("BLOB") {
+        ColumnKind::Bytes
+    } else if t.contains("REAL") || t.contains("FLOA") || t.contains("DOUB") {
+        ColumnKind::Float
+    } else if t.contains("DATE") || t.contains("TIME") {
+        ColumnKind::Temporal
+    } else if t.contains("JSON") {
+        ColumnKind::Json
+    } else if t.contains("NUM") || t.contains("DEC") {
+        ColumnKind::Numeric
+    } else {
+        ColumnKind::Other
+    }
+}

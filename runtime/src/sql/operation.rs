@@ -1,0 +1,589 @@
+//! One call of a SQL tool, from request to response: arguments checked,
+//! the table resolved against the live schema and the tool's allow and deny
+//! lists, the statement written by us, run with the tool's limits, and the
+//! outcome (or the error) in the seed's response shape.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+
+use super::database::{Database, Limits, Outcome, Session};
+use super::filter::Filter;
+use super::names::{check_identifier, parse_columns, parse_order_by, parse_table_list};
+use super::request::{HARD_MAX_ROWS, Request, ToolOptions};
+use super::response::{ErrorType, ToolError};
+use super::schema::{Column, ColumnKind, Dialect, Table};
+use super::statement::{StatementPolicy, check_statement};
+use super::writer::{Bind, SqlWriter, clip};
+
+/// Most rows one insert call adds.
+pub const MAX_INSERT_ROWS: usize = 1000;
+/// Most placeholders in one statement (SQLite allows 32,766, PostgreSQL 65,535).
+const MAX_BINDS: usize = 30_000;
+/// Most rows an offset may skip.
+const MAX_OFFSET: i64 = 1_000_000;
+/// Longest text of any single value the model sends.
+const MAX_VALUE_BYTES: usize = 1 << 20;
+
+/// The settings of one call, resolved against the database.
+#[derive(Debug, Clone)]
+struct Settings {
+    allowed: Vec<String>,
+    denied: Vec<String>,
+    max_rows: usize,
+    timeout: Duration,
+    schema: String,
+    allow_writes: bool,
+}
+
+impl Settings {
+    fn new(options: &ToolOptions, db: &Database) -> Settings {
+        let schema = options.schema.trim();
+        Settings {
+            allowed: parse_table_list(&options.allowed_tables),
+            denied: parse_table_list(&options.denied_tables),
+            max_rows: options.max_rows.clamp(1, HARD_MAX_ROWS) as usize,
+            timeout: Duration::from_secs(options.timeout.max(1).into()),
+            schema: if schema.is_empty() {
+                db.default_schema().to_owned()
+            } else {
+                schema.to_owned()
+            },
+            allow_writes: options.allow_writes,
+        }
+    }
+
+    /// Whether the tool may use `table`. Lists match case-insensitively, so
+    /// a denied `Secrets` also denies `secrets`.
+    fn may_use(&self, table: &str) -> bool {
+        let listed = |list: &[String]| list.iter().any(|t| t.eq_ignore_ascii_case(table));
+        (self.allowed.is_empty() || listed(&self.allowed)) && !listed(&self.denied)
+    }
+}
+
+/// Runs `request` on `db` and answers in the seed's response shape. A
+/// refused request is an answer too (`success: false`), never an `Err`.
+pub async fn run(db: &Database, request: &Request, options: &ToolOptions) -> Value {
+    let start = Instant::now();
+    let settings = Settings::new(options, db);
+    let operation = request.operation();
+    match execute(db, request, &settings).await {
+        Ok(done) => {
+            let mut out = Map::new();
+            out.insert("success".into(), true.into());
+            out.insert("operation".into(), operation.into());
+            if let Some(table) = done.table {
+                out.insert("table".into(), table.into());
+            }
+            let count = if done.modifies {
+                "affectedRows"
+            } else {
+                "rowCount"
+            };
+            let kept = done.outcome.rows.len();
+            // A read counts the rows it shows; a change counts every row it touched.
+            let n = if done.modifies {
+                done.outcome.count
+            } else {
+                kept as u64
+            };
+            out.insert(count.into(), n.into());
+            out.insert(
+                "data".into(),
+                Value::Array(done.outcome.rows.into_iter().map(Value::Object).collect()),
+            );
+            out.insert(
+                "executionTime".into(),
+                format!("{}ms", start.elapsed().as_millis()).into(),
+            );
+            if done.outcome.truncated {
+                out.insert("truncated".into(), true.into());
+                out.insert(
+                    "warning".into(),
+                    format!(
+                        "Only the first {kept} rows are shown; narrow the filter, or page with limit and offset."
+                    )
+                    .into(),
+                );
+            }
+            Value::Object(out)
+        }
+        Err(e) => error_response(operation, &e),
+    }
+}
+
+/// The seed's error response.
+pub fn error_response(operation: &str, e: &ToolError) -> Value {
+    let mut out = json!({
+        "success": false,
+        "operation": operation,
+        "error": e.message,
+        "errorType": e.error_type,
+    });
+    if let Some(s) = &e.suggestion {
+        out["suggestion"] = s.clone().into();
+    }
+    if let Some(s) = &e.sql_state {
+        out["sqlState"] = s.clone().into();
+    }
+    out
+}
+
+/// What a successful call did.
+struct Done {
+    table: Option<String>,
+    modifies: bool,
+    outcome: Outcome,
+}
+
+async fn execute(db: &Database, request: &Request, s: &Settings) -> Result<Done, ToolError> {
+    let read_only = match request {
+        Request::Template(t) => t.read_only,
+        Request::Select(_) => true,
+        Request::Execute(_) => !s.allow_writes,
+        Request::Insert(_) | Request::Update(_) | Request::Delete(_) => false,
+    };
+    // Arguments are checked before any connection is made.
+    if let Some(table) = table_argument(request) {
+        check_identifier("table", table)?;
+    }
+    let limits = Limits {
+        max_rows: s.max_rows,
+        timeout: s.timeout,
+        read_only,
+    };
+    let mut session = db.session(&s.schema, limits).await?;
+    match statement(&mut session, db.dialect(), request, s).await {
+        Ok(plan) => {
+            let result = run_plan(&mut session, plan, s.max_rows).await;
+            match result {
+                Ok(done) => {
+                    session.commit().await?;
+                    if done.modifies {
+                        tracing::info!(
+                            table = done.table.as_deref().unwrap_or(""),
+                            affected_rows = done.outcome.count,
+                            "SQL tool changed rows"
+                        );
+                    }
+                    Ok(done)
+                }
+                Err(e) => {
+                    session.rollback().await;
+                    Err(e)
+                }
+            }
+        }
+        Err(e) => {
+            session.rollback().await;
+            Err(e)
+        }
+    }
+}
+
+/// Statements of one call (several for an insert of rows with different keys).
+struct Plan {
+    table: Option<String>,
+    modifies: bool,
+    statements: Vec<(String, Vec<Bind>)>,
+    /// Rows to keep when the statement has its own smaller limit.
+    keep: Option<usize>,
+}
+
+async fn run_plan(session: &mut Session, plan: Plan, max_rows: usize) -> Result<Done, ToolError> {
+    let keep = plan.keep.unwrap_or(max_rows);
+    let mut outcome = Outcome::default();
+    for (sql, binds) in plan.statements {
+        let part = session.run(sql, binds, keep - outcome.rows.len().min(keep)).await?;
+        outcome.count += part.count;
+        outcome.truncated |= part.truncated;
+        outcome.rows.extend(part.rows);
+    }
+    Ok(Done {
+        table: plan.table,
+        modifies: plan.modifies,
+        outcome,
+    })
+}
+
+fn table_argument(request: &Request) -> Option<&str> {
+    match request {
+        Request::Select(r) => Some(&r.table),
+        Request::Insert(r) => Some(&r.table),
+        Request::Update(r) => Some(&r.table),
+        Request::Delete(r) => Some(&r.table),
+        Request::Template(_) | Request::Execute(_) => None,
+    }
+}
+
+/// Writes the call's statements from checked arguments.
+async fn statement(
+    session: &mut Session,
+    dialect: Dialect,
+    request: &Request,
+    s: &Settings,
+) -> Result<Plan, ToolError> {
+    let plan = |table: &Table, modifies, statements| Plan {
+        table: Some(table.name.clone()),
+        modifies,
+        statements,
+        keep: None,
+    };
+    match request {
+        Request::Template(t) => Ok(Plan {
+            table: None,
+            modifies: !t.read_only,
+            statements: vec![(template_sql(dialect, t.sql), t.binds.clone())],
+            keep: None,
+        }),
+        Request::Select(r) => {
+            let table = resolve(session, s, &r.table).await?;
+            let columns = parse_columns(&table, &r.columns)?;
+            let order = parse_order_by(&table, &r.order_by)?;
+            let limit = match r.limit {
+                None => s.max_rows as i64,
+                Some(n) if (1..=i64::from(HARD_MAX_ROWS)).contains(&n) => n,
+                Some(n) => {
+                    return Err(ToolError::invalid_input(format!(
+                        "limit {n} is out of range: use 1 to {HARD_MAX_ROWS}"
+                    )));
+                }
+            };
+            let offset = match r.offset {
+                None => 0,
+                Some(n) if (0..=MAX_OFFSET).contains(&n) => n,
+                Some(n) => {
+                    return Err(ToolError::invalid_input(format!(
+                        "offset {n} is out of range: use 0 to {MAX_OFFSET}"
+                    )));
+                }
+            };
+            let keep = (limit as usize).min(s.max_rows);
+            let mut w = SqlWriter::new(dialect);
+            w.push("SELECT ");
+            for (i, c) in columns.iter().enumerate() {
+                if i > 0 {
+                    w.push(", ");
+                }
+                w.push_ident(&c.name);
+            }
+            w.push(" FROM ");
+            push_table(&mut w, session, &table);
+            if !r.filter.trim().is_empty() {
+                let filter = Filter::parse(dialect, &table, &r.filter)?;
+                w.push(" WHERE ");
+                filter.write(&mut w);
+            }
+            for (i, o) in order.iter().enumerate() {
+                w.push(if i == 0 { " ORDER BY " } else { ", " });
+                w.push_ident(&o.column.name);
+                if o.descending {
+                    w.push(" DESC");
+                }
+            }
+            // One row past the limit tells us whether rows were cut.
+            w.push(&format!(" LIMIT {}", keep + 1));
+            if offset > 0 {
+                w.push(&format!(" OFFSET {offset}"));
+            }
+            let mut p = plan(&table, false, vec![w.finish()]);
+            p.keep = Some(keep);
+            Ok(p)
+        }
+        Request::Insert(r) => {
+            let table = resolve(session, s, &r.table).await?;
+            let rows = insert_rows(&r.rows)?;
+            let statements = insert_statements(dialect, session, &table, &rows)?;
+            Ok(plan(&table, true, statements))
+        }
+        Request::Update(r) => {
+            let table = resolve(session, s, &r.table).await?;
+            let filter = required_filter(dialect, &table, &r.filter, "update")?;
+            let Value::Object(values) = &r.values else {
+                return Err(ToolError::invalid_input(
+                    "values must be a JSON object of column names and new values, e.g. {\"status\": \"shipped\"}",
+                ));
+            };
+            if values.is_empty() {
+                return Err(ToolError::invalid_input("values names no column to change"));
+            }
+            let mut w = SqlWriter::new(dialect);
+            w.push("UPDATE ");
+            push_table(&mut w, session, &table);
+            w.push(" SET ");
+            for (i, (name, value)) in values.iter().enumerate() {
+                let column = column(&table, name)?;
+                if i > 0 {
+                    w.push(", ");
+                }
+                w.push_ident(&column.name).push(" = ");
+                w.push_bind(json_bind(dialect, column, value)?, Some(column));
+            }
+            w.push(" WHERE ");
+            filter.write(&mut w);
+            w.push(" RETURNING *");
+            Ok(plan(&table, true, vec![w.finish()]))
+        }
+        Request::Delete(r) => {
+            let table = resolve(session, s, &r.table).await?;
+            let filter = required_filter(dialect, &table, &r.filter, "delete")?;
+            let mut w = SqlWriter::new(dialect);
+            w.push("DELETE FROM ");
+            push_table(&mut w, session, &table);
+            w.push(" WHERE ");
+            filter.write(&mut w);
+            w.push(" RETURNING *");
+            Ok(plan(&table, true, vec![w.finish()]))
+        }
+        Request::Execute(r) => {
+            let tables: Vec<String> = session
+                .tables()
+                .await?
+                .into_iter()
+                .filter(|t| s.may_use(t))
+                .collect();
+            let checked = check_statement(
+                dialect,
+                &r.sql,
+                &StatementPolicy {
+                    schema: &s.schema,
+                    tables: &tables,
+                    allow_writes: s.allow_writes,
+                    max_rows: s.max_rows as u32,
+                },
+            )?;
+            Ok(Plan {
+                table: (checked.tables.len() == 1).then(|| checked.tables[0].clone()),
+                modifies: !checked.read_only,
+                statements: vec![(checked.sql, Vec::new())],
+                keep: None,
+            })
+        }
+    }
+}
+
+/// `"schema"."table"` on PostgreSQL, `"table"` on SQLite.
+fn push_table(w: &mut SqlWriter, session: &Session, table: &Table) {
+    if let Some(schema) = session.schema() {
+        w.push_ident(schema).push(".");
+    }
+    w.push_ident(&table.name);
+}
+
+/// The table named `name`, if it exists and the tool may use it. Exact names
+/// win; otherwise the only case-insensitive match. Missing and forbidden
+/// tables get the same answer, so the model learns nothing about the latter.
+async fn resolve(session: &mut Session, s: &Settings, name: &str) -> Result<Table, ToolError> {
+    let name = name.trim();
+    if s.may_use(name)
+        && let Some(table) = session.table(name).await?
+    {
+        return Ok(table);
+    }
+    let usable: Vec<String> = session
+        .tables()
+        .await?
+        .into_iter()
+        .filter(|t| s.may_use(t))
+        .collect();
+    let mut same = usable.iter().filter(|t| t.eq_ignore_ascii_case(name));
+    if let (Some(t), None) = (same.next(), same.next())
+        && t != name
+        && let Some(table) = session.table(t).await?
+    {
+        return Ok(table);
+    }
+    let err = ToolError::new(
+        ErrorType::InvalidTable,
+        format!(
+            "Table \"{}\" does not exist or is not available to this tool",
+            clip(name)
+        ),
+    );
+    Err(if usable.is_empty() {
+        err.suggest("This tool cannot use any table; ask the workflow author to allow one")
+    } else {
+        err.suggest(format!("Available tables: {}", usable.join(", ")))
+    })
+}
+
+fn column<'t>(table: &'t Table, name: &str) -> Result<&'t Column, ToolError> {
+    table.column(name).ok_or_else(|| {
+        ToolError::new(
+            ErrorType::InvalidColumn,
+            format!(
+                "Column \"{}\" does not exist in table \"{}\"",
+                clip(name),
+                table.name
+            ),
+        )
+        .suggest(format!("Available columns: {}", table.column_list()))
+    })
+}
+
+/// A filter update and delete must have, and that must not match every row.
+fn required_filter(
+    dialect: Dialect,
+    table: &Table,
+    text: &str,
+    operation: &str,
+) -> Result<Filter, ToolError> {
+    if text.trim().is_empty() {
+        return Err(ToolError::invalid_input(format!(
+            "{operation} needs filter conditions that pick the rows, e.g. id = 42"
+        )));
+    }
+    let filter = Filter::parse(dialect, table, text)?;
+    if filter.is_always_true() {
+        return Err(ToolError::denied(format!(
+            "the filter matches every row; {operation} must name the rows it changes"
+        ))
+        .suggest("Filter on a key column, e.g. id = 42"));
+    }
+    Ok(filter)
+}
+
+/// The rows of an insert: one object or an array of objects.
+fn insert_rows(rows: &Value) -> Result<Vec<&Map<String, Value>>, ToolError> {
+    let rows: Vec<&Value> = match rows {
+        Value::Array(items) => items.iter().collect(),
+        Value::Object(_) => vec![rows],
+        Value::String(_) => {
+            return Err(ToolError::invalid_input(
+                "rows must be JSON (an object or an array of objects), not text",
+            ));
+        }
+        _ => {
+            return Err(ToolError::invalid_input(
+                "rows must be an object or an array of objects",
+            ));
+        }
+    };
+    if rows.is_empty() {
+        return Err(ToolError::invalid_input("rows is empty: nothing to insert"));
+    }
+    if rows.len() > MAX_INSERT_ROWS {
+        return Err(ToolError::invalid_input(format!(
+            "{} rows is too many for one call; insert at most {MAX_INSERT_ROWS}",
+            rows.len()
+        )));
+    }
+    rows.into_iter()
+        .enumerate()
+        .map(|(i, row)| match row {
+            Value::Object(m) if !m.is_empty() => Ok(m),
+            _ => Err(ToolError::invalid_input(format!(
+                "row {i} must be an object of column names and values"
+            ))),
+        })
+        .collect()
+}
+
+/// INSERT statements for `rows`: rows with the same keys share a statement
+/// (SQLite has no `DEFAULT` in `VALUES`, so a missing key cannot be filled).
+fn insert_statements(
+    dialect: Dialect,
+    session: &Session,
+    table: &Table,
+    rows: &[&Map<String, Value>],
+) -> Result<Vec<(String, Vec<Bind>)>, ToolError> {
+    let mut groups: Vec<(Vec<&str>, Vec<&Map<String, Value>>)> = Vec::new();
+    for row in rows {
+        let keys: Vec<&str> = row.keys().map(String::as_str).collect();
+        match groups.iter_mut().find(|(k, _)| *k == keys) {
+            Some((_, members)) => members.push(row),
+            None => groups.push((keys, vec![row])),
+        }
+    }
+    let mut statements = Vec::new();
+    for (keys, members) in groups {
+        let columns: Vec<&Column> = keys
+            .iter()
+            .map(|k| column(table, k))
+            .collect::<Result<_, _>>()?;
+        for chunk in members.chunks((MAX_BINDS / columns.len()).max(1)) {
+            let mut w = SqlWriter::new(dialect);
+            w.push("INSERT INTO ");
+            push_table(&mut w, session, table);
+            w.push(" (");
+            for (i, c) in columns.iter().enumerate() {
+                if i > 0 {
+                    w.push(", ");
+                }
+                w.push_ident(&c.name);
+            }
+            w.push(") VALUES ");
+            for (r, row) in chunk.iter().enumerate() {
+                w.push(if r == 0 { "(" } else { ", (" });
+                for (i, (c, k)) in columns.iter().zip(&keys).enumerate() {
+                    if i > 0 {
+                        w.push(", ");
+                    }
+                    w.push_bind(json_bind(dialect, c, &row[*k])?, Some(c));
+                }
+                w.push(")");
+            }
+            w.push(" RETURNING *");
+            statements.push(w.finish());
+        }
+    }
+    Ok(statements)
+}
+
+/// A JSON value from the model, bound for `column`. On PostgreSQL everything
+/// but booleans and nulls goes as text cast to the column's type, so the
+/// server's own parser types it (numeric precision is kept); on SQLite
+/// numbers bind as numbers and structures as JSON text.
+fn json_bind(dialect: Dialect, column: &Column, value: &Value) -> Result<Bind, ToolError> {
+    let text = |s: String| {
+        if s.len() > MAX_VALUE_BYTES {
+            return Err(ToolError::invalid_input(format!(
+                "the value for \"{}\" is longer than {MAX_VALUE_BYTES} bytes",
+                column.name
+            )));
+        }
+        if s.contains('\0') {
+            return Err(ToolError::invalid_input(format!(
+                "the value for \"{}\" contains a NUL character",
+                column.name
+            )));
+        }
+        Ok(Bind::Text(s))
+    };
+    Ok(match (dialect, value) {
+        (_, Value::Null) => Bind::Null,
+        (Dialect::Postgres, Value::Bool(b)) if column.kind == ColumnKind::Boolean => Bind::Bool(*b),
+        (Dialect::Postgres, Value::Bool(b)) => text(b.to_string())?,
+        (Dialect::Sqlite, Value::Bool(b)) => Bind::Int(i64::from(*b)),
+        (Dialect::Postgres, Value::Number(n)) => text(n.to_string())?,
+        (Dialect::Sqlite, Value::Number(n)) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => Bind::Int(i),
+            (None, Some(f)) => Bind::Float(f),
+            _ => text(n.to_string())?,
+        },
+        (_, Value::String(s)) => text(s.clone())?,
+        (_, other) => text(other.to_string())?,
+    })
+}
+
+/// A template's SQL in `dialect`: SQLite numbers placeholders `?N`, not `$N`.
+fn template_sql(dialect: Dialect, sql: &str) -> String {
+    match dialect {
+        Dialect::Postgres => sql.to_owned(),
+        Dialect::Sqlite => {
+            use sqlparser::tokenizer::{Token, Tokenizer};
+            let dialect = sqlparser::dialect::PostgreSqlDialect {};
+            match Tokenizer::new(&dialect, sql).tokenize() {
+                Ok(tokens) => tokens
+                    .into_iter()
+                    .map(|t| match t {
+                        Token::Placeholder(p) if p.starts_with('$') => format!("?{}", &p[1..]),
+                        t => t.to_string(),
+                    })
+                    .collect(),
+                // The macro parsed it at compile time; this cannot fail.
+                Err(_) => sql.to_owned(),
+            }
+        }
+    }
+}
