@@ -32,6 +32,8 @@ pub struct NodeAttrs {
     pub versions: Vec<Num>,
     pub default_version: Option<Num>,
     pub credentials: Vec<LitStr>,
+    pub optional_credentials: Vec<LitStr>,
+    pub main_input: Option<Span>,
     pub icon: Option<LitStr>,
     pub group: Vec<LitStr>,
     pub subtitle: Option<LitStr>,
@@ -92,7 +94,7 @@ pub struct FromAiAttrs {
 }
 
 /// Tracks which keys one attribute has used, to report repeats and unknowns.
-struct Keys<'a> {
+pub struct Keys<'a> {
     cx: &'a Ctxt,
     allowed: &'static [&'static str],
     attr: &'static str,
@@ -100,7 +102,7 @@ struct Keys<'a> {
 }
 
 impl<'a> Keys<'a> {
-    fn new(cx: &'a Ctxt, attr: &'static str, allowed: &'static [&'static str]) -> Self {
+    pub fn new(cx: &'a Ctxt, attr: &'static str, allowed: &'static [&'static str]) -> Self {
         Keys {
             cx,
             allowed,
@@ -111,7 +113,7 @@ impl<'a> Keys<'a> {
 
     /// The key of `meta`, or `None` (after recording an error) when it is
     /// unknown or repeated. The value, if any, must then be skipped.
-    fn key(&mut self, meta: &ParseNestedMeta) -> Option<String> {
+    pub fn key(&mut self, meta: &ParseNestedMeta) -> Option<String> {
         let path = &meta.path;
         let key = path
             .get_ident()
@@ -140,7 +142,7 @@ impl<'a> Keys<'a> {
 }
 
 /// Consumes whatever follows an unknown key so parsing can go on.
-fn skip_value(meta: &ParseNestedMeta) -> syn::Result<()> {
+pub fn skip_value(meta: &ParseNestedMeta) -> syn::Result<()> {
     if meta.input.peek(Token![=]) {
         meta.value()?.parse::<Expr>()?;
     } else if meta.input.peek(syn::token::Paren) {
@@ -151,11 +153,11 @@ fn skip_value(meta: &ParseNestedMeta) -> syn::Result<()> {
     Ok(())
 }
 
-fn lit_str(meta: &ParseNestedMeta) -> syn::Result<LitStr> {
+pub fn lit_str(meta: &ParseNestedMeta) -> syn::Result<LitStr> {
     meta.value()?.parse()
 }
 
-fn str_list(meta: &ParseNestedMeta) -> syn::Result<Vec<LitStr>> {
+pub fn str_list(meta: &ParseNestedMeta) -> syn::Result<Vec<LitStr>> {
     let value = meta.value()?;
     let content;
     syn::bracketed!(content in value);
@@ -231,6 +233,8 @@ pub fn node_attrs(cx: &Ctxt, args: TokenStream) -> NodeAttrs {
             "version" => out.versions = num_list_or_one(&meta)?,
             "default_version" => out.default_version = Some(num(&meta)?),
             "credentials" => out.credentials = str_list(&meta)?,
+            "optional_credentials" => out.optional_credentials = str_list(&meta)?,
+            "main_input" => out.main_input = Some(meta.path.span()),
             "icon" => out.icon = Some(lit_str(&meta)?),
             "group" => out.group = str_list(&meta)?,
             "subtitle" => out.subtitle = Some(lit_str(&meta)?),

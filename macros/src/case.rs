@@ -47,11 +47,12 @@ pub fn title(ident: &str) -> String {
 }
 
 /// The candidate closest to `word`, if close enough to be a likely typo.
+/// Swapped neighbours count as one edit (`tabel` → `table`).
 pub fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
     let limit = (word.len() / 3).max(1);
     candidates
         .iter()
-        .map(|c| (strsim::levenshtein(word, c), *c))
+        .map(|c| (strsim::osa_distance(word, c), *c))
         .filter(|(d, _)| *d <= limit)
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c)
@@ -78,5 +79,6 @@ mod tests {
             Some("default")
         );
         assert_eq!(closest("zzz", &["default"]), None);
+        assert_eq!(closest("tabel", &["table", "rows"]), Some("table"));
     }
 }

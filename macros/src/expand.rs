@@ -558,6 +558,8 @@ fn node_impl(attrs: &NodeAttrs, c: &Container, versions: &[f64]) -> TokenStream 
             .map(|v| num_lit(v.value).into_token_stream()),
     );
     let credentials = &attrs.credentials;
+    let optional_credentials = &attrs.optional_credentials;
+    let main_input = attrs.main_input.is_some();
     let group: Vec<LitStr> = if attrs.group.is_empty() {
         vec![LitStr::new("transform", Span::call_site())]
     } else {
@@ -590,6 +592,8 @@ fn node_impl(attrs: &NodeAttrs, c: &Container, versions: &[f64]) -> TokenStream 
                             versions: &[#(#versions),*],
                             default_version: #default_version,
                             credentials: &[#(#credentials),*],
+                            optional_credentials: &[#(#optional_credentials),*],
+                            main_input: #main_input,
                             icon: #icon,
                             group: &[#(#group),*],
                             subtitle: #subtitle,

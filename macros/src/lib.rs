@@ -9,8 +9,10 @@ mod ast;
 mod attr;
 mod case;
 mod ctxt;
+mod db_tool;
 mod expand;
 mod history;
+mod sql_template;
 mod symbol;
 mod valid;
 
@@ -20,6 +22,13 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn ai_node(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::ai_node(args.into(), item.into()).into()
+}
+
+/// Declares a SQL tool node (a fixed template or one operation); see `nodekit::sql`
+/// and the `nodekit` crate documentation for every option.
+#[proc_macro_attribute]
+pub fn db_tool(args: TokenStream, item: TokenStream) -> TokenStream {
+    db_tool::db_tool(args.into(), item.into()).into()
 }
 
 /// Declares a chat-history store; see `nodekit::memory` for what it generates.

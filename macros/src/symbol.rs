@@ -10,6 +10,8 @@ pub const NODE_KEYS: &[&str] = &[
     "version",
     "default_version",
     "credentials",
+    "optional_credentials",
+    "main_input",
     "icon",
     "group",
     "subtitle",
@@ -65,3 +67,69 @@ pub const KINDS: &[&str] = &[
 
 /// The argument types `$fromAI` accepts.
 pub const FROM_AI_TYPES: &[&str] = &["string", "number", "boolean", "json"];
+
+/// Keys of `#[db_tool(...)]`: those of `#[ai_node]` that a SQL tool may set,
+/// and its own. `output`, `main_input`, `optional_credentials` and
+/// `usable_as_tool` are fixed by the macro (see [`DB_TOOL_FIXED_KEYS`]).
+pub const DB_TOOL_KEYS: &[&str] = &[
+    "query",
+    "operation",
+    "name",
+    "display_name",
+    "description",
+    "version",
+    "default_version",
+    "credentials",
+    "icon",
+    "group",
+    "subtitle",
+    "package",
+    "documentation_url",
+    "notice",
+];
+
+/// `#[ai_node]` keys that `#[db_tool]` sets itself, with why.
+pub const DB_TOOL_FIXED_KEYS: &[(&str, &str)] = &[
+    (
+        "output",
+        "a db_tool is always a tool node (`output = tool`)",
+    ),
+    ("main_input", "a db_tool always has an optional main input"),
+    (
+        "optional_credentials",
+        "a db_tool always takes an optional `postgres` or `sqlite` credential",
+    ),
+    (
+        "usable_as_tool",
+        "a db_tool is a tool already; `usable_as_tool` is for main nodes",
+    ),
+];
+
+/// Values of `#[db_tool(operation = ...)]`.
+pub const OPERATIONS: &[&str] = &["select", "insert", "update", "delete", "execute"];
+
+/// The request arguments of each operation, named as the request structs
+/// (`nodekit::sql::SelectRequest`, ...) name them, with whether each is required.
+pub const OPERATION_ARGS: &[(&str, &[(&str, bool)])] = &[
+    (
+        "select",
+        &[
+            ("table", true),
+            ("columns", false),
+            ("filter", false),
+            ("order_by", false),
+            ("limit", false),
+            ("offset", false),
+        ],
+    ),
+    ("insert", &[("table", true), ("rows", true)]),
+    (
+        "update",
+        &[("table", true), ("values", true), ("filter", true)],
+    ),
+    ("delete", &[("table", true), ("filter", true)]),
+    ("execute", &[("sql", true)]),
+];
+
+/// The credential types `#[db_tool]` adds, optional: the tool uses whichever is set.
+pub const DB_CREDENTIALS: &[&str] = &["postgres", "sqlite"];

@@ -90,7 +90,30 @@ pub fn node(cx: &Ctxt, attrs: &NodeAttrs, c: &Container, versions: &[f64]) {
             ),
         );
     }
-    for cred in &attrs.credentials {
+    if let Some(span) = attrs.main_input {
+        let output = attrs.output.as_ref().map(ToString::to_string);
+        if output.as_deref() != Some("tool") {
+            cx.syn_error(syn::Error::new(
+                span,
+                format!(
+                    "`main_input` applies to tool nodes (`output = tool`), whose main input is optional context; this node's output is `{}`",
+                    output.as_deref().unwrap_or("main")
+                ),
+            ));
+        }
+    }
+    let mut seen: Vec<String> = Vec::new();
+    for cred in attrs.credentials.iter().chain(&attrs.optional_credentials) {
+        if seen.contains(&cred.value()) {
+            cx.error_spanned_by(
+                cred,
+                format!(
+                    "credential type `{}` is listed twice (in `credentials` or `optional_credentials`)",
+                    cred.value()
+                ),
+            );
+        }
+        seen.push(cred.value());
         if !is_node_name(&cred.value()) {
             cx.error_spanned_by(
                 cred,

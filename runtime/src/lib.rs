@@ -36,6 +36,8 @@
 //! | `version` | number or `[numbers]` | default `1` |
 //! | `default_version` | number | one of `version` |
 //! | `credentials` | `["type", ...]` | required credential types |
+//! | `optional_credentials` | `["type", ...]` | credential types the node can use but does not need (`"required": false`); listed after the required ones |
+//! | `main_input` | flag | `output = tool` only: the tool also takes a main input (optional context), so its inputs are `["main"]` |
 //! | `icon`, `subtitle`, `documentation_url`, `notice` | string | as in n8n |
 //! | `group` | `["transform"]` | default `["transform"]` |
 //! | `usable_as_tool` | flag | main nodes only |
@@ -70,6 +72,45 @@
 //! (`string`, `number`, `boolean`, `json`; default: from the field type),
 //! `default` (used when the LLM leaves the argument out).
 
+//! # `#[db_tool(...)]`
+//!
+//! A SQL tool node: `#[ai_node(output = tool, main_input,
+//! optional_credentials = ["postgres", "sqlite"])]` (so fields are
+//! parameters as above, `#[param]` and `#[from_ai]` included) plus an
+//! implementation of [`sql::DbTool`] whose `request()` is built from the
+//! fields. Exactly one of `query` and `operation` is given.
+//!
+//! ```
+//! use nodekit::prelude::*;
+//!
+//! /// Finds a user by e-mail address.
+//! #[db_tool(query = "SELECT id, name FROM users WHERE email = $1 AND status = $2")]
+//! pub struct FindUser {
+//!     /// The user's e-mail address.
+//!     #[from_ai]
+//!     email: String,
+//!     /// Only users with this status.
+//!     #[param(default = "active")]
+//!     status: String,
+//!     /// The workflow author's settings (allowed tables, row limit, timeout).
+//!     options: ToolOptions,
+//! }
+//! ```
+//!
+//! | key | type | usage |
+//! | --- | --- | --- |
+//! | `query` | string | a fixed SQL template (PostgreSQL syntax) with placeholders `$1`..`$n`, bound in declaration order from every field except `#[param(skip)]` ones and `options`. Checked at compile time: exactly one statement, `$`-numbered placeholders without gaps, as many as bound fields, bindable field types (integers, floats, `bool`, `String`, `Vec<u8>`, `serde_json::Value`, `Option` of them). A plain query (no data-modifying `WITH`, `SELECT INTO` or `FOR UPDATE`) runs read-only |
+//! | `operation` | `select`, `insert`, `update`, `delete`, `execute` | one of the five tools; request arguments are read from the fields of the same name (others are an error unless `#[param(skip)]`): select → `table` (required), `columns`, `filter`, `order_by`, `limit`, `offset`; insert → `table`, `rows`; update → `table`, `values`, `filter`; delete → `table`, `filter`; execute → `sql` (all required) |
+//! | `name`, `display_name`, `description`, `version`, `default_version`, `credentials`, `icon`, `group`, `subtitle`, `documentation_url`, `notice`, `package` | as for `#[ai_node]` | passed to `#[ai_node]`; `output`, `main_input`, `optional_credentials` and `usable_as_tool` are set by the macro, and `postgres`/`sqlite` may not be listed in `credentials` |
+//!
+//! Field types of the operation form: `table`, `columns`, `filter`,
+//! `order_by`, `sql`: `String` (or `Option<String>`, absent = empty);
+//! `limit`, `offset`: an integer or an `Option` of one (`Option<i64>` in
+//! the request); `rows`, `values`: `serde_json::Value` (or an `Option` of
+//! it, absent = `null`). A field named `options` must be a
+//! [`sql::ToolOptions`]: it is the tool's settings, a collection parameter
+//! (the `#[param(collection)]` is implied) returned by `DbTool::options`.
+
 // Lets the crate use its own macros, whose expansions name `::nodekit`.
 extern crate self as nodekit;
 
@@ -97,7 +138,7 @@ pub mod workflow;
 pub mod __private;
 
 pub use error::{Error, Result};
-pub use nodekit_macros::{NodeParams, ai_node, chat_history};
+pub use nodekit_macros::{NodeParams, ai_node, chat_history, db_tool};
 pub use params::{Node, Params};
 pub use registry::Catalog;
 
@@ -107,5 +148,6 @@ pub mod prelude {
     pub use crate::description::NodeDescription;
     pub use crate::memory::{ChatHistory, Memory};
     pub use crate::node::{Execute, ExecuteContext, Supply, SupplyData, ToolNode};
-    pub use crate::{Catalog, Node, NodeParams, Params, ai_node, chat_history};
+    pub use crate::sql::{DbTool, ToolOptions};
+    pub use crate::{Catalog, Node, NodeParams, Params, ai_node, chat_history, db_tool};
 }

@@ -167,6 +167,10 @@ pub struct NodeSpec {
     pub default_version: Option<f64>,
     /// Required credential types.
     pub credentials: &'static [&'static str],
+    /// Credential types the node can use but does not need (`"required": false`).
+    pub optional_credentials: &'static [&'static str],
+    /// A tool node that also takes a main input (optional context).
+    pub main_input: bool,
     /// Icon reference.
     pub icon: Option<&'static str>,
     /// Editor groups.
@@ -183,7 +187,10 @@ pub struct NodeSpec {
 
 /// Assembles a node's description.
 pub fn describe(spec: &NodeSpec, mut properties: Vec<NodeProperty>) -> NodeDescription {
-    let (inputs, outputs, output_name) = spec.output.connections();
+    let (mut inputs, outputs, output_name) = spec.output.connections();
+    if spec.main_input && !inputs.contains(&ConnectionType::Main) {
+        inputs.insert(0, ConnectionType::Main);
+    }
     let subcategories = spec.output.subcategories();
     let resources = spec.documentation_url.map(|url| CodexResources {
         primary_documentation: vec![DocumentationLink {
@@ -249,9 +256,11 @@ pub fn describe(spec: &NodeSpec, mut properties: Vec<NodeProperty>) -> NodeDescr
         credentials: spec
             .credentials
             .iter()
-            .map(|c| CredentialDescription {
+            .map(|c| (c, true))
+            .chain(spec.optional_credentials.iter().map(|c| (c, false)))
+            .map(|(c, required)| CredentialDescription {
                 name: (*c).to_owned(),
-                required: true,
+                required,
                 display_options: None,
             })
             .collect(),
@@ -291,3 +300,57 @@ impl std::fmt::Debug for TypeOnly {
         write!(f, "<{}>", self.0)
     }
 }
+
+/// A field type that can fill an argument of a `#[db_tool(operation = ...)]`
+/// request (`T` is the request field's type).
+#[diagnostic::on_unimplemented(
+    message = "a `{Self}` field cannot fill a `{T}` argument of a SQL request",
+    label = "this field fills an argument of the tool's request",
+    note = "table, columns, filter, order_by and sql take `String` or `Option<String>`; limit and offset take an integer or an `Option` of one; rows and values take `serde_json::Value` or `Option<serde_json::Value>`"
+)]
+pub trait RequestArg<T> {
+    /// The argument's value.
+    fn request_arg(&self) -> T;
+}
+
+impl RequestArg<String> for String {
+    fn request_arg(&self) -> String {
+        self.clone()
+    }
+}
+
+/// An absent text argument is empty: all columns, no filter, no order.
+impl RequestArg<String> for Option<String> {
+    fn request_arg(&self) -> String {
+        self.clone().unwrap_or_default()
+    }
+}
+
+impl RequestArg<Value> for Value {
+    fn request_arg(&self) -> Value {
+        self.clone()
+    }
+}
+
+impl RequestArg<Value> for Option<Value> {
+    fn request_arg(&self) -> Value {
+        self.clone().unwrap_or(Value::Null)
+    }
+}
+
+macro_rules! request_arg_int {
+    ($($t:ty),*) => {$(
+        impl RequestArg<Option<i64>> for $t {
+            fn request_arg(&self) -> Option<i64> {
+                // The runtime caps limits anyway; saturate rather than wrap.
+                Some(i64::try_from(*self).unwrap_or(i64::MAX))
+            }
+        }
+        impl RequestArg<Option<i64>> for Option<$t> {
+            fn request_arg(&self) -> Option<i64> {
+                self.as_ref().and_then(RequestArg::<Option<i64>>::request_arg)
+            }
+        }
+    )*};
+}
+request_arg_int!(i8, i16, i32, i64, u8, u16, u32, u64, usize);

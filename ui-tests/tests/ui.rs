@@ -21,3 +21,10 @@ fn chat_history() {
     t.pass("tests/chat_history/pass_*.rs");
     t.compile_fail("tests/chat_history/fail_*.rs");
 }
+
+#[test]
+fn db_tool() {
+    let t = trybuild::TestCases::new();
+    t.pass("tests/db_tool/pass_*.rs");
+    t.compile_fail("tests/db_tool/fail_*.rs");
+}

@@ -14,6 +14,10 @@ pub struct Memory {}
 #[ai_node(output = tool)]
 pub struct Tool {}
 
+/// A tool that takes optional context on its main input and may use a credential.
+#[ai_node(output = tool, main_input, credentials = ["httpBasicAuth"], optional_credentials = ["postgres", "sqlite"])]
+pub struct ContextTool {}
+
 /// Embeddings.
 #[ai_node(output = embeddings)]
 pub struct Embeddings {}
@@ -50,6 +54,17 @@ fn main() {
     assert_eq!(d(Model::description())["codex"]["subcategories"]["AI"], json!(["Language Models", "Root Nodes"]));
     assert_eq!(d(Memory::description())["outputNames"], json!(["Memory"]));
     assert_eq!(d(Tool::description())["outputs"], json!(["ai_tool"]));
+    assert_eq!(d(Tool::description())["inputs"], json!([]));
+    assert_eq!(d(ContextTool::description())["inputs"], json!(["main"]));
+    assert_eq!(d(ContextTool::description())["outputs"], json!(["ai_tool"]));
+    assert_eq!(
+        d(ContextTool::description())["credentials"],
+        json!([
+            {"name": "httpBasicAuth", "required": true},
+            {"name": "postgres", "required": false},
+            {"name": "sqlite", "required": false},
+        ])
+    );
     assert_eq!(d(Embeddings::description())["outputs"], json!(["ai_embedding"]));
     assert_eq!(d(Store::description())["outputs"], json!(["ai_vectorStore"]));
     assert_eq!(d(Agent::description())["inputs"], json!(["main", "ai_languageModel", "ai_memory", "ai_tool"]));
@@ -65,5 +80,5 @@ fn main() {
     assert_eq!(described["properties"][1]["default"], "{\"k\": 1}");
     let node = Described::from_params(&json!({}), "n").unwrap();
     assert_eq!((node.text.as_str(), node.counts.get("k")), ("x", Some(&1)));
-    assert_eq!(Catalog::global().entries().len(), 9);
+    assert_eq!(Catalog::global().entries().len(), 10);
 }

@@ -1,0 +1,150 @@
+//! The five operation forms: fields fill the request's arguments by name.
+use nodekit::prelude::*;
+use nodekit::sql::request::{
+    DeleteRequest, ExecuteRequest, InsertRequest, Request, SelectRequest, UpdateRequest,
+};
+use serde_json::{Value, json};
+
+/// Reads rows of one table.
+#[db_tool(name = "selectRows", operation = select)]
+pub struct SelectRows {
+    /// The table to read.
+    #[from_ai]
+    table: String,
+    /// Comma-separated columns.
+    #[from_ai]
+    columns: Option<String>,
+    /// Filter conditions.
+    #[from_ai(default = "")]
+    filter: String,
+    /// Most rows.
+    #[from_ai]
+    limit: Option<u32>,
+    /// Rows to skip.
+    #[param(default = 0)]
+    offset: i64,
+    /// Not an argument.
+    #[param(skip)]
+    calls: u8,
+    /// Settings.
+    #[param(collection)]
+    options: ToolOptions,
+}
+
+/// Adds rows.
+#[db_tool(operation = insert)]
+pub struct InsertRows {
+    /// The table.
+    table: String,
+    /// One row object or an array of them.
+    #[from_ai]
+    rows: Value,
+}
+
+/// Changes rows.
+#[db_tool(operation = update)]
+pub struct UpdateRows {
+    /// The table.
+    table: String,
+    /// Column → new value.
+    #[from_ai]
+    values: Option<Value>,
+    /// Which rows.
+    #[from_ai]
+    filter: String,
+}
+
+/// Removes rows.
+#[db_tool(operation = delete, version = [1, 2], group = ["output"])]
+pub struct DeleteRows {
+    /// The table.
+    table: String,
+    /// Which rows.
+    #[from_ai]
+    filter: String,
+    /// Settings.
+    options: ToolOptions,
+}
+
+/// Runs one statement.
+#[db_tool(operation = execute)]
+pub struct ExecuteSql {
+    /// The statement.
+    #[from_ai]
+    sql: String,
+}
+
+fn main() {
+    let select = SelectRows::from_params(
+        &json!({"table": "users", "filter": "", "limit": 10, "options": {"allowedTables": "users"}}),
+        "Select",
+    )
+    .unwrap();
+    assert_eq!(
+        select.request(),
+        Request::Select(SelectRequest {
+            table: "users".into(),
+            columns: String::new(),
+            filter: String::new(),
+            order_by: String::new(),
+            limit: Some(10),
+            offset: Some(0),
+        })
+    );
+    assert_eq!(select.options().allowed_tables, "users");
+    assert_eq!(select.calls, 0);
+    let d = serde_json::to_value(SelectRows::description()).unwrap();
+    assert_eq!(d["inputs"], json!(["main"]));
+    assert_eq!(d["outputs"], json!(["ai_tool"]));
+
+    let insert = InsertRows {
+        table: "t".into(),
+        rows: json!([{"a": 1}]),
+    };
+    assert_eq!(
+        insert.request(),
+        Request::Insert(InsertRequest {
+            table: "t".into(),
+            rows: json!([{"a": 1}])
+        })
+    );
+    let update = UpdateRows {
+        table: "t".into(),
+        values: None,
+        filter: "id = 1".into(),
+    };
+    assert_eq!(
+        update.request(),
+        Request::Update(UpdateRequest {
+            table: "t".into(),
+            values: Value::Null,
+            filter: "id = 1".into()
+        })
+    );
+    let delete = DeleteRows {
+        table: "t".into(),
+        filter: "id = 2".into(),
+        options: ToolOptions::default(),
+    };
+    assert_eq!(
+        delete.request(),
+        Request::Delete(DeleteRequest {
+            table: "t".into(),
+            filter: "id = 2".into()
+        })
+    );
+    assert_eq!(
+        serde_json::to_value(DeleteRows::description()).unwrap()["group"],
+        json!(["output"])
+    );
+    let execute = ExecuteSql {
+        sql: "SELECT 1".into(),
+    };
+    assert_eq!(
+        execute.request(),
+        Request::Execute(ExecuteRequest {
+            sql: "SELECT 1".into()
+        })
+    );
+    assert_eq!(execute.request().operation(), "execute");
+}
