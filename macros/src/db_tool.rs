@@ -87,7 +87,17 @@ pub fn db_tool(args: TokenStream, item: TokenStream) -> TokenStream {
         Some(form) if errors.is_none() => {
             let request = request(&form, &fields);
             let options = has_options.then(|| options_fn(&item.fields));
+            // The name responses use, as `Request::operation` gives it.
+            let operation = match &form {
+                Form::Template {
+                    read_only: true, ..
+                } => "select",
+                Form::Template { .. } => "execute",
+                Form::Operation { op } => op.as_str(),
+            };
             quote! {
+                const OPERATION: &'static str = #operation;
+
                 fn request(&self) -> ::nodekit::sql::Request {
                     #request
                 }

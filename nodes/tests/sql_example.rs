@@ -70,7 +70,10 @@ fn tool_call_prints_the_answer_and_refusals_exit_zero() {
     assert!(!v.to_string().contains("250000"));
 
     // Usage errors are failures: no credential, unknown node.
-    let out = nodekit(&["tool-call", "selectQueryTool", "--args", "{}"], &json!({}));
+    let out = nodekit(
+        &["tool-call", "selectQueryTool", "--args", "{}"],
+        &json!({}),
+    );
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("postgres or sqlite"));
     let out = nodekit(&["tool-call", "noSuchTool"], &shop());
@@ -80,9 +83,11 @@ fn tool_call_prints_the_answer_and_refusals_exit_zero() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sql_agent_example_answers_from_the_database() {
     let call = |id: &str, name: &str, args: Value| {
-        Reply::sse(&[json!({"choices": [{"delta": {"role": "assistant", "tool_calls": [
+        Reply::sse(&[
+            json!({"choices": [{"delta": {"role": "assistant", "tool_calls": [
             {"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}}
-        ]}, "finish_reason": "tool_calls"}]})])
+        ]}, "finish_reason": "tool_calls"}]}),
+        ])
     };
     let server = Server::start(vec![
         call(
@@ -143,7 +148,10 @@ async fn the_sql_agent_example_answers_from_the_database() {
     };
     let spent = result(1);
     assert_eq!(spent["success"], true, "{spent}");
-    assert_eq!(spent["data"], json!([{"name": "Grace Hopper", "spent": 429.0}]));
+    assert_eq!(
+        spent["data"],
+        json!([{"name": "Grace Hopper", "spent": 429.0}])
+    );
     let city = result(2);
     assert_eq!(city["data"], json!([{"city": "New York"}]));
 }

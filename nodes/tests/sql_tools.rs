@@ -96,7 +96,9 @@ impl Fixture {
                 std::env::var("CI").as_deref() != Ok("true"),
                 "CI=true but DATABASE_URL is not set: scripts/services.sh must start PostgreSQL"
             );
-            eprintln!("skipping the PostgreSQL half: DATABASE_URL is not set (run scripts/services.sh)");
+            eprintln!(
+                "skipping the PostgreSQL half: DATABASE_URL is not set (run scripts/services.sh)"
+            );
             return None;
         };
         let options = sqlx::postgres::PgConnectOptions::from_str(&url).unwrap();
@@ -148,6 +150,7 @@ impl Fixture {
         for (k, v) in extra.as_object().unwrap() {
             options[k] = v.clone();
         }
+        nodekit_nodes::link();
         let entry = Catalog::global().find(node).unwrap();
         let supply = entry.runtime.supply.unwrap();
         let credentials: Map<String, Value> =
@@ -256,13 +259,29 @@ fn attacks() -> Vec<(&'static str, Value, &'static [&'static str])> {
         (SEL, sel("name = E'\\x27 OR 1=1'"), SYNTAX),
         (SEL, sel("name = $1"), SYNTAX),
         (SEL, sel("name = ?"), SYNTAX),
-        (SEL, sel("id = 1 UNION SELECT id, api_key FROM secrets"), SYNTAX),
-        (SEL, sel("secrets.api_key IS NOT NULL"), &["invalid_column", "permission_denied", "invalid_table"]),
+        (
+            SEL,
+            sel("id = 1 UNION SELECT id, api_key FROM secrets"),
+            SYNTAX,
+        ),
+        (
+            SEL,
+            sel("secrets.api_key IS NOT NULL"),
+            &["invalid_column", "permission_denied", "invalid_table"],
+        ),
         (SEL, sel("CAST(id AS text) = '1'"), DENIED),
         (SEL, sel("id::text = '1'"), DENIED),
-        (SEL, sel("name = 'a' || (SELECT api_key FROM secrets)"), DENIED),
+        (
+            SEL,
+            sel("name = 'a' || (SELECT api_key FROM secrets)"),
+            DENIED,
+        ),
         (SEL, sel("name = chr(39)"), DENIED),
-        (SEL, sel("lower(name) = lower((SELECT api_key FROM secrets))"), DENIED),
+        (
+            SEL,
+            sel("lower(name) = lower((SELECT api_key FROM secrets))"),
+            DENIED,
+        ),
         (SEL, sel("pg_read_file('/etc/passwd') = ''"), DENIED),
         (SEL, sel("current_setting('server_version') = '1'"), DENIED),
         (SEL, sel("randomblob(1000000000) IS NULL"), DENIED),
@@ -275,108 +294,392 @@ fn attacks() -> Vec<(&'static str, Value, &'static [&'static str])> {
         (SEL, sel("name = 'x' \u{2019} OR 1=1"), SYNTAX),
         (SEL, sel("name = 'x' COLLATE \"C\""), DENIED),
         // Table names.
-        (SEL, json!({"tableName": "customers; DROP TABLE customers"}), TABLE),
+        (
+            SEL,
+            json!({"tableName": "customers; DROP TABLE customers"}),
+            TABLE,
+        ),
         (SEL, json!({"tableName": "secrets"}), TABLE),
         (SEL, json!({"tableName": "pg_catalog.pg_shadow"}), TABLE),
         (SEL, json!({"tableName": "sqlite_master"}), TABLE),
-        (SEL, json!({"tableName": "information_schema.tables"}), TABLE),
-        (SEL, json!({"tableName": "customers\" WHERE 1=1; --"}), TABLE),
+        (
+            SEL,
+            json!({"tableName": "information_schema.tables"}),
+            TABLE,
+        ),
+        (
+            SEL,
+            json!({"tableName": "customers\" WHERE 1=1; --"}),
+            TABLE,
+        ),
         (SEL, json!({"tableName": ""}), TABLE),
         (SEL, json!({"tableName": "customers\u{0}"}), INPUT),
         (SEL, json!({"tableName": "c".repeat(10_000)}), INPUT),
         // Columns and order by.
-        (SEL, json!({"tableName": "customers", "columns": "id, (SELECT api_key FROM secrets)"}), COLUMN),
-        (SEL, json!({"tableName": "customers", "columns": "*, pg_sleep(5)"}), COLUMN),
-        (SEL, json!({"tableName": "customers", "columns": "id; DROP TABLE customers"}), COLUMN),
-        (SEL, json!({"tableName": "customers", "columns": "count(*)"}), COLUMN),
-        (SEL, json!({"tableName": "customers", "columns": "api_key"}), COLUMN),
-        (SEL, json!({"tableName": "customers", "columns": "id\" FROM secrets --"}), COLUMN),
-        (SEL, json!({"tableName": "customers", "orderBy": "name; DROP TABLE customers"}), COLUMN),
-        (SEL, json!({"tableName": "customers", "orderBy": "(SELECT 1)"}), COLUMN),
-        (SEL, json!({"tableName": "customers", "orderBy": "name DESC, pg_sleep(1)"}), COLUMN),
-        (SEL, json!({"tableName": "customers", "orderBy": "name DESCENDING"}), COLUMN),
+        (
+            SEL,
+            json!({"tableName": "customers", "columns": "id, (SELECT api_key FROM secrets)"}),
+            COLUMN,
+        ),
+        (
+            SEL,
+            json!({"tableName": "customers", "columns": "*, pg_sleep(5)"}),
+            COLUMN,
+        ),
+        (
+            SEL,
+            json!({"tableName": "customers", "columns": "id; DROP TABLE customers"}),
+            COLUMN,
+        ),
+        (
+            SEL,
+            json!({"tableName": "customers", "columns": "count(*)"}),
+            COLUMN,
+        ),
+        (
+            SEL,
+            json!({"tableName": "customers", "columns": "api_key"}),
+            COLUMN,
+        ),
+        (
+            SEL,
+            json!({"tableName": "customers", "columns": "id\" FROM secrets --"}),
+            COLUMN,
+        ),
+        (
+            SEL,
+            json!({"tableName": "customers", "orderBy": "name; DROP TABLE customers"}),
+            COLUMN,
+        ),
+        (
+            SEL,
+            json!({"tableName": "customers", "orderBy": "(SELECT 1)"}),
+            COLUMN,
+        ),
+        (
+            SEL,
+            json!({"tableName": "customers", "orderBy": "name DESC, pg_sleep(1)"}),
+            COLUMN,
+        ),
+        (
+            SEL,
+            json!({"tableName": "customers", "orderBy": "name DESCENDING"}),
+            COLUMN,
+        ),
         // Limits.
         (SEL, json!({"tableName": "customers", "limit": -1}), INPUT),
         (SEL, json!({"tableName": "customers", "limit": 0}), INPUT),
-        (SEL, json!({"tableName": "customers", "limit": 1_000_000_000_000i64}), INPUT),
-        (SEL, json!({"tableName": "customers", "limit": "10; DROP TABLE customers"}), INPUT),
+        (
+            SEL,
+            json!({"tableName": "customers", "limit": 1_000_000_000_000i64}),
+            INPUT,
+        ),
+        (
+            SEL,
+            json!({"tableName": "customers", "limit": "10; DROP TABLE customers"}),
+            INPUT,
+        ),
         (SEL, json!({"tableName": "customers", "offset": -5}), INPUT),
         // Inserts.
-        (INS, json!({"tableName": "customers", "rows": {"id": 10, "name": "x", "api_key": "k"}}), COLUMN),
-        (INS, json!({"tableName": "customers", "rows": {"name\", \"email": "x"}}), COLUMN),
-        (INS, json!({"tableName": "secrets", "rows": {"id": 2, "api_key": "mine"}}), TABLE),
-        (INS, json!({"tableName": "customers", "rows": "INSERT INTO customers VALUES (9)"}), INPUT),
+        (
+            INS,
+            json!({"tableName": "customers", "rows": {"id": 10, "name": "x", "api_key": "k"}}),
+            COLUMN,
+        ),
+        (
+            INS,
+            json!({"tableName": "customers", "rows": {"name\", \"email": "x"}}),
+            COLUMN,
+        ),
+        (
+            INS,
+            json!({"tableName": "secrets", "rows": {"id": 2, "api_key": "mine"}}),
+            TABLE,
+        ),
+        (
+            INS,
+            json!({"tableName": "customers", "rows": "INSERT INTO customers VALUES (9)"}),
+            INPUT,
+        ),
         (INS, json!({"tableName": "customers", "rows": []}), INPUT),
-        (INS, json!({"tableName": "customers", "rows": (0..1001).map(|i| json!({"id": 100 + i, "name": "n"})).collect::<Vec<_>>()}), INPUT),
-        (INS, json!({"tableName": "customers", "rows": {"id": 11, "name": "a\u{0}b"}}), INPUT),
-        (INS, json!({"tableName": "customers", "rows": {"id": "12; DROP TABLE customers", "name": "x"}}), INPUT),
-        (INS, json!({"tableName": "customers", "rows": [{"id": 13, "name": "ok"}, {"id": 14, "name": "dup", "email": "ada@example.com"}]}), &["constraint_violation"]),
-        (INS, json!({"tableName": "orders", "rows": {"id": 20, "customer_id": 999, "total": 1}}), &["constraint_violation"]),
+        (
+            INS,
+            json!({"tableName": "customers", "rows": (0..1001).map(|i| json!({"id": 100 + i, "name": "n"})).collect::<Vec<_>>()}),
+            INPUT,
+        ),
+        (
+            INS,
+            json!({"tableName": "customers", "rows": {"id": 11, "name": "a\u{0}b"}}),
+            INPUT,
+        ),
+        (
+            INS,
+            json!({"tableName": "customers", "rows": {"id": "12; DROP TABLE customers", "name": "x"}}),
+            INPUT,
+        ),
+        (
+            INS,
+            json!({"tableName": "customers", "rows": [{"id": 13, "name": "ok"}, {"id": 14, "name": "dup", "email": "ada@example.com"}]}),
+            &["constraint_violation"],
+        ),
+        (
+            INS,
+            json!({"tableName": "orders", "rows": {"id": 20, "customer_id": 999, "total": 1}}),
+            &["constraint_violation"],
+        ),
         // Updates.
-        (UPD, json!({"tableName": "customers", "values": {"status": "x"}, "whereConditions": ""}), INPUT),
-        (UPD, json!({"tableName": "customers", "values": {"status": "x"}, "whereConditions": "1=1"}), EVERY_ROW),
-        (UPD, json!({"tableName": "customers", "values": {"status": "x"}, "whereConditions": "id = id"}), EVERY_ROW),
-        (UPD, json!({"tableName": "customers", "values": {"status": "x"}, "whereConditions": "id > 0 OR TRUE"}), EVERY_ROW),
-        (UPD, json!({"tableName": "customers", "values": {"status": "x"}, "whereConditions": "name IS NULL OR name IS NOT NULL"}), EVERY_ROW),
-        (UPD, json!({"tableName": "customers", "values": {"id; DROP TABLE customers": 1}, "whereConditions": "id = 1"}), COLUMN),
-        (UPD, json!({"tableName": "customers", "values": {"api_key": "x"}, "whereConditions": "id = 1"}), COLUMN),
-        (UPD, json!({"tableName": "customers", "values": "status = 'x'", "whereConditions": "id = 1"}), INPUT),
-        (UPD, json!({"tableName": "customers", "values": {"status": "x"}, "whereConditions": "id = 1; DROP TABLE customers"}), SYNTAX),
-        (UPD, json!({"tableName": "secrets", "values": {"api_key": "x"}, "whereConditions": "id = 1"}), TABLE),
-        (UPD, json!({"tableName": "customers", "values": {"age": "old"}, "whereConditions": "id = 1"}), INPUT),
+        (
+            UPD,
+            json!({"tableName": "customers", "values": {"status": "x"}, "whereConditions": ""}),
+            INPUT,
+        ),
+        (
+            UPD,
+            json!({"tableName": "customers", "values": {"status": "x"}, "whereConditions": "1=1"}),
+            EVERY_ROW,
+        ),
+        (
+            UPD,
+            json!({"tableName": "customers", "values": {"status": "x"}, "whereConditions": "id = id"}),
+            EVERY_ROW,
+        ),
+        (
+            UPD,
+            json!({"tableName": "customers", "values": {"status": "x"}, "whereConditions": "id > 0 OR TRUE"}),
+            EVERY_ROW,
+        ),
+        (
+            UPD,
+            json!({"tableName": "customers", "values": {"status": "x"}, "whereConditions": "name IS NULL OR name IS NOT NULL"}),
+            EVERY_ROW,
+        ),
+        (
+            UPD,
+            json!({"tableName": "customers", "values": {"id; DROP TABLE customers": 1}, "whereConditions": "id = 1"}),
+            COLUMN,
+        ),
+        (
+            UPD,
+            json!({"tableName": "customers", "values": {"api_key": "x"}, "whereConditions": "id = 1"}),
+            COLUMN,
+        ),
+        (
+            UPD,
+            json!({"tableName": "customers", "values": "status = 'x'", "whereConditions": "id = 1"}),
+            INPUT,
+        ),
+        (
+            UPD,
+            json!({"tableName": "customers", "values": {"status": "x"}, "whereConditions": "id = 1; DROP TABLE customers"}),
+            SYNTAX,
+        ),
+        (
+            UPD,
+            json!({"tableName": "secrets", "values": {"api_key": "x"}, "whereConditions": "id = 1"}),
+            TABLE,
+        ),
+        (
+            UPD,
+            json!({"tableName": "customers", "values": {"age": "old"}, "whereConditions": "id = 1"}),
+            INPUT,
+        ),
         // Deletes.
-        (DEL, json!({"tableName": "customers", "whereConditions": ""}), INPUT),
-        (DEL, json!({"tableName": "customers", "whereConditions": "   "}), INPUT),
-        (DEL, json!({"tableName": "customers", "whereConditions": "1=1"}), EVERY_ROW),
-        (DEL, json!({"tableName": "customers", "whereConditions": "TRUE"}), EVERY_ROW),
-        (DEL, json!({"tableName": "customers", "whereConditions": "NOT FALSE"}), EVERY_ROW),
-        (DEL, json!({"tableName": "customers", "whereConditions": "name LIKE '%'"}), EVERY_ROW),
-        (DEL, json!({"tableName": "customers", "whereConditions": "id = 1 OR 1=1"}), EVERY_ROW),
-        (DEL, json!({"tableName": "customers", "whereConditions": "'a' = 'a'"}), EVERY_ROW),
-        (DEL, json!({"tableName": "customers", "whereConditions": "id IN (SELECT id FROM customers)"}), DENIED),
-        (DEL, json!({"tableName": "secrets", "whereConditions": "id = 1"}), TABLE),
-        (DEL, json!({"tableName": "customers", "whereConditions": "id = 1"}), &["constraint_violation"]),
+        (
+            DEL,
+            json!({"tableName": "customers", "whereConditions": ""}),
+            INPUT,
+        ),
+        (
+            DEL,
+            json!({"tableName": "customers", "whereConditions": "   "}),
+            INPUT,
+        ),
+        (
+            DEL,
+            json!({"tableName": "customers", "whereConditions": "1=1"}),
+            EVERY_ROW,
+        ),
+        (
+            DEL,
+            json!({"tableName": "customers", "whereConditions": "TRUE"}),
+            EVERY_ROW,
+        ),
+        (
+            DEL,
+            json!({"tableName": "customers", "whereConditions": "NOT FALSE"}),
+            EVERY_ROW,
+        ),
+        (
+            DEL,
+            json!({"tableName": "customers", "whereConditions": "name LIKE '%'"}),
+            EVERY_ROW,
+        ),
+        (
+            DEL,
+            json!({"tableName": "customers", "whereConditions": "id = 1 OR 1=1"}),
+            EVERY_ROW,
+        ),
+        (
+            DEL,
+            json!({"tableName": "customers", "whereConditions": "'a' = 'a'"}),
+            EVERY_ROW,
+        ),
+        (
+            DEL,
+            json!({"tableName": "customers", "whereConditions": "id IN (SELECT id FROM customers)"}),
+            DENIED,
+        ),
+        (
+            DEL,
+            json!({"tableName": "secrets", "whereConditions": "id = 1"}),
+            TABLE,
+        ),
+        (
+            DEL,
+            json!({"tableName": "customers", "whereConditions": "id = 1"}),
+            &["constraint_violation"],
+        ),
         // Execute SQL.
-        (EXE, json!({"query": "SELECT 1; DROP TABLE customers"}), DENIED),
+        (
+            EXE,
+            json!({"query": "SELECT 1; DROP TABLE customers"}),
+            DENIED,
+        ),
         (EXE, json!({"query": "DROP TABLE customers"}), DENIED),
-        (EXE, json!({"query": "DELETE FROM customers WHERE id = 1"}), DENIED),
-        (EXE, json!({"query": "WITH d AS (DELETE FROM customers RETURNING *) SELECT * FROM d"}), DENIED),
-        (EXE, json!({"query": "SELECT * INTO stolen FROM customers"}), DENIED),
-        (EXE, json!({"query": "SELECT * FROM customers FOR UPDATE"}), DENIED),
+        (
+            EXE,
+            json!({"query": "DELETE FROM customers WHERE id = 1"}),
+            DENIED,
+        ),
+        (
+            EXE,
+            json!({"query": "WITH d AS (DELETE FROM customers RETURNING *) SELECT * FROM d"}),
+            DENIED,
+        ),
+        (
+            EXE,
+            json!({"query": "SELECT * INTO stolen FROM customers"}),
+            DENIED,
+        ),
+        (
+            EXE,
+            json!({"query": "SELECT * FROM customers FOR UPDATE"}),
+            DENIED,
+        ),
         (EXE, json!({"query": "SELECT * FROM secrets"}), TABLE),
-        (EXE, json!({"query": "SELECT id, name FROM customers UNION SELECT id, api_key FROM secrets"}), TABLE),
-        (EXE, json!({"query": "SELECT * FROM customers c JOIN secrets s ON true"}), TABLE),
-        (EXE, json!({"query": "SELECT (SELECT api_key FROM secrets LIMIT 1)"}), TABLE),
+        (
+            EXE,
+            json!({"query": "SELECT id, name FROM customers UNION SELECT id, api_key FROM secrets"}),
+            TABLE,
+        ),
+        (
+            EXE,
+            json!({"query": "SELECT * FROM customers c JOIN secrets s ON true"}),
+            TABLE,
+        ),
+        (
+            EXE,
+            json!({"query": "SELECT (SELECT api_key FROM secrets LIMIT 1)"}),
+            TABLE,
+        ),
         (EXE, json!({"query": "SELECT * FROM \"secrets\""}), TABLE),
         (EXE, json!({"query": "SELECT * FROM main.secrets"}), TABLE),
         (EXE, json!({"query": "SELECT * FROM public.secrets"}), TABLE),
         (EXE, json!({"query": "SELECT pg_sleep(10)"}), DENIED),
-        (EXE, json!({"query": "SELECT pg_read_file('/etc/passwd')"}), DENIED),
-        (EXE, json!({"query": "SELECT lo_import('/etc/passwd')"}), DENIED),
-        (EXE, json!({"query": "SELECT * FROM pg_catalog.pg_shadow"}), TABLE),
+        (
+            EXE,
+            json!({"query": "SELECT pg_read_file('/etc/passwd')"}),
+            DENIED,
+        ),
+        (
+            EXE,
+            json!({"query": "SELECT lo_import('/etc/passwd')"}),
+            DENIED,
+        ),
+        (
+            EXE,
+            json!({"query": "SELECT * FROM pg_catalog.pg_shadow"}),
+            TABLE,
+        ),
         (EXE, json!({"query": "SELECT * FROM pg_user"}), TABLE),
         (EXE, json!({"query": "SELECT * FROM sqlite_master"}), TABLE),
-        (EXE, json!({"query": "SELECT * FROM information_schema.tables"}), TABLE),
-        (EXE, json!({"query": "SELECT * FROM generate_series(1, 10)"}), DENIED),
-        (EXE, json!({"query": "COPY customers TO '/tmp/nodekit-stolen'"}), DENIED),
-        (EXE, json!({"query": "ATTACH DATABASE '/tmp/nodekit-x.db' AS x"}), DENIED),
+        (
+            EXE,
+            json!({"query": "SELECT * FROM information_schema.tables"}),
+            TABLE,
+        ),
+        (
+            EXE,
+            json!({"query": "SELECT * FROM generate_series(1, 10)"}),
+            DENIED,
+        ),
+        (
+            EXE,
+            json!({"query": "COPY customers TO '/tmp/nodekit-stolen'"}),
+            DENIED,
+        ),
+        (
+            EXE,
+            json!({"query": "ATTACH DATABASE '/tmp/nodekit-x.db' AS x"}),
+            DENIED,
+        ),
         (EXE, json!({"query": "PRAGMA writable_schema = 1"}), DENIED),
         (EXE, json!({"query": "SET statement_timeout = 0"}), DENIED),
-        (EXE, json!({"query": "BEGIN; DELETE FROM customers; COMMIT"}), DENIED),
-        (EXE, json!({"query": "SELECT * FROM customers -- trailing"}), DENIED),
+        (
+            EXE,
+            json!({"query": "BEGIN; DELETE FROM customers; COMMIT"}),
+            DENIED,
+        ),
+        (
+            EXE,
+            json!({"query": "SELECT * FROM customers -- trailing"}),
+            DENIED,
+        ),
         (EXE, json!({"query": "SELECT version()"}), DENIED),
-        (EXE, json!({"query": "SELECT load_extension('/tmp/x')"}), DENIED),
-        (EXE, json!({"query": "SELECT current_setting('data_directory')"}), DENIED),
-        (EXE, json!({"query": "SELECT * FROM customers WHERE id = $1"}), DENIED),
+        (
+            EXE,
+            json!({"query": "SELECT load_extension('/tmp/x')"}),
+            DENIED,
+        ),
+        (
+            EXE,
+            json!({"query": "SELECT current_setting('data_directory')"}),
+            DENIED,
+        ),
+        (
+            EXE,
+            json!({"query": "SELECT * FROM customers WHERE id = $1"}),
+            DENIED,
+        ),
         (EXE, json!({"query": "SELECT $$a$$"}), DENIED),
         (EXE, json!({"query": "CREATE TABLE x (id int)"}), DENIED),
         (EXE, json!({"query": "VACUUM"}), DENIED),
         (EXE, json!({"query": "SELECT 1\u{0}"}), INPUT),
-        (EXE, json!({"query": format!("SELECT {} 1", "1 + ".repeat(5000))}), INPUT),
-        (EXE, json!({"query": "SELECT * FROM customers LIMIT -1"}), INPUT),
-        (EXE, json!({"query": "SELECT pg_catalog.lower(name) FROM customers"}), DENIED),
-        (EXE, json!({"query": "SELECT * FROM customers WHERE name = E'\\''"}), DENIED),
-        (EXE, json!({"query": "SELECT set_config('search_path', 'pg_catalog', true)"}), DENIED),
+        (
+            EXE,
+            json!({"query": format!("SELECT {} 1", "1 + ".repeat(5000))}),
+            INPUT,
+        ),
+        (
+            EXE,
+            json!({"query": "SELECT * FROM customers LIMIT -1"}),
+            INPUT,
+        ),
+        (
+            EXE,
+            json!({"query": "SELECT pg_catalog.lower(name) FROM customers"}),
+            DENIED,
+        ),
+        (
+            EXE,
+            json!({"query": "SELECT * FROM customers WHERE name = E'\\''"}),
+            DENIED,
+        ),
+        (
+            EXE,
+            json!({"query": "SELECT set_config('search_path', 'pg_catalog', true)"}),
+            DENIED,
+        ),
     ]
 }
 
@@ -393,7 +696,9 @@ async fn run_attacks(f: &Fixture) {
             failures.push(format!("{node} {args:.200} → {shown:.300}"));
         }
         if shown.contains("sk-top-secret-value") {
-            failures.push(format!("{node} {args:.200} leaked the secret: {shown:.300}"));
+            failures.push(format!(
+                "{node} {args:.200} leaked the secret: {shown:.300}"
+            ));
         }
         let after = f.snapshot().await;
         if after != before {
@@ -442,7 +747,10 @@ async fn run_legitimate(f: &Fixture) {
 
     let v = ok(&sel(json!({"tableName": "customers", "whereConditions": "age > 30 AND status = 'active'", "orderBy": "age DESC"})).await);
     assert_eq!(ids(&v), [2, 1]);
-    let v = ok(&sel(json!({"tableName": "customers", "whereConditions": "name = 'Edsger O''Brien'"})).await);
+    let v = ok(&sel(
+        json!({"tableName": "customers", "whereConditions": "name = 'Edsger O''Brien'"}),
+    )
+    .await);
     assert_eq!(ids(&v), [4]);
     let v = ok(&sel(json!({"tableName": "customers", "whereConditions": "lower(name) LIKE 'a%'", "orderBy": "id"})).await);
     assert_eq!(ids(&v), [1, 2]);
@@ -462,7 +770,10 @@ async fn run_legitimate(f: &Fixture) {
     let v = ok(&tool.call(json!({"tableName": "numbers"})).await.unwrap());
     assert_eq!(v["rowCount"], 2);
     assert_eq!(v["truncated"], true);
-    assert!(v["warning"].as_str().unwrap().contains("first 2 rows"), "{v}");
+    assert!(
+        v["warning"].as_str().unwrap().contains("first 2 rows"),
+        "{v}"
+    );
 
     // A statement that runs too long is cancelled.
     let tool = f.tool("executeSqlTool", json!({"timeout": 1})).await;
@@ -473,7 +784,10 @@ async fn run_legitimate(f: &Fixture) {
     assert_eq!(v["errorType"], "timeout", "{v}");
 
     let v = ok(&f.call("executeSqlTool", json!({"query": "SELECT status, count(*) AS n FROM customers GROUP BY status ORDER BY status"})).await);
-    assert_eq!(v["data"], json!([{"status": "active", "n": 3}, {"status": "inactive", "n": 1}]));
+    assert_eq!(
+        v["data"],
+        json!([{"status": "active", "n": 3}, {"status": "inactive", "n": 1}])
+    );
     let v = ok(&f.call("executeSqlTool", json!({"query": "WITH big AS (SELECT customer_id, sum(total) AS spent FROM orders GROUP BY customer_id) SELECT c.name FROM customers c JOIN big ON big.customer_id = c.id WHERE big.spent > 50"})).await);
     assert_eq!(v["data"], json!([{"name": "Ada Lovelace"}]));
 
@@ -491,24 +805,41 @@ async fn run_legitimate(f: &Fixture) {
     let v = ok(&f.call("updateDataTool", json!({"tableName": "customers", "values": {"status": "vip", "age": 51}, "whereConditions": "id = 5"})).await);
     assert_eq!(v["affectedRows"], 1);
     assert_eq!(v["data"][0]["status"], "vip");
-    let v = ok(&f.call("deleteDataTool", json!({"tableName": "customers", "whereConditions": "id IN (5, 6)"})).await);
+    let v = ok(&f
+        .call(
+            "deleteDataTool",
+            json!({"tableName": "customers", "whereConditions": "id IN (5, 6)"}),
+        )
+        .await);
     assert_eq!(v["affectedRows"], 2);
 
     // The execute tool writes only when the workflow author allows it.
     let tool = f.tool("executeSqlTool", json!({"allowWrites": true})).await;
-    let v = ok(&tool.call(json!({"query": "UPDATE customers SET status = 'gold' WHERE id = 3"})).await.unwrap());
+    let v = ok(&tool
+        .call(json!({"query": "UPDATE customers SET status = 'gold' WHERE id = 3"}))
+        .await
+        .unwrap());
     assert_eq!(v["affectedRows"], 1);
-    let v = tool.call(json!({"query": "DELETE FROM customers"})).await.unwrap();
+    let v = tool
+        .call(json!({"query": "DELETE FROM customers"}))
+        .await
+        .unwrap();
     assert_eq!(v["success"], false, "{v}");
 
     // An unknown column names the ones that exist; an unknown table only the allowed ones.
     let v = sel(json!({"tableName": "customers", "columns": "nme"})).await;
     assert_eq!(v["errorType"], "invalid_column");
-    assert!(v["suggestion"].as_str().unwrap().contains("name, email"), "{v}");
+    assert!(
+        v["suggestion"].as_str().unwrap().contains("name, email"),
+        "{v}"
+    );
     let v = sel(json!({"tableName": "custmers"})).await;
     assert_eq!(v["errorType"], "invalid_table");
     let suggestion = v["suggestion"].as_str().unwrap();
-    assert!(suggestion.contains("customers") && !suggestion.contains("secrets"), "{v}");
+    assert!(
+        suggestion.contains("customers") && !suggestion.contains("secrets"),
+        "{v}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

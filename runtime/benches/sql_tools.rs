@@ -81,7 +81,9 @@ fn row(
 async fn bench() {
     let n = ops();
     println!("{n} runs per measurement; table of {ROWS} rows (id, name, price, qty, active)\n");
-    println!("| database | operation | direct sqlx p50 | tool p50 | overhead | direct p99 | tool p99 |");
+    println!(
+        "| database | operation | direct sqlx p50 | tool p50 | overhead | direct p99 | tool p99 |"
+    );
     println!("|---|---|---:|---:|---:|---:|---:|");
 
     let dir = std::env::temp_dir().join(format!("nodekit-bench-sql-{}", std::process::id()));
@@ -104,8 +106,8 @@ async fn bench() {
     .execute(&sqlite)
     .await
     .unwrap();
-    let db = Database::sqlite(&serde_json::from_value(json!({"databasePath": path})).unwrap())
-        .unwrap();
+    let db =
+        Database::sqlite(&serde_json::from_value(json!({"databasePath": path})).unwrap()).unwrap();
     compare(
         "SQLite",
         &db,
@@ -138,7 +140,8 @@ async fn bench() {
         |first| {
             let pool = sqlite.clone();
             async move {
-                let mut q = sqlx::QueryBuilder::new("INSERT INTO items (id, name, price, qty, active) ");
+                let mut q =
+                    sqlx::QueryBuilder::new("INSERT INTO items (id, name, price, qty, active) ");
                 q.push_values(first..first + 100, |mut b, i| {
                     b.push_bind(i as i64)
                         .push_bind(format!("new item {i}"))
@@ -351,7 +354,11 @@ fn filter_cost() {
             column("name", ColumnKind::Text, "text"),
             column("status", ColumnKind::Text, "text"),
             column("age", ColumnKind::Integer, "integer"),
-            column("created_at", ColumnKind::Temporal, "timestamp with time zone"),
+            column(
+                "created_at",
+                ColumnKind::Temporal,
+                "timestamp with time zone",
+            ),
         ],
     };
     let filters = [

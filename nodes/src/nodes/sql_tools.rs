@@ -20,7 +20,10 @@ use nodekit::sql::ToolOptions;
 pub struct SelectQueryTool {
     /// The name of the database table to query.
     #[param(name = "tableName", display_name = "Table Name")]
-    #[from_ai(key = "tableName", description = "The name of the database table to query")]
+    #[from_ai(
+        key = "tableName",
+        description = "The name of the database table to query"
+    )]
     pub table: String,
     /// Comma-separated column names, or * for all columns. Example: id,name,email
     #[param(display_name = "Columns to Select")]
@@ -45,11 +48,17 @@ pub struct SelectQueryTool {
     )]
     pub order_by: String,
     /// The most rows to return (1 to 10000; the tool's Max Rows also applies).
-    #[from_ai(description = "The most rows to return, from 1 to 10000")]
-    pub limit: Option<i64>,
+    #[from_ai(
+        description = "The most rows to return, from 1 to 10000",
+        default = 10000
+    )]
+    pub limit: i64,
     /// Rows to skip before the first one returned, for paging.
-    #[from_ai(description = "Rows to skip before the first one returned, for paging")]
-    pub offset: Option<i64>,
+    #[from_ai(
+        description = "Rows to skip before the first one returned, for paging",
+        default = 0
+    )]
+    pub offset: i64,
     /// Limits and the tables the tool may use.
     #[param(collection, placeholder = "Add Option")]
     pub options: ToolOptions,
@@ -66,7 +75,10 @@ pub struct SelectQueryTool {
 pub struct InsertDataTool {
     /// The name of the database table to insert into.
     #[param(name = "tableName", display_name = "Table Name")]
-    #[from_ai(key = "tableName", description = "The name of the database table to insert into")]
+    #[from_ai(
+        key = "tableName",
+        description = "The name of the database table to insert into"
+    )]
     pub table: String,
     /// The rows to insert: a JSON object of column names and values, or an array of such objects.
     #[param(display_name = "Rows to Insert")]
@@ -91,7 +103,10 @@ pub struct InsertDataTool {
 pub struct UpdateDataTool {
     /// The name of the database table to update.
     #[param(name = "tableName", display_name = "Table Name")]
-    #[from_ai(key = "tableName", description = "The name of the database table to update")]
+    #[from_ai(
+        key = "tableName",
+        description = "The name of the database table to update"
+    )]
     pub table: String,
     /// The new values: a JSON object of column names and values. Example: {"status": "shipped"}
     #[param(display_name = "Values to Set")]
@@ -123,7 +138,10 @@ pub struct UpdateDataTool {
 pub struct DeleteDataTool {
     /// The name of the database table to delete from.
     #[param(name = "tableName", display_name = "Table Name")]
-    #[from_ai(key = "tableName", description = "The name of the database table to delete from")]
+    #[from_ai(
+        key = "tableName",
+        description = "The name of the database table to delete from"
+    )]
     pub table: String,
     /// Which rows to delete, as SQL WHERE conditions. Example: id = 42
     #[param(name = "whereConditions", display_name = "Filter Conditions")]

@@ -79,7 +79,12 @@ impl PostgresConfig {
             .ssl
             .parse::<PgSslMode>()
             .map_err(|_| store_error(STORE, format!("unknown ssl mode {:?}", self.ssl)))?;
-        if self.is_neon() && matches!(ssl, PgSslMode::Disable | PgSslMode::Allow | PgSslMode::Prefer) {
+        if self.is_neon()
+            && matches!(
+                ssl,
+                PgSslMode::Disable | PgSslMode::Allow | PgSslMode::Prefer
+            )
+        {
             ssl = PgSslMode::Require;
         }
         Ok(sqlx::postgres::PgConnectOptions::new()

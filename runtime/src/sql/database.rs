@@ -75,7 +75,10 @@ impl Database {
     /// A pool for n8n's `postgres` credential; connects on first use.
     pub fn postgres(config: &PostgresConfig) -> Result<Database, ToolError> {
         let options = config.options().map_err(|e| {
-            ToolError::new(ErrorType::ConnectionError, super::error::mask(&e.to_string()))
+            ToolError::new(
+                ErrorType::ConnectionError,
+                super::error::mask(&e.to_string()),
+            )
         })?;
         Ok(Database::Postgres(
             PgPoolOptions::new()
@@ -283,6 +286,10 @@ impl Session {
 
     /// Runs one statement, keeping at most `max_rows` of the rows it returns
     /// while counting them all; `count` is the rows affected when it returns none.
+    // `fetch_many` is deprecated for multi-statement text; here it runs one
+    // checked statement, and it is the one call that yields both the rows
+    // and the affected-row count of a write without RETURNING.
+    #[allow(deprecated)]
     pub async fn run(
         &mut self,
         sql: String,
@@ -294,8 +301,8 @@ impl Session {
         // second statement cannot ride along. Not cached: the text is per call.
         match self {
             Session::Postgres { tx, .. } => {
-                let query = sqlx::query_with(AssertSqlSafe(sql), pg_arguments(binds)?)
-                    .persistent(false);
+                let query =
+                    sqlx::query_with(AssertSqlSafe(sql), pg_arguments(binds)?).persistent(false);
                 let mut stream = query.fetch_many(&mut **tx);
                 while let Some(step) = stream.try_next().await.map_err(|e| classify(&e))? {
                     match step {

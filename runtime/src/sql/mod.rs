@@ -22,7 +22,7 @@ pub mod writer;
 
 pub use request::{
     DbTool, DeleteRequest, ExecuteRequest, InsertRequest, Request, SelectRequest, TemplateRequest,
-    ToBind, ToolOptions,
+    ToBind, ToolOptions, UpdateRequest,
 };
 pub use response::{ErrorType, ToolError};
 pub use schema::{Column, ColumnKind, Dialect, Table};

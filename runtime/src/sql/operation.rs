@@ -194,7 +194,9 @@ async fn run_plan(session: &mut Session, plan: Plan, max_rows: usize) -> Result<
     let keep = plan.keep.unwrap_or(max_rows);
     let mut outcome = Outcome::default();
     for (sql, binds) in plan.statements {
-        let part = session.run(sql, binds, keep - outcome.rows.len().min(keep)).await?;
+        let part = session
+            .run(sql, binds, keep - outcome.rows.len().min(keep))
+            .await?;
         outcome.count += part.count;
         outcome.truncated |= part.truncated;
         outcome.rows.extend(part.rows);
@@ -281,8 +283,15 @@ async fn statement(
                     w.push(" DESC");
                 }
             }
-            // One row past the limit tells us whether rows were cut.
-            w.push(&format!(" LIMIT {}", keep + 1));
+            // Asked for more than the tool's maximum: one row past it tells
+            // whether rows were cut (the `truncated` flag). A smaller limit
+            // is the model's own choice and cuts nothing.
+            let fetch = if (limit as usize) > s.max_rows {
+                keep + 1
+            } else {
+                keep
+            };
+            w.push(&format!(" LIMIT {fetch}"));
             if offset > 0 {
                 w.push(&format!(" OFFSET {offset}"));
             }
@@ -487,7 +496,8 @@ fn insert_statements(
     table: &Table,
     rows: &[&Map<String, Value>],
 ) -> Result<Vec<(String, Vec<Bind>)>, ToolError> {
-    let mut groups: Vec<(Vec<&str>, Vec<&Map<String, Value>>)> = Vec::new();
+    type Row<'r> = &'r Map<String, Value>;
+    let mut groups: Vec<(Vec<&str>, Vec<Row>)> = Vec::new();
     for row in rows {
         let keys: Vec<&str> = row.keys().map(String::as_str).collect();
         match groups.iter_mut().find(|(k, _)| *k == keys) {
@@ -555,6 +565,32 @@ fn json_bind(dialect: Dialect, column: &Column, value: &Value) -> Result<Bind, T
         (Dialect::Postgres, Value::Bool(b)) if column.kind == ColumnKind::Boolean => Bind::Bool(*b),
         (Dialect::Postgres, Value::Bool(b)) => text(b.to_string())?,
         (Dialect::Sqlite, Value::Bool(b)) => Bind::Int(i64::from(*b)),
+        // SQLite stores any value in any column; the column's declared type
+        // decides what the model may put there, as PostgreSQL's would.
+        (Dialect::Sqlite, Value::String(s)) if !s.is_empty() => match column.kind {
+            ColumnKind::Integer => Bind::Int(
+                s.trim()
+                    .parse()
+                    .map_err(|_| mismatch(column, "an integer"))?,
+            ),
+            ColumnKind::Float | ColumnKind::Numeric => {
+                Bind::Float(s.trim().parse().map_err(|_| mismatch(column, "a number"))?)
+            }
+            ColumnKind::Boolean => match s.trim().to_ascii_lowercase().as_str() {
+                "true" | "t" | "1" => Bind::Int(1),
+                "false" | "f" | "0" => Bind::Int(0),
+                _ => return Err(mismatch(column, "true or false")),
+            },
+            _ => text(s.clone())?,
+        },
+        (Dialect::Sqlite, Value::Array(_) | Value::Object(_))
+            if matches!(
+                column.kind,
+                ColumnKind::Integer | ColumnKind::Float | ColumnKind::Numeric | ColumnKind::Boolean
+            ) =>
+        {
+            return Err(mismatch(column, "a single value"));
+        }
         (Dialect::Postgres, Value::Number(n)) => text(n.to_string())?,
         (Dialect::Sqlite, Value::Number(n)) => match (n.as_i64(), n.as_f64()) {
             (Some(i), _) => Bind::Int(i),
@@ -564,6 +600,13 @@ fn json_bind(dialect: Dialect, column: &Column, value: &Value) -> Result<Bind, T
         (_, Value::String(s)) => text(s.clone())?,
         (_, other) => text(other.to_string())?,
     })
+}
+
+fn mismatch(column: &Column, expected: &str) -> ToolError {
+    ToolError::invalid_input(format!(
+        "column \"{}\" is {}: its value must be {expected}",
+        column.name, column.sql_type
+    ))
 }
 
 /// A template's SQL in `dialect`: SQLite numbers placeholders `?N`, not `$N`.

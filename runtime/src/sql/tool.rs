@@ -22,10 +22,12 @@ use super::response::ToolError;
 /// `postgres` (n8n's PostgreSQL credential; Neon hosts get SSL) or `sqlite`
 /// (`{"databasePath": "..."}`).
 pub fn database_from_credentials(ctx: &SupplyContext) -> Result<Database> {
-    let invalid = |kind: &str, e: &dyn std::fmt::Display| Error::Workflow(format!(
-        "node `{}`: the `{kind}` credential is invalid: {e}",
-        ctx.node_name()
-    ));
+    let invalid = |kind: &str, e: &dyn std::fmt::Display| {
+        Error::Workflow(format!(
+            "node `{}`: the `{kind}` credential is invalid: {e}",
+            ctx.node_name()
+        ))
+    };
     let refused = |e: ToolError| Error::Workflow(format!("node `{}`: {e}", ctx.node_name()));
     if let Ok(value) = ctx.credentials("postgres") {
         let config: PostgresConfig =

@@ -1,0 +1,1840 @@
+//! The filter conditions the model writes for select, update and delete: a
+//! `WHERE` clause without the `WHERE` keyword, e.g.
+//! `age > 18 AND status = 'active'`.
+//!
+//! The text is never passed to the database. It is size-checked, tokenized
+//! and parsed as exactly one SQL expression by sqlparser, the tree is walked
+//! against an allow-list and converted into our own small tree ([`Filter`]),
+//! and [`Filter::write`] writes SQL from that tree: identifiers quoted by the
+//! writer, every literal a bound parameter, every sub-expression in
+//! parentheses. Anything the allow-list does not name is refused, so a
+//! construct sqlparser learns to parse tomorrow is refused too.
+//!
+//! Arithmetic (`+ - * / %`) is refused: filters compare columns with values,
+//! and leaving arithmetic out keeps the literal typing (each literal is typed
+//! from the column it is compared with) exact. `ILIKE` is accepted on both
+//! databases and written as `LIKE` on SQLite, whose `LIKE` already ignores
+//! ASCII case.
+
+use sqlparser::ast::{
+    BinaryOperator, DuplicateTreatment, Expr, Function, FunctionArg, FunctionArgExpr,
+    FunctionArguments, ObjectNamePart, UnaryOperator, Value,
+};
+use sqlparser::dialect::{PostgreSqlDialect, SQLiteDialect};
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Token, Tokenizer, Whitespace};
+
+use super::response::{ErrorType, ToolError};
+use super::schema::{Column, ColumnKind, Dialect, Table};
+use super::writer::{Bind, SqlWriter, clip};
+
+/// Longest filter accepted, in characters.
+pub const MAX_FILTER_CHARS: usize = 4096;
+/// Most nodes (columns, literals, operators, calls) a filter may have.
+pub const MAX_FILTER_NODES: usize = 256;
+/// Most values in one `IN (...)` list.
+pub const MAX_IN_LIST: usize = 1000;
+/// The functions a filter may call (case-insensitive); each is written from
+/// this list, never from the model's spelling.
+pub const FILTER_FUNCTIONS: &[&str] = &[
+    "lower", "upper", "length", "trim", "abs", "round", "coalesce",
+];
+
+/// Most significant tokens a filter may have. Bounds the work before the
+/// node cap applies: operator chains such as `a=1 AND a=1 AND ...` are built
+/// by the parser in a loop, so its recursion limit does not bound them.
+const MAX_TOKENS: usize = 2048;
+/// The parser's recursion limit: nested parentheses, NOT, function calls.
+const RECURSION_LIMIT: usize = 32;
+/// Deepest tree our own walk descends into (left-deep AND/OR chains are not
+/// limited by the parser's recursion counter).
+const MAX_DEPTH: usize = 64;
+/// Largest `round(x, n)` precision accepted.
+const MAX_ROUND_DIGITS: u32 = 16;
+/// Most arguments of `coalesce`.
+const MAX_COALESCE_ARGS: usize = 16;
+
+const FILTER_HELP: &str = "Write conditions on this table's columns with =, <>, <, <=, >, >=, \
+AND, OR, NOT, IN (...), BETWEEN, LIKE, IS [NOT] NULL and the functions lower, upper, length, \
+trim, abs, round, coalesce; values as numbers, 'single-quoted strings', TRUE, FALSE or NULL.";
+
+/// A checked filter: our own tree, built only from allowed constructs, with
+/// every column resolved against the table. Write it with [`Filter::write`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Filter {
+    dialect: Dialect,
+    root: Node,
+}
+
+/// A node of the checked tree.
+#[derive(Debug, Clone, PartialEq)]
+enum Node {
+    /// A column of the table (owned, so a filter outlives the schema read).
+    Column(Column),
+    /// A literal value; always written as a bound parameter.
+    Literal(Literal),
+    /// `round`'s precision: a small integer we parsed and write ourselves,
+    /// because the function needs an `integer` where a bound value would be
+    /// typed `bigint` or `text`.
+    Digits(u32),
+    /// A call of an allowed function.
+    Call {
+        func: Func,
+        args: Vec<Node>,
+    },
+    Not(Box<Node>),
+    And(Box<Node>, Box<Node>),
+    Or(Box<Node>, Box<Node>),
+    Compare {
+        left: Box<Node>,
+        op: CmpOp,
+        right: Box<Node>,
+    },
+    IsNull {
+        expr: Box<Node>,
+        negated: bool,
+    },
+    IsBool {
+        expr: Box<Node>,
+        value: bool,
+        negated: bool,
+    },
+    InList {
+        expr: Box<Node>,
+        list: Vec<Node>,
+        negated: bool,
+    },
+    Between {
+        expr: Box<Node>,
+        low: Box<Node>,
+        high: Box<Node>,
+        negated: bool,
+    },
+    Like {
+        expr: Box<Node>,
+        pattern: Box<Node>,
+        escape: Option<String>,
+        negated: bool,
+        case_insensitive: bool,
+    },
+}
+
+/// A literal as written; typed only when written, from the column beside it.
+#[derive(Debug, Clone, PartialEq)]
+enum Literal {
+    Null,
+    Bool(bool),
+    /// The number's text, with a leading `-` for a negated number.
+    Number(String),
+    Text(String),
+}
+
+/// A comparison operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CmpOp {
+    Eq,
+    NotEq,
+    Lt,
+    LtEq,
+    Gt,
+    GtEq,
+}
+
+impl CmpOp {
+    fn sql(self) -> &'static str {
+        match self {
+            CmpOp::Eq => " = ",
+            CmpOp::NotEq => " <> ",
+            CmpOp::Lt => " < ",
+            CmpOp::LtEq => " <= ",
+            CmpOp::Gt => " > ",
+            CmpOp::GtEq => " >= ",
+        }
+    }
+
+    /// The operator that is true exactly when this one is false (for
+    /// non-null operands): `a < b OR a >= b` covers every row.
+    fn negation(self) -> CmpOp {
+        match self {
+            CmpOp::Eq => CmpOp::NotEq,
+            CmpOp::NotEq => CmpOp::Eq,
+            CmpOp::Lt => CmpOp::GtEq,
+            CmpOp::LtEq => CmpOp::Gt,
+            CmpOp::Gt => CmpOp::LtEq,
+            CmpOp::GtEq => CmpOp::Lt,
+        }
+    }
+}
+
+/// An allowed function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Func {
+    Lower,
+    Upper,
+    Length,
+    Trim,
+    Abs,
+    Round,
+    Coalesce,
+}
+
+impl Func {
+    fn from_name(name: &str) -> Option<Func> {
+        let f = match name.to_ascii_lowercase().as_str() {
+            "lower" => Func::Lower,
+            "upper" => Func::Upper,
+            "length" => Func::Length,
+            "trim" => Func::Trim,
+            "abs" => Func::Abs,
+            "round" => Func::Round,
+            "coalesce" => Func::Coalesce,
+            _ => return None,
+        };
+        Some(f)
+    }
+
+    /// The name written into the SQL: from this constant, never the input.
+    fn sql_name(self) -> &'static str {
+        match self {
+            Func::Lower => "lower",
+            Func::Upper => "upper",
+            Func::Length => "length",
+            Func::Trim => "trim",
+            Func::Abs => "abs",
+            Func::Round => "round",
+            Func::Coalesce => "coalesce",
+        }
+    }
+}
+
+impl Filter {
+    /// Parses and checks `text` as a filter on `table`.
+    ///
+    /// Errors: [`ErrorType::InvalidInput`] for oversized input, control
+    /// characters, an empty filter or one with too many nodes;
+    /// [`ErrorType::SyntaxError`] when it is not one SQL expression;
+    /// [`ErrorType::InvalidColumn`] for an unknown column (the suggestion
+    /// lists the table's columns); [`ErrorType::PermissionDenied`] for any
+    /// construct outside the allow-list, naming it.
+    pub fn parse(dialect: Dialect, table: &Table, text: &str) -> Result<Filter, ToolError> {
+        check_text(text, MAX_FILTER_CHARS, "filter")?;
+        if text.trim().is_empty() {
+            return Err(ToolError::invalid_input("empty filter"));
+        }
+        let tokens = tokenize_checked(dialect, text, "filters", false)?;
+        let significant = tokens
+            .iter()
+            .filter(|t| !matches!(t, Token::Whitespace(_)))
+            .count();
+        if significant > MAX_TOKENS {
+            return Err(ToolError::invalid_input(format!(
+                "filter is too complex: more than {MAX_TOKENS} tokens"
+            )));
+        }
+        let expr = parse_one_expr(dialect, tokens)?;
+        let mut builder = Builder { table, nodes: 0 };
+        let root = builder.node(&expr, 0)?;
+        Ok(Filter { dialect, root })
+    }
+
+    /// Whether the filter matches every row, as far as its structure shows:
+    /// it references no column at all (`1=1`, `'a'='a'`, `TRUE`,
+    /// `NOT FALSE`), or it contains an OR with a branch that is always true
+    /// (`id > 1 OR 1=1`), a column compared with itself (`id = id`,
+    /// `id >= id`), a condition OR'ed with its complement
+    /// (`x IS NULL OR x IS NOT NULL`, `a = 1 OR a <> 1`, `p OR NOT p`), or
+    /// `col LIKE '%'`. Sub-expressions without columns are constant-folded;
+    /// one that cannot be folded counts as true.
+    ///
+    /// This is conservative, not complete: it catches the usual tricks, but
+    /// cannot decide every tautology (`id > 0 OR id < 10`,
+    /// `id IS NOT NULL` on a primary key). Update and delete refuse filters
+    /// for which it returns true.
+    pub fn is_always_true(&self) -> bool {
+        !has_column(&self.root) || truth(&self.root) == Truth::True
+    }
+
+    /// Appends the filter's SQL to `w`: columns quoted by the writer, every
+    /// literal a placeholder bound to a value typed from the column it is
+    /// compared with, every sub-expression in parentheses.
+    pub fn write(&self, w: &mut SqlWriter) {
+        self.write_node(&self.root, None, w);
+    }
+
+    fn write_node(&self, node: &Node, ctx: Option<&Column>, w: &mut SqlWriter) {
+        match node {
+            Node::Column(c) => {
+                w.push_ident(&c.name);
+            }
+            Node::Literal(l) => {
+                let bind = self.bind(l, ctx);
+                w.push_bind(bind, ctx);
+            }
+            Node::Digits(d) => {
+                w.push(&d.to_string());
+            }
+            Node::Call { func, args } => {
+                // coalesce's arguments share one type: a literal among them
+                // is typed like the column beside it.
+                let arg_ctx = match func {
+                    Func::Coalesce => context_of(node),
+                    _ => None,
+                };
+                w.push(func.sql_name()).push("(");
+                for (i, a) in args.iter().enumerate() {
+                    if i > 0 {
+                        w.push(", ");
+                    }
+                    self.write_node(a, arg_ctx, w);
+                }
+                w.push(")");
+            }
+            Node::Not(inner) => {
+                w.push("(NOT ");
+                self.write_node(inner, None, w);
+                w.push(")");
+            }
+            Node::And(a, b) | Node::Or(a, b) => {
+                let op = if matches!(node, Node::And(..)) {
+                    " AND "
+                } else {
+                    " OR "
+                };
+                w.push("(");
+                self.write_node(a, None, w);
+                w.push(op);
+                self.write_node(b, None, w);
+                w.push(")");
+            }
+            Node::Compare { left, op, right } => {
+                w.push("(");
+                self.write_node(left, context_of(right), w);
+                w.push(op.sql());
+                self.write_node(right, context_of(left), w);
+                w.push(")");
+            }
+            Node::IsNull { expr, negated } => {
+                w.push("(");
+                self.write_node(expr, None, w);
+                w.push(if *negated {
+                    " IS NOT NULL)"
+                } else {
+                    " IS NULL)"
+                });
+            }
+            Node::IsBool {
+                expr,
+                value,
+                negated,
+            } => {
+                w.push("(");
+                self.write_node(expr, None, w);
+                w.push(match (negated, value) {
+                    (false, true) => " IS TRUE)",
+                    (false, false) => " IS FALSE)",
+                    (true, true) => " IS NOT TRUE)",
+                    (true, false) => " IS NOT FALSE)",
+                });
+            }
+            Node::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                let ctx = context_of(expr);
+                w.push("(");
+                self.write_node(expr, None, w);
+                w.push(if *negated { " NOT IN (" } else { " IN (" });
+                for (i, item) in list.iter().enumerate() {
+                    if i > 0 {
+                        w.push(", ");
+                    }
+                    self.write_node(item, ctx, w);
+                }
+                w.push("))");
+            }
+            Node::Between {
+                expr,
+                low,
+                high,
+                negated,
+            } => {
+                let ctx = context_of(expr);
+                let subject_ctx = context_of(low).or_else(|| context_of(high));
+                w.push("(");
+                self.write_node(expr, subject_ctx, w);
+                w.push(if *negated {
+                    " NOT BETWEEN "
+                } else {
+                    " BETWEEN "
+                });
+                self.write_node(low, ctx, w);
+                w.push(" AND ");
+                self.write_node(high, ctx, w);
+                w.push(")");
+            }
+            Node::Like {
+                expr,
+                pattern,
+                escape,
+                negated,
+                case_insensitive,
+            } => {
+                // SQLite has no ILIKE; its LIKE already ignores ASCII case.
+                let op = match (self.dialect, negated, case_insensitive) {
+                    (Dialect::Postgres, false, true) => " ILIKE ",
+                    (Dialect::Postgres, true, true) => " NOT ILIKE ",
+                    (_, false, _) => " LIKE ",
+                    (_, true, _) => " NOT LIKE ",
+                };
+                w.push("(");
+                self.write_node(expr, None, w);
+                w.push(op);
+                self.write_node(pattern, context_of(expr), w);
+                if let Some(e) = escape {
+                    w.push(" ESCAPE ");
+                    w.push_bind(Bind::Text(e.clone()), None);
+                }
+                w.push(")");
+            }
+        }
+    }
+
+    /// The bound value of a literal written beside `ctx` (the PostgreSQL
+    /// cast to the column's type is added by [`SqlWriter::push_bind`]).
+    fn bind(&self, lit: &Literal, ctx: Option<&Column>) -> Bind {
+        let kind = ctx.map(|c| c.kind);
+        match lit {
+            Literal::Null => Bind::Null,
+            Literal::Bool(b) => match (self.dialect, kind) {
+                // SQLite stores booleans as 0/1.
+                (Dialect::Sqlite, Some(ColumnKind::Boolean)) => Bind::Int(i64::from(*b)),
+                _ => Bind::Bool(*b),
+            },
+            Literal::Number(s) | Literal::Text(s) => {
+                let is_number = matches!(lit, Literal::Number(_));
+                match (self.dialect, kind) {
+                    // The writer casts text to the column's type, so
+                    // PostgreSQL's own input function reads the literal.
+                    (Dialect::Postgres, Some(_)) => Bind::Text(s.clone()),
+                    (Dialect::Sqlite, Some(ColumnKind::Integer)) => int_bind(s)
+                        .or_else(|| float_bind(s))
+                        .unwrap_or_else(|| text(s)),
+                    (Dialect::Sqlite, Some(ColumnKind::Float | ColumnKind::Numeric)) => {
+                        float_bind(s).unwrap_or_else(|| text(s))
+                    }
+                    (Dialect::Sqlite, Some(ColumnKind::Boolean)) => {
+                        match s.to_ascii_lowercase().as_str() {
+                            "true" | "t" => Bind::Int(1),
+                            "false" | "f" => Bind::Int(0),
+                            _ => int_bind(s).unwrap_or_else(|| text(s)),
+                        }
+                    }
+                    (Dialect::Sqlite, Some(ColumnKind::Text)) => text(s),
+                    _ if is_number => int_bind(s)
+                        .or_else(|| float_bind(s))
+                        .unwrap_or_else(|| text(s)),
+                    _ => text(s),
+                }
+            }
+        }
+    }
+}
+
+fn text(s: &str) -> Bind {
+    Bind::Text(s.to_owned())
+}
+
+fn int_bind(s: &str) -> Option<Bind> {
+    s.parse::<i64>().ok().map(Bind::Int)
+}
+
+fn float_bind(s: &str) -> Option<Bind> {
+    // "NaN" and "inf" parse as f64 but are not numbers a filter means.
+    s.parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
+        .map(Bind::Float)
+}
+
+/// The column whose type a literal beside `node` takes: the column itself, or
+/// the column inside a function whose result has the column's type.
+fn context_of(node: &Node) -> Option<&Column> {
+    match node {
+        Node::Column(c) => Some(c),
+        Node::Call { func, args } => match func {
+            // Text in, text out: only a text column's type carries over.
+            Func::Lower | Func::Upper | Func::Trim => args
+                .iter()
+                .find_map(context_of)
+                .filter(|c| c.kind == ColumnKind::Text),
+            Func::Abs | Func::Coalesce => args.iter().find_map(context_of),
+            Func::Length | Func::Round => None,
+        },
+        _ => None,
+    }
+}
+
+/// Converts sqlparser's tree into ours, refusing what is not allowed.
+struct Builder<'a> {
+    table: &'a Table,
+    nodes: usize,
+}
+
+impl Builder<'_> {
+    fn node(&mut self, expr: &Expr, depth: usize) -> Result<Node, ToolError> {
+        self.nodes += 1;
+        if self.nodes > MAX_FILTER_NODES {
+            return Err(ToolError::invalid_input(format!(
+                "filter is too complex: more than {MAX_FILTER_NODES} terms"
+            )));
+        }
+        if depth > MAX_DEPTH {
+            return Err(ToolError::invalid_input("filter is nested too deeply"));
+        }
+        let d = depth + 1;
+        let node = match expr {
+            Expr::Nested(inner) => {
+                // Parentheses are not a node of our tree (we write our own),
+                // but they count towards the cap.
+                return self.node(inner, d);
+            }
+            Expr::Identifier(ident) => Node::Column(self.column(&ident.value)?),
+            Expr::CompoundIdentifier(parts) => {
+                if parts.len() == 2 && names_table(&parts[0].value, &self.table.name) {
+                    Node::Column(self.column(&parts[1].value)?)
+                } else {
+                    let name = parts
+                        .iter()
+                        .map(|p| p.value.as_str())
+                        .collect::<Vec<_>>()
+                        .join(".");
+                    return Err(denied(format!(
+                        "`{}` is not a column of `{}`: other tables and qualified names are not allowed in filters",
+                        clip(&name),
+                        clip(&self.table.name)
+                    )));
+                }
+            }
+            Expr::Value(v) => Node::Literal(literal(&v.value)?),
+            Expr::UnaryOp { op, expr: inner } => match op {
+                UnaryOperator::Not => Node::Not(Box::new(self.node(inner, d)?)),
+                UnaryOperator::Minus | UnaryOperator::Plus => {
+                    let Expr::Value(v) = inner.as_ref() else {
+                        return Err(denied_what("unary minus and plus on anything but a number"));
+                    };
+                    let Value::Number(n, false) = &v.value else {
+                        return Err(denied_what("unary minus and plus on anything but a number"));
+                    };
+                    self.nodes += 1;
+                    if *op == UnaryOperator::Minus {
+                        Node::Literal(Literal::Number(format!("-{n}")))
+                    } else {
+                        Node::Literal(Literal::Number(n.clone()))
+                    }
+                }
+                other => {
+                    return Err(denied(format!(
+                        "operator `{other}` is not allowed in filters"
+                    )));
+                }
+            },
+            Expr::BinaryOp { left, op, right } => {
+                let make = |b: &mut Self,
+                            l: &Expr,
+                            r: &Expr|
+                 -> Result<(Box<Node>, Box<Node>), ToolError> {
+                    Ok((Box::new(b.node(l, d)?), Box::new(b.node(r, d)?)))
+                };
+                let cmp = match op {
+                    BinaryOperator::And => {
+                        let (a, b) = make(self, left, right)?;
+                        return Ok(Node::And(a, b));
+                    }
+                    BinaryOperator::Or => {
+                        let (a, b) = make(self, left, right)?;
+                        return Ok(Node::Or(a, b));
+                    }
+                    BinaryOperator::Eq => CmpOp::Eq,
+                    BinaryOperator::NotEq => CmpOp::NotEq,
+                    BinaryOperator::Lt => CmpOp::Lt,
+                    BinaryOperator::LtEq => CmpOp::LtEq,
+                    BinaryOperator::Gt => CmpOp::Gt,
+                    BinaryOperator::GtEq => CmpOp::GtEq,
+                    other => return Err(binary_op_refusal(other)),
+                };
+                let (l, r) = make(self, left, right)?;
+                Node::Compare {
+                    left: l,
+                    op: cmp,
+                    right: r,
+                }
+            }
+            Expr::IsNull(e) | Expr::IsNotNull(e) => Node::IsNull {
+                expr: Box::new(self.node(e, d)?),
+                negated: matches!(expr, Expr::IsNotNull(_)),
+            },
+            Expr::IsTrue(e) | Expr::IsNotTrue(e) | Expr::IsFalse(e) | Expr::IsNotFalse(e) => {
+                Node::IsBool {
+                    expr: Box::new(self.node(e, d)?),
+                    value: matches!(expr, Expr::IsTrue(_) | Expr::IsNotTrue(_)),
+                    negated: matches!(expr, Expr::IsNotTrue(_) | Expr::IsNotFalse(_)),
+                }
+            }
+            Expr::InList {
+                expr: subject,
+                list,
+                negated,
+            } => {
+                if list.len() > MAX_IN_LIST {
+                    return Err(ToolError::invalid_input(format!(
+                        "IN lists may have at most {MAX_IN_LIST} values"
+                    )));
+                }
+                let subject = Box::new(self.node(subject, d)?);
+                let mut items = Vec::with_capacity(list.len());
+                for item in list {
+                    let n = self.node(item, d)?;
+                    if !matches!(n, Node::Literal(_)) {
+                        return Err(denied_what(
+                            "IN lists of anything but values (numbers, strings, TRUE, FALSE, NULL)",
+                        ));
+                    }
+                    items.push(n);
+                }
+                Node::InList {
+                    expr: subject,
+                    list: items,
+                    negated: *negated,
+                }
+            }
+            Expr::Between {
+                expr: subject,
+                negated,
+                low,
+                high,
+            } => Node::Between {
+                expr: Box::new(self.value(subject, d)?),
+                low: Box::new(self.value(low, d)?),
+                high: Box::new(self.value(high, d)?),
+                negated: *negated,
+            },
+            Expr::Like {
+                negated,
+                any,
+                expr: subject,
+                pattern,
+                escape_char,
+            }
+            | Expr::ILike {
+                negated,
+                any,
+                expr: subject,
+                pattern,
+                escape_char,
+            } => {
+                if *any {
+                    return Err(denied_what("LIKE ANY"));
+                }
+                let subject = self.value(subject, d)?;
+                check_like_subject(&subject)?;
+                let pattern = self.value(pattern, d)?;
+                let escape = match escape_char {
+                    None => None,
+                    Some(e) => Some(escape_literal(e)?),
+                };
+                Node::Like {
+                    expr: Box::new(subject),
+                    pattern: Box::new(pattern),
+                    escape,
+                    negated: *negated,
+                    case_insensitive: matches!(expr, Expr::ILike { .. }),
+                }
+            }
+            Expr::Function(f) => self.function(f, d)?,
+            Expr::Trim {
+                trim_where: None,
+                trim_what: None,
+                expr: inner,
+                trim_characters: None,
+            } => Node::Call {
+                func: Func::Trim,
+                args: vec![self.value(inner, d)?],
+            },
+            other => return Err(refusal(other)),
+        };
+        Ok(node)
+    }
+
+    /// A value: a column, a literal or a call (function arguments, BETWEEN
+    /// bounds, LIKE operands), not a condition.
+    fn value(&mut self, expr: &Expr, depth: usize) -> Result<Node, ToolError> {
+        let n = self.node(expr, depth)?;
+        match n {
+            Node::Column(_) | Node::Literal(_) | Node::Call { .. } => Ok(n),
+            _ => Err(denied_what(
+                "conditions in value positions (function arguments, BETWEEN bounds, LIKE operands)",
+            )),
+        }
+    }
+
+    fn function(&mut self, f: &Function, depth: usize) -> Result<Node, ToolError> {
+        let name = match f.name.0.as_slice() {
+            [ObjectNamePart::Identifier(ident)] => ident.value.as_str(),
+            _ => {
+                return Err(denied(format!(
+                    "function `{}` is not allowed in filters; allowed: {}",
+                    clip(&f.name.to_string()),
+                    FILTER_FUNCTIONS.join(", ")
+                )));
+            }
+        };
+        let Some(func) = Func::from_name(name) else {
+            return Err(denied(format!(
+                "function `{}` is not allowed in filters; allowed: {}",
+                clip(name),
+                FILTER_FUNCTIONS.join(", ")
+            )));
+        };
+        if f.uses_odbc_syntax
+            || !matches!(f.parameters, FunctionArguments::None)
+            || !f.within_group.is_empty()
+            || f.filter.is_some()
+            || f.null_treatment.is_some()
+            || f.over.is_some()
+        {
+            return Err(denied_what(
+                "OVER, FILTER, WITHIN GROUP and other call clauses",
+            ));
+        }
+        let FunctionArguments::List(list) = &f.args else {
+            return Err(denied(format!(
+                "`{}` must be called with arguments in parentheses",
+                func.sql_name()
+            )));
+        };
+        if matches!(list.duplicate_treatment, Some(DuplicateTreatment::Distinct))
+            || !list.clauses.is_empty()
+        {
+            return Err(denied_what(
+                "DISTINCT, ORDER BY and other clauses inside calls",
+            ));
+        }
+        let mut exprs = Vec::with_capacity(list.args.len());
+        for a in &list.args {
+            match a {
+                FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => exprs.push(e),
+                _ => return Err(denied_what("named arguments and `*` in calls")),
+            }
+        }
+        let (min, max) = match func {
+            Func::Round => (1, 2),
+            Func::Coalesce => (1, MAX_COALESCE_ARGS),
+            _ => (1, 1),
+        };
+        if exprs.len() < min || exprs.len() > max {
+            let want = if min == max {
+                format!("{min} argument")
+            } else {
+                format!("{min} to {max} arguments")
+            };
+            return Err(ToolError::invalid_input(format!(
+                "`{}` takes {want}, got {}",
+                func.sql_name(),
+                exprs.len()
+            )));
+        }
+        let mut args = Vec::with_capacity(exprs.len());
+        for (i, e) in exprs.into_iter().enumerate() {
+            if func == Func::Round && i == 1 {
+                args.push(Node::Digits(round_digits(e)?));
+            } else {
+                args.push(self.value(e, depth)?);
+            }
+        }
+        Ok(Node::Call { func, args })
+    }
+
+    fn column(&self, name: &str) -> Result<Column, ToolError> {
+        self.table.column(name).cloned().ok_or_else(|| {
+            ToolError::new(
+                ErrorType::InvalidColumn,
+                format!(
+                    "column `{}` does not exist in table `{}`",
+                    clip(name),
+                    clip(&self.table.name)
+                ),
+            )
+            .suggest(format!("Available columns: {}", self.table.column_list()))
+        })
+    }
+}
+
+/// Whether a qualifier names the filtered table (quoted or not: the
+/// qualifier is dropped when we write the SQL, so case cannot matter).
+fn names_table(qualifier: &str, table: &str) -> bool {
+    qualifier == table || qualifier.eq_ignore_ascii_case(table)
+}
+
+/// Refuses a LIKE subject that is not text: a non-text column, a numeric
+/// function (`length`, `abs`, `round`), or `coalesce` over one. `lower`,
+/// `upper` and `trim` return text whatever their argument.
+fn check_like_subject(node: &Node) -> Result<(), ToolError> {
+    let not_text = |what: String, is: &str| {
+        Err(
+            ToolError::invalid_input(format!("LIKE works on text columns; {what} is {is}"))
+                .suggest("Compare non-text values with =, <, >, IN or BETWEEN."),
+        )
+    };
+    match node {
+        Node::Column(c) if !c.kind.is_text() => {
+            not_text(format!("`{}`", clip(&c.name)), kind_name(c.kind))
+        }
+        Node::Call { func, args } => match func {
+            Func::Length | Func::Abs | Func::Round => {
+                not_text(format!("`{}(...)`", func.sql_name()), "a number")
+            }
+            Func::Coalesce => args.iter().try_for_each(check_like_subject),
+            Func::Lower | Func::Upper | Func::Trim => Ok(()),
+        },
+        _ => Ok(()),
+    }
+}
+
+fn kind_name(kind: ColumnKind) -> &'static str {
+    match kind {
+        ColumnKind::Integer => "integer",
+        ColumnKind::Float => "floating point",
+        ColumnKind::Numeric => "numeric",
+        ColumnKind::Text => "text",
+        ColumnKind::Boolean => "boolean",
+        ColumnKind::Temporal => "a date/time",
+        ColumnKind::Json => "JSON",
+        ColumnKind::Bytes => "binary",
+        ColumnKind::Other => "not text",
+    }
+}
+
+fn literal(v: &Value) -> Result<Literal, ToolError> {
+    match v {
+        Value::Number(n, false) => Ok(Literal::Number(n.clone())),
+        Value::SingleQuotedString(s) => Ok(Literal::Text(s.clone())),
+        Value::Boolean(b) => Ok(Literal::Bool(*b)),
+        Value::Null => Ok(Literal::Null),
+        Value::Placeholder(_) => Err(denied_what("placeholders")),
+        Value::DollarQuotedString(_) => Err(denied_what("dollar-quoted strings")),
+        _ => Err(denied_what(
+            "special literals (escape, national, unicode, hex, byte, raw or long strings)",
+        )),
+    }
+}
+
+/// The ESCAPE character of a LIKE: one character in single quotes.
+fn escape_literal(e: &Expr) -> Result<String, ToolError> {
+    if let Expr::Value(v) = e
+        && let Value::SingleQuotedString(s) = &v.value
+        && s.chars().count() == 1
+    {
+        return Ok(s.clone());
+    }
+    Err(ToolError::invalid_input(
+        "ESCAPE takes one character in single quotes, e.g. ESCAPE '!'",
+    ))
+}
+
+/// `round`'s precision: a small non-negative integer literal.
+fn round_digits(e: &Expr) -> Result<u32, ToolError> {
+    if let Expr::Value(v) = e
+        && let Value::Number(n, false) = &v.value
+        && n.bytes().all(|b| b.is_ascii_digit())
+        && let Ok(d) = n.parse::<u32>()
+        && d <= MAX_ROUND_DIGITS
+    {
+        return Ok(d);
+    }
+    Err(ToolError::invalid_input(format!(
+        "round's second argument must be a whole number from 0 to {MAX_ROUND_DIGITS}"
+    )))
+}
+
+fn denied(message: String) -> ToolError {
+    ToolError::denied(message).suggest(FILTER_HELP)
+}
+
+fn denied_what(what: &str) -> ToolError {
+    denied(format!("{what} are not allowed in filters"))
+}
+
+fn binary_op_refusal(op: &BinaryOperator) -> ToolError {
+    use BinaryOperator as B;
+    match op {
+        B::Plus | B::Minus | B::Multiply | B::Divide | B::Modulo => {
+            denied_what("arithmetic operators (+ - * / %)")
+        }
+        B::StringConcat => denied_what("string concatenation (||)"),
+        B::Arrow
+        | B::LongArrow
+        | B::HashArrow
+        | B::HashLongArrow
+        | B::AtArrow
+        | B::ArrowAt
+        | B::HashMinus
+        | B::AtQuestion
+        | B::AtAt
+        | B::Question
+        | B::QuestionAnd
+        | B::QuestionPipe => denied_what("JSON operators"),
+        B::BitwiseOr
+        | B::BitwiseAnd
+        | B::BitwiseXor
+        | B::PGBitwiseXor
+        | B::PGBitwiseShiftLeft
+        | B::PGBitwiseShiftRight => denied_what("bitwise operators"),
+        other => denied(format!(
+            "operator `{}` is not allowed in filters",
+            clip(&other.to_string())
+        )),
+    }
+}
+
+/// The refusal of an expression kind outside the allow-list, naming it.
+fn refusal(expr: &Expr) -> ToolError {
+    let what = match expr {
+        Expr::Subquery(_) | Expr::InSubquery { .. } => "subqueries",
+        Expr::Exists { .. } => "EXISTS subqueries",
+        Expr::Cast { .. } | Expr::Convert { .. } => "casts",
+        Expr::Collate { .. } => "COLLATE clauses",
+        Expr::Array(_) | Expr::AnyOp { .. } | Expr::AllOp { .. } | Expr::InUnnest { .. } => {
+            "arrays and ANY/ALL"
+        }
+        Expr::Interval(_) => "intervals",
+        Expr::TypedString(_) => "typed literals such as DATE '...' (write a plain string)",
+        Expr::Case { .. } => "CASE expressions",
+        Expr::JsonAccess { .. } | Expr::CompoundFieldAccess { .. } => {
+            "JSON, array and field access"
+        }
+        Expr::IsDistinctFrom(..) | Expr::IsNotDistinctFrom(..) => "IS DISTINCT FROM",
+        Expr::IsUnknown(_) | Expr::IsNotUnknown(_) => "IS UNKNOWN",
+        Expr::SimilarTo { .. } | Expr::RLike { .. } => "regular expressions",
+        Expr::AtTimeZone { .. } => "AT TIME ZONE",
+        Expr::Extract { .. } => "EXTRACT",
+        Expr::Position { .. } | Expr::Substring { .. } | Expr::Overlay { .. } => {
+            "POSITION, SUBSTRING and OVERLAY"
+        }
+        Expr::Ceil { .. } | Expr::Floor { .. } => "CEIL and FLOOR",
+        Expr::Trim { .. } => "TRIM with LEADING/TRAILING/BOTH or characters",
+        Expr::Tuple(_) | Expr::Struct { .. } | Expr::Map(_) | Expr::Dictionary(_) => {
+            "row, struct and map values"
+        }
+        Expr::Wildcard(_) | Expr::QualifiedWildcard(..) => "`*`",
+        Expr::Function(_) => "function calls",
+        _ => "this kind of expression",
+    };
+    denied_what(what)
+}
+
+/// Whether the tree references a column anywhere.
+fn has_column(node: &Node) -> bool {
+    match node {
+        Node::Column(_) => true,
+        Node::Literal(_) | Node::Digits(_) => false,
+        Node::Call { args, .. } => args.iter().any(has_column),
+        Node::Not(a) => has_column(a),
+        Node::And(a, b) | Node::Or(a, b) => has_column(a) || has_column(b),
+        Node::Compare { left, right, .. } => has_column(left) || has_column(right),
+        Node::IsNull { expr, .. } | Node::IsBool { expr, .. } => has_column(expr),
+        Node::InList { expr, list, .. } => has_column(expr) || list.iter().any(has_column),
+        Node::Between {
+            expr, low, high, ..
+        } => has_column(expr) || has_column(low) || has_column(high),
+        Node::Like { expr, pattern, .. } => has_column(expr) || has_column(pattern),
+    }
+}
+
+/// What the structure says about a condition over all rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Truth {
+    /// True for every row.
+    True,
+    /// True for no row.
+    False,
+    /// Depends on the row (or we cannot tell).
+    Maybe,
+}
+
+fn truth(node: &Node) -> Truth {
+    if !has_column(node) {
+        // A constant: fold it; one we cannot fold may be true, so it counts
+        // as true (the conservative answer for update/delete).
+        return match fold(node) {
+            Some(Const::Bool(false)) | Some(Const::Null) => Truth::False,
+            _ => Truth::True,
+        };
+    }
+    match node {
+        Node::Not(a) => match truth(a) {
+            Truth::True => Truth::False,
+            Truth::False => Truth::True,
+            Truth::Maybe => Truth::Maybe,
+        },
+        Node::And(a, b) => match (truth(a), truth(b)) {
+            (Truth::True, Truth::True) => Truth::True,
+            (Truth::False, _) | (_, Truth::False) => Truth::False,
+            _ => Truth::Maybe,
+        },
+        Node::Or(..) => {
+            let mut branches = Vec::new();
+            flatten_or(node, &mut branches);
+            let truths: Vec<Truth> = branches.iter().map(|b| truth(b)).collect();
+            if truths.contains(&Truth::True) {
+                return Truth::True;
+            }
+            for (i, a) in branches.iter().enumerate() {
+                for b in &branches[i + 1..] {
+                    if complements(a, b) {
+                        return Truth::True;
+                    }
+                }
+            }
+            if truths.iter().all(|t| *t == Truth::False) {
+                Truth::False
+            } else {
+                Truth::Maybe
+            }
+        }
+        Node::Compare { left, op, right } if left == right => match op {
+            CmpOp::Eq | CmpOp::LtEq | CmpOp::GtEq => Truth::True,
+            CmpOp::NotEq | CmpOp::Lt | CmpOp::Gt => Truth::False,
+        },
+        Node::Between {
+            expr,
+            low,
+            high,
+            negated,
+        } if expr == low && expr == high => {
+            if *negated {
+                Truth::False
+            } else {
+                Truth::True
+            }
+        }
+        Node::Like {
+            pattern, negated, ..
+        } if matches_everything(pattern) => {
+            if *negated {
+                Truth::False
+            } else {
+                Truth::True
+            }
+        }
+        _ => Truth::Maybe,
+    }
+}
+
+/// Whether a LIKE pattern is only `%` wildcards.
+fn matches_everything(pattern: &Node) -> bool {
+    matches!(pattern, Node::Literal(Literal::Text(p)) if !p.is_empty() && p.chars().all(|c| c == '%'))
+}
+
+fn flatten_or<'n>(node: &'n Node, out: &mut Vec<&'n Node>) {
+    match node {
+        Node::Or(a, b) => {
+            flatten_or(a, out);
+            flatten_or(b, out);
+        }
+        other => out.push(other),
+    }
+}
+
+/// Whether `b` is true exactly when `a` is not (ignoring NULLs, as the
+/// tricks that use them do): `p` / `NOT p`, `x IS NULL` / `x IS NOT NULL`,
+/// `a = 1` / `a <> 1`, `a < b` / `a >= b`, and negated IN/BETWEEN/LIKE.
+fn complements(a: &Node, b: &Node) -> bool {
+    if matches!(a, Node::Not(inner) if inner.as_ref() == b)
+        || matches!(b, Node::Not(inner) if inner.as_ref() == a)
+    {
+        return true;
+    }
+    match (a, b) {
+        (
+            Node::IsNull {
+                expr: x,
+                negated: n1,
+            },
+            Node::IsNull {
+                expr: y,
+                negated: n2,
+            },
+        ) => x == y && n1 != n2,
+        (
+            Node::IsBool {
+                expr: x,
+                value: v1,
+                negated: n1,
+            },
+            Node::IsBool {
+                expr: y,
+                value: v2,
+                negated: n2,
+            },
+        ) => x == y && v1 == v2 && n1 != n2,
+        (
+            Node::Compare {
+                left: l1,
+                op: o1,
+                right: r1,
+            },
+            Node::Compare {
+                left: l2,
+                op: o2,
+                right: r2,
+            },
+        ) => l1 == l2 && r1 == r2 && o1.negation() == *o2,
+        (
+            Node::InList {
+                expr: x,
+                list: l1,
+                negated: n1,
+            },
+            Node::InList {
+                expr: y,
+                list: l2,
+                negated: n2,
+            },
+        ) => x == y && l1 == l2 && n1 != n2,
+        (
+            Node::Between {
+                expr: x,
+                low: lo1,
+                high: hi1,
+                negated: n1,
+            },
+            Node::Between {
+                expr: y,
+                low: lo2,
+                high: hi2,
+                negated: n2,
+            },
+        ) => x == y && lo1 == lo2 && hi1 == hi2 && n1 != n2,
+        (
+            Node::Like {
+                expr: x,
+                pattern: p1,
+                escape: e1,
+                negated: n1,
+                case_insensitive: c1,
+            },
+            Node::Like {
+                expr: y,
+                pattern: p2,
+                escape: e2,
+                negated: n2,
+                case_insensitive: c2,
+            },
+        ) => x == y && p1 == p2 && e1 == e2 && c1 == c2 && n1 != n2,
+        _ => false,
+    }
+}
+
+/// A folded constant.
+#[derive(Debug, Clone, PartialEq)]
+enum Const {
+    Null,
+    Bool(bool),
+    Num(f64),
+    Text(String),
+}
+
+/// Folds a column-free sub-expression, where the answer does not depend on
+/// the database: numbers, booleans, NULL and text *equality*. Text ordering
+/// depends on the collation, and function results on the database, so those
+/// are not folded (`None`: unknown).
+fn fold(node: &Node) -> Option<Const> {
+    match node {
+        Node::Literal(l) => Some(match l {
+            Literal::Null => Const::Null,
+            Literal::Bool(b) => Const::Bool(*b),
+            Literal::Number(n) => Const::Num(n.parse::<f64>().ok().filter(|v| v.is_finite())?),
+            Literal::Text(s) => Const::Text(s.clone()),
+        }),
+        Node::Not(a) => match fold(a)? {
+            Const::Null => Some(Const::Null),
+            Const::Bool(b) => Some(Const::Bool(!b)),
+            _ => None,
+        },
+        Node::And(a, b) => {
+            let (x, y) = (fold_bool(a), fold_bool(b));
+            match (x, y) {
+                (Some(Some(false)), _) | (_, Some(Some(false))) => Some(Const::Bool(false)),
+                (Some(Some(true)), Some(Some(true))) => Some(Const::Bool(true)),
+                (Some(_), Some(_)) => Some(Const::Null),
+                _ => None,
+            }
+        }
+        Node::Or(a, b) => {
+            let (x, y) = (fold_bool(a), fold_bool(b));
+            match (x, y) {
+                (Some(Some(true)), _) | (_, Some(Some(true))) => Some(Const::Bool(true)),
+                (Some(Some(false)), Some(Some(false))) => Some(Const::Bool(false)),
+                (Some(_), Some(_)) => Some(Const::Null),
+                _ => None,
+            }
+        }
+        Node::Compare { left, op, right } => compare(&fold(left)?, *op, &fold(right)?),
+        Node::IsNull { expr, negated } => {
+            let is_null = fold(expr)? == Const::Null;
+            Some(Const::Bool(is_null != *negated))
+        }
+        Node::IsBool {
+            expr,
+            value,
+            negated,
+        } => {
+            let is = match fold(expr)? {
+                Const::Bool(b) => b == *value,
+                Const::Null => false,
+                _ => return None,
+            };
+            Some(Const::Bool(is != *negated))
+        }
+        Node::Between {
+            expr,
+            low,
+            high,
+            negated,
+        } => {
+            let (x, lo, hi) = (fold(expr)?, fold(low)?, fold(high)?);
+            let ge = compare(&x, CmpOp::GtEq, &lo)?;
+            let le = compare(&x, CmpOp::LtEq, &hi)?;
+            let r = match (ge, le) {
+                (Const::Bool(a), Const::Bool(b)) => Const::Bool((a && b) != *negated),
+                _ => Const::Null,
+            };
+            Some(r)
+        }
+        Node::InList {
+            expr,
+            list,
+            negated,
+        } => {
+            let x = fold(expr)?;
+            let mut saw_null = x == Const::Null;
+            for item in list {
+                match compare(&x, CmpOp::Eq, &fold(item)?)? {
+                    Const::Bool(true) => return Some(Const::Bool(!*negated)),
+                    Const::Null => saw_null = true,
+                    _ => {}
+                }
+            }
+            Some(if saw_null {
+                Const::Null
+            } else {
+                Const::Bool(*negated)
+            })
+        }
+        _ => None,
+    }
+}
+
+/// `Some(Some(b))` a boolean, `Some(None)` NULL, `None` unknown.
+fn fold_bool(node: &Node) -> Option<Option<bool>> {
+    match fold(node)? {
+        Const::Bool(b) => Some(Some(b)),
+        Const::Null => Some(None),
+        _ => None,
+    }
+}
+
+fn compare(a: &Const, op: CmpOp, b: &Const) -> Option<Const> {
+    use std::cmp::Ordering;
+    let ord = match (a, b) {
+        (Const::Null, _) | (_, Const::Null) => return Some(Const::Null),
+        (Const::Num(x), Const::Num(y)) => x.partial_cmp(y)?,
+        (Const::Bool(x), Const::Bool(y)) => x.cmp(y),
+        // Text equality does not depend on the collation (deterministic
+        // collations); text ordering does, so it stays unknown.
+        (Const::Text(x), Const::Text(y)) if matches!(op, CmpOp::Eq | CmpOp::NotEq) => {
+            if x == y {
+                Ordering::Equal
+            } else {
+                Ordering::Less
+            }
+        }
+        _ => return None,
+    };
+    let r = match op {
+        CmpOp::Eq => ord == Ordering::Equal,
+        CmpOp::NotEq => ord != Ordering::Equal,
+        CmpOp::Lt => ord == Ordering::Less,
+        CmpOp::LtEq => ord != Ordering::Greater,
+        CmpOp::Gt => ord == Ordering::Greater,
+        CmpOp::GtEq => ord != Ordering::Less,
+    };
+    Some(Const::Bool(r))
+}
+
+// ---------------------------------------------------------------------------
+// Lexical checks shared with the execute tool's statement checker.
+// ---------------------------------------------------------------------------
+
+/// Size cap and character check applied before any parsing: at most `max`
+/// characters, and no NUL or other control characters except tab, newline
+/// and carriage return. `what` names the argument in the message.
+pub(super) fn check_text(text: &str, max: usize, what: &str) -> Result<(), ToolError> {
+    // Bytes bound characters from above: skip counting huge inputs.
+    if text.len() > max * 4 || text.chars().count() > max {
+        return Err(ToolError::invalid_input(format!(
+            "{what} is too long: at most {max} characters"
+        )));
+    }
+    if text
+        .chars()
+        .any(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+    {
+        return Err(ToolError::invalid_input(format!(
+            "{what} contains a NUL or control character"
+        )));
+    }
+    Ok(())
+}
+
+/// Tokenizes `text` in `dialect` and refuses the tokens no checked SQL
+/// needs: comments (which hide text from reviewers and change meaning across
+/// dialects), placeholders (values are bound by us), dollar-quoted, escape,
+/// national, unicode, hex, byte, raw and triple-quoted strings (each has its
+/// own escaping rules, the classic way to break quoting), and `;` unless
+/// `allow_semicolon`. `what` names the input in messages ("filters").
+pub(super) fn tokenize_checked(
+    dialect: Dialect,
+    text: &str,
+    what: &str,
+    allow_semicolon: bool,
+) -> Result<Vec<Token>, ToolError> {
+    let tokens = match dialect {
+        Dialect::Postgres => Tokenizer::new(&PostgreSqlDialect {}, text).tokenize(),
+        Dialect::Sqlite => Tokenizer::new(&SQLiteDialect {}, text).tokenize(),
+    }
+    .map_err(|e| {
+        ToolError::syntax(format!("could not read the SQL: {}", clip(&e.message)))
+            .suggest("Check the quotes: strings use 'single quotes' ('' inside), names use \"double quotes\".")
+    })?;
+    for t in &tokens {
+        let refused = match t {
+            Token::Whitespace(Whitespace::SingleLineComment { .. })
+            | Token::Whitespace(Whitespace::MultiLineComment(_)) => "comments",
+            Token::Placeholder(_) | Token::Question => "placeholders",
+            Token::DollarQuotedString(_) => "dollar-quoted strings",
+            Token::EscapedStringLiteral(_) => "escape strings (E'...')",
+            Token::NationalStringLiteral(_)
+            | Token::NationalQuoteDelimitedStringLiteral(_)
+            | Token::QuoteDelimitedStringLiteral(_) => "national and quote-delimited strings",
+            Token::UnicodeStringLiteral(_) => "unicode escape strings (U&'...')",
+            Token::HexStringLiteral(_) => "hex literals (X'...', 0x...)",
+            Token::SingleQuotedByteStringLiteral(_)
+            | Token::DoubleQuotedByteStringLiteral(_)
+            | Token::TripleSingleQuotedByteStringLiteral(_)
+            | Token::TripleDoubleQuotedByteStringLiteral(_) => "byte and bit strings",
+            Token::SingleQuotedRawStringLiteral(_)
+            | Token::DoubleQuotedRawStringLiteral(_)
+            | Token::TripleSingleQuotedRawStringLiteral(_)
+            | Token::TripleDoubleQuotedRawStringLiteral(_)
+            | Token::TripleSingleQuotedString(_)
+            | Token::TripleDoubleQuotedString(_)
+            | Token::DoubleQuotedString(_) => "raw and triple-quoted strings",
+            Token::SemiColon if !allow_semicolon => "`;`",
+            _ => continue,
+        };
+        return Err(
+            ToolError::denied(format!("{refused} are not allowed in {what}")).suggest(
+                "Use plain 'single-quoted' strings and numbers; no comments, placeholders or `;`.",
+            ),
+        );
+    }
+    Ok(tokens)
+}
+
+/// Parses exactly one expression from `tokens`, requiring the parser to be
+/// at the end afterwards (otherwise `1=1; DROP TABLE x` or `a=1 garbage`
+/// would pass with the tail ignored).
+fn parse_one_expr(dialect: Dialect, tokens: Vec<Token>) -> Result<Expr, ToolError> {
+    fn run(d: &dyn sqlparser::dialect::Dialect, tokens: Vec<Token>) -> Result<Expr, ToolError> {
+        let mut parser = Parser::new(d)
+            .with_recursion_limit(RECURSION_LIMIT)
+            .with_tokens(tokens);
+        let expr = parser.parse_expr().map_err(parser_error)?;
+        let next = parser.peek_token();
+        if next.token != Token::EOF {
+            return Err(ToolError::syntax(format!(
+                "unexpected `{}` after the end of the condition",
+                clip(&next.token.to_string())
+            ))
+            .suggest("A filter is one condition, e.g. age > 18 AND status = 'active'; combine conditions with AND / OR."));
+        }
+        Ok(expr)
+    }
+    match dialect {
+        Dialect::Postgres => run(&PostgreSqlDialect {}, tokens),
+        Dialect::Sqlite => run(&SQLiteDialect {}, tokens),
+    }
+}
+
+/// A parser error as a tool error: a syntax error with a short message, or
+/// invalid input when nesting is too deep.
+pub(super) fn parser_error(e: ParserError) -> ToolError {
+    match e {
+        ParserError::RecursionLimitExceeded => {
+            ToolError::invalid_input("the SQL is nested too deeply")
+        }
+        ParserError::ParserError(m) | ParserError::TokenizerError(m) => {
+            ToolError::syntax(format!("syntax error: {}", clip_n(&m, 120)))
+        }
+    }
+}
+
+/// At most `n` characters of `s`, for error messages (parser messages
+/// quote the offending token, which may be model input).
+fn clip_n(s: &str, n: usize) -> String {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn col(name: &str, kind: ColumnKind, sql_type: &str) -> Column {
+        Column {
+            name: name.into(),
+            kind,
+            sql_type: sql_type.into(),
+        }
+    }
+
+    fn users() -> Table {
+        Table {
+            name: "users".into(),
+            columns: vec![
+                col("id", ColumnKind::Integer, "integer"),
+                col("name", ColumnKind::Text, "text"),
+                col("age", ColumnKind::Integer, "integer"),
+                col("status", ColumnKind::Text, "text"),
+                col("score", ColumnKind::Float, "double precision"),
+                col("active", ColumnKind::Boolean, "boolean"),
+                col("Full Name", ColumnKind::Text, "text"),
+                col("created", ColumnKind::Temporal, "timestamp with time zone"),
+            ],
+        }
+    }
+
+    fn pg(text: &str) -> Result<Filter, ToolError> {
+        Filter::parse(Dialect::Postgres, &users(), text)
+    }
+
+    fn lite(text: &str) -> Result<Filter, ToolError> {
+        Filter::parse(Dialect::Sqlite, &users(), text)
+    }
+
+    fn sql(f: &Filter) -> (String, Vec<Bind>) {
+        let mut w = SqlWriter::new(f.dialect);
+        f.write(&mut w);
+        w.finish()
+    }
+
+    fn err(r: Result<Filter, ToolError>) -> ToolError {
+        r.expect_err("must be refused")
+    }
+
+    /// Both dialects refuse `text` with `ty`.
+    fn refused(text: &str, ty: ErrorType) {
+        for d in [Dialect::Postgres, Dialect::Sqlite] {
+            let e =
+                Filter::parse(d, &users(), text).expect_err(&format!("{d:?} must refuse {text:?}"));
+            assert_eq!(e.error_type, ty, "{d:?} {text:?}: {e:?}");
+            assert!(
+                e.message.chars().count() < 300,
+                "long message: {}",
+                e.message
+            );
+        }
+    }
+
+    #[test]
+    fn simple_comparison_is_written_with_binds() {
+        let f = pg("age > 18 AND status = 'active'").unwrap();
+        let (s, b) = sql(&f);
+        assert_eq!(s, r#"(("age" > $1::integer) AND ("status" = $2))"#);
+        assert_eq!(
+            b,
+            vec![Bind::Text("18".into()), Bind::Text("active".into())]
+        );
+        assert!(!f.is_always_true());
+
+        let f = lite("age > 18 AND status = 'active'").unwrap();
+        let (s, b) = sql(&f);
+        assert_eq!(s, r#"(("age" > ?1) AND ("status" = ?2))"#);
+        assert_eq!(b, vec![Bind::Int(18), Bind::Text("active".into())]);
+    }
+
+    #[test]
+    fn literal_on_the_left_takes_the_column_type() {
+        let (s, b) = sql(&pg("18 < age").unwrap());
+        assert_eq!(s, r#"($1::integer < "age")"#);
+        assert_eq!(b, vec![Bind::Text("18".into())]);
+    }
+
+    #[test]
+    fn sqlite_binds_follow_column_kind() {
+        let (_, b) = sql(&lite("score >= '2.5' AND age = '7' AND age = 1.5 AND active = TRUE AND active = 'false' AND name = 5").unwrap());
+        assert_eq!(
+            b,
+            vec![
+                Bind::Float(2.5),
+                Bind::Int(7),
+                Bind::Float(1.5),
+                Bind::Int(1),
+                Bind::Int(0),
+                Bind::Text("5".into())
+            ]
+        );
+        // Not a number: stays text, the database decides.
+        let (_, b) = sql(&lite("age = 'abc'").unwrap());
+        assert_eq!(b, vec![Bind::Text("abc".into())]);
+        let (_, b) = sql(&lite("score = 'NaN'").unwrap());
+        assert_eq!(b, vec![Bind::Text("NaN".into())]);
+    }
+
+    #[test]
+    fn null_bool_and_negative_numbers() {
+        let (s, b) = sql(&pg("active = TRUE OR age = -5 OR name = NULL").unwrap());
+        assert_eq!(
+            s,
+            r#"((("active" = $1) OR ("age" = $2::integer)) OR ("name" = $3))"#
+        );
+        assert_eq!(
+            b,
+            vec![Bind::Bool(true), Bind::Text("-5".into()), Bind::Null]
+        );
+        // A number with no column beside it is a number.
+        let (_, b) = sql(&pg("length(name) > 3 AND abs(-2.5) < 3").unwrap());
+        assert_eq!(b, vec![Bind::Int(3), Bind::Float(-2.5), Bind::Int(3)]);
+    }
+
+    #[test]
+    fn in_between_like_is() {
+        let (s, b) = sql(&pg("id IN (1, 2) AND age NOT BETWEEN 1 AND 9 AND name ILIKE 'a%' AND status NOT LIKE '%x' ESCAPE '!' AND created IS NOT NULL AND active IS NOT TRUE").unwrap());
+        assert_eq!(
+            s,
+            r#"(((((("id" IN ($1::integer, $2::integer)) AND ("age" NOT BETWEEN $3::integer AND $4::integer)) AND ("name" ILIKE $5)) AND ("status" NOT LIKE $6 ESCAPE $7)) AND ("created" IS NOT NULL)) AND ("active" IS NOT TRUE))"#
+        );
+        assert_eq!(b.len(), 7);
+        // SQLite: ILIKE is written as LIKE.
+        let (s, _) = sql(&lite("name ILIKE 'a%' OR name NOT ILIKE 'b%'").unwrap());
+        assert_eq!(s, r#"(("name" LIKE ?1) OR ("name" NOT LIKE ?2))"#);
+    }
+
+    #[test]
+    fn functions_are_written_from_the_allow_list() {
+        let (s, b) = sql(&pg("LOWER(name) = 'bob' AND Round(score, 2) > 1 AND coalesce(age, 0) > 18 AND trim(status) <> ''").unwrap());
+        assert_eq!(
+            s,
+            r#"((((lower("name") = $1) AND (round("score", 2) > $2)) AND (coalesce("age", $3::integer) > $4::integer)) AND (trim("status") <> $5))"#
+        );
+        assert_eq!(b[1], Bind::Int(1));
+        assert!(matches!(
+            err(pg("round(score, 99) > 1")).error_type,
+            ErrorType::InvalidInput
+        ));
+        assert!(matches!(
+            err(pg("round(score, age) > 1")).error_type,
+            ErrorType::InvalidInput
+        ));
+        assert!(matches!(
+            err(pg("lower(name, name) = 'a'")).error_type,
+            ErrorType::InvalidInput
+        ));
+    }
+
+    #[test]
+    fn qualified_and_quoted_columns() {
+        let (s, _) = sql(&pg(
+            r#""users"."id" = 1 AND users.age > 2 AND "Full Name" = 'x' AND "NAME" = 'y'"#,
+        )
+        .unwrap());
+        assert_eq!(
+            s,
+            r#"(((("id" = $1::integer) AND ("age" > $2::integer)) AND ("Full Name" = $3)) AND ("name" = $4))"#
+        );
+    }
+
+    #[test]
+    fn quotes_inside_strings_are_just_characters() {
+        let (s, b) = sql(&pg(
+            "name = 'O''Brien' AND status = 'a\"b' AND name <> '’; DROP TABLE users; --'",
+        )
+        .unwrap());
+        assert!(!s.contains("DROP"));
+        assert_eq!(b[0], Bind::Text("O'Brien".into()));
+        assert_eq!(b[1], Bind::Text("a\"b".into()));
+        assert_eq!(b[2], Bind::Text("’; DROP TABLE users; --".into()));
+    }
+
+    #[test]
+    fn unicode_look_alike_quotes_are_not_quotes() {
+        // ’x’ is an identifier to sqlparser (and to PostgreSQL/SQLite): an
+        // unknown column, not a string.
+        refused("name = ’x’", ErrorType::InvalidColumn);
+        refused("name = ’x’ OR ’1’=’1’", ErrorType::InvalidColumn);
+        refused("name = ＇x＇", ErrorType::InvalidColumn);
+    }
+
+    #[test]
+    fn stacked_statements_and_trailing_garbage() {
+        refused("1=1; DROP TABLE users", ErrorType::PermissionDenied);
+        refused("id = 1;", ErrorType::PermissionDenied);
+        refused("id = 1 garbage", ErrorType::SyntaxError);
+        refused(
+            "id = 1 UNION SELECT password FROM secrets",
+            ErrorType::SyntaxError,
+        );
+        refused("id = 1) OR (1=1", ErrorType::SyntaxError);
+        refused("name = 'unterminated", ErrorType::SyntaxError);
+    }
+
+    #[test]
+    fn comments_are_refused() {
+        refused("id = 1 -- comment", ErrorType::PermissionDenied);
+        refused("id = 1 /* x */", ErrorType::PermissionDenied);
+        refused("id = 1 /* unterminated", ErrorType::SyntaxError);
+        refused("id = /**/1", ErrorType::PermissionDenied);
+    }
+
+    #[test]
+    fn subqueries_and_other_tables_are_refused() {
+        let e = err(pg("id IN (SELECT id FROM secrets)"));
+        assert_eq!(e.error_type, ErrorType::PermissionDenied);
+        assert!(e.message.contains("subqueries"), "{}", e.message);
+        refused("id = (SELECT 1)", ErrorType::PermissionDenied);
+        refused("EXISTS (SELECT 1)", ErrorType::PermissionDenied);
+        refused(
+            "NOT EXISTS (SELECT * FROM secrets)",
+            ErrorType::PermissionDenied,
+        );
+        refused("secrets.id = 1", ErrorType::PermissionDenied);
+        refused("public.users.id = 1", ErrorType::PermissionDenied);
+        refused(
+            "id = ANY(SELECT id FROM secrets)",
+            ErrorType::PermissionDenied,
+        );
+    }
+
+    #[test]
+    fn functions_outside_the_list_are_refused() {
+        let e = err(pg("pg_sleep(5) IS NULL"));
+        assert_eq!(e.error_type, ErrorType::PermissionDenied);
+        assert!(e.message.contains("pg_sleep"), "{}", e.message);
+        assert!(e.message.contains("lower, upper"), "{}", e.message);
+        refused("pg_catalog.lower(name) = 'a'", ErrorType::PermissionDenied);
+        refused(
+            "length(pg_read_file('/etc/passwd')) > 0",
+            ErrorType::PermissionDenied,
+        );
+        refused(
+            "randomblob(1000000000) IS NULL",
+            ErrorType::PermissionDenied,
+        );
+        refused("count(*) > 1", ErrorType::PermissionDenied);
+        refused("lower(DISTINCT name) = 'a'", ErrorType::PermissionDenied);
+        refused("abs(age) OVER () > 1", ErrorType::PermissionDenied);
+    }
+
+    #[test]
+    fn special_strings_and_placeholders_are_refused() {
+        refused("name = $$x$$", ErrorType::PermissionDenied);
+        refused("name = $tag$x$tag$", ErrorType::PermissionDenied);
+        refused("name = $1", ErrorType::PermissionDenied);
+        refused("name = ?", ErrorType::PermissionDenied);
+        refused("name = ?1", ErrorType::PermissionDenied);
+        refused("name = N'x'", ErrorType::PermissionDenied);
+        refused("name = X'41'", ErrorType::PermissionDenied);
+        refused("id = 0x10", ErrorType::PermissionDenied);
+        // Colon and @ placeholders are tokenized as punctuation but parsed
+        // into placeholders by the SQLite dialect.
+        let e = err(lite("name = :x"));
+        assert_eq!(e.error_type, ErrorType::PermissionDenied);
+        let e = err(lite("name = @x"));
+        assert_eq!(e.error_type, ErrorType::PermissionDenied);
+        // PostgreSQL tokenizes E'..' and U&'..' specially.
+        let e = err(pg(r"name = E'\x27'"));
+        assert_eq!(e.error_type, ErrorType::PermissionDenied);
+        let e = err(pg(r"name = U&'\0027'"));
+        assert_eq!(e.error_type, ErrorType::PermissionDenied);
+        // SQLite reads E'..' as an identifier followed by a string.
+        assert!(lite(r"name = E'\x27'").is_err());
+    }
+
+    #[test]
+    fn casts_concat_and_operators_are_refused() {
+        refused("CAST(id AS text) = '1'", ErrorType::PermissionDenied);
+        refused("name = 'a' || 'b'", ErrorType::PermissionDenied);
+        refused("age + 1 > 2", ErrorType::PermissionDenied);
+        refused("age & 1 = 1", ErrorType::PermissionDenied);
+        refused("name COLLATE \"C\" = 'a'", ErrorType::PermissionDenied);
+        refused(
+            "CASE WHEN id = 1 THEN TRUE ELSE FALSE END",
+            ErrorType::PermissionDenied,
+        );
+        refused("name IS DISTINCT FROM 'a'", ErrorType::PermissionDenied);
+        refused("id IN (1, age)", ErrorType::PermissionDenied);
+        refused("id IN (1, 2 + 3)", ErrorType::PermissionDenied);
+        let e = err(pg("id::text = '1'"));
+        assert_eq!(e.error_type, ErrorType::PermissionDenied);
+        assert!(e.message.contains("casts"), "{}", e.message);
+        let e = err(pg("created > now() - interval '1 day'"));
+        assert_eq!(e.error_type, ErrorType::PermissionDenied);
+        assert!(err(pg("name ~ 'a.*'")).error_type == ErrorType::PermissionDenied);
+        assert!(err(pg("name SIMILAR TO 'a%'")).error_type == ErrorType::PermissionDenied);
+        assert!(err(pg("name -> 'a' = '1'")).error_type == ErrorType::PermissionDenied);
+        assert!(err(pg("ARRAY[1] = ARRAY[1]")).error_type == ErrorType::PermissionDenied);
+        assert!(err(pg("created > DATE '2020-01-01'")).error_type == ErrorType::PermissionDenied);
+        assert!(err(pg("-name = 1")).error_type == ErrorType::PermissionDenied);
+    }
+
+    #[test]
+    fn unknown_columns_suggest_the_list() {
+        let e = err(pg("password = 'x'"));
+        assert_eq!(e.error_type, ErrorType::InvalidColumn);
+        assert_eq!(
+            e.suggestion.as_deref(),
+            Some("Available columns: id, name, age, status, score, active, Full Name, created")
+        );
+        // Long names are not echoed in full.
+        let long = "x".repeat(3000);
+        let e = err(pg(&format!("{long} = 1")));
+        assert!(e.message.len() < 200, "{}", e.message);
+    }
+
+    #[test]
+    fn like_on_non_text_columns_is_invalid_input() {
+        let e = err(pg("age LIKE '1%'"));
+        assert_eq!(e.error_type, ErrorType::InvalidInput);
+        assert_eq!(e.message, "LIKE works on text columns; `age` is integer");
+        assert!(pg("lower(name) LIKE 'a%'").is_ok());
+        assert_eq!(
+            err(pg("name LIKE 'a' ESCAPE '!!'")).error_type,
+            ErrorType::InvalidInput
+        );
+        assert!(err(pg("name LIKE ANY (ARRAY['a'])")).error_type == ErrorType::PermissionDenied);
+    }
+
+    #[test]
+    fn size_and_character_limits() {
+        refused(
+            &format!("name = '{}'", "a".repeat(5000)),
+            ErrorType::InvalidInput,
+        );
+        refused("id = 1\0", ErrorType::InvalidInput);
+        refused("id = 1\u{7}", ErrorType::InvalidInput);
+        refused("name = 'a\u{1b}[2J'", ErrorType::InvalidInput);
+        refused("", ErrorType::InvalidInput);
+        refused("   \n\t ", ErrorType::InvalidInput);
+        assert!(pg("id = 1\r\n\tAND age > 2").is_ok());
+        // Exactly at the limit is fine.
+        let at_limit = format!("name = '{}'", "é".repeat(MAX_FILTER_CHARS - 9));
+        assert_eq!(at_limit.chars().count(), MAX_FILTER_CHARS);
+        assert!(pg(&at_limit).is_ok());
+    }
+
+    #[test]
+    fn nesting_and_size_of_the_tree_are_capped() {
+        let deep = format!("{}id = 1{}", "(".repeat(200), ")".repeat(200));
+        refused(&deep, ErrorType::InvalidInput);
+        // sqlparser gives up on very long NOT chains in different ways;
+        // either way the filter is refused.
+        let nots = format!("{}id = 1", "NOT ".repeat(200));
+        assert!(pg(&nots).is_err() && lite(&nots).is_err());
+        let nots = format!("{}id = 1", "NOT ".repeat(20));
+        assert!(pg(&nots).is_ok());
+        let chain = vec!["id = 1"; 300].join(" AND ");
+        refused(&chain, ErrorType::InvalidInput);
+        let in_list = format!(
+            "id IN ({})",
+            (0..1001)
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        refused(&in_list, ErrorType::InvalidInput);
+        // Within the limits.
+        let ok = format!("{}id = 1{}", "(".repeat(10), ")".repeat(10));
+        assert!(pg(&ok).is_ok());
+    }
+
+    #[test]
+    fn always_true_filters() {
+        for t in [
+            "1=1",
+            "'a'='a'",
+            "TRUE",
+            "NOT FALSE",
+            "1",
+            "NULL IS NULL",
+            "1 IN (1, 2)",
+            "2 BETWEEN 1 AND 3",
+            "id > 1 OR 1=1",
+            "id = 5 OR (age > 3 OR TRUE)",
+            "id = id",
+            "id >= id",
+            "lower(name) <= lower(name)",
+            "NOT (id <> id)",
+            "name IS NULL OR name IS NOT NULL",
+            "name IS NULL OR id = 3 OR name IS NOT NULL",
+            "age = 1 OR age <> 1",
+            "age < 5 OR age >= 5",
+            "active OR NOT active",
+            "active IS TRUE OR active IS NOT TRUE",
+            "id IN (1,2) OR id NOT IN (1,2)",
+            "name LIKE '%'",
+            "name ILIKE '%%'",
+            "id BETWEEN id AND id",
+            "(id = 1 AND TRUE) OR 'x' = 'x'",
+            "id = 1 OR length('abc') = 7",
+            "(id = 1 OR 1 = 1) AND (age = 2 OR 2 = 2)",
+        ] {
+            assert!(pg(t).unwrap().is_always_true(), "{t}");
+        }
+        for t in [
+            "id = 1",
+            "id > 1 OR 1=0",
+            "id = 1 AND 1=1",
+            "id = 5 OR 'a' = 'b'",
+            "id <> id OR id = 3",
+            "name LIKE 'a%'",
+            "name NOT LIKE '%'",
+            "name IS NOT NULL",
+            "age = 1 OR age <> 2",
+            "id = 1 OR NULL",
+            "id = 1 AND (2 = 3 OR TRUE)",
+        ] {
+            assert!(!pg(t).unwrap().is_always_true(), "{t}");
+        }
+    }
+
+    #[test]
+    fn collation_dependent_constants_count_as_true() {
+        // 'a' < 'B' depends on the collation: not folded, so conservative.
+        assert!(pg("id = 5 OR 'a' < 'B'").unwrap().is_always_true());
+    }
+
+    #[test]
+    fn write_is_deterministic_and_parenthesized() {
+        let f = pg("NOT active AND (age < 3 OR age > 60)").unwrap();
+        let (s, _) = sql(&f);
+        assert_eq!(
+            s,
+            r#"((NOT "active") AND (("age" < $1::integer) OR ("age" > $2::integer)))"#
+        );
+        assert_eq!(sql(&f), sql(&f.clone()));
+    }
+}

@@ -1,0 +1,2008 @@
+//! The one statement of the execute tool, checked before it runs.
+//!
+//! The model's SQL is size-checked, tokenized (comments, placeholders and
+//! special string forms refused), parsed by sqlparser as exactly one
+//! statement, and walked with sqlparser's visitor so that every relation,
+//! table factor, expression, function and literal — in every position — is
+//! checked against allow-lists. Relations are rewritten to their
+//! schema-qualified catalog names, the row limit of a query is set, and the
+//! statement sent to the database is our rendering of the checked tree,
+//! never the input text. Two extra parses guard against differences between
+//! the tree we checked and the SQL we send (see [`check_statement`]).
+
+use std::ops::ControlFlow;
+
+use sqlparser::ast::{
+    CastKind, CeilFloorKind, DataType, DateTimeField, Delete, DuplicateTreatment, Expr, FromTable,
+    Function, FunctionArg, FunctionArgExpr, FunctionArgumentClause, FunctionArguments, GroupByExpr,
+    Ident, Insert, JoinConstraint, JoinOperator, LimitClause, ObjectName, ObjectNamePart, OnInsert,
+    OrderByKind, Query, Select, SelectFlavor, SelectItem, SetExpr, Statement, TableFactor,
+    TableObject, TableWithJoins, UnaryOperator, Update, UpdateTableFromKind, Value, ValueWithSpan,
+    VisitMut, VisitorMut, WildcardAdditionalOptions,
+};
+use sqlparser::dialect::{PostgreSqlDialect, SQLiteDialect};
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Span, Token};
+
+use super::filter::{check_text, parser_error, tokenize_checked};
+use super::response::{ErrorType, ToolError};
+use super::schema::Dialect;
+use super::writer::clip;
+
+/// Largest statement accepted, in bytes (16 KiB).
+pub const MAX_STATEMENT_BYTES: usize = 16 * 1024;
+
+/// Aggregate functions allowed in both dialects (also usable with `OVER`).
+pub const AGGREGATE_FUNCTIONS: &[&str] = &[
+    "count",
+    "sum",
+    "avg",
+    "min",
+    "max",
+    "string_agg",
+    "group_concat",
+    "bool_and",
+    "bool_or",
+];
+
+/// Scalar functions allowed in both dialects.
+pub const SCALAR_FUNCTIONS: &[&str] = &[
+    "lower",
+    "upper",
+    "length",
+    "char_length",
+    "character_length",
+    "trim",
+    "ltrim",
+    "rtrim",
+    "substr",
+    "substring",
+    "replace",
+    "concat",
+    "coalesce",
+    "nullif",
+    "greatest",
+    "least",
+    "abs",
+    "round",
+    "ceil",
+    "ceiling",
+    "floor",
+    "date_trunc",
+    "date_part",
+    "now",
+    "current_date",
+    "current_timestamp",
+    "to_char",
+    "left",
+    "right",
+    "position",
+    "ifnull",
+    "iif",
+    "sign",
+    "mod",
+];
+
+/// Functions allowed only on PostgreSQL.
+pub const POSTGRES_FUNCTIONS: &[&str] = &["array_agg"];
+
+/// Functions allowed only on SQLite (its date and time functions).
+pub const SQLITE_FUNCTIONS: &[&str] = &["strftime", "date", "datetime", "julianday"];
+
+/// Ranking functions, allowed only with `OVER (...)`.
+pub const WINDOW_FUNCTIONS: &[&str] = &["row_number", "rank", "dense_rank"];
+
+/// The SQL keywords that are niladic functions (no parentheses) and may be
+/// used: `CURRENT_DATE` and `CURRENT_TIMESTAMP`. Others of the kind
+/// (`CURRENT_USER`, `SESSION_USER`, `USER`, `CURRENT_SCHEMA`, ...) reveal
+/// server details and are refused.
+pub const NILADIC_FUNCTIONS: &[&str] = &["current_date", "current_timestamp"];
+
+/// The parser's recursion limit for statements.
+const RECURSION_LIMIT: usize = 48;
+/// The limit of the confirming parse: a tree that changes when the limit is
+/// raised was shaped by the limit (sqlparser can swallow the limit error and
+/// backtrack into another reading, e.g. a deep `NOT NOT ... NOT` chain whose
+/// last `NOT` becomes a column name), so it is refused.
+const CONFIRM_RECURSION_LIMIT: usize = RECURSION_LIMIT * 4;
+
+/// What the execute tool may do, fixed by the workflow author.
+#[derive(Debug, Clone, Copy)]
+pub struct StatementPolicy<'a> {
+    /// The only schema qualifier accepted (`public`, `main`), as the catalog
+    /// spells it; every table is rewritten to be qualified by it. Empty
+    /// leaves names unqualified.
+    pub schema: &'a str,
+    /// The tables the statement may use (already filtered by the allow and
+    /// deny lists), exactly as the catalog spells them.
+    pub tables: &'a [String],
+    /// Whether INSERT, UPDATE and DELETE are allowed.
+    pub allow_writes: bool,
+    /// Most rows a query returns; its top-level LIMIT is set to one more, so
+    /// the caller can tell the result was cut.
+    pub max_rows: u32,
+}
+
+/// A statement that passed the checks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckedStatement {
+    /// Our rendering of the checked (and limited) tree: the SQL to run.
+    pub sql: String,
+    /// Whether the statement is a query (run it in a read-only transaction).
+    pub read_only: bool,
+    /// The catalog tables the statement uses, each once, in order of first use.
+    pub tables: Vec<String>,
+}
+
+/// Checks the one statement of the execute tool.
+///
+/// Layers, in order: size cap (16 KiB) and no NUL/control characters
+/// (→ `InvalidInput`); tokens (comments, placeholders, dollar-quoted and
+/// other special strings → `PermissionDenied`; a `;` followed by more SQL →
+/// `PermissionDenied` "exactly one statement"); parse (→ `SyntaxError`),
+/// confirmed by a second parse with a higher recursion limit; the statement
+/// kind (queries; INSERT/UPDATE/DELETE only with `allow_writes`, UPDATE and
+/// DELETE with a WHERE clause that references a column); a visitor over
+/// every node (relations → `InvalidTable` listing only `policy.tables`;
+/// table functions, functions, casts and expression kinds outside the
+/// allow-lists → `PermissionDenied`); the row limit of a query (→
+/// `InvalidInput` for a LIMIT/OFFSET that is not a non-negative integer
+/// literal). Finally the rendered SQL is parsed again and must render the
+/// same (a fixpoint), so what runs is what was checked.
+pub fn check_statement(
+    dialect: Dialect,
+    sql: &str,
+    policy: &StatementPolicy<'_>,
+) -> Result<CheckedStatement, ToolError> {
+    if sql.len() > MAX_STATEMENT_BYTES {
+        return Err(ToolError::invalid_input(format!(
+            "the statement is too long: at most {MAX_STATEMENT_BYTES} bytes"
+        )));
+    }
+    check_text(sql, MAX_STATEMENT_BYTES, "the statement")?;
+    let tokens = tokenize_checked(dialect, sql, "statements", true)?;
+    let significant: Vec<&Token> = tokens
+        .iter()
+        .filter(|t| !matches!(t, Token::Whitespace(_)))
+        .collect();
+    let Some(first) = significant.first() else {
+        return Err(ToolError::invalid_input("empty statement"));
+    };
+    let first_word = clip(&first.to_string().to_ascii_uppercase());
+    // Refuse stacking by tokens, before parsing: a second statement is
+    // refused even when the parser could not read it.
+    if let Some(pos) = significant.iter().position(|t| **t == Token::SemiColon)
+        && significant[pos..].iter().any(|t| **t != Token::SemiColon)
+    {
+        return Err(one_statement());
+    }
+
+    let mut statements = parse(dialect, tokens.clone(), RECURSION_LIMIT)?;
+    // Trees are compared through their rendering: it is what the database
+    // sees, and Display is stack-protected by sqlparser where the derived
+    // PartialEq is not (a 16 KiB `1+1+...` chain overflows it).
+    let confirmed = parse(dialect, tokens, CONFIRM_RECURSION_LIMIT)
+        .is_ok_and(|again| rendered(&again) == rendered(&statements));
+    if !confirmed {
+        return Err(ToolError::invalid_input(
+            "the statement is nested too deeply to be checked",
+        ));
+    }
+    if statements.len() != 1 {
+        return Err(if statements.is_empty() {
+            ToolError::invalid_input("empty statement")
+        } else {
+            one_statement()
+        });
+    }
+    let mut statement = statements.remove(0);
+
+    let read_only = check_kind(&statement, policy, &first_word)?;
+
+    let mut checker = Checker {
+        dialect,
+        policy,
+        statements: 0,
+        scopes: Vec::new(),
+        pushed: Vec::new(),
+        cte_bodies: Vec::new(),
+        used: Vec::new(),
+    };
+    if let ControlFlow::Break(e) = statement.visit(&mut checker) {
+        return Err(e);
+    }
+
+    if let Statement::Query(q) = &mut statement {
+        limit_rows(q, policy.max_rows)?;
+    }
+
+    let sql = statement.to_string();
+    // What runs must be what was checked: sqlparser must read our rendering
+    // back as one statement that renders the same (a fixpoint), or Display
+    // lost or changed something.
+    let stable = tokenize_checked(dialect, &sql, "statements", true)
+        .and_then(|tokens| parse(dialect, tokens, CONFIRM_RECURSION_LIMIT))
+        .is_ok_and(|again| again.len() == 1 && again[0].to_string() == sql);
+    if !stable {
+        return Err(ToolError::invalid_input(
+            "this statement cannot be checked reliably; please write it more simply",
+        ));
+    }
+
+    Ok(CheckedStatement {
+        sql,
+        read_only,
+        tables: checker.used,
+    })
+}
+
+fn rendered(statements: &[Statement]) -> Vec<String> {
+    statements.iter().map(ToString::to_string).collect()
+}
+
+fn one_statement() -> ToolError {
+    ToolError::denied("exactly one statement, please")
+        .suggest("Send one SQL statement per call, without `;` between statements.")
+}
+
+fn parse(dialect: Dialect, tokens: Vec<Token>, limit: usize) -> Result<Vec<Statement>, ToolError> {
+    fn run(
+        d: &dyn sqlparser::dialect::Dialect,
+        tokens: Vec<Token>,
+        limit: usize,
+    ) -> Result<Vec<Statement>, ParserError> {
+        Parser::new(d)
+            .with_recursion_limit(limit)
+            .with_tokens(tokens)
+            .parse_statements()
+    }
+    match dialect {
+        Dialect::Postgres => run(&PostgreSqlDialect {}, tokens, limit),
+        Dialect::Sqlite => run(&SQLiteDialect {}, tokens, limit),
+    }
+    .map_err(parser_error)
+}
+
+/// Checks the statement kind and the parts of INSERT/UPDATE/DELETE the
+/// visitor does not see as such. Returns whether the statement only reads.
+fn check_kind(
+    statement: &Statement,
+    policy: &StatementPolicy<'_>,
+    first_word: &str,
+) -> Result<bool, ToolError> {
+    let write = match statement {
+        Statement::Query(_) => return Ok(true),
+        Statement::Insert(i) => WriteKind::Insert(i),
+        Statement::Update(u) => WriteKind::Update(u),
+        Statement::Delete(d) => WriteKind::Delete(d),
+        _ => {
+            let allowed = if policy.allow_writes {
+                "SELECT queries and INSERT, UPDATE and DELETE statements"
+            } else {
+                "SELECT queries"
+            };
+            return Err(ToolError::denied(format!(
+                "`{first_word}` statements are not allowed; only {allowed} are"
+            ))
+            .suggest("Schema changes, settings, transactions, COPY, PRAGMA, ATTACH and the like are never run by this tool."));
+        }
+    };
+    if !policy.allow_writes {
+        return Err(
+            ToolError::denied("this tool is read-only: only SELECT queries are allowed")
+                .suggest("Ask the workflow author to enable writes, or only read data."),
+        );
+    }
+    match write {
+        WriteKind::Insert(i) => check_insert(i),
+        WriteKind::Update(u) => check_update(u),
+        WriteKind::Delete(d) => check_delete(d),
+    }?;
+    Ok(false)
+}
+
+enum WriteKind<'s> {
+    Insert(&'s Insert),
+    Update(&'s Update),
+    Delete(&'s Delete),
+}
+
+fn unsupported(what: &str) -> ToolError {
+    ToolError::denied(format!("{what} is not supported by this tool"))
+}
+
+fn check_insert(i: &Insert) -> Result<(), ToolError> {
+    if !matches!(i.table, TableObject::TableName(_)) {
+        return Err(unsupported("inserting into a function or query"));
+    }
+    let plain = i.optimizer_hints.is_empty()
+        && !i.ignore
+        && !i.overwrite
+        && i.assignments.is_empty()
+        && i.partitioned.is_none()
+        && i.after_columns.is_empty()
+        && !i.has_table_keyword
+        && !matches!(i.on, Some(OnInsert::DuplicateKeyUpdate(_)))
+        && i.output.is_none()
+        && !i.replace_into
+        && i.priority.is_none()
+        && i.insert_alias.is_none()
+        && i.settings.is_none()
+        && i.format_clause.is_none()
+        && i.multi_table_insert_type.is_none()
+        && i.multi_table_into_clauses.is_empty()
+        && i.multi_table_when_clauses.is_empty()
+        && i.multi_table_else_clause.is_none();
+    if plain {
+        Ok(())
+    } else {
+        Err(unsupported("this form of INSERT"))
+    }
+}
+
+fn check_update(u: &Update) -> Result<(), ToolError> {
+    if !u.table.joins.is_empty() || !matches!(u.table.relation, TableFactor::Table { .. }) {
+        return Err(unsupported("UPDATE of a join"));
+    }
+    if let Some(UpdateTableFromKind::AfterSet(from) | UpdateTableFromKind::BeforeSet(from)) =
+        &u.from
+    {
+        from.iter().try_for_each(check_joins)?;
+    }
+    if !u.optimizer_hints.is_empty()
+        || u.output.is_some()
+        || !u.order_by.is_empty()
+        || u.limit.is_some()
+    {
+        return Err(unsupported("this form of UPDATE"));
+    }
+    require_where(u.selection.as_ref(), "UPDATE")
+}
+
+fn check_delete(d: &Delete) -> Result<(), ToolError> {
+    let from = match &d.from {
+        FromTable::WithFromKeyword(t) | FromTable::WithoutKeyword(t) => t,
+    };
+    if !d.tables.is_empty()
+        || from.len() != 1
+        || !from[0].joins.is_empty()
+        || !matches!(from[0].relation, TableFactor::Table { .. })
+    {
+        return Err(unsupported("DELETE from several tables or a join"));
+    }
+    if let Some(using) = &d.using {
+        using.iter().try_for_each(check_joins)?;
+    }
+    if !d.optimizer_hints.is_empty()
+        || d.output.is_some()
+        || !d.order_by.is_empty()
+        || d.limit.is_some()
+    {
+        return Err(unsupported("this form of DELETE"));
+    }
+    require_where(d.selection.as_ref(), "DELETE")
+}
+
+/// UPDATE and DELETE need a WHERE clause, and one that at least mentions a
+/// column (`WHERE 1=1`, `WHERE TRUE` are refused).
+fn require_where(selection: Option<&Expr>, what: &str) -> Result<(), ToolError> {
+    let Some(expr) = selection else {
+        return Err(ToolError::denied(format!(
+            "{what} needs a WHERE clause; changing every row is not allowed"
+        )));
+    };
+    let mut has_column = false;
+    let _ = sqlparser::ast::visit_expressions(expr, |e| {
+        if matches!(e, Expr::Identifier(_) | Expr::CompoundIdentifier(_)) {
+            has_column = true;
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    });
+    if has_column {
+        Ok(())
+    } else {
+        Err(ToolError::denied(format!(
+            "{what}'s WHERE clause must test a column; a constant condition would change every row"
+        )))
+    }
+}
+
+/// Sets the top-level row limit of a query to at most `max_rows + 1`.
+fn limit_rows(q: &mut Query, max_rows: u32) -> Result<(), ToolError> {
+    let cap = u64::from(max_rows) + 1;
+    let bad_limit =
+        || ToolError::invalid_input("LIMIT must be a non-negative whole number, e.g. LIMIT 100");
+    let bad_offset =
+        || ToolError::invalid_input("OFFSET must be a non-negative whole number, e.g. OFFSET 20");
+
+    // FETCH FIRST n ROWS ONLY becomes LIMIT n.
+    let mut fetched = None;
+    if let Some(fetch) = q.fetch.take() {
+        if fetch.percent || fetch.with_ties {
+            return Err(ToolError::denied(
+                "FETCH ... PERCENT / WITH TIES is not supported; use LIMIT",
+            ));
+        }
+        fetched = Some(match &fetch.quantity {
+            None => 1,
+            Some(e) => int_literal(e).ok_or_else(bad_limit)?,
+        });
+    }
+
+    match &mut q.limit_clause {
+        None => {
+            q.limit_clause = Some(LimitClause::LimitOffset {
+                limit: Some(number(fetched.unwrap_or(cap).min(cap))),
+                offset: None,
+                limit_by: Vec::new(),
+            });
+        }
+        Some(LimitClause::LimitOffset {
+            limit,
+            offset,
+            limit_by,
+        }) => {
+            if !limit_by.is_empty() {
+                return Err(unsupported("LIMIT BY"));
+            }
+            if let Some(o) = offset {
+                int_literal(&o.value).ok_or_else(bad_offset)?;
+            }
+            let n = match (limit.as_ref(), fetched) {
+                (Some(_), Some(_)) => {
+                    return Err(ToolError::invalid_input(
+                        "use either LIMIT or FETCH, not both",
+                    ));
+                }
+                (Some(e), None) => int_literal(e).ok_or_else(bad_limit)?,
+                (None, Some(n)) => n,
+                (None, None) => cap,
+            };
+            *limit = Some(number(n.min(cap)));
+        }
+        Some(LimitClause::OffsetCommaLimit { offset, limit }) => {
+            if fetched.is_some() {
+                return Err(ToolError::invalid_input(
+                    "use either LIMIT or FETCH, not both",
+                ));
+            }
+            int_literal(offset).ok_or_else(bad_offset)?;
+            let n = int_literal(limit).ok_or_else(bad_limit)?;
+            *limit = number(n.min(cap));
+        }
+    }
+    Ok(())
+}
+
+/// A non-negative integer literal's value.
+fn int_literal(e: &Expr) -> Option<u64> {
+    match e {
+        Expr::Value(ValueWithSpan {
+            value: Value::Number(n, false),
+            ..
+        }) if n.bytes().all(|b| b.is_ascii_digit()) => n.parse().ok(),
+        _ => None,
+    }
+}
+
+fn number(n: u64) -> Expr {
+    Expr::Value(ValueWithSpan {
+        value: Value::Number(n.to_string(), false),
+        span: Span::empty(),
+    })
+}
+
+/// A name of the CTE scope, folded as the database folds it.
+type Folded = String;
+
+/// The CTE names visible in one part of the statement.
+struct Scope {
+    names: Vec<Folded>,
+    /// The scope of a CTE body: its names are the CTEs of the enclosing WITH
+    /// this body may see; the scope below it (that WITH's full list) is
+    /// skipped.
+    barrier: bool,
+}
+
+/// The visitor: checks every node, rewrites relations to their catalog
+/// names, and records the tables used.
+struct Checker<'p> {
+    dialect: Dialect,
+    policy: &'p StatementPolicy<'p>,
+    /// Statements seen: the first is the top level; any other is a
+    /// data-modifying statement inside a query.
+    statements: usize,
+    scopes: Vec<Scope>,
+    /// How many scopes each query pushed (popped in `post_visit_query`).
+    pushed: Vec<usize>,
+    /// CTE bodies not yet visited, identified by address, with the CTE
+    /// names each may see.
+    cte_bodies: Vec<(*const Query, Vec<Folded>)>,
+    used: Vec<String>,
+}
+
+impl Checker<'_> {
+    /// An identifier as the database resolves it: PostgreSQL folds unquoted
+    /// names to lower case (ASCII only) and keeps quoted ones; SQLite
+    /// compares names case-insensitively (ASCII only) either way.
+    fn fold(&self, ident: &Ident) -> Folded {
+        match (self.dialect, ident.quote_style) {
+            (Dialect::Postgres, Some(_)) => ident.value.clone(),
+            _ => ident.value.to_ascii_lowercase(),
+        }
+    }
+
+    /// Whether a catalog name is what `ident` resolves to.
+    fn names(&self, ident: &Ident, catalog: &str) -> bool {
+        match self.dialect {
+            Dialect::Postgres => self.fold(ident) == catalog,
+            Dialect::Sqlite => ident.value.eq_ignore_ascii_case(catalog),
+        }
+    }
+
+    fn is_cte(&self, name: &Folded) -> bool {
+        let mut skip = false;
+        for scope in self.scopes.iter().rev() {
+            if skip {
+                skip = false;
+                continue;
+            }
+            if scope.names.contains(name) {
+                return true;
+            }
+            skip = scope.barrier;
+        }
+        false
+    }
+
+    fn relation(&mut self, name: &mut ObjectName) -> Result<(), ToolError> {
+        let mut parts = Vec::with_capacity(name.0.len());
+        for p in &name.0 {
+            match p {
+                ObjectNamePart::Identifier(i) => parts.push(i.clone()),
+                ObjectNamePart::Function(_) => return Err(self.unknown_table(name)),
+            }
+        }
+        let table = match parts.as_slice() {
+            [t] => {
+                if self.is_cte(&self.fold(t)) {
+                    return Ok(());
+                }
+                t
+            }
+            [s, t] if !self.policy.schema.is_empty() && self.names(s, self.policy.schema) => t,
+            _ => return Err(self.unknown_table(name)),
+        };
+        let Some(catalog) = self
+            .policy
+            .tables
+            .iter()
+            .find(|c| self.names(table, c))
+            .cloned()
+        else {
+            return Err(self.unknown_table(name));
+        };
+        if !self.used.contains(&catalog) {
+            self.used.push(catalog.clone());
+        }
+        // Rewrite to the qualified catalog name: the database then resolves
+        // exactly the allowed table, whatever its search_path or temporary
+        // tables say.
+        let mut canonical = Vec::with_capacity(2);
+        if !self.policy.schema.is_empty() {
+            canonical.push(ObjectNamePart::Identifier(Ident::with_quote(
+                '"',
+                self.policy.schema,
+            )));
+        }
+        canonical.push(ObjectNamePart::Identifier(Ident::with_quote('"', catalog)));
+        name.0 = canonical;
+        Ok(())
+    }
+
+    fn unknown_table(&self, name: &ObjectName) -> ToolError {
+        let mut message = format!(
+            "table `{}` does not exist or is not available to this tool",
+            clip(&name.to_string())
+        );
+        // PostgreSQL folds unquoted names to lower case: a mixed-case
+        // catalog name must be quoted.
+        if let (Dialect::Postgres, Some(ObjectNamePart::Identifier(last))) =
+            (self.dialect, name.0.last())
+        {
+            let folded = self.fold(last);
+            if let Some(t) = self
+                .policy
+                .tables
+                .iter()
+                .find(|t| t.eq_ignore_ascii_case(&last.value) && **t != folded)
+            {
+                message.push_str(&format!(
+                    "; names are case-sensitive in double quotes: write \"{}\"",
+                    clip(&t.replace('"', "\"\""))
+                ));
+            }
+        }
+        let e = ToolError::new(ErrorType::InvalidTable, message);
+        if self.policy.tables.is_empty() {
+            e.suggest("No tables are available to this tool.")
+        } else {
+            e.suggest(format!(
+                "Tables you can use: {}",
+                self.policy.tables.join(", ")
+            ))
+        }
+    }
+
+    fn query(&mut self, q: &Query) -> Result<(), ToolError> {
+        if !q.locks.is_empty() {
+            return Err(ToolError::denied(
+                "locking clauses (FOR UPDATE / FOR SHARE) are not allowed",
+            ));
+        }
+        if q.for_clause.is_some()
+            || q.settings.is_some()
+            || q.format_clause.is_some()
+            || !q.pipe_operators.is_empty()
+        {
+            return Err(unsupported("this query clause"));
+        }
+        if let Some(o) = &q.order_by {
+            if o.interpolate.is_some() || !matches!(o.kind, OrderByKind::Expressions(_)) {
+                return Err(unsupported("this ORDER BY form"));
+            }
+            if let OrderByKind::Expressions(exprs) = &o.kind
+                && exprs.iter().any(|e| e.with_fill.is_some())
+            {
+                return Err(unsupported("ORDER BY ... WITH FILL"));
+            }
+        }
+        check_set_expr(&q.body)?;
+
+        let mut pushed = 0;
+        let me: *const Query = q;
+        if let Some(i) = self
+            .cte_bodies
+            .iter()
+            .position(|(p, _)| std::ptr::eq(*p, me))
+        {
+            let (_, names) = self.cte_bodies.swap_remove(i);
+            self.scopes.push(Scope {
+                names,
+                barrier: true,
+            });
+            pushed += 1;
+        }
+        if let Some(with) = &q.with {
+            let names: Vec<Folded> = with
+                .cte_tables
+                .iter()
+                .map(|c| self.fold(&c.alias.name))
+                .collect();
+            for (i, cte) in with.cte_tables.iter().enumerate() {
+                if cte.from.is_some() {
+                    return Err(unsupported("this WITH form"));
+                }
+                // A CTE body sees the CTEs before it, and itself when the
+                // WITH is RECURSIVE. PostgreSQL lets a RECURSIVE body see
+                // later ones too; treating those as tables is the safe
+                // side (they must then be allowed tables).
+                let upto = if with.recursive { i + 1 } else { i };
+                let me: *const Query = &*cte.query;
+                self.cte_bodies.push((me, names[..upto].to_vec()));
+            }
+            self.scopes.push(Scope {
+                names,
+                barrier: false,
+            });
+            pushed += 1;
+        }
+        self.pushed.push(pushed);
+        Ok(())
+    }
+
+    fn select(&self, s: &Select) -> Result<(), ToolError> {
+        if s.into.is_some() {
+            return Err(ToolError::denied(
+                "SELECT INTO is not allowed: it creates a table",
+            ));
+        }
+        let plain = s.optimizer_hints.is_empty()
+            && s.select_modifiers.is_none()
+            && s.top.is_none()
+            && s.exclude.is_none()
+            && s.lateral_views.is_empty()
+            && s.prewhere.is_none()
+            && s.connect_by.is_empty()
+            && s.cluster_by.is_empty()
+            && s.distribute_by.is_empty()
+            && s.sort_by.is_empty()
+            && s.qualify.is_none()
+            && s.value_table_mode.is_none()
+            && matches!(s.flavor, SelectFlavor::Standard);
+        if !plain {
+            return Err(unsupported("this SELECT clause"));
+        }
+        match &s.group_by {
+            GroupByExpr::Expressions(_, modifiers) if modifiers.is_empty() => {}
+            _ => return Err(unsupported("this GROUP BY form (ALL, ROLLUP, CUBE, ...)")),
+        }
+        let default_opts = WildcardAdditionalOptions::default();
+        for item in &s.projection {
+            match item {
+                SelectItem::Wildcard(o) | SelectItem::QualifiedWildcard(_, o)
+                    if *o != default_opts =>
+                {
+                    return Err(unsupported("`*` with EXCEPT/REPLACE/EXCLUDE options"));
+                }
+                SelectItem::ExprWithAliases { .. } => {
+                    return Err(unsupported("several aliases for one expression"));
+                }
+                _ => {}
+            }
+        }
+        for t in &s.from {
+            check_joins(t)?;
+        }
+        Ok(())
+    }
+
+    fn table_factor(&self, t: &TableFactor) -> Result<(), ToolError> {
+        match t {
+            TableFactor::Table {
+                name,
+                args,
+                with_hints,
+                version,
+                with_ordinality,
+                partitions,
+                json_path,
+                sample,
+                index_hints,
+                alias: _,
+            } => {
+                if args.is_some() {
+                    return Err(table_function(&name.to_string()));
+                }
+                if !with_hints.is_empty()
+                    || version.is_some()
+                    || *with_ordinality
+                    || !partitions.is_empty()
+                    || json_path.is_some()
+                    || sample.is_some()
+                    || !index_hints.is_empty()
+                {
+                    return Err(unsupported("this table option (hints, sampling, ...)"));
+                }
+                Ok(())
+            }
+            TableFactor::Derived { sample: None, .. } => Ok(()),
+            TableFactor::NestedJoin {
+                table_with_joins, ..
+            } => check_joins(table_with_joins),
+            TableFactor::Function { name, .. } => Err(table_function(&name.to_string())),
+            TableFactor::UNNEST { .. } => Err(table_function("UNNEST")),
+            TableFactor::JsonTable { .. } | TableFactor::OpenJsonTable { .. } => {
+                Err(table_function("JSON_TABLE"))
+            }
+            TableFactor::TableFunction { .. } => Err(table_function("TABLE(...)")),
+            TableFactor::XmlTable { .. } => Err(table_function("XMLTABLE")),
+            _ => Err(unsupported(
+                "this FROM item (PIVOT, MATCH_RECOGNIZE, sampling, ...)",
+            )),
+        }
+    }
+
+    fn expr(&self, e: &Expr) -> Result<(), ToolError> {
+        match e {
+            Expr::Identifier(i) => {
+                // PostgreSQL reads these bare keywords as function calls.
+                if self.dialect == Dialect::Postgres
+                    && i.quote_style.is_none()
+                    && PG_SPECIAL_IDENTIFIERS.contains(&i.value.to_ascii_lowercase().as_str())
+                {
+                    return Err(function_refusal(&i.value));
+                }
+                Ok(())
+            }
+            Expr::CompoundIdentifier(_)
+            | Expr::Wildcard(_)
+            | Expr::QualifiedWildcard(..)
+            | Expr::IsFalse(_)
+            | Expr::IsNotFalse(_)
+            | Expr::IsTrue(_)
+            | Expr::IsNotTrue(_)
+            | Expr::IsNull(_)
+            | Expr::IsNotNull(_)
+            | Expr::IsDistinctFrom(..)
+            | Expr::IsNotDistinctFrom(..)
+            | Expr::InList { .. }
+            | Expr::InSubquery { .. }
+            | Expr::Between { .. }
+            | Expr::Nested(_)
+            | Expr::Value(_)
+            | Expr::Exists { .. }
+            | Expr::Subquery(_)
+            | Expr::Case { .. }
+            | Expr::Tuple(_)
+            | Expr::Extract { .. }
+            | Expr::Position { .. }
+            | Expr::Substring { .. } => Ok(()),
+            Expr::Like { any: false, .. } | Expr::ILike { any: false, .. } => Ok(()),
+            Expr::Trim {
+                trim_characters: None,
+                ..
+            } => Ok(()),
+            Expr::Ceil { field, .. } | Expr::Floor { field, .. } => match field {
+                CeilFloorKind::DateTimeField(DateTimeField::NoDateTime) => Ok(()),
+                _ => Err(unsupported("CEIL/FLOOR with a unit or scale")),
+            },
+            Expr::BinaryOp { op, .. } => {
+                use sqlparser::ast::BinaryOperator as B;
+                match op {
+                    B::Plus
+                    | B::Minus
+                    | B::Multiply
+                    | B::Divide
+                    | B::Modulo
+                    | B::StringConcat
+                    | B::Gt
+                    | B::Lt
+                    | B::GtEq
+                    | B::LtEq
+                    | B::Eq
+                    | B::NotEq
+                    | B::And
+                    | B::Or => Ok(()),
+                    other => Err(ToolError::denied(format!(
+                        "operator `{}` is not allowed",
+                        clip(&other.to_string())
+                    ))),
+                }
+            }
+            Expr::UnaryOp { op, .. } => match op {
+                UnaryOperator::Plus | UnaryOperator::Minus | UnaryOperator::Not => Ok(()),
+                other => Err(ToolError::denied(format!(
+                    "operator `{other}` is not allowed"
+                ))),
+            },
+            Expr::Cast {
+                kind: CastKind::Cast | CastKind::DoubleColon,
+                data_type,
+                format: None,
+                ..
+            } => {
+                if cast_type_allowed(data_type) {
+                    Ok(())
+                } else {
+                    Err(ToolError::denied(format!(
+                        "casts to `{}` are not allowed; allowed: {}",
+                        clip(&data_type.to_string()),
+                        CAST_TYPES
+                    )))
+                }
+            }
+            Expr::TypedString(ts) => {
+                let temporal = matches!(
+                    ts.data_type,
+                    DataType::Date | DataType::Time(..) | DataType::Timestamp(..)
+                );
+                if temporal && !ts.uses_odbc_syntax {
+                    Ok(())
+                } else {
+                    Err(ToolError::denied(format!(
+                        "typed literals of type `{}` are not allowed",
+                        clip(&ts.data_type.to_string())
+                    )))
+                }
+            }
+            Expr::Interval(_) => Ok(()),
+            Expr::Function(f) => self.function(f),
+            other => Err(ToolError::denied(format!(
+                "{} not allowed",
+                expr_kind(other)
+            ))),
+        }
+    }
+
+    fn function(&self, f: &Function) -> Result<(), ToolError> {
+        let ident = match f.name.0.as_slice() {
+            [ObjectNamePart::Identifier(i)] => i,
+            _ => {
+                return Err(ToolError::denied(format!(
+                    "function `{}` is not allowed: schema-qualified functions are refused",
+                    clip(&f.name.to_string())
+                )));
+            }
+        };
+        // Quoted names are matched exactly (PostgreSQL looks them up
+        // case-sensitively); unquoted ones case-insensitively.
+        let name = if ident.quote_style.is_some() {
+            ident.value.clone()
+        } else {
+            ident.value.to_ascii_lowercase()
+        };
+        let name = name.as_str();
+        let is_aggregate = AGGREGATE_FUNCTIONS.contains(&name)
+            || (self.dialect == Dialect::Postgres && POSTGRES_FUNCTIONS.contains(&name));
+        let is_window = WINDOW_FUNCTIONS.contains(&name);
+        let allowed = is_aggregate
+            || is_window
+            || SCALAR_FUNCTIONS.contains(&name)
+            || match self.dialect {
+                Dialect::Postgres => POSTGRES_FUNCTIONS.contains(&name),
+                Dialect::Sqlite => SQLITE_FUNCTIONS.contains(&name),
+            };
+        if !allowed {
+            return Err(function_refusal(&ident.value));
+        }
+        if f.uses_odbc_syntax
+            || !matches!(f.parameters, FunctionArguments::None)
+            || !f.within_group.is_empty()
+            || f.null_treatment.is_some()
+        {
+            return Err(unsupported("this function call syntax"));
+        }
+        if f.over.is_some() && !(is_aggregate || is_window) {
+            return Err(ToolError::denied(format!(
+                "`{name}` cannot be used as a window function"
+            )));
+        }
+        if is_window && f.over.is_none() {
+            return Err(ToolError::invalid_input(format!(
+                "`{name}` needs an OVER (...) clause"
+            )));
+        }
+        if f.filter.is_some() && !is_aggregate {
+            return Err(unsupported("FILTER on a non-aggregate function"));
+        }
+        match &f.args {
+            FunctionArguments::None => {
+                if !NILADIC_FUNCTIONS.contains(&name) {
+                    return Err(function_refusal(&ident.value));
+                }
+            }
+            FunctionArguments::Subquery(_) => {
+                return Err(unsupported("a subquery as the only function argument"));
+            }
+            FunctionArguments::List(list) => {
+                if list.duplicate_treatment == Some(DuplicateTreatment::Distinct) && !is_aggregate {
+                    return Err(unsupported("DISTINCT in a non-aggregate call"));
+                }
+                for c in &list.clauses {
+                    if !matches!(c, FunctionArgumentClause::OrderBy(_)) || !is_aggregate {
+                        return Err(unsupported("this clause inside a function call"));
+                    }
+                }
+                for a in &list.args {
+                    match a {
+                        FunctionArg::Unnamed(FunctionArgExpr::Expr(_)) => {}
+                        FunctionArg::Unnamed(
+                            FunctionArgExpr::Wildcard | FunctionArgExpr::QualifiedWildcard(_),
+                        ) if name == "count" => {}
+                        _ => return Err(unsupported("named arguments and `*` in this call")),
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Bare keywords PostgreSQL evaluates as functions: they reveal the user,
+/// schema or database and are not needed to read data.
+const PG_SPECIAL_IDENTIFIERS: &[&str] = &[
+    "current_user",
+    "session_user",
+    "user",
+    "current_role",
+    "current_schema",
+    "current_catalog",
+    "system_user",
+];
+
+const CAST_TYPES: &str = "integer, bigint, smallint, numeric/decimal, real, double precision, \
+text, varchar, char, boolean, date, timestamp, time";
+
+/// The types a CAST may target: plain scalar types whose input functions
+/// only parse text.
+fn cast_type_allowed(t: &DataType) -> bool {
+    matches!(
+        t,
+        DataType::Int(_)
+            | DataType::Integer(_)
+            | DataType::Int2(_)
+            | DataType::Int4(_)
+            | DataType::Int8(_)
+            | DataType::BigInt(_)
+            | DataType::SmallInt(_)
+            | DataType::Numeric(_)
+            | DataType::Decimal(_)
+            | DataType::Real
+            | DataType::Float4
+            | DataType::Float8
+            | DataType::Float(_)
+            | DataType::DoublePrecision
+            | DataType::Text
+            | DataType::Varchar(_)
+            | DataType::CharacterVarying(_)
+            | DataType::CharVarying(_)
+            | DataType::Char(_)
+            | DataType::Character(_)
+            | DataType::Bool
+            | DataType::Boolean
+            | DataType::Date
+            | DataType::Timestamp(..)
+            | DataType::Time(..)
+    )
+}
+
+fn all_functions_hint() -> String {
+    format!(
+        "Allowed functions: {}, {}; window: {}; PostgreSQL only: {}; SQLite only: {}.",
+        AGGREGATE_FUNCTIONS.join(", "),
+        SCALAR_FUNCTIONS.join(", "),
+        WINDOW_FUNCTIONS.join(", "),
+        POSTGRES_FUNCTIONS.join(", "),
+        SQLITE_FUNCTIONS.join(", ")
+    )
+}
+
+fn function_refusal(name: &str) -> ToolError {
+    ToolError::denied(format!("function `{}` is not allowed", clip(name)))
+        .suggest(all_functions_hint())
+}
+
+fn table_function(name: &str) -> ToolError {
+    ToolError::denied(format!(
+        "table functions such as `{}` are not allowed in FROM",
+        clip(name)
+    ))
+    .suggest("Read from the tables you can use, or from subqueries over them.")
+}
+
+/// The kind of a refused expression, for the message ("... not allowed").
+fn expr_kind(e: &Expr) -> &'static str {
+    match e {
+        Expr::Cast { .. } | Expr::Convert { .. } => {
+            "TRY_CAST, SAFE_CAST, CONVERT and formatted casts are"
+        }
+        Expr::Collate { .. } => "COLLATE is",
+        Expr::Array(_) | Expr::AnyOp { .. } | Expr::AllOp { .. } | Expr::InUnnest { .. } => {
+            "arrays and ANY/ALL are"
+        }
+        Expr::JsonAccess { .. } | Expr::CompoundFieldAccess { .. } => {
+            "JSON, array and field access is"
+        }
+        Expr::SimilarTo { .. } | Expr::RLike { .. } => "regular expressions are",
+        Expr::Like { .. } | Expr::ILike { .. } => "LIKE ANY/ALL is",
+        Expr::AtTimeZone { .. } => "AT TIME ZONE is",
+        Expr::Overlay { .. } => "OVERLAY is",
+        Expr::Trim { .. } => "TRIM with a list of characters is",
+        Expr::IsUnknown(_) | Expr::IsNotUnknown(_) => "IS UNKNOWN is",
+        Expr::IsJson { .. } | Expr::IsNormalized { .. } => "IS JSON / IS NORMALIZED is",
+        Expr::GroupingSets(_) | Expr::Cube(_) | Expr::Rollup(_) => {
+            "GROUPING SETS, CUBE and ROLLUP are"
+        }
+        Expr::Struct { .. } | Expr::Map(_) | Expr::Dictionary(_) | Expr::Named { .. } => {
+            "struct and map values are"
+        }
+        Expr::MatchAgainst { .. } => "MATCH ... AGAINST is",
+        Expr::Lambda(_) => "lambda functions are",
+        Expr::Prefixed { .. } => "prefixed literals are",
+        _ => "this kind of expression is",
+    }
+}
+
+/// Only plain queries may appear as a query body: no INSERT/UPDATE/DELETE/
+/// MERGE (data-modifying CTEs, `WITH ... DELETE`) and no `TABLE name`.
+fn check_set_expr(body: &SetExpr) -> Result<(), ToolError> {
+    match body {
+        SetExpr::Select(_) | SetExpr::Query(_) | SetExpr::Values(_) => Ok(()),
+        SetExpr::SetOperation { left, right, .. } => {
+            check_set_expr(left)?;
+            check_set_expr(right)
+        }
+        SetExpr::Insert(_) | SetExpr::Update(_) | SetExpr::Delete(_) | SetExpr::Merge(_) => {
+            Err(nested_write())
+        }
+        SetExpr::Table(_) => Err(unsupported("`TABLE name`; write SELECT * FROM name")),
+    }
+}
+
+fn nested_write() -> ToolError {
+    ToolError::denied(
+        "data-modifying statements inside a query (WITH ... INSERT/UPDATE/DELETE) are not allowed",
+    )
+}
+
+fn check_joins(t: &TableWithJoins) -> Result<(), ToolError> {
+    for j in &t.joins {
+        let constraint = match &j.join_operator {
+            JoinOperator::Join(c)
+            | JoinOperator::Inner(c)
+            | JoinOperator::Left(c)
+            | JoinOperator::LeftOuter(c)
+            | JoinOperator::Right(c)
+            | JoinOperator::RightOuter(c)
+            | JoinOperator::FullOuter(c)
+            | JoinOperator::CrossJoin(c) => c,
+            _ => return Err(unsupported("this kind of join")),
+        };
+        if j.global {
+            return Err(unsupported("GLOBAL joins"));
+        }
+        if !matches!(
+            constraint,
+            JoinConstraint::On(_)
+                | JoinConstraint::Using(_)
+                | JoinConstraint::Natural
+                | JoinConstraint::None
+        ) {
+            return Err(unsupported("this join condition"));
+        }
+    }
+    Ok(())
+}
+
+fn brk(r: Result<(), ToolError>) -> ControlFlow<ToolError> {
+    match r {
+        Ok(()) => ControlFlow::Continue(()),
+        Err(e) => ControlFlow::Break(e),
+    }
+}
+
+impl VisitorMut for Checker<'_> {
+    type Break = ToolError;
+
+    fn pre_visit_statement(&mut self, _s: &mut Statement) -> ControlFlow<ToolError> {
+        self.statements += 1;
+        if self.statements > 1 {
+            return ControlFlow::Break(nested_write());
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<ToolError> {
+        brk(self.query(q))
+    }
+
+    fn post_visit_query(&mut self, _q: &mut Query) -> ControlFlow<ToolError> {
+        let n = self.pushed.pop().unwrap_or(0);
+        for _ in 0..n {
+            self.scopes.pop();
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_select(&mut self, s: &mut Select) -> ControlFlow<ToolError> {
+        brk(self.select(s))
+    }
+
+    fn pre_visit_relation(&mut self, r: &mut ObjectName) -> ControlFlow<ToolError> {
+        brk(self.relation(r))
+    }
+
+    fn pre_visit_table_factor(&mut self, t: &mut TableFactor) -> ControlFlow<ToolError> {
+        brk(self.table_factor(t))
+    }
+
+    fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<ToolError> {
+        brk(self.expr(e))
+    }
+
+    fn pre_visit_value(&mut self, v: &mut ValueWithSpan) -> ControlFlow<ToolError> {
+        brk(match &v.value {
+            Value::Number(_, false)
+            | Value::SingleQuotedString(_)
+            | Value::Boolean(_)
+            | Value::Null => Ok(()),
+            Value::Placeholder(_) => Err(ToolError::denied("placeholders are not allowed")),
+            _ => Err(ToolError::denied(
+                "only plain numbers, 'single-quoted' strings, TRUE, FALSE and NULL are allowed as literals",
+            )),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tables() -> Vec<String> {
+        ["users", "orders", "Mixed Case"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    }
+
+    fn check_with(
+        dialect: Dialect,
+        sql: &str,
+        allow_writes: bool,
+    ) -> Result<CheckedStatement, ToolError> {
+        let t = tables();
+        let schema = match dialect {
+            Dialect::Postgres => "public",
+            Dialect::Sqlite => "main",
+        };
+        check_statement(
+            dialect,
+            sql,
+            &StatementPolicy {
+                schema,
+                tables: &t,
+                allow_writes,
+                max_rows: 1000,
+            },
+        )
+    }
+
+    fn pg(sql: &str) -> Result<CheckedStatement, ToolError> {
+        check_with(Dialect::Postgres, sql, false)
+    }
+
+    fn lite(sql: &str) -> Result<CheckedStatement, ToolError> {
+        check_with(Dialect::Sqlite, sql, false)
+    }
+
+    fn pg_rw(sql: &str) -> Result<CheckedStatement, ToolError> {
+        check_with(Dialect::Postgres, sql, true)
+    }
+
+    /// Both dialects refuse `sql` with `ty` (writes allowed or not as given).
+    fn refused_rw(sql: &str, ty: ErrorType, allow_writes: bool) -> ToolError {
+        let mut last = None;
+        for d in [Dialect::Postgres, Dialect::Sqlite] {
+            let e =
+                check_with(d, sql, allow_writes).expect_err(&format!("{d:?} must refuse {sql:?}"));
+            assert_eq!(e.error_type, ty, "{d:?} {sql:?}: {e:?}");
+            assert!(
+                e.message.chars().count() < 300,
+                "long message: {}",
+                e.message
+            );
+            last = Some(e);
+        }
+        last.unwrap()
+    }
+
+    fn refused(sql: &str, ty: ErrorType) -> ToolError {
+        refused_rw(sql, ty, false)
+    }
+
+    #[test]
+    fn plain_query_gets_a_limit_and_qualified_tables() {
+        let c = pg("SELECT * FROM users").unwrap();
+        assert_eq!(c.sql, r#"SELECT * FROM "public"."users" LIMIT 1001"#);
+        assert!(c.read_only);
+        assert_eq!(c.tables, vec!["users".to_string()]);
+        let c = lite("select * from USERS;").unwrap();
+        assert_eq!(c.sql, r#"SELECT * FROM "main"."users" LIMIT 1001"#);
+    }
+
+    #[test]
+    fn limits_are_kept_lowered_or_refused() {
+        assert!(
+            pg("SELECT * FROM users LIMIT 5")
+                .unwrap()
+                .sql
+                .ends_with("LIMIT 5")
+        );
+        assert!(
+            pg("SELECT * FROM users LIMIT 100000")
+                .unwrap()
+                .sql
+                .ends_with("LIMIT 1001")
+        );
+        assert!(
+            pg("SELECT * FROM users LIMIT ALL")
+                .unwrap()
+                .sql
+                .ends_with("LIMIT 1001")
+        );
+        let c = pg("SELECT * FROM users LIMIT 10 OFFSET 5").unwrap();
+        assert!(c.sql.ends_with("LIMIT 10 OFFSET 5"), "{}", c.sql);
+        let c = pg("SELECT * FROM users OFFSET 5").unwrap();
+        assert!(c.sql.ends_with("LIMIT 1001 OFFSET 5"), "{}", c.sql);
+        let c = lite("SELECT * FROM users LIMIT 5, 99999").unwrap();
+        assert!(c.sql.ends_with("LIMIT 5, 1001"), "{}", c.sql);
+        let c = pg("SELECT * FROM users FETCH FIRST 3 ROWS ONLY").unwrap();
+        assert!(c.sql.ends_with("LIMIT 3"), "{}", c.sql);
+        let c = pg("SELECT * FROM users OFFSET 2 ROWS FETCH FIRST 3 ROWS ONLY").unwrap();
+        assert!(c.sql.ends_with("LIMIT 3 OFFSET 2 ROWS"), "{}", c.sql);
+        refused(
+            "SELECT * FROM users FETCH FIRST 50 PERCENT ROWS ONLY",
+            ErrorType::PermissionDenied,
+        );
+        let c = pg("SELECT * FROM users FETCH FIRST 30000 ROWS ONLY").unwrap();
+        assert!(c.sql.ends_with("LIMIT 1001"), "{}", c.sql);
+        // The limit applies to the whole query, not to a branch.
+        let c = pg("SELECT id FROM users UNION SELECT id FROM orders").unwrap();
+        assert!(c.sql.ends_with("LIMIT 1001"), "{}", c.sql);
+        let c = pg("(SELECT id FROM users LIMIT 100000)").unwrap();
+        assert!(c.sql.ends_with("LIMIT 1001"), "{}", c.sql);
+
+        refused("SELECT * FROM users LIMIT -1", ErrorType::InvalidInput);
+        refused(
+            "SELECT * FROM users LIMIT (SELECT 1)",
+            ErrorType::InvalidInput,
+        );
+        refused("SELECT * FROM users LIMIT 1+1", ErrorType::InvalidInput);
+        refused("SELECT * FROM users LIMIT NULL", ErrorType::InvalidInput);
+        refused("SELECT * FROM users LIMIT '5'", ErrorType::InvalidInput);
+        refused("SELECT * FROM users LIMIT 1e9", ErrorType::InvalidInput);
+        refused(
+            "SELECT * FROM users LIMIT 5 OFFSET -1",
+            ErrorType::InvalidInput,
+        );
+        let e = lite("SELECT * FROM users LIMIT -1, 5").unwrap_err();
+        assert_eq!(e.error_type, ErrorType::InvalidInput);
+        let e = pg("SELECT * FROM users LIMIT 99999999999999999999999").unwrap_err();
+        assert_eq!(e.error_type, ErrorType::InvalidInput);
+    }
+
+    #[test]
+    fn max_rows_at_the_top_of_u32_does_not_overflow() {
+        let t = tables();
+        let c = check_statement(
+            Dialect::Postgres,
+            "SELECT * FROM users",
+            &StatementPolicy {
+                schema: "public",
+                tables: &t,
+                allow_writes: false,
+                max_rows: u32::MAX,
+            },
+        )
+        .unwrap();
+        assert!(c.sql.ends_with("LIMIT 4294967296"), "{}", c.sql);
+    }
+
+    #[test]
+    fn legitimate_queries_pass() {
+        for q in [
+            "SELECT name, count(*) FROM orders GROUP BY name ORDER BY 2 DESC",
+            "SELECT u.name, o.total FROM users u JOIN orders o ON o.user_id = u.id WHERE o.total > 10",
+            "SELECT * FROM users LEFT OUTER JOIN orders USING (id)",
+            "WITH big AS (SELECT * FROM orders WHERE total > 100) SELECT count(*) FROM big",
+            "WITH a AS (SELECT 1 AS x), b AS (SELECT x FROM a) SELECT * FROM b",
+            "SELECT id FROM users WHERE id IN (SELECT user_id FROM orders)",
+            "SELECT id FROM users u WHERE EXISTS (SELECT 1 FROM orders o WHERE o.user_id = u.id)",
+            "SELECT (SELECT max(total) FROM orders) AS m",
+            "SELECT CASE WHEN age > 18 THEN 'adult' ELSE 'minor' END FROM users",
+            "SELECT CAST(id AS text), lower(name) || '!' FROM users",
+            "SELECT coalesce(nullif(name, ''), 'none'), abs(-1), round(2.5) FROM users",
+            "SELECT count(DISTINCT name) FROM users",
+            "SELECT row_number() OVER (PARTITION BY name ORDER BY id) FROM users",
+            "SELECT sum(total) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM orders",
+            "SELECT name FROM users WHERE name LIKE 'a%' AND age BETWEEN 1 AND 9 AND id IS NOT NULL",
+            "SELECT 1",
+            "SELECT * FROM (SELECT id FROM users) AS s",
+            "SELECT * FROM \"Mixed Case\"",
+            "SELECT id FROM users UNION ALL SELECT id FROM orders",
+            "VALUES (1), (2)",
+        ] {
+            for d in [Dialect::Postgres, Dialect::Sqlite] {
+                let r = check_with(d, q, false);
+                assert!(r.is_ok(), "{d:?} {q}: {r:?}");
+            }
+        }
+        for q in [
+            "SELECT id::text, now() - interval '1 day', date_trunc('day', created_at) FROM orders",
+            "SELECT string_agg(name, ',' ORDER BY name), array_agg(id) FROM users",
+            "SELECT current_date, CURRENT_TIMESTAMP, DATE '2024-01-01', EXTRACT(year FROM created_at) FROM orders",
+            "SELECT DISTINCT ON (name) name, id FROM users ORDER BY name, id",
+            "SELECT count(DISTINCT name) FROM public.users JOIN \"public\".orders ON true",
+            "SELECT count(*) FILTER (WHERE age > 18) FROM users",
+            "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5) SELECT * FROM r",
+        ] {
+            let r = pg(q);
+            assert!(r.is_ok(), "{q}: {r:?}");
+        }
+        for q in [
+            "SELECT strftime('%Y', created_at), julianday('now'), group_concat(name, ',') FROM orders",
+            "SELECT ifnull(name, 'x'), iif(age > 1, 'a', 'b'), substr(name, 1, 2) FROM users",
+            "SELECT * FROM MAIN.users JOIN \"main\".Orders ON 1",
+        ] {
+            let r = lite(q);
+            assert!(r.is_ok(), "{q}: {r:?}");
+        }
+    }
+
+    #[test]
+    fn tables_used_are_collected_once() {
+        let c = pg(
+            "SELECT * FROM users u JOIN orders o ON o.user_id = u.id JOIN users u2 ON u2.id = u.id",
+        )
+        .unwrap();
+        assert_eq!(c.tables, vec!["users".to_string(), "orders".to_string()]);
+        let c = pg("WITH x AS (SELECT * FROM orders) SELECT * FROM x").unwrap();
+        assert_eq!(c.tables, vec!["orders".to_string()]);
+    }
+
+    #[test]
+    fn stacked_statements_are_refused() {
+        refused("SELECT 1; SELECT 2", ErrorType::PermissionDenied);
+        let e = refused(
+            "SELECT * FROM users; DROP TABLE users",
+            ErrorType::PermissionDenied,
+        );
+        assert_eq!(e.message, "exactly one statement, please");
+        refused(
+            "SELECT 1; garbage that does not parse",
+            ErrorType::PermissionDenied,
+        );
+        refused("; SELECT 1; SELECT 2", ErrorType::PermissionDenied);
+        assert!(pg("SELECT 1;").is_ok());
+        assert!(pg("SELECT 1 ;; ").is_ok());
+        refused(";", ErrorType::InvalidInput);
+        refused("", ErrorType::InvalidInput);
+        refused("   ", ErrorType::InvalidInput);
+        refused("SELEC * FROM users", ErrorType::SyntaxError);
+    }
+
+    #[test]
+    fn comments_placeholders_and_special_strings_are_refused() {
+        refused("SELECT * FROM users -- x", ErrorType::PermissionDenied);
+        refused("SELECT * FROM users /* x */", ErrorType::PermissionDenied);
+        refused(
+            "SELECT * FROM users WHERE id = $1",
+            ErrorType::PermissionDenied,
+        );
+        refused(
+            "SELECT * FROM users WHERE id = ?",
+            ErrorType::PermissionDenied,
+        );
+        refused("SELECT $$x$$", ErrorType::PermissionDenied);
+        refused("SELECT X'41'", ErrorType::PermissionDenied);
+        refused("SELECT 0x10", ErrorType::PermissionDenied);
+        refused("SELECT N'x'", ErrorType::PermissionDenied);
+        assert_eq!(
+            pg(r"SELECT E'\x27'").unwrap_err().error_type,
+            ErrorType::PermissionDenied
+        );
+        assert_eq!(
+            lite("SELECT * FROM users WHERE id = :id")
+                .unwrap_err()
+                .error_type,
+            ErrorType::PermissionDenied
+        );
+        assert_eq!(
+            lite("SELECT * FROM users WHERE id = @id")
+                .unwrap_err()
+                .error_type,
+            ErrorType::PermissionDenied
+        );
+    }
+
+    #[test]
+    fn write_statements_need_permission_and_where() {
+        let e = refused(
+            "INSERT INTO users (name) VALUES ('x')",
+            ErrorType::PermissionDenied,
+        );
+        assert!(e.message.contains("read-only"), "{}", e.message);
+        refused(
+            "UPDATE users SET name = 'x' WHERE id = 1",
+            ErrorType::PermissionDenied,
+        );
+        refused(
+            "DELETE FROM users WHERE id = 1",
+            ErrorType::PermissionDenied,
+        );
+
+        let c = pg_rw("INSERT INTO users (name) VALUES ('x') RETURNING id").unwrap();
+        assert!(!c.read_only);
+        assert_eq!(
+            c.sql,
+            r#"INSERT INTO "public"."users" (name) VALUES ('x') RETURNING id"#
+        );
+        let c = pg_rw("UPDATE users SET name = 'x' WHERE id = 1").unwrap();
+        assert_eq!(
+            c.sql,
+            r#"UPDATE "public"."users" SET name = 'x' WHERE id = 1"#
+        );
+        let c = pg_rw("DELETE FROM users WHERE id IN (SELECT user_id FROM orders)").unwrap();
+        assert_eq!(c.tables, vec!["users".to_string(), "orders".to_string()]);
+        assert!(
+            pg_rw("INSERT INTO users (id) SELECT id FROM orders ON CONFLICT (id) DO NOTHING")
+                .is_ok()
+        );
+
+        let e = refused_rw("UPDATE users SET a=1", ErrorType::PermissionDenied, true);
+        assert!(e.message.contains("WHERE"), "{}", e.message);
+        refused_rw("DELETE FROM users", ErrorType::PermissionDenied, true);
+        refused_rw(
+            "DELETE FROM users WHERE 1=1",
+            ErrorType::PermissionDenied,
+            true,
+        );
+        refused_rw(
+            "UPDATE users SET a = 1 WHERE TRUE",
+            ErrorType::PermissionDenied,
+            true,
+        );
+        refused_rw(
+            "DELETE FROM secrets WHERE id = 1",
+            ErrorType::InvalidTable,
+            true,
+        );
+        refused_rw(
+            "INSERT INTO secrets (a) VALUES (1)",
+            ErrorType::InvalidTable,
+            true,
+        );
+        refused_rw(
+            "INSERT INTO users SELECT * FROM secrets",
+            ErrorType::InvalidTable,
+            true,
+        );
+        refused_rw(
+            "UPDATE users SET a = (SELECT pw FROM secrets) WHERE id = 1",
+            ErrorType::InvalidTable,
+            true,
+        );
+        refused_rw(
+            "UPDATE users SET a = pg_sleep(1) WHERE id = 1",
+            ErrorType::PermissionDenied,
+            true,
+        );
+        refused_rw("DROP TABLE users", ErrorType::PermissionDenied, true);
+        refused_rw("CREATE TABLE x (a int)", ErrorType::PermissionDenied, true);
+        refused_rw("TRUNCATE users", ErrorType::PermissionDenied, true);
+    }
+
+    #[test]
+    fn data_modifying_ctes_are_refused() {
+        for writes in [false, true] {
+            refused_rw(
+                "WITH x AS (DELETE FROM users RETURNING *) SELECT * FROM x",
+                ErrorType::PermissionDenied,
+                writes,
+            );
+            refused_rw(
+                "WITH x AS (UPDATE users SET a = 1 WHERE id = 1 RETURNING *) SELECT * FROM x",
+                ErrorType::PermissionDenied,
+                writes,
+            );
+            refused_rw(
+                "WITH x AS (INSERT INTO users (a) VALUES (1) RETURNING *) SELECT * FROM x",
+                ErrorType::PermissionDenied,
+                writes,
+            );
+            // A CTE named like a secret table does not make DELETE's target
+            // a CTE: the whole WITH ... DELETE form is refused.
+            refused_rw(
+                "WITH secrets AS (SELECT 1) DELETE FROM secrets WHERE id = 1",
+                ErrorType::PermissionDenied,
+                writes,
+            );
+        }
+    }
+
+    #[test]
+    fn select_into_and_locks_are_refused() {
+        let e = refused("SELECT * INTO t2 FROM users", ErrorType::PermissionDenied);
+        assert!(e.message.contains("INTO"), "{}", e.message);
+        refused(
+            "SELECT * FROM users FOR UPDATE",
+            ErrorType::PermissionDenied,
+        );
+        assert_eq!(
+            pg("SELECT * FROM users FOR SHARE").unwrap_err().error_type,
+            ErrorType::PermissionDenied
+        );
+        assert_eq!(
+            pg("SELECT * FROM (SELECT * FROM users FOR UPDATE) s")
+                .unwrap_err()
+                .error_type,
+            ErrorType::PermissionDenied
+        );
+    }
+
+    #[test]
+    fn catalog_and_foreign_relations_are_refused() {
+        for q in [
+            "SELECT * FROM pg_catalog.pg_shadow",
+            "SELECT * FROM pg_shadow",
+            "SELECT * FROM pg_user",
+            "SELECT * FROM information_schema.tables",
+            "SELECT * FROM sqlite_master",
+            "SELECT * FROM sqlite_schema",
+            "SELECT * FROM main.sqlite_master",
+            "SELECT * FROM other.users",
+            "SELECT * FROM db.public.users",
+            "SELECT * FROM secrets",
+            "SELECT * FROM users UNION SELECT * FROM secrets",
+            "SELECT * FROM users WHERE id IN (SELECT id FROM secrets)",
+            "SELECT (SELECT password FROM secrets LIMIT 1) FROM users",
+            "SELECT * FROM users JOIN secrets ON true",
+            "SELECT * FROM (SELECT * FROM secrets) s",
+            "SELECT * FROM users WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_authid)",
+            "WITH x AS (SELECT * FROM secrets) SELECT * FROM x",
+            "SELECT * FROM \"USERS\"",
+        ] {
+            let e = match pg(q) {
+                Err(e) => e,
+                Ok(c) => panic!("{q} passed as {}", c.sql),
+            };
+            assert_eq!(e.error_type, ErrorType::InvalidTable, "{q}: {e:?}");
+            assert_eq!(
+                e.suggestion.as_deref(),
+                Some("Tables you can use: users, orders, Mixed Case"),
+                "{q}"
+            );
+        }
+        // SQLite compares names case-insensitively, quoted or not.
+        assert!(lite("SELECT * FROM \"USERS\"").is_ok());
+        assert_eq!(
+            lite("SELECT * FROM temp.users").unwrap_err().error_type,
+            ErrorType::InvalidTable
+        );
+        // PostgreSQL folds unquoted names: a mixed-case table needs quotes.
+        let e = pg("SELECT * FROM Mixed").unwrap_err();
+        assert_eq!(e.error_type, ErrorType::InvalidTable);
+        let e = pg("SELECT * FROM \"mixed case\"").unwrap_err();
+        assert!(e.message.contains("write \"Mixed Case\""), "{}", e.message);
+    }
+
+    #[test]
+    fn cte_names_are_scoped() {
+        // A non-recursive CTE's body does not see its own name: `secrets`
+        // inside is the real table.
+        refused(
+            "WITH secrets AS (SELECT * FROM secrets) SELECT * FROM secrets",
+            ErrorType::InvalidTable,
+        );
+        // Nor later CTEs.
+        refused(
+            "WITH a AS (SELECT * FROM b), b AS (SELECT 1) SELECT * FROM a",
+            ErrorType::InvalidTable,
+        );
+        // A CTE defined in a subquery is not visible outside it.
+        refused(
+            "SELECT * FROM (WITH secrets AS (SELECT 1) SELECT * FROM secrets) s, secrets",
+            ErrorType::InvalidTable,
+        );
+        refused(
+            "SELECT (WITH s AS (SELECT 1) SELECT 1), (SELECT * FROM s)",
+            ErrorType::InvalidTable,
+        );
+        // A nested CTE body sees only the earlier CTEs of the outer WITH.
+        refused(
+            "WITH a AS (WITH i AS (SELECT * FROM b) SELECT * FROM i), b AS (SELECT 1) SELECT * FROM a",
+            ErrorType::InvalidTable,
+        );
+        assert!(pg("WITH b AS (SELECT 1), a AS (WITH i AS (SELECT * FROM b) SELECT * FROM i) SELECT * FROM a").is_ok());
+        // Recursive CTEs see themselves.
+        assert!(pg("WITH RECURSIVE r AS (SELECT 1 AS n UNION ALL SELECT n + 1 FROM r WHERE n < 3) SELECT * FROM r").is_ok());
+        // PostgreSQL: quoted CTE names are case-sensitive; SQLite: never.
+        assert_eq!(
+            pg("WITH \"Secrets\" AS (SELECT 1) SELECT * FROM secrets")
+                .unwrap_err()
+                .error_type,
+            ErrorType::InvalidTable
+        );
+        assert!(lite("WITH \"Secrets\" AS (SELECT 1) SELECT * FROM secrets").is_ok());
+        // A qualified name is never a CTE.
+        refused(
+            "WITH secrets AS (SELECT 1) SELECT * FROM public.secrets",
+            ErrorType::InvalidTable,
+        );
+    }
+
+    #[test]
+    fn dangerous_functions_are_refused_everywhere() {
+        for f in [
+            "pg_sleep(5)",
+            "pg_read_file('/etc/passwd')",
+            "pg_ls_dir('.')",
+            "lo_import('/etc/passwd')",
+            "dblink('host=x', 'select 1')",
+            "current_setting('data_directory')",
+            "set_config('a', 'b', false)",
+            "version()",
+            "randomblob(1000000000)",
+            "zeroblob(1000000000)",
+            "load_extension('x')",
+            "readfile('/etc/passwd')",
+            "writefile('/tmp/x', 'y')",
+            "sqlite_version()",
+            "query_to_xml('select 1', true, true, '')",
+            "pg_terminate_backend(1)",
+            "pg_catalog.lower('a')",
+            "\"LOWER\"('a')",
+        ] {
+            for q in [
+                format!("SELECT {f}"),
+                format!("SELECT * FROM users WHERE {f} IS NULL"),
+                format!("SELECT name FROM users GROUP BY name HAVING count({f}) > 0"),
+                format!("SELECT * FROM users ORDER BY {f}"),
+                format!("SELECT * FROM users JOIN orders ON {f} IS NULL"),
+                format!("SELECT lower({f}) FROM users"),
+                format!("SELECT * FROM users WHERE id IN (SELECT {f})"),
+            ] {
+                for d in [Dialect::Postgres, Dialect::Sqlite] {
+                    let e = check_with(d, &q, false).expect_err(&q);
+                    assert_eq!(
+                        e.error_type,
+                        ErrorType::PermissionDenied,
+                        "{d:?} {q}: {e:?}"
+                    );
+                }
+            }
+        }
+        let e = pg("SELECT pg_sleep(5)").unwrap_err();
+        assert!(e.message.contains("pg_sleep"), "{}", e.message);
+        // Bare keywords PostgreSQL evaluates as functions.
+        for k in [
+            "current_user",
+            "session_user",
+            "user",
+            "current_schema",
+            "current_role",
+        ] {
+            let e = pg(&format!("SELECT {k}")).unwrap_err();
+            assert_eq!(e.error_type, ErrorType::PermissionDenied, "{k}");
+        }
+        // SQLite-only and PostgreSQL-only functions.
+        assert!(pg("SELECT julianday('now')").is_err());
+        assert!(lite("SELECT array_agg(id) FROM users").is_err());
+        // Window use of a scalar function.
+        assert!(pg("SELECT lower(name) OVER () FROM users").is_err());
+        assert!(pg("SELECT row_number() FROM users").is_err());
+    }
+
+    #[test]
+    fn table_functions_are_refused() {
+        for q in [
+            "SELECT * FROM generate_series(1,10)",
+            "SELECT * FROM users, LATERAL generate_series(1, users.id)",
+            "SELECT * FROM pg_read_file('/etc/passwd')",
+            "SELECT * FROM json_each('{}')",
+            "SELECT * FROM pragma_table_info('users')",
+            "SELECT * FROM UNNEST(ARRAY[1,2])",
+            "SELECT * FROM users JOIN generate_series(1,2) g ON true",
+        ] {
+            let e = pg(q).expect_err(q);
+            assert_eq!(e.error_type, ErrorType::PermissionDenied, "{q}: {e:?}");
+        }
+        let e = lite("SELECT * FROM json_each('[1]')").unwrap_err();
+        assert_eq!(e.error_type, ErrorType::PermissionDenied);
+    }
+
+    #[test]
+    fn other_statements_are_refused() {
+        for q in [
+            "COPY users TO '/tmp/x'",
+            "ATTACH DATABASE '/tmp/x' AS y",
+            "PRAGMA writable_schema=1",
+            "SET statement_timeout=0",
+            "BEGIN",
+            "COMMIT",
+            "ROLLBACK",
+            "DROP TABLE users",
+            "ALTER TABLE users ADD COLUMN x int",
+            "GRANT ALL ON users TO public",
+            "EXPLAIN SELECT * FROM users",
+            "EXPLAIN ANALYZE DELETE FROM users",
+            "CALL p()",
+            "VACUUM",
+            "CREATE FUNCTION f() RETURNS int AS 'select 1' LANGUAGE sql",
+            "LISTEN x",
+            "SHOW ALL",
+            "DETACH DATABASE y",
+        ] {
+            for d in [Dialect::Postgres, Dialect::Sqlite] {
+                match check_with(d, q, true) {
+                    Err(e) => assert!(
+                        matches!(
+                            e.error_type,
+                            ErrorType::PermissionDenied | ErrorType::SyntaxError
+                        ),
+                        "{d:?} {q}: {e:?}"
+                    ),
+                    Ok(c) => panic!("{d:?} {q} passed as {}", c.sql),
+                }
+            }
+        }
+        let e = pg("COPY users TO '/tmp/x'").unwrap_err();
+        assert_eq!(e.error_type, ErrorType::PermissionDenied);
+        assert!(e.message.contains("COPY"), "{}", e.message);
+    }
+
+    #[test]
+    fn expressions_outside_the_list_are_refused() {
+        for q in [
+            "SELECT id::regclass FROM users",
+            "SELECT CAST(name AS json) FROM users",
+            "SELECT 'x'::xml",
+            "SELECT name COLLATE \"C\" FROM users",
+            "SELECT ARRAY[1, 2]",
+            "SELECT data -> 'a' FROM users",
+            "SELECT name ~ 'a' FROM users",
+            "SELECT id & 1 FROM users",
+            "SELECT name SIMILAR TO 'a' FROM users",
+            "SELECT ts AT TIME ZONE 'UTC' FROM users",
+            "SELECT id = ANY(ARRAY[1]) FROM users",
+            "SELECT TRY_CAST(id AS text) FROM users",
+            "SELECT count(*) FROM users GROUP BY ROLLUP (name)",
+            "SELECT JSON '{}'",
+        ] {
+            match pg(q) {
+                Err(e) => assert!(
+                    matches!(
+                        e.error_type,
+                        ErrorType::PermissionDenied | ErrorType::SyntaxError
+                    ),
+                    "{q}: {e:?}"
+                ),
+                Ok(c) => panic!("{q} passed as {}", c.sql),
+            }
+        }
+    }
+
+    #[test]
+    fn size_control_and_nesting_limits() {
+        let long = format!("SELECT '{}'", "a".repeat(MAX_STATEMENT_BYTES));
+        refused(&long, ErrorType::InvalidInput);
+        refused("SELECT 1\0", ErrorType::InvalidInput);
+        refused("SELECT\u{8} 1", ErrorType::InvalidInput);
+        let deep = format!("SELECT {}1{}", "(".repeat(100), ")".repeat(100));
+        refused(&deep, ErrorType::InvalidInput);
+        let deep_q = format!(
+            "SELECT * FROM {}users{}",
+            "(SELECT * FROM ".repeat(60),
+            ") s".repeat(60)
+        );
+        refused(&deep_q, ErrorType::InvalidInput);
+        // The NOT chain that sqlparser misreads at its recursion limit.
+        let nots = format!("SELECT {}TRUE FROM users", "NOT ".repeat(60));
+        assert!(pg(&nots).is_err() && lite(&nots).is_err());
+        // Long flat operator chains are fine and do not overflow the stack.
+        let chain = format!("SELECT {}1", "1 + ".repeat(3000));
+        assert!(chain.len() < MAX_STATEMENT_BYTES);
+        assert!(pg(&chain).is_ok());
+        let conds = format!(
+            "SELECT * FROM users WHERE {}",
+            vec!["id = 1"; 1500].join(" OR ")
+        );
+        assert!(conds.len() < MAX_STATEMENT_BYTES);
+        assert!(pg(&conds).is_ok());
+    }
+
+    #[test]
+    fn more_bypass_attempts() {
+        for q in [
+            "SELECT * FROM users NATURAL JOIN secrets",
+            "SELECT * FROM users, secrets",
+            "SELECT * FROM ONLY secrets",
+            "SELECT * FROM users WHERE id = (SELECT id FROM users LIMIT 1 FOR UPDATE)",
+            "SELECT * FROM users WHERE id IN (TABLE secrets)",
+            "SELECT * FROM users WHERE 1 = (SELECT count(*) FROM pg_stat_activity)",
+            "SELECT * FROM users TABLESAMPLE SYSTEM (10)",
+            "SELECT count(*) FILTER (WHERE pg_sleep(1) IS NULL) FROM users",
+            "SELECT sum(id) OVER (PARTITION BY pg_backend_pid()) FROM users",
+            "SELECT * FROM users WHERE name = U&\"d\\0061ta\"",
+            "SELECT * FROM users WHERE id = 1 OR pg_catalog.pg_sleep(1) IS NULL",
+            "SELECT * FROM users WHERE id OPERATOR(pg_catalog.=) 1",
+            "SELECT nextval('s')",
+            "SELECT txid_current()",
+            "SELECT * FROM users WHERE name = ANY('{a,b}')",
+            "SELECT string_agg(name, ',' ORDER BY pg_sleep(1)) FROM users",
+            "SELECT * FROM users ORDER BY (SELECT 1 FROM secrets)",
+            "SELECT * FROM users GROUP BY id HAVING count(*) > (SELECT count(*) FROM secrets)",
+            "SELECT * FROM users JOIN orders ON orders.id = (SELECT id FROM secrets)",
+            "SELECT * FROM users LIMIT 1 OFFSET (SELECT 1)",
+            "WITH RECURSIVE x AS (SELECT * FROM secrets) SELECT * FROM x",
+        ] {
+            match pg(q) {
+                Err(e) => assert!(
+                    matches!(
+                        e.error_type,
+                        ErrorType::PermissionDenied
+                            | ErrorType::InvalidTable
+                            | ErrorType::InvalidInput
+                            | ErrorType::SyntaxError
+                    ),
+                    "{q}: {e:?}"
+                ),
+                Ok(c) => panic!("{q} passed as {}", c.sql),
+            }
+        }
+        for q in [
+            "SELECT * FROM sqlite_temp_master",
+            "SELECT * FROM main.users, temp.sqlite_master",
+            "SELECT * FROM users INDEXED BY idx",
+            "SELECT * FROM pragma_database_list",
+            "SELECT * FROM users WHERE id = 1 UNION SELECT sql, 1 FROM sqlite_master",
+            "SELECT printf('%.*c', 1000000000, 'x')",
+            "SELECT * FROM users WHERE name GLOB '*'",
+            "SELECT * FROM users WHERE name REGEXP 'a'",
+            "SELECT * FROM users WHERE name MATCH 'a'",
+        ] {
+            match lite(q) {
+                Err(e) => assert!(
+                    matches!(
+                        e.error_type,
+                        ErrorType::PermissionDenied
+                            | ErrorType::InvalidTable
+                            | ErrorType::InvalidInput
+                            | ErrorType::SyntaxError
+                    ),
+                    "{q}: {e:?}"
+                ),
+                Ok(c) => panic!("{q} passed as {}", c.sql),
+            }
+        }
+    }
+
+    #[test]
+    fn relations_are_rewritten_to_what_was_checked() {
+        // sqlparser reads `FROM ONLY secrets` as table `only` aliased
+        // `secrets`; PostgreSQL reads table `secrets`. The rewrite to the
+        // qualified catalog name makes the database read what we checked.
+        let t = vec!["only".to_string()];
+        let c = check_statement(
+            Dialect::Postgres,
+            "SELECT * FROM ONLY secrets",
+            &StatementPolicy {
+                schema: "public",
+                tables: &t,
+                allow_writes: false,
+                max_rows: 10,
+            },
+        )
+        .unwrap();
+        assert_eq!(c.sql, r#"SELECT * FROM "public"."only" secrets LIMIT 11"#);
+        // Quotes inside catalog names are escaped by the rendering.
+        let t = vec!["we\"ird".to_string()];
+        let c = check_statement(
+            Dialect::Sqlite,
+            "SELECT * FROM \"WE\"\"IRD\"",
+            &StatementPolicy {
+                schema: "main",
+                tables: &t,
+                allow_writes: false,
+                max_rows: 10,
+            },
+        )
+        .unwrap();
+        assert_eq!(c.sql, r#"SELECT * FROM "main"."we""ird" LIMIT 11"#);
+        // Without a schema, names are left unqualified (but still quoted).
+        let t = vec!["users".to_string()];
+        let c = check_statement(
+            Dialect::Postgres,
+            "SELECT * FROM users",
+            &StatementPolicy {
+                schema: "",
+                tables: &t,
+                allow_writes: false,
+                max_rows: 10,
+            },
+        )
+        .unwrap();
+        assert_eq!(c.sql, r#"SELECT * FROM "users" LIMIT 11"#);
+    }
+
+    #[test]
+    fn unicode_quotes_stay_inside_strings() {
+        let c = pg("SELECT * FROM users WHERE name = 'O’Brien'' OR 1=1'").unwrap();
+        assert!(c.sql.contains("'O’Brien'' OR 1=1'"), "{}", c.sql);
+        // A look-alike quote is not a quote: it is part of an identifier.
+        let e = pg("SELECT * FROM users WHERE name = ’x’ OR ’1’=’1’").unwrap();
+        assert!(e.sql.contains("’x’"));
+    }
+
+    #[test]
+    fn output_is_our_rendering_not_the_input() {
+        let c = pg("select   ID  from   USERS   where NAME='a'").unwrap();
+        assert_eq!(
+            c.sql,
+            r#"SELECT ID FROM "public"."users" WHERE NAME = 'a' LIMIT 1001"#
+        );
+    }
+}
