@@ -56,14 +56,19 @@ fn catalog_lists_built_in_nodes_sorted_and_deterministic() {
         names,
         [
             "nodekit-nodes.agent",
+            "nodekit-nodes.deleteDataTool",
             "nodekit-nodes.embeddingsOpenAiCompatible",
+            "nodekit-nodes.executeSqlTool",
+            "nodekit-nodes.insertDataTool",
             "nodekit-nodes.lmChatOpenAiCompatible",
             "nodekit-nodes.memoryBufferWindow",
             "nodekit-nodes.memoryPostgresChat",
             "nodekit-nodes.memoryRedisChat",
             "nodekit-nodes.memorySqliteChat",
+            "nodekit-nodes.selectQueryTool",
             "nodekit-nodes.toolHttpRequest",
             "nodekit-nodes.toolThink",
+            "nodekit-nodes.updateDataTool",
         ]
     );
     assert_eq!(nodekit(&["catalog"]).stdout, first.stdout);
