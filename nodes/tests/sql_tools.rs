@@ -10,6 +10,8 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use nodekit::Catalog;
+use nodekit::db_tool;
+use nodekit::sql::ToolOptions;
 use nodekit::context::{RunLog, SupplyContext};
 use nodekit::node::Supply;
 use nodekit::tool::Tool;
@@ -29,6 +31,40 @@ const SETUP: &[&str] = &[
     "INSERT INTO orders VALUES (1, 1, 99.90, 'shipped'), (2, 1, 10.00, 'open'), (3, 2, 5.25, 'open')",
     "INSERT INTO secrets VALUES (1, 'sk-top-secret-value')",
 ];
+
+/// Names of the customers with a status, older than an age. The template
+/// uses `$2` before `$1`, which SQLite would number by first appearance.
+#[db_tool(
+    query = "SELECT name FROM customers WHERE age > $2 AND status = $1 ORDER BY id",
+    name = "customersByStatus",
+    display_name = "Customers By Status"
+)]
+pub struct CustomersByStatus {
+    /// Which status.
+    #[from_ai(description = "The status: active or inactive")]
+    status: String,
+    /// Only customers older than this.
+    #[from_ai(description = "Minimum age", default = 0)]
+    min_age: i64,
+    /// The workflow author's settings.
+    options: ToolOptions,
+}
+
+/// Renames a customer.
+#[db_tool(
+    query = "UPDATE customers SET name = $1 WHERE id = $2",
+    name = "renameCustomer"
+)]
+pub struct RenameCustomer {
+    /// The new name.
+    #[from_ai(description = "The new name")]
+    name: String,
+    /// Which customer.
+    #[from_ai(description = "The customer's id")]
+    id: i64,
+    /// The workflow author's settings.
+    options: ToolOptions,
+}
 
 /// Which database a case runs on.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -790,6 +826,17 @@ async fn run_legitimate(f: &Fixture) {
     );
     let v = ok(&f.call("executeSqlTool", json!({"query": "WITH big AS (SELECT customer_id, sum(total) AS spent FROM orders GROUP BY customer_id) SELECT c.name FROM customers c JOIN big ON big.customer_id = c.id WHERE big.spent > 50"})).await);
     assert_eq!(v["data"], json!([{"name": "Ada Lovelace"}]));
+
+    // Fixed templates: bound in order, on both databases; reads and writes.
+    let v = ok(&f.call("customersByStatus", json!({"status": "active", "minAge": 30})).await);
+    assert_eq!(v["operation"], "select");
+    assert_eq!(v["data"], json!([{"name": "Ada Lovelace"}, {"name": "Alan Turing"}]));
+    let v = ok(&f.call("renameCustomer", json!({"name": "Ada King", "id": 1})).await);
+    assert_eq!(v["affectedRows"], 1);
+    let v = ok(&f.call("renameCustomer", json!({"name": "Ada Lovelace", "id": 1})).await);
+    assert_eq!(v["affectedRows"], 1);
+    let v = f.call("customersByStatus", json!({"status": "active", "minAge": "old"})).await;
+    assert_eq!(v["errorType"], "invalid_input", "{v}");
 
     // Writes: inserted rows come back with their values; text that looks like SQL is just text.
     let v = ok(&f.call("insertDataTool", json!({"tableName": "customers", "rows": [

@@ -45,7 +45,9 @@ where
     F: FnMut(usize) -> Fut,
     Fut: Future<Output = ()>,
 {
-    for i in 0..n / 10 + 1 {
+    // Every run gets its own index, warm-up included (inserts use it for ids).
+    let warm = n / 10 + 1;
+    for i in n..n + warm {
         f(i).await;
     }
     let mut samples: Vec<Duration> = Vec::with_capacity(n);

@@ -265,3 +265,36 @@ fn read_row(row: &sqlx::postgres::PgRow) -> Option<Message> {
     let value: serde_json::Value = row.try_get("message").ok()?;
     decode(STORE, id, &value)
 }
+
+#[cfg(test)]
+mod tests {
+    use sqlx::postgres::PgSslMode;
+
+    use super::PostgresConfig;
+
+    fn config(host: &str, ssl: &str) -> PostgresConfig {
+        serde_json::from_value(serde_json::json!({
+            "host": host, "database": "db", "user": "u", "password": "p", "ssl": ssl
+        }))
+        .unwrap()
+    }
+
+    /// Neon refuses plain connections, so its hosts never get a weaker mode than `require`.
+    #[test]
+    fn neon_hosts_always_use_ssl() {
+        let mode = |host: &str, ssl: &str| config(host, ssl).options().unwrap().get_ssl_mode();
+        for ssl in ["disable", "allow", "prefer", "require"] {
+            assert!(matches!(
+                mode("ep-cool-night-123.eu-central-1.aws.neon.tech", ssl),
+                PgSslMode::Require
+            ));
+        }
+        assert!(matches!(
+            mode("ep-x.neon.tech.", "verify-full"),
+            PgSslMode::VerifyFull
+        ));
+        assert!(matches!(mode("127.0.0.1", "disable"), PgSslMode::Disable));
+        assert!(!config("neon.tech.example.com", "disable").is_neon());
+        assert!(!config("notneon.tech", "disable").is_neon());
+    }
+}

@@ -19,7 +19,7 @@ use crate::history::postgres::PostgresConfig;
 use super::error::classify;
 use super::response::{ErrorType, ToolError};
 use super::schema::{Column, ColumnKind, Dialect, Table};
-use super::value::{pg_row, sqlite_row};
+use super::value::{pg_row_keyed, row_keys, sqlite_row_keyed};
 use super::writer::Bind;
 
 /// Connections kept per tool instance.
@@ -160,18 +160,28 @@ impl Database {
                         super::writer::clip(schema)
                     )));
                 }
-                let pool = if limits.read_only { read } else { write };
-                let mut tx = pool.begin().await.map_err(|e| classify(&e))?;
                 // SQLite has no statement timeout: a progress handler that
-                // returns false at the deadline interrupts the statement. Each
-                // session sets its own, so a connection left with an expired
-                // one by a cancelled call is fixed by the next.
+                // returns false at the deadline interrupts the statement.
+                // Each session sets its own before running anything, so the
+                // expired one a read leaves behind is never reached.
                 let deadline = Instant::now() + limits.timeout;
+                let handler = move || Instant::now() < deadline;
+                if limits.read_only {
+                    // No transaction: the connection was opened read-only,
+                    // and one statement is atomic on its own.
+                    let mut conn = read.acquire().await.map_err(|e| classify(&e))?;
+                    conn.lock_handle()
+                        .await
+                        .map_err(|e| classify(&e))?
+                        .set_progress_handler(1000, handler);
+                    return Ok(Session::SqliteRead { conn });
+                }
+                let mut tx = write.begin().await.map_err(|e| classify(&e))?;
                 tx.lock_handle()
                     .await
                     .map_err(|e| classify(&e))?
-                    .set_progress_handler(1000, move || Instant::now() < deadline);
-                Ok(Session::Sqlite { tx })
+                    .set_progress_handler(1000, handler);
+                Ok(Session::SqliteWrite { tx })
             }
         }
     }
@@ -186,8 +196,13 @@ pub enum Session {
         /// The schema the tool uses.
         schema: String,
     },
-    /// A SQLite transaction.
-    Sqlite {
+    /// A read-only SQLite connection.
+    SqliteRead {
+        /// The connection.
+        conn: sqlx::pool::PoolConnection<sqlx::Sqlite>,
+    },
+    /// A SQLite transaction for writes.
+    SqliteWrite {
         /// The open transaction.
         tx: sqlx::Transaction<'static, sqlx::Sqlite>,
     },
@@ -197,12 +212,22 @@ impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             Session::Postgres { .. } => "Session::Postgres",
-            Session::Sqlite { .. } => "Session::Sqlite",
+            Session::SqliteRead { .. } => "Session::SqliteRead",
+            Session::SqliteWrite { .. } => "Session::SqliteWrite",
         })
     }
 }
 
 impl Session {
+    /// The SQLite connection of a SQLite session.
+    fn sqlite(&mut self) -> Option<&mut sqlx::SqliteConnection> {
+        match self {
+            Session::Postgres { .. } => None,
+            Session::SqliteRead { conn } => Some(&mut **conn),
+            Session::SqliteWrite { tx } => Some(&mut **tx),
+        }
+    }
+
     /// The names of the tables and views of the schema.
     pub async fn tables(&mut self) -> Result<Vec<String>, ToolError> {
         let rows: Vec<(String,)> = match self {
@@ -216,11 +241,11 @@ impl Session {
             .fetch_all(&mut **tx)
             .await
             .map_err(|e| classify(&e))?,
-            Session::Sqlite { tx } => sqlx::query_as(
+            sqlite => sqlx::query_as(
                 "SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') \
                  AND name NOT LIKE 'sqlite!_%' ESCAPE '!' ORDER BY 1",
             )
-            .fetch_all(&mut **tx)
+            .fetch_all(sqlite.sqlite().expect("a SQLite session"))
             .await
             .map_err(|e| classify(&e))?,
         };
@@ -254,11 +279,11 @@ impl Session {
                     })
                     .collect()
             }
-            Session::Sqlite { tx } => {
+            sqlite => {
                 let rows: Vec<(String, String)> =
                     sqlx::query_as("SELECT name, type FROM pragma_table_info(?1)")
                         .bind(name)
-                        .fetch_all(&mut **tx)
+                        .fetch_all(sqlite.sqlite().expect("a SQLite session"))
                         .await
                         .map_err(|e| classify(&e))?;
                 rows.into_iter()
@@ -280,12 +305,17 @@ impl Session {
     pub fn schema(&self) -> Option<&str> {
         match self {
             Session::Postgres { schema, .. } => Some(schema),
-            Session::Sqlite { .. } => None,
+            _ => None,
         }
     }
 
     /// Runs one statement, keeping at most `max_rows` of the rows it returns
     /// while counting them all; `count` is the rows affected when it returns none.
+    ///
+    /// On PostgreSQL this is the extended protocol: one statement per
+    /// message, so a second statement cannot ride along. Statements are
+    /// cached per connection (a bounded LRU): the tools write the same
+    /// shapes again and again.
     // `fetch_many` is deprecated for multi-statement text; here it runs one
     // checked statement, and it is the one call that yields both the rows
     // and the affected-row count of a write without RETURNING.
@@ -297,12 +327,10 @@ impl Session {
         max_rows: usize,
     ) -> Result<Outcome, ToolError> {
         let mut out = Outcome::default();
-        // Extended protocol on PostgreSQL: one statement per message, so a
-        // second statement cannot ride along. Not cached: the text is per call.
+        let mut keys = None;
         match self {
             Session::Postgres { tx, .. } => {
-                let query =
-                    sqlx::query_with(AssertSqlSafe(sql), pg_arguments(binds)?).persistent(false);
+                let query = sqlx::query_with(AssertSqlSafe(sql), pg_arguments(binds)?);
                 let mut stream = query.fetch_many(&mut **tx);
                 while let Some(step) = stream.try_next().await.map_err(|e| classify(&e))? {
                     match step {
@@ -311,21 +339,24 @@ impl Session {
                                 out.count = done.rows_affected();
                             }
                         }
-                        sqlx::Either::Right(row) => keep(&mut out, max_rows, || pg_row(&row))?,
+                        sqlx::Either::Right(row) => keep(&mut out, max_rows, || {
+                            pg_row_keyed(&row, keys.get_or_insert_with(|| row_keys(&row)))
+                        })?,
                     }
                 }
             }
-            Session::Sqlite { tx } => {
-                let query = sqlx::query_with(AssertSqlSafe(sql), sqlite_arguments(binds)?)
-                    .persistent(false);
-                let mut stream = query.fetch_many(&mut **tx);
+            sqlite => {
+                let query = sqlx::query_with(AssertSqlSafe(sql), sqlite_arguments(binds)?);
+                let mut stream = query.fetch_many(sqlite.sqlite().expect("a SQLite session"));
                 let mut rows = 0;
                 while let Some(step) = stream.try_next().await.map_err(|e| classify(&e))? {
                     match step {
                         sqlx::Either::Left(done) => out.count = done.rows_affected(),
                         sqlx::Either::Right(row) => {
                             rows += 1;
-                            keep(&mut out, max_rows, || sqlite_row(&row))?;
+                            keep(&mut out, max_rows, || {
+                                sqlite_row_keyed(&row, keys.get_or_insert_with(|| row_keys(&row)))
+                            })?;
                         }
                     }
                 }
@@ -335,24 +366,26 @@ impl Session {
         Ok(out)
     }
 
-    /// Commits the call's transaction.
+    /// Ends the call, keeping its changes.
     pub async fn commit(self) -> Result<(), ToolError> {
         match self {
             Session::Postgres { tx, .. } => tx.commit().await.map_err(|e| classify(&e)),
-            Session::Sqlite { mut tx } => {
+            Session::SqliteRead { .. } => Ok(()),
+            Session::SqliteWrite { mut tx } => {
                 release(&mut tx).await;
                 tx.commit().await.map_err(|e| classify(&e))
             }
         }
     }
 
-    /// Rolls the call's transaction back.
+    /// Ends the call, undoing its changes.
     pub async fn rollback(self) {
         match self {
             Session::Postgres { tx, .. } => {
                 let _ = tx.rollback().await;
             }
-            Session::Sqlite { mut tx } => {
+            Session::SqliteRead { .. } => {}
+            Session::SqliteWrite { mut tx } => {
                 release(&mut tx).await;
                 let _ = tx.rollback().await;
             }
@@ -360,7 +393,7 @@ impl Session {
     }
 }
 
-/// Removes the deadline before the connection goes back to the pool.
+/// Removes the deadline before `COMMIT` or `ROLLBACK`, which must not be interrupted.
 async fn release(tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>) {
     if let Ok(mut handle) = tx.lock_handle().await {
         handle.remove_progress_handler();

@@ -1,11 +1,75 @@
 //! SQL tools for agents: the machinery behind `#[db_tool]` and the select,
-//! insert, update, delete and execute tool nodes.
+//! insert, update, delete and execute tool nodes of `db-agent-tools.md`.
 //!
-//! Safety is enforced here, not asked of the model: identifiers are checked
-//! against the live schema and quoted by us, filters are parsed into a tree
-//! that is checked against an allow-list and written back as SQL by us with
-//! every literal bound, the execute tool accepts one checked query, reads run
-//! in read-only transactions with time limits, and errors are sanitized.
+//! # One call, end to end
+//!
+//! ```text
+//! LLM arguments ──$fromAI──▶ node struct ──DbTool::request──▶ Request
+//!   ──operation::run──▶ checks (names, filter, statement) ──SqlWriter──▶ SQL + binds
+//!   ──database::Session (read-only tx, time limit)──▶ rows ──value──▶ JSON response
+//! ```
+//!
+//! A refused request is an answer (`success: false`, an `errorType`, a
+//! suggestion), never an `Err`: the model reads it and retries.
+//!
+//! # Safety is enforced here, not asked of the model
+//!
+//! - Every argument is size-checked; NUL and other control characters are refused.
+//! - Table names are resolved in the live catalog (`pg_catalog` /
+//!   `sqlite_schema`, `pragma_table_info`) on every call, filtered through
+//!   the workflow author's allowed and denied lists, and quoted by us. A
+//!   missing table and a forbidden one get the same answer, whose
+//!   suggestion lists only the tables the tool may use.
+//! - Columns (`columns`, `orderBy`, `values`, `rows` keys) must be columns of
+//!   that table ([`names`]).
+//! - Filters are parsed as one expression, checked against an allow-list and
+//!   rewritten by us with every literal bound and typed from its column
+//!   ([`filter`]). Update and delete need a filter, and one that matches
+//!   every row (`1=1`, `id = id`, `x OR TRUE`, ...) is refused.
+//! - The execute tool accepts exactly one statement. It must be a query
+//!   unless the author set `allowWrites` (then INSERT, UPDATE and DELETE
+//!   with a WHERE too; never DDL). Every relation and function in every
+//!   position is checked against allow-lists, and the SQL sent is our
+//!   rendering of the checked tree ([`statement`]).
+//! - Statements go through the extended protocol on PostgreSQL (one
+//!   statement per message). Reads run in `BEGIN READ ONLY` with
+//!   `statement_timeout` and `lock_timeout` set for the transaction, and
+//!   `search_path` set to the tool's schema only. On SQLite, reads use a
+//!   connection opened read-only, and a progress handler interrupts any
+//!   statement at the deadline.
+//! - Rows are streamed and cut at the limit, with `truncated: true` and a
+//!   warning.
+//! - Errors are sanitized and sorted into the seed's categories ([`error`]).
+//!
+//! # Defaults and limits
+//!
+//! | setting | default | bounds |
+//! | --- | --- | --- |
+//! | `maxRows` | 1,000 | 1 to 10,000 ([`request::HARD_MAX_ROWS`]) |
+//! | `timeout` | 30 s | 1 s to 1 h |
+//! | `schema` | `public` (PostgreSQL), `main` (SQLite) | |
+//! | `allowedTables` | every table of the schema | |
+//! | `allowWrites` | off | execute tool only |
+//! | rows per insert | | 1,000 ([`operation::MAX_INSERT_ROWS`]) |
+//! | filter | | 4,096 characters, 256 nodes |
+//! | executed statement | | 16 KiB |
+//!
+//! # Credentials
+//!
+//! `postgres` is n8n's credential (host, port, database, user, password,
+//! ssl); hosts under `neon.tech` always connect with at least
+//! `sslmode=require`. `sqlite` is `{"databasePath": "..."}` for an existing
+//! file; a tool never creates one. Each tool instance keeps its own small
+//! pool, which connects on the first call.
+//!
+//! # Values
+//!
+//! Results are typed JSON ([`value`]): numbers, booleans and null as such,
+//! `numeric` as exact strings, timestamps in ISO 8601, `bytea`/BLOB as
+//! base64, `json` as JSON. Values the model sends for a PostgreSQL column
+//! are bound as text and cast to the column's type, so the server's own
+//! parser types them and `numeric` keeps its precision. On SQLite they must
+//! fit the column's declared type.
 
 pub mod database;
 pub mod error;

@@ -75,7 +75,7 @@ use serde_json::{Map, Number, Value};
 use sqlx::postgres::types::Oid;
 use sqlx::postgres::{PgRow, PgTypeInfo, PgTypeKind, PgValueFormat, PgValueRef};
 use sqlx::sqlite::SqliteRow;
-use sqlx::{Column as _, Row as _, TypeInfo as _, ValueRef as _};
+use sqlx::{Column as _, Row, TypeInfo as _, ValueRef as _};
 
 use super::response::{ErrorType, ToolError};
 
@@ -94,10 +94,20 @@ const USECS_PER_DAY: i64 = 86_400_000_000;
 /// Fails only when the server sends bytes that do not fit the column's
 /// declared type; unknown types become strings instead.
 pub fn pg_row(row: &PgRow) -> Result<Map<String, Value>, ToolError> {
+    pg_row_keyed(row, &row_keys(row))
+}
+
+/// The keys of a result's rows (see "Keys" above). Every row of one result
+/// has the same columns, so a caller reading many rows computes them once.
+pub fn row_keys<R: Row>(row: &R) -> Vec<String> {
+    unique_keys(row.columns().iter().map(|c| c.name()))
+}
+
+/// [`pg_row`] with keys from [`row_keys`] of the same result.
+pub fn pg_row_keyed(row: &PgRow, keys: &[String]) -> Result<Map<String, Value>, ToolError> {
     let columns = row.columns();
-    let keys = unique_keys(columns.iter().map(|c| c.name()));
     let mut out = Map::with_capacity(columns.len());
-    for (index, (column, key)) in columns.iter().zip(keys).enumerate() {
+    for (index, (column, key)) in columns.iter().zip(keys.iter().cloned()).enumerate() {
         let raw = row
             .try_get_raw(index)
             .map_err(|e| read_error(column.name(), &e))?;
@@ -119,10 +129,14 @@ pub fn pg_row(row: &PgRow) -> Result<Map<String, Value>, ToolError> {
 /// One SQLite row as a JSON object (see the module docs for the mapping and
 /// for duplicate column names).
 pub fn sqlite_row(row: &SqliteRow) -> Result<Map<String, Value>, ToolError> {
+    sqlite_row_keyed(row, &row_keys(row))
+}
+
+/// [`sqlite_row`] with keys from [`row_keys`] of the same result.
+pub fn sqlite_row_keyed(row: &SqliteRow, keys: &[String]) -> Result<Map<String, Value>, ToolError> {
     let columns = row.columns();
-    let keys = unique_keys(columns.iter().map(|c| c.name()));
     let mut out = Map::with_capacity(columns.len());
-    for (index, (column, key)) in columns.iter().zip(keys).enumerate() {
+    for (index, (column, key)) in columns.iter().zip(keys.iter().cloned()).enumerate() {
         let name = column.name();
         let raw = row.try_get_raw(index).map_err(|e| read_error(name, &e))?;
         // The value's own type is its storage class once it is not NULL.
