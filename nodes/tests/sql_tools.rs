@@ -10,10 +10,10 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use nodekit::Catalog;
-use nodekit::db_tool;
-use nodekit::sql::ToolOptions;
 use nodekit::context::{RunLog, SupplyContext};
+use nodekit::db_tool;
 use nodekit::node::Supply;
+use nodekit::sql::ToolOptions;
 use nodekit::tool::Tool;
 use serde_json::{Map, Value, json};
 use sqlx::Row;
@@ -24,6 +24,7 @@ const SETUP: &[&str] = &[
     "CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL REFERENCES customers(id), total NUMERIC(12,2), status TEXT)",
     "CREATE TABLE secrets (id INTEGER PRIMARY KEY, api_key TEXT)",
     "CREATE TABLE numbers (n INTEGER PRIMARY KEY)",
+    "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)",
     "INSERT INTO customers VALUES (1, 'Ada Lovelace', 'ada@example.com', 'active', 36, 1200.50, '2024-01-02 10:00:00', TRUE)",
     "INSERT INTO customers VALUES (2, 'Alan Turing', 'alan@example.com', 'active', 41, 80.00, '2024-02-03 11:30:00', TRUE)",
     "INSERT INTO customers VALUES (3, 'Grace Hopper', 'grace@example.com', 'inactive', 85, 0.10, '2024-03-04 12:45:00', FALSE)",
@@ -176,7 +177,7 @@ impl Fixture {
     /// The tool node `node` with options `extra` (allowed tables set, `secrets` denied).
     async fn tool(&self, node: &str, extra: Value) -> Arc<dyn Tool> {
         let mut options = json!({
-            "allowedTables": "customers, orders, numbers",
+            "allowedTables": "customers, orders, numbers, notes",
             "deniedTables": "secrets",
             "timeout": 2,
         });
@@ -272,6 +273,8 @@ fn attacks() -> Vec<(&'static str, Value, &'static [&'static str])> {
     const UPD: &str = "updateDataTool";
     const DEL: &str = "deleteDataTool";
     const EXE: &str = "executeSqlTool";
+    // The execute tool with `allowWrites` on.
+    const EXW: &str = "executeSqlTool+writes";
     const SYNTAX: &[&str] = &["syntax_error", "permission_denied", "invalid_input"];
     const DENIED: &[&str] = &["permission_denied", "syntax_error"];
     const TABLE: &[&str] = &["invalid_table", "invalid_input"];
@@ -338,6 +341,14 @@ fn attacks() -> Vec<(&'static str, Value, &'static [&'static str])> {
         (SEL, json!({"tableName": "secrets"}), TABLE),
         (SEL, json!({"tableName": "pg_catalog.pg_shadow"}), TABLE),
         (SEL, json!({"tableName": "sqlite_master"}), TABLE),
+        (
+            SEL,
+            json!({"tableName": "sqlite_schema", "columns": "name, sql"}),
+            TABLE,
+        ),
+        (SEL, json!({"tableName": "SQLITE_MASTER"}), TABLE),
+        (SEL, json!({"tableName": "pg_class"}), TABLE),
+        (SEL, json!({"tableName": "customers_pkey"}), TABLE),
         (
             SEL,
             json!({"tableName": "information_schema.tables"}),
@@ -716,6 +727,110 @@ fn attacks() -> Vec<(&'static str, Value, &'static [&'static str])> {
             json!({"query": "SELECT set_config('search_path', 'pg_catalog', true)"}),
             DENIED,
         ),
+        (
+            EXE,
+            json!({"query": "SELECT replace(replace(name, 'a', 'aaaaaaaaaa'), 'a', 'aaaaaaaaaa') FROM customers"}),
+            DENIED,
+        ),
+        (
+            EXE,
+            json!({"query": "SELECT CAST(name AS CHAR(10485760)) FROM customers"}),
+            DENIED,
+        ),
+        (
+            EXE,
+            json!({"query": "SELECT c.to_json FROM customers c"}),
+            &["invalid_column", "permission_denied"],
+        ),
+        (
+            EXE,
+            json!({"query": "SELECT c FROM customers c"}),
+            &["invalid_column", "permission_denied"],
+        ),
+        // Filters that match every row although no static rule says so: the
+        // database counts, and the call is rolled back.
+        (
+            UPD,
+            json!({"tableName": "customers", "values": {"status": "x"}, "whereConditions": "id IS NOT NULL"}),
+            EVERY_ROW,
+        ),
+        (
+            UPD,
+            json!({"tableName": "customers", "values": {"status": "x"}, "whereConditions": "id > -1"}),
+            EVERY_ROW,
+        ),
+        (
+            UPD,
+            json!({"tableName": "customers", "values": {"status": "x"}, "whereConditions": "name LIKE '_%'"}),
+            EVERY_ROW,
+        ),
+        (
+            UPD,
+            json!({"tableName": "customers", "values": {"status": "x"}, "whereConditions": "length(name) >= 0"}),
+            EVERY_ROW,
+        ),
+        (
+            UPD,
+            json!({"tableName": "customers", "values": {"status": "x"}, "whereConditions": "id BETWEEN -9999 AND 99999999"}),
+            EVERY_ROW,
+        ),
+        (
+            DEL,
+            json!({"tableName": "orders", "whereConditions": "id IS NOT NULL"}),
+            EVERY_ROW,
+        ),
+        (
+            DEL,
+            json!({"tableName": "orders", "whereConditions": "NOT (id IS NULL)"}),
+            EVERY_ROW,
+        ),
+        (
+            SEL,
+            sel(&format!("name LIKE '%{}b'", "a".repeat(200))),
+            INPUT,
+        ),
+        // With writes allowed: still one checked statement, never every row.
+        (
+            EXW,
+            json!({"query": "UPDATE customers SET status = 'x' WHERE id = id"}),
+            EVERY_ROW,
+        ),
+        (
+            EXW,
+            json!({"query": "UPDATE customers SET status = 'x' WHERE id IS NOT NULL"}),
+            EVERY_ROW,
+        ),
+        (
+            EXW,
+            json!({"query": "DELETE FROM orders WHERE \"nosuchcol\" = \"nosuchcol\""}),
+            &["invalid_column", "permission_denied", "syntax_error"],
+        ),
+        (
+            EXW,
+            json!({"query": "DELETE FROM orders WHERE total > -1"}),
+            EVERY_ROW,
+        ),
+        (
+            EXW,
+            json!({"query": "UPDATE OR REPLACE customers SET id = 4 WHERE id = 3"}),
+            DENIED,
+        ),
+        (
+            EXW,
+            json!({"query": "INSERT OR REPLACE INTO customers (id, name) VALUES (1, 'x')"}),
+            DENIED,
+        ),
+        (EXW, json!({"query": "DROP TABLE customers"}), DENIED),
+        (
+            EXW,
+            json!({"query": "DELETE FROM secrets WHERE id = 1"}),
+            TABLE,
+        ),
+        (
+            EXW,
+            json!({"query": "UPDATE customers SET name = (SELECT api_key FROM secrets) WHERE id = 1"}),
+            TABLE,
+        ),
     ]
 }
 
@@ -725,7 +840,13 @@ async fn run_attacks(f: &Fixture) {
     assert!(list.len() >= 60, "the corpus has {} attacks", list.len());
     let mut failures = Vec::new();
     for (node, args, expected) in list {
-        let answer = f.call(node, args.clone()).await;
+        let answer = match node.strip_suffix("+writes") {
+            Some(node) => {
+                let tool = f.tool(node, json!({"allowWrites": true})).await;
+                tool.call(args.clone()).await.unwrap()
+            }
+            None => f.call(node, args.clone()).await,
+        };
         let shown = answer.to_string();
         let kind = answer["errorType"].as_str().unwrap_or("");
         if answer["success"] != false || !expected.contains(&kind) {
@@ -811,6 +932,42 @@ async fn run_legitimate(f: &Fixture) {
         "{v}"
     );
 
+    // An answer is cut at its byte budget, whatever the row limit.
+    let big: Vec<Value> = (0..30)
+        .map(|i| json!({"id": i, "body": "x".repeat(100_000)}))
+        .collect();
+    ok(&f
+        .call("insertDataTool", json!({"tableName": "notes", "rows": big}))
+        .await);
+    let v = ok(&sel(json!({"tableName": "notes"})).await);
+    assert_eq!(v["truncated"], true, "{v:.300}");
+    assert!(
+        v["warning"].as_str().unwrap().contains("MiB"),
+        "{:.300}",
+        v["warning"]
+    );
+    assert!(v["data"].as_array().unwrap().len() < 30);
+
+    // Deny lists hold however the author spells the table.
+    for denied in [
+        "main.secrets",
+        "\"secrets\"",
+        "public.secrets; orders",
+        "`secrets`",
+    ] {
+        let tool = f
+            .tool(
+                "executeSqlTool",
+                json!({"allowedTables": "", "deniedTables": denied}),
+            )
+            .await;
+        let v = tool
+            .call(json!({"query": "SELECT * FROM secrets"}))
+            .await
+            .unwrap();
+        assert_eq!(v["errorType"], "invalid_table", "{denied}: {v}");
+    }
+
     // A statement that runs too long is cancelled.
     let tool = f.tool("executeSqlTool", json!({"timeout": 1})).await;
     let v = tool
@@ -828,14 +985,31 @@ async fn run_legitimate(f: &Fixture) {
     assert_eq!(v["data"], json!([{"name": "Ada Lovelace"}]));
 
     // Fixed templates: bound in order, on both databases; reads and writes.
-    let v = ok(&f.call("customersByStatus", json!({"status": "active", "minAge": 30})).await);
+    let v = ok(&f
+        .call(
+            "customersByStatus",
+            json!({"status": "active", "minAge": 30}),
+        )
+        .await);
     assert_eq!(v["operation"], "select");
-    assert_eq!(v["data"], json!([{"name": "Ada Lovelace"}, {"name": "Alan Turing"}]));
-    let v = ok(&f.call("renameCustomer", json!({"name": "Ada King", "id": 1})).await);
+    assert_eq!(
+        v["data"],
+        json!([{"name": "Ada Lovelace"}, {"name": "Alan Turing"}])
+    );
+    let v = ok(&f
+        .call("renameCustomer", json!({"name": "Ada King", "id": 1}))
+        .await);
     assert_eq!(v["affectedRows"], 1);
-    let v = ok(&f.call("renameCustomer", json!({"name": "Ada Lovelace", "id": 1})).await);
+    let v = ok(&f
+        .call("renameCustomer", json!({"name": "Ada Lovelace", "id": 1}))
+        .await);
     assert_eq!(v["affectedRows"], 1);
-    let v = f.call("customersByStatus", json!({"status": "active", "minAge": "old"})).await;
+    let v = f
+        .call(
+            "customersByStatus",
+            json!({"status": "active", "minAge": "old"}),
+        )
+        .await;
     assert_eq!(v["errorType"], "invalid_input", "{v}");
 
     // Writes: inserted rows come back with their values; text that looks like SQL is just text.

@@ -40,24 +40,34 @@ fn ops() -> usize {
         .unwrap_or(300)
 }
 
-async fn time<F, Fut>(n: usize, mut f: F) -> (Duration, Duration)
+/// Runs `direct` and `tool` alternately, `n` times each after a warm-up, so
+/// both see the same cache and machine state; p50 and p99 of each. Every
+/// run gets its own index, warm-up included (inserts use it for ids).
+async fn pair<D, DF, T, TF>(n: usize, mut direct: D, mut tool: T) -> [(Duration, Duration); 2]
 where
-    F: FnMut(usize) -> Fut,
-    Fut: Future<Output = ()>,
+    D: FnMut(usize) -> DF,
+    DF: Future<Output = ()>,
+    T: FnMut(usize) -> TF,
+    TF: Future<Output = ()>,
 {
-    // Every run gets its own index, warm-up included (inserts use it for ids).
     let warm = n / 10 + 1;
     for i in n..n + warm {
-        f(i).await;
+        direct(i).await;
+        tool(i).await;
     }
-    let mut samples: Vec<Duration> = Vec::with_capacity(n);
+    let mut samples = [Vec::with_capacity(n), Vec::with_capacity(n)];
     for i in 0..n {
         let start = Instant::now();
-        f(i).await;
-        samples.push(start.elapsed());
+        direct(i).await;
+        samples[0].push(start.elapsed());
+        let start = Instant::now();
+        tool(i).await;
+        samples[1].push(start.elapsed());
     }
-    samples.sort();
-    (samples[n / 2], samples[(n * 99 / 100).min(n - 1)])
+    samples.map(|mut s| {
+        s.sort();
+        (s[n / 2], s[(n * 99 / 100).min(n - 1)])
+    })
 }
 
 fn us(d: Duration) -> String {
@@ -296,36 +306,41 @@ async fn compare<S, SF, I, IF, C, CF>(
             limit: Some(limit as i64),
             ..SelectRequest::default()
         });
-        let (d50, d99) = time(n, |_| direct_select(limit)).await;
-        let (t50, t99) = time(n, |_| async {
-            let out = run(db, &request, &options).await;
-            assert_eq!(out["success"], true, "{out}");
-            std::hint::black_box(out);
-        })
+        let [(d50, d99), (t50, t99)] = pair(
+            n,
+            |_| direct_select(limit),
+            |_| async {
+                let out = run(db, &request, &options).await;
+                assert_eq!(out["success"], true, "{out}");
+                std::hint::black_box(out);
+            },
+        )
         .await;
         report(name, &format!("select {limit} rows"), d50, t50, d99, t99);
     }
 
-    // Each insert adds 100 new ids; the table is reset between the two series.
+    // Each run adds 100 new ids (direct and tool apart); the table is reset after.
     let inserts = (n / 3).max(10);
-    let (d50, d99) = time(inserts, |i| direct_insert(100_000 + i * 100)).await;
-    cleanup().await;
-    let (t50, t99) = time(inserts, |i| {
-        let rows: Vec<Value> = (0..100)
-            .map(|k| {
-                json!({"id": 100_000 + i * 100 + k, "name": format!("new item {k}"), "price": 2.5, "qty": 3, "active": true})
-            })
-            .collect();
-        let request = Request::Insert(InsertRequest {
-            table: table.into(),
-            rows: Value::Array(rows),
-        });
-        let options = options.clone();
-        async move {
-            let out = run(db, &request, &options).await;
-            assert_eq!(out["success"], true, "{out}");
-        }
-    })
+    let [(d50, d99), (t50, t99)] = pair(
+        inserts,
+        |i| direct_insert(100_000 + i * 100),
+        |i| {
+            let rows: Vec<Value> = (0..100)
+                .map(|k| {
+                    json!({"id": 1_000_000 + i * 100 + k, "name": format!("new item {k}"), "price": 2.5, "qty": 3, "active": true})
+                })
+                .collect();
+            let request = Request::Insert(InsertRequest {
+                table: table.into(),
+                rows: Value::Array(rows),
+            });
+            let options = options.clone();
+            async move {
+                let out = run(db, &request, &options).await;
+                assert_eq!(out["success"], true, "{out}");
+            }
+        },
+    )
     .await;
     cleanup().await;
     report(name, "insert 100 rows", d50, t50, d99, t99);

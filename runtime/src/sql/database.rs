@@ -24,6 +24,8 @@ use super::writer::Bind;
 
 /// Connections kept per tool instance.
 const POOL_SIZE: u32 = 4;
+/// SQLite VM steps between two deadline checks.
+const PROGRESS_STEPS: i32 = 100;
 /// How long a call waits for a free connection.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -49,6 +51,10 @@ pub enum Database {
     },
 }
 
+/// Most bytes of rows in one answer: a model cannot read more, and a cap
+/// on rows alone lets one row carry a whole table (`string_agg`).
+pub const MAX_ANSWER_BYTES: usize = 2 << 20;
+
 /// What a statement returned: rows (cut at the limit) and how many there were.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Outcome {
@@ -58,6 +64,10 @@ pub struct Outcome {
     pub count: u64,
     /// Whether rows beyond the limit were dropped.
     pub truncated: bool,
+    /// Whether rows were dropped because the answer reached [`MAX_ANSWER_BYTES`].
+    pub too_large: bool,
+    /// About the bytes of `rows` as JSON.
+    pub bytes: usize,
 }
 
 /// The limits of one statement.
@@ -107,6 +117,12 @@ impl Database {
             SqlitePoolOptions::new()
                 .max_connections(POOL_SIZE)
                 .acquire_timeout(ACQUIRE_TIMEOUT)
+                .after_connect(|conn, _| {
+                    Box::pin(async move {
+                        super::sqlite_guard::apply(&mut conn.lock_handle().await?);
+                        Ok(())
+                    })
+                })
                 .connect_lazy_with(options)
         };
         Ok(Database::Sqlite {
@@ -151,6 +167,7 @@ impl Database {
                 Ok(Session::Postgres {
                     tx,
                     schema: schema.to_owned(),
+                    read_only: limits.read_only,
                 })
             }
             Database::Sqlite { read, write } => {
@@ -173,14 +190,14 @@ impl Database {
                     conn.lock_handle()
                         .await
                         .map_err(|e| classify(&e))?
-                        .set_progress_handler(1000, handler);
+                        .set_progress_handler(PROGRESS_STEPS, handler);
                     return Ok(Session::SqliteRead { conn });
                 }
                 let mut tx = write.begin().await.map_err(|e| classify(&e))?;
                 tx.lock_handle()
                     .await
                     .map_err(|e| classify(&e))?
-                    .set_progress_handler(1000, handler);
+                    .set_progress_handler(PROGRESS_STEPS, handler);
                 Ok(Session::SqliteWrite { tx })
             }
         }
@@ -195,6 +212,8 @@ pub enum Session {
         tx: sqlx::Transaction<'static, sqlx::Postgres>,
         /// The schema the tool uses.
         schema: String,
+        /// Whether the transaction is read-only.
+        read_only: bool,
     },
     /// A read-only SQLite connection.
     SqliteRead {
@@ -231,7 +250,7 @@ impl Session {
     /// The names of the tables and views of the schema.
     pub async fn tables(&mut self) -> Result<Vec<String>, ToolError> {
         let rows: Vec<(String,)> = match self {
-            Session::Postgres { tx, schema } => sqlx::query_as(
+            Session::Postgres { tx, schema, .. } => sqlx::query_as(
                 "SELECT c.relname::text FROM pg_catalog.pg_class c \
                  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
                  WHERE n.nspname = $1 AND c.relkind IN ('r', 'v', 'm', 'p', 'f') \
@@ -255,7 +274,7 @@ impl Session {
     /// The columns of table `name` (exact catalog name), or `None` when it has none.
     pub async fn table(&mut self, name: &str) -> Result<Option<Table>, ToolError> {
         let columns: Vec<Column> = match self {
-            Session::Postgres { tx, schema } => {
+            Session::Postgres { tx, schema, .. } => {
                 let rows: Vec<(String, String, String, String)> = sqlx::query_as(
                     "SELECT a.attname::text, pg_catalog.format_type(a.atttypid, a.atttypmod), \
                      t.typname::text, t.typcategory::text \
@@ -263,7 +282,8 @@ impl Session {
                      JOIN pg_catalog.pg_class c ON c.oid = a.attrelid \
                      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
                      JOIN pg_catalog.pg_type t ON t.oid = a.atttypid \
-                     WHERE n.nspname = $1 AND c.relname = $2 AND a.attnum > 0 \
+                     WHERE n.nspname = $1 AND c.relname = $2 \
+                     AND c.relkind IN ('r', 'v', 'm', 'p', 'f') AND a.attnum > 0 \
                      AND NOT a.attisdropped ORDER BY a.attnum",
                 )
                 .bind(schema.as_str())
@@ -280,19 +300,31 @@ impl Session {
                     .collect()
             }
             sqlite => {
-                let rows: Vec<(String, String)> =
-                    sqlx::query_as("SELECT name, type FROM pragma_table_info(?1)")
-                        .bind(name)
-                        .fetch_all(sqlite.sqlite().expect("a SQLite session"))
-                        .await
-                        .map_err(|e| classify(&e))?;
-                rows.into_iter()
-                    .map(|(name, sql_type)| Column {
-                        kind: sqlite_kind(&sql_type),
-                        name,
-                        sql_type,
-                    })
-                    .collect()
+                // Only user tables and views: `pragma_table_info` alone also
+                // describes `sqlite_schema` and the `sqlite_stat*` tables.
+                let rows: Vec<(String, String, String)> = sqlx::query_as(
+                    "SELECT s.name, p.name, p.type FROM sqlite_schema s, pragma_table_info(s.name) p \
+                     WHERE s.type IN ('table', 'view') AND s.name = ?1 \
+                     AND s.name NOT LIKE 'sqlite!_%' ESCAPE '!' ORDER BY p.cid",
+                )
+                .bind(name)
+                .fetch_all(sqlite.sqlite().expect("a SQLite session"))
+                .await
+                .map_err(|e| classify(&e))?;
+                return Ok(rows
+                    .first()
+                    .map(|(table, _, _)| table.clone())
+                    .map(|table| Table {
+                        name: table,
+                        columns: rows
+                            .into_iter()
+                            .map(|(_, name, sql_type)| Column {
+                                kind: sqlite_kind(&sql_type),
+                                name,
+                                sql_type,
+                            })
+                            .collect(),
+                    }));
             }
         };
         Ok((!columns.is_empty()).then(|| Table {
@@ -328,6 +360,12 @@ impl Session {
     ) -> Result<Outcome, ToolError> {
         let mut out = Outcome::default();
         let mut keys = None;
+        // A read stops at a full answer; a write is counted to the end.
+        let reading = match self {
+            Session::Postgres { read_only, .. } => *read_only,
+            Session::SqliteRead { .. } => true,
+            Session::SqliteWrite { .. } => false,
+        };
         match self {
             Session::Postgres { tx, .. } => {
                 let query = sqlx::query_with(AssertSqlSafe(sql), pg_arguments(binds)?);
@@ -339,9 +377,14 @@ impl Session {
                                 out.count = done.rows_affected();
                             }
                         }
-                        sqlx::Either::Right(row) => keep(&mut out, max_rows, || {
-                            pg_row_keyed(&row, keys.get_or_insert_with(|| row_keys(&row)))
-                        })?,
+                        sqlx::Either::Right(row) => {
+                            let room = keep(&mut out, max_rows, || {
+                                pg_row_keyed(&row, keys.get_or_insert_with(|| row_keys(&row)))
+                            })?;
+                            if !room && reading {
+                                break;
+                            }
+                        }
                     }
                 }
             }
@@ -354,9 +397,12 @@ impl Session {
                         sqlx::Either::Left(done) => out.count = done.rows_affected(),
                         sqlx::Either::Right(row) => {
                             rows += 1;
-                            keep(&mut out, max_rows, || {
+                            let room = keep(&mut out, max_rows, || {
                                 sqlite_row_keyed(&row, keys.get_or_insert_with(|| row_keys(&row)))
                             })?;
+                            if !room && reading {
+                                break;
+                            }
                         }
                     }
                 }
@@ -364,6 +410,29 @@ impl Session {
             }
         }
         Ok(out)
+    }
+
+    /// The number of rows of `table` (a catalog name), as this session sees it.
+    pub async fn count_rows(&mut self, table: &str) -> Result<i64, ToolError> {
+        let mut sql = String::from("SELECT count(*) FROM ");
+        if let Some(schema) = self.schema() {
+            super::writer::quote_ident(&mut sql, schema);
+            sql.push('.');
+        }
+        super::writer::quote_ident(&mut sql, table);
+        match self {
+            Session::Postgres { tx, .. } => {
+                sqlx::query_scalar(AssertSqlSafe(sql))
+                    .fetch_one(&mut **tx)
+                    .await
+            }
+            sqlite => {
+                sqlx::query_scalar(AssertSqlSafe(sql))
+                    .fetch_one(sqlite.sqlite().expect("a SQLite session"))
+                    .await
+            }
+        }
+        .map_err(|e| classify(&e))
     }
 
     /// Ends the call, keeping its changes.
@@ -400,18 +469,47 @@ async fn release(tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>) {
     }
 }
 
+/// Counts a row and keeps it while the answer has room; `false` once it is
+/// full, when a read may stop reading.
 fn keep(
     out: &mut Outcome,
     max_rows: usize,
     row: impl FnOnce() -> Result<Map<String, Value>, ToolError>,
-) -> Result<(), ToolError> {
+) -> Result<bool, ToolError> {
     out.count += 1;
-    if out.rows.len() < max_rows {
-        out.rows.push(row()?);
-    } else {
-        out.truncated = true;
+    if out.truncated {
+        return Ok(false);
     }
-    Ok(())
+    if out.rows.len() >= max_rows {
+        out.truncated = true;
+        return Ok(false);
+    }
+    let row = row()?;
+    let size = json_size(&row);
+    if out.bytes + size > MAX_ANSWER_BYTES {
+        out.truncated = true;
+        out.too_large = true;
+        return Ok(false);
+    }
+    out.bytes += size;
+    out.rows.push(row);
+    Ok(true)
+}
+
+/// About the bytes of `row` as JSON text: strings and keys by length, other values by a constant.
+fn json_size(row: &Map<String, Value>) -> usize {
+    fn value(v: &Value) -> usize {
+        match v {
+            Value::String(s) => s.len() + 2,
+            Value::Array(items) => items.iter().map(value).sum::<usize>() + 2,
+            Value::Object(m) => json_size(m),
+            _ => 8,
+        }
+    }
+    row.iter()
+        .map(|(k, v)| k.len() + 4 + value(v))
+        .sum::<usize>()
+        + 2
 }
 
 fn pg_arguments(binds: Vec<Bind>) -> Result<PgArguments, ToolError> {

@@ -58,6 +58,9 @@ const FILTER_HELP: &str = "Write conditions on this table's columns with =, <>, 
 AND, OR, NOT, IN (...), BETWEEN, LIKE, IS [NOT] NULL and the functions lower, upper, length, \
 trim, abs, round, coalesce; values as numbers, 'single-quoted strings', TRUE, FALSE or NULL.";
 
+/// Longest `LIKE` pattern a filter may use (SQLite's connections refuse longer ones too).
+pub const MAX_LIKE_PATTERN: usize = 100;
+
 /// A checked filter: our own tree, built only from allowed constructs, with
 /// every column resolved against the table. Write it with [`Filter::write`].
 #[derive(Debug, Clone, PartialEq)]
@@ -639,6 +642,15 @@ impl Builder<'_> {
                 let subject = self.value(subject, d)?;
                 check_like_subject(&subject)?;
                 let pattern = self.value(pattern, d)?;
+                // One LIKE costs about subject × pattern inside one database
+                // step, where SQLite's deadline check cannot interrupt it.
+                if let Node::Literal(Literal::Text(p)) = &pattern
+                    && p.chars().count() > MAX_LIKE_PATTERN
+                {
+                    return Err(ToolError::invalid_input(format!(
+                        "a LIKE pattern may have at most {MAX_LIKE_PATTERN} characters"
+                    )));
+                }
                 let escape = match escape_char {
                     None => None,
                     Some(e) => Some(escape_literal(e)?),

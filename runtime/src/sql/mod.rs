@@ -79,6 +79,7 @@ pub mod operation;
 pub mod request;
 pub mod response;
 pub mod schema;
+mod sqlite_guard;
 pub mod statement;
 pub mod tool;
 pub mod value;

@@ -263,14 +263,34 @@ pub fn check_identifier(kind: &str, name: &str) -> Result<(), ToolError> {
     Ok(())
 }
 
-/// The table names of a workflow setting (allowed or denied tables):
-/// comma-separated, each trimmed, empty ones dropped, duplicates dropped
-/// (first one kept).
+/// The table names of a workflow setting (allowed or denied tables),
+/// written the way an author might: separated by commas, semicolons or
+/// line breaks, quoted (`"orders"`, `` `orders` ``, `[orders]`) or
+/// schema-qualified (`public.orders`). Each entry becomes the bare table
+/// name, so a deny list never fails open on how a name was written;
+/// empty entries and duplicates are dropped.
 pub fn parse_table_list(text: &str) -> Vec<String> {
+    let unquote = |s: &str| {
+        let s = s.trim();
+        for (open, close) in [('"', '"'), ('`', '`'), ('[', ']'), ('\'', '\'')] {
+            if let Some(inner) = s.strip_prefix(open).and_then(|s| s.strip_suffix(close)) {
+                return inner.to_owned();
+            }
+        }
+        s.to_owned()
+    };
     let mut out: Vec<String> = Vec::new();
-    for name in text.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-        if !out.iter().any(|n| n == name) {
-            out.push(name.to_owned());
+    for entry in text.split([',', ';', '\n']) {
+        // The table is the last dot-separated part (outside quotes, since
+        // table names with dots are rare and the quoted form keeps them).
+        let entry = entry.trim();
+        let name = if entry.starts_with(['"', '`', '[']) && !entry.contains("\".\"") {
+            unquote(entry)
+        } else {
+            unquote(entry.rsplit('.').next().unwrap_or(entry))
+        };
+        if !name.is_empty() && !out.contains(&name) {
+            out.push(name);
         }
     }
     out
@@ -279,6 +299,15 @@ pub fn parse_table_list(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn table_lists_accept_how_authors_write_names() {
+        assert_eq!(
+            parse_table_list(" a, \"b\" ;main.c\n`d`, [e], public.\"F\", a,,"),
+            ["a", "b", "c", "d", "e", "F"]
+        );
+        assert_eq!(parse_table_list("\"my.table\""), ["my.table"]);
+    }
     use crate::sql::schema::ColumnKind;
 
     fn table() -> Table {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
-use super::database::{Database, Limits, Outcome, Session};
+use super::database::{Database, Limits, MAX_ANSWER_BYTES, Outcome, Session};
 use super::filter::Filter;
 use super::names::{check_identifier, parse_columns, parse_order_by, parse_table_list};
 use super::request::{HARD_MAX_ROWS, Request, ToolOptions};
@@ -98,13 +98,17 @@ pub async fn run(db: &Database, request: &Request, options: &ToolOptions) -> Val
             );
             if done.outcome.truncated {
                 out.insert("truncated".into(), true.into());
-                out.insert(
-                    "warning".into(),
+                let warning = if done.outcome.too_large {
+                    format!(
+                        "Only the first {kept} rows are shown: an answer holds at most {} MiB. Select fewer or shorter columns, or narrow the filter.",
+                        MAX_ANSWER_BYTES >> 20
+                    )
+                } else {
                     format!(
                         "Only the first {kept} rows are shown; narrow the filter, or page with limit and offset."
                     )
-                    .into(),
-                );
+                };
+                out.insert("warning".into(), warning.into());
             }
             Value::Object(out)
         }
@@ -155,7 +159,13 @@ async fn execute(db: &Database, request: &Request, s: &Settings) -> Result<Done,
     let mut session = db.session(&s.schema, limits).await?;
     match statement(&mut session, db.dialect(), request, s).await {
         Ok(plan) => {
-            let result = run_plan(&mut session, plan, s.max_rows).await;
+            let guard = plan.guard.clone();
+            let mut result = run_plan(&mut session, plan, s.max_rows).await;
+            if let (Ok(done), Some(guard)) = (&result, guard)
+                && let Err(e) = guard.check(&mut session, done.outcome.count).await
+            {
+                result = Err(e);
+            }
             match result {
                 Ok(done) => {
                     session.commit().await?;
@@ -188,6 +198,43 @@ struct Plan {
     statements: Vec<(String, Vec<Bind>)>,
     /// Rows to keep when the statement has its own smaller limit.
     keep: Option<usize>,
+    /// For an update or delete: the check that it did not touch every row.
+    guard: Option<EveryRowGuard>,
+}
+
+/// The last line of defence of update and delete: the static checks catch
+/// the usual always-true filters, but `id IS NOT NULL` on a key column
+/// matches every row just as well, and only the database knows. After the
+/// statement, inside its transaction, the table's rows are counted; if it
+/// changed all of them (more than one), the call is rolled back.
+#[derive(Debug, Clone)]
+struct EveryRowGuard {
+    table: String,
+    delete: bool,
+}
+
+impl EveryRowGuard {
+    async fn check(&self, session: &mut Session, affected: u64) -> Result<(), ToolError> {
+        if affected <= 1 {
+            return Ok(());
+        }
+        let rows = session.count_rows(&self.table).await?;
+        // After a delete the count is what is left; after an update, the whole table.
+        let every = if self.delete {
+            rows == 0
+        } else {
+            affected >= u64::try_from(rows).unwrap_or(0)
+        };
+        if !every {
+            return Ok(());
+        }
+        let operation = if self.delete { "delete" } else { "update" };
+        Err(ToolError::denied(format!(
+            "the filter matched every row of \"{}\" ({affected} rows); {operation} must name the rows it changes, so nothing was changed",
+            self.table
+        ))
+        .suggest("Filter on the rows you mean, e.g. id = 42"))
+    }
 }
 
 async fn run_plan(session: &mut Session, plan: Plan, max_rows: usize) -> Result<Done, ToolError> {
@@ -199,6 +246,7 @@ async fn run_plan(session: &mut Session, plan: Plan, max_rows: usize) -> Result<
             .await?;
         outcome.count += part.count;
         outcome.truncated |= part.truncated;
+        outcome.too_large |= part.too_large;
         outcome.rows.extend(part.rows);
     }
     Ok(Done {
@@ -230,6 +278,14 @@ async fn statement(
         modifies,
         statements,
         keep: None,
+        guard: None,
+    };
+    let guarded = |table: &Table, delete, statements| Plan {
+        guard: Some(EveryRowGuard {
+            table: table.name.clone(),
+            delete,
+        }),
+        ..plan(table, true, statements)
     };
     match request {
         Request::Template(t) => Ok(Plan {
@@ -237,6 +293,7 @@ async fn statement(
             modifies: !t.read_only,
             statements: vec![(template_sql(dialect, t.sql), t.binds.clone())],
             keep: None,
+            guard: None,
         }),
         Request::Select(r) => {
             let table = resolve(session, s, &r.table).await?;
@@ -331,7 +388,7 @@ async fn statement(
             w.push(" WHERE ");
             filter.write(&mut w);
             w.push(" RETURNING *");
-            Ok(plan(&table, true, vec![w.finish()]))
+            Ok(guarded(&table, false, vec![w.finish()]))
         }
         Request::Delete(r) => {
             let table = resolve(session, s, &r.table).await?;
@@ -342,7 +399,7 @@ async fn statement(
             w.push(" WHERE ");
             filter.write(&mut w);
             w.push(" RETURNING *");
-            Ok(plan(&table, true, vec![w.finish()]))
+            Ok(guarded(&table, true, vec![w.finish()]))
         }
         Request::Execute(r) => {
             let tables: Vec<String> = session
@@ -351,21 +408,45 @@ async fn statement(
                 .into_iter()
                 .filter(|t| s.may_use(t))
                 .collect();
+            // Every column name of the usable tables, each once: on
+            // PostgreSQL `t.f` is a function call when `f` is no column.
+            let mut columns: Vec<String> = Vec::new();
+            for t in &tables {
+                if let Some(table) = session.table(t).await? {
+                    for c in table.columns {
+                        if !columns.contains(&c.name) {
+                            columns.push(c.name);
+                        }
+                    }
+                }
+            }
             let checked = check_statement(
                 dialect,
                 &r.sql,
                 &StatementPolicy {
                     schema: &s.schema,
                     tables: &tables,
+                    columns: &columns,
                     allow_writes: s.allow_writes,
                     max_rows: s.max_rows as u32,
                 },
             )?;
+            // An UPDATE or DELETE the model wrote gets the same guard as the tools'.
+            let verb = checked.sql.split_whitespace().next().unwrap_or("");
+            let delete = verb.eq_ignore_ascii_case("DELETE");
+            let guard = match checked.tables.as_slice() {
+                [table] if delete || verb.eq_ignore_ascii_case("UPDATE") => Some(EveryRowGuard {
+                    table: table.clone(),
+                    delete,
+                }),
+                _ => None,
+            };
             Ok(Plan {
                 table: (checked.tables.len() == 1).then(|| checked.tables[0].clone()),
                 modifies: !checked.read_only,
                 statements: vec![(checked.sql, Vec::new())],
                 keep: None,
+                guard,
             })
         }
     }

@@ -4,7 +4,8 @@
 //! special string forms refused), parsed by sqlparser as exactly one
 //! statement, and walked with sqlparser's visitor so that every relation,
 //! table factor, expression, function and literal — in every position — is
-//! checked against allow-lists. Relations are rewritten to their
+//! checked against allow-lists; on PostgreSQL every name used as a value
+//! must be a known column or alias. Relations are rewritten to their
 //! schema-qualified catalog names, the row limit of a query is set, and the
 //! statement sent to the database is our rendering of the checked tree,
 //! never the input text. Two extra parses guard against differences between
@@ -13,12 +14,14 @@
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
-    CastKind, CeilFloorKind, DataType, DateTimeField, Delete, DuplicateTreatment, Expr, FromTable,
-    Function, FunctionArg, FunctionArgExpr, FunctionArgumentClause, FunctionArguments, GroupByExpr,
-    Ident, Insert, JoinConstraint, JoinOperator, LimitClause, ObjectName, ObjectNamePart, OnInsert,
-    OrderByKind, Query, Select, SelectFlavor, SelectItem, SetExpr, Statement, TableFactor,
-    TableObject, TableWithJoins, UnaryOperator, Update, UpdateTableFromKind, Value, ValueWithSpan,
-    VisitMut, VisitorMut, WildcardAdditionalOptions,
+    CastKind, CeilFloorKind, CharacterLength, DataType, DateTimeField, Delete, DuplicateTreatment,
+    Expr, FromTable, Function, FunctionArg, FunctionArgExpr, FunctionArgumentClause,
+    FunctionArguments, GroupByExpr, Ident, Insert, JoinConstraint, JoinOperator, LimitClause,
+    ObjectName, ObjectNamePart, OnConflictAction, OnInsert, OrderByKind, Query, Select,
+    SelectFlavor, SelectItem, SelectItemQualifiedWildcardKind, SetExpr, SqliteOnConflict,
+    Statement, TableFactor, TableObject, TableWithJoins, UnaryOperator, Update,
+    UpdateTableFromKind, Value, ValueWithSpan, Visit, VisitMut, Visitor, VisitorMut,
+    WildcardAdditionalOptions,
 };
 use sqlparser::dialect::{PostgreSqlDialect, SQLiteDialect};
 use sqlparser::parser::{Parser, ParserError};
@@ -31,6 +34,17 @@ use super::writer::clip;
 
 /// Largest statement accepted, in bytes (16 KiB).
 pub const MAX_STATEMENT_BYTES: usize = 16 * 1024;
+
+/// Most tokens (other than whitespace) in a statement. The checker's cost
+/// grows with the depth of the parsed tree, and a flat operator chain
+/// (`1+1+...`, `a OR b OR ...`) nests one level per two tokens: 16 KiB of
+/// `1+` built an 8,000-deep tree that took ~400 MB to check; 2,000 tokens
+/// bound the depth to ~1,000 (~60 MB in a debug build, less in release).
+pub const MAX_STATEMENT_TOKENS: usize = 2000;
+
+/// Longest `char(n)` / `varchar(n)` a cast may target: a longer `char(n)`
+/// pads every value to `n` characters.
+pub const MAX_CAST_LENGTH: u64 = 10_000;
 
 /// Aggregate functions allowed in both dialects (also usable with `OVER`).
 pub const AGGREGATE_FUNCTIONS: &[&str] = &[
@@ -45,7 +59,9 @@ pub const AGGREGATE_FUNCTIONS: &[&str] = &[
     "bool_or",
 ];
 
-/// Scalar functions allowed in both dialects.
+/// Scalar functions allowed in both dialects. None of them builds a value
+/// more than linearly larger than its arguments (`replace`, `repeat`,
+/// `lpad`, `rpad` and `printf` can, and are left out).
 pub const SCALAR_FUNCTIONS: &[&str] = &[
     "lower",
     "upper",
@@ -57,7 +73,6 @@ pub const SCALAR_FUNCTIONS: &[&str] = &[
     "rtrim",
     "substr",
     "substring",
-    "replace",
     "concat",
     "coalesce",
     "nullif",
@@ -116,6 +131,12 @@ pub struct StatementPolicy<'a> {
     /// The tables the statement may use (already filtered by the allow and
     /// deny lists), exactly as the catalog spells them.
     pub tables: &'a [String],
+    /// Every column name of every table in `tables`, exactly as the catalog
+    /// spells them (each once). On PostgreSQL a name that is neither one of
+    /// these nor an alias the statement defines is refused: `t.f` with no
+    /// column `f` is the function call `f(t)`, and a bare table name is a
+    /// whole-row value. UPDATE and DELETE must test one of them.
+    pub columns: &'a [String],
     /// Whether INSERT, UPDATE and DELETE are allowed.
     pub allow_writes: bool,
     /// Most rows a query returns; its top-level LIMIT is set to one more, so
@@ -139,16 +160,21 @@ pub struct CheckedStatement {
 /// Layers, in order: size cap (16 KiB) and no NUL/control characters
 /// (→ `InvalidInput`); tokens (comments, placeholders, dollar-quoted and
 /// other special strings → `PermissionDenied`; a `;` followed by more SQL →
-/// `PermissionDenied` "exactly one statement"); parse (→ `SyntaxError`),
+/// `PermissionDenied` "exactly one statement"; more than
+/// [`MAX_STATEMENT_TOKENS`] → `InvalidInput`); parse (→ `SyntaxError`),
 /// confirmed by a second parse with a higher recursion limit; the statement
-/// kind (queries; INSERT/UPDATE/DELETE only with `allow_writes`, UPDATE and
-/// DELETE with a WHERE clause that references a column); a visitor over
+/// kind (queries; INSERT/UPDATE/DELETE only with `allow_writes`, without
+/// SQLite conflict clauses or `ON CONFLICT DO UPDATE`); a visitor over
 /// every node (relations → `InvalidTable` listing only `policy.tables`;
 /// table functions, functions, casts and expression kinds outside the
-/// allow-lists → `PermissionDenied`); the row limit of a query (→
-/// `InvalidInput` for a LIMIT/OFFSET that is not a non-negative integer
-/// literal). Finally the rendered SQL is parsed again and must render the
-/// same (a fixpoint), so what runs is what was checked.
+/// allow-lists → `PermissionDenied`); on PostgreSQL, every name used as a
+/// value must be a column in `policy.columns` or an alias the statement
+/// defines (→ `InvalidColumn`); UPDATE and DELETE need a WHERE clause that
+/// tests a real column and compares none with itself (→
+/// `PermissionDenied`); the row limit of a query (→ `InvalidInput` for a
+/// LIMIT/OFFSET that is not a non-negative integer literal; a bare VALUES
+/// list gets none). Finally the rendered SQL is parsed again and must
+/// render the same (a fixpoint), so what runs is what was checked.
 pub fn check_statement(
     dialect: Dialect,
     sql: &str,
@@ -169,6 +195,12 @@ pub fn check_statement(
         return Err(ToolError::invalid_input("empty statement"));
     };
     let first_word = clip(&first.to_string().to_ascii_uppercase());
+    if significant.len() > MAX_STATEMENT_TOKENS {
+        return Err(ToolError::invalid_input(format!(
+            "the statement is too complex: at most {MAX_STATEMENT_TOKENS} tokens (words, numbers, strings and symbols)"
+        ))
+        .suggest("Split the work into several smaller statements."));
+    }
     // Refuse stacking by tokens, before parsing: a second statement is
     // refused even when the parser could not read it.
     if let Some(pos) = significant.iter().position(|t| **t == Token::SemiColon)
@@ -207,9 +239,16 @@ pub fn check_statement(
         pushed: Vec::new(),
         cte_bodies: Vec::new(),
         used: Vec::new(),
+        defined: Defined::default(),
     };
-    if let ControlFlow::Break(e) = statement.visit(&mut checker) {
+    if let ControlFlow::Break(e) = VisitMut::visit(&mut statement, &mut checker) {
         return Err(e);
+    }
+    checker.check_columns(&statement)?;
+    match &statement {
+        Statement::Update(u) => require_where(dialect, policy, u.selection.as_ref(), "UPDATE")?,
+        Statement::Delete(d) => require_where(dialect, policy, d.selection.as_ref(), "DELETE")?,
+        _ => {}
     }
 
     if let Statement::Query(q) = &mut statement {
@@ -311,9 +350,31 @@ fn unsupported(what: &str) -> ToolError {
     ToolError::denied(format!("{what} is not supported by this tool"))
 }
 
+/// Refuses SQLite's conflict clauses (`INSERT OR REPLACE`, `REPLACE INTO`,
+/// `UPDATE OR REPLACE`, ...): REPLACE deletes the rows a new value collides
+/// with, rows the statement never named.
+fn conflict_clause(or: Option<&SqliteOnConflict>, replace_into: bool) -> Result<(), ToolError> {
+    if or.is_some() || replace_into {
+        return Err(ToolError::denied(
+            "conflict clauses (REPLACE, INSERT OR ..., UPDATE OR ...) are not allowed: they can change or delete rows the statement does not name",
+        )
+        .suggest("Use plain INSERT (ON CONFLICT DO NOTHING is allowed) or UPDATE ... WHERE."));
+    }
+    Ok(())
+}
+
 fn check_insert(i: &Insert) -> Result<(), ToolError> {
     if !matches!(i.table, TableObject::TableName(_)) {
         return Err(unsupported("inserting into a function or query"));
+    }
+    conflict_clause(i.or.as_ref(), i.replace_into)?;
+    if let Some(OnInsert::OnConflict(c)) = &i.on
+        && matches!(c.action, OnConflictAction::DoUpdate(_))
+    {
+        return Err(ToolError::denied(
+            "ON CONFLICT ... DO UPDATE is not allowed: it updates rows the statement does not filter",
+        )
+        .suggest("Use ON CONFLICT DO NOTHING, or a separate UPDATE ... WHERE."));
     }
     let plain = i.optimizer_hints.is_empty()
         && !i.ignore
@@ -322,7 +383,7 @@ fn check_insert(i: &Insert) -> Result<(), ToolError> {
         && i.partitioned.is_none()
         && i.after_columns.is_empty()
         && !i.has_table_keyword
-        && !matches!(i.on, Some(OnInsert::DuplicateKeyUpdate(_)))
+        && matches!(i.on, None | Some(OnInsert::OnConflict(_)))
         && i.output.is_none()
         && !i.replace_into
         && i.priority.is_none()
@@ -344,6 +405,7 @@ fn check_update(u: &Update) -> Result<(), ToolError> {
     if !u.table.joins.is_empty() || !matches!(u.table.relation, TableFactor::Table { .. }) {
         return Err(unsupported("UPDATE of a join"));
     }
+    conflict_clause(u.or.as_ref(), false)?;
     if let Some(UpdateTableFromKind::AfterSet(from) | UpdateTableFromKind::BeforeSet(from)) =
         &u.from
     {
@@ -356,7 +418,10 @@ fn check_update(u: &Update) -> Result<(), ToolError> {
     {
         return Err(unsupported("this form of UPDATE"));
     }
-    require_where(u.selection.as_ref(), "UPDATE")
+    if u.selection.is_none() {
+        return Err(no_where("UPDATE"));
+    }
+    Ok(())
 }
 
 fn check_delete(d: &Delete) -> Result<(), ToolError> {
@@ -380,32 +445,187 @@ fn check_delete(d: &Delete) -> Result<(), ToolError> {
     {
         return Err(unsupported("this form of DELETE"));
     }
-    require_where(d.selection.as_ref(), "DELETE")
+    if d.selection.is_none() {
+        return Err(no_where("DELETE"));
+    }
+    Ok(())
 }
 
-/// UPDATE and DELETE need a WHERE clause, and one that at least mentions a
-/// column (`WHERE 1=1`, `WHERE TRUE` are refused).
-fn require_where(selection: Option<&Expr>, what: &str) -> Result<(), ToolError> {
+fn no_where(what: &str) -> ToolError {
+    ToolError::denied(format!(
+        "{what} needs a WHERE clause; changing every row is not allowed"
+    ))
+}
+
+/// The WHERE clause of UPDATE and DELETE must pick rows by a real column:
+/// it must reference one of `policy.columns`, and so must each branch of
+/// an OR (`id = 1 OR 1=1` is refused); no column may be compared with
+/// itself (`id = id`, `name LIKE name`), and `LIKE '%'` is refused. Like
+/// the filter tool's check this catches the usual tricks, not every
+/// tautology: the runtime also refuses a change that touched every row.
+fn require_where(
+    dialect: Dialect,
+    policy: &StatementPolicy<'_>,
+    selection: Option<&Expr>,
+    what: &str,
+) -> Result<(), ToolError> {
     let Some(expr) = selection else {
-        return Err(ToolError::denied(format!(
-            "{what} needs a WHERE clause; changing every row is not allowed"
-        )));
+        return Err(no_where(what));
     };
-    let mut has_column = false;
-    let _ = sqlparser::ast::visit_expressions(expr, |e| {
-        if matches!(e, Expr::Identifier(_) | Expr::CompoundIdentifier(_)) {
-            has_column = true;
-            ControlFlow::Break(())
-        } else {
-            ControlFlow::Continue(())
+    let w = WhereCheck { dialect, policy };
+    if let ControlFlow::Break(e) = sqlparser::ast::visit_expressions(expr, |e| brk(w.node(e, what)))
+    {
+        return Err(e);
+    }
+    if w.may_match_all(expr) {
+        return Err(ToolError::denied(format!(
+            "{what}'s WHERE clause must test a column in every branch; a constant condition would change every row"
+        ))
+        .suggest("Filter on a key column, e.g. WHERE id = 42"));
+    }
+    Ok(())
+}
+
+struct WhereCheck<'p> {
+    dialect: Dialect,
+    policy: &'p StatementPolicy<'p>,
+}
+
+impl WhereCheck<'_> {
+    /// Refuses a comparison of an expression with itself and `LIKE '%'`.
+    fn node(&self, e: &Expr, what: &str) -> Result<(), ToolError> {
+        use sqlparser::ast::BinaryOperator as B;
+        let same = |a: &Expr, b: &Expr| self.same(a, b);
+        let selfish = match e {
+            Expr::BinaryOp { left, op, right } => {
+                matches!(
+                    op,
+                    B::Eq | B::NotEq | B::Lt | B::Gt | B::LtEq | B::GtEq | B::Spaceship
+                ) && same(left, right)
+            }
+            Expr::IsDistinctFrom(a, b) | Expr::IsNotDistinctFrom(a, b) => same(a, b),
+            Expr::Like { expr, pattern, .. } | Expr::ILike { expr, pattern, .. } => {
+                if let Expr::Value(ValueWithSpan {
+                    value: Value::SingleQuotedString(p),
+                    ..
+                }) = strip(pattern)
+                    && !p.is_empty()
+                    && p.bytes().all(|b| b == b'%')
+                {
+                    return Err(ToolError::denied(format!(
+                        "{what}'s WHERE clause uses LIKE '%', which matches every row"
+                    )));
+                }
+                same(expr, pattern)
+            }
+            Expr::Between {
+                expr, low, high, ..
+            } => same(expr, low) || same(expr, high),
+            Expr::InList { expr, list, .. } => list.iter().any(|x| same(expr, x)),
+            _ => false,
+        };
+        if selfish {
+            return Err(ToolError::denied(format!(
+                "{what}'s WHERE clause compares a column with itself, which holds for every row"
+            ))
+            .suggest("Compare the column with a value, e.g. WHERE id = 42"));
         }
-    });
-    if has_column {
         Ok(())
-    } else {
-        Err(ToolError::denied(format!(
-            "{what}'s WHERE clause must test a column; a constant condition would change every row"
-        )))
+    }
+
+    /// Whether two sides of a comparison are the same: the same column
+    /// (names compared as the database compares them; a bare name matches
+    /// any qualified one ending in it), or the same rendering.
+    fn same(&self, a: &Expr, b: &Expr) -> bool {
+        let (a, b) = (strip(a), strip(b));
+        match (ident_parts(a), ident_parts(b)) {
+            (Some(x), Some(y)) => {
+                let eq = |i: &Ident, j: &Ident| {
+                    fold_ident(self.dialect, i) == fold_ident(self.dialect, j)
+                };
+                let (Some(lx), Some(ly)) = (x.last(), y.last()) else {
+                    return false;
+                };
+                eq(lx, ly)
+                    && (x.len() == 1
+                        || y.len() == 1
+                        || (x.len() == y.len() && x.iter().zip(y).all(|(i, j)| eq(i, j))))
+            }
+            _ => a.to_string() == b.to_string(),
+        }
+    }
+
+    /// Whether the condition could hold for every row as far as its shape
+    /// shows: a part without a real column may be constant-true, an OR is
+    /// when either branch is, an AND when both are.
+    fn may_match_all(&self, e: &Expr) -> bool {
+        use sqlparser::ast::BinaryOperator as B;
+        match strip(e) {
+            Expr::BinaryOp {
+                left,
+                op: B::Or,
+                right,
+            } => self.may_match_all(left) || self.may_match_all(right),
+            Expr::BinaryOp {
+                left,
+                op: B::And,
+                right,
+            } => self.may_match_all(left) && self.may_match_all(right),
+            other => !self.has_column(other),
+        }
+    }
+
+    /// Whether `e` references one of the policy's columns anywhere.
+    fn has_column(&self, e: &Expr) -> bool {
+        sqlparser::ast::visit_expressions(e, |x| {
+            let found = ident_parts(x)
+                .and_then(|p| p.last())
+                .is_some_and(|i| is_column(self.dialect, self.policy.columns, i));
+            if found {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        })
+        .is_break()
+    }
+}
+
+/// `e` without enclosing parentheses.
+fn strip(mut e: &Expr) -> &Expr {
+    while let Expr::Nested(inner) = e {
+        e = inner;
+    }
+    e
+}
+
+/// The parts of a column reference (`a`, `t.a`, `s.t.a`).
+fn ident_parts(e: &Expr) -> Option<&[Ident]> {
+    match e {
+        Expr::Identifier(i) => Some(std::slice::from_ref(i)),
+        Expr::CompoundIdentifier(parts) => Some(parts),
+        _ => None,
+    }
+}
+
+/// An identifier as the database resolves it: PostgreSQL folds unquoted
+/// names to lower case (ASCII only) and keeps quoted ones; SQLite compares
+/// names case-insensitively (ASCII only) either way.
+fn fold_ident(dialect: Dialect, ident: &Ident) -> String {
+    match (dialect, ident.quote_style) {
+        (Dialect::Postgres, Some(_)) => ident.value.clone(),
+        _ => ident.value.to_ascii_lowercase(),
+    }
+}
+
+/// Whether `ident` names one of `columns` (catalog spellings).
+fn is_column(dialect: Dialect, columns: &[String], ident: &Ident) -> bool {
+    match dialect {
+        Dialect::Postgres => {
+            let folded = fold_ident(dialect, ident);
+            columns.contains(&folded)
+        }
+        Dialect::Sqlite => columns.iter().any(|c| c.eq_ignore_ascii_case(&ident.value)),
     }
 }
 
@@ -432,6 +652,9 @@ fn limit_rows(q: &mut Query, max_rows: u32) -> Result<(), ToolError> {
     }
 
     match &mut q.limit_clause {
+        // A bare VALUES list is bounded by its own size, and SQLite refuses
+        // a LIMIT after it.
+        None if fetched.is_none() && matches!(*q.body, SetExpr::Values(_)) => {}
         None => {
             q.limit_clause = Some(LimitClause::LimitOffset {
                 limit: Some(number(fetched.unwrap_or(cap).min(cap))),
@@ -521,6 +744,22 @@ struct Checker<'p> {
     /// names each may see.
     cte_bodies: Vec<(*const Query, Vec<Folded>)>,
     used: Vec<String>,
+    defined: Defined,
+}
+
+/// The names a statement defines besides the catalog's columns, for the
+/// PostgreSQL column check (folded; collected over the whole statement,
+/// scopes ignored).
+#[derive(Default)]
+struct Defined {
+    /// Output names: select-item aliases, CTE column lists, table-alias
+    /// column lists.
+    aliases: Vec<Folded>,
+    /// Names of FROM items whose columns are the statement's own: CTEs,
+    /// references to them, and derived tables.
+    derived: Vec<Folded>,
+    /// Names a catalog table is known by (its name and alias).
+    base: Vec<Folded>,
 }
 
 impl Checker<'_> {
@@ -528,10 +767,7 @@ impl Checker<'_> {
     /// names to lower case (ASCII only) and keeps quoted ones; SQLite
     /// compares names case-insensitively (ASCII only) either way.
     fn fold(&self, ident: &Ident) -> Folded {
-        match (self.dialect, ident.quote_style) {
-            (Dialect::Postgres, Some(_)) => ident.value.clone(),
-            _ => ident.value.to_ascii_lowercase(),
-        }
+        fold_ident(self.dialect, ident)
     }
 
     /// Whether a catalog name is what `ident` resolves to.
@@ -681,6 +917,13 @@ impl Checker<'_> {
                 .iter()
                 .map(|c| self.fold(&c.alias.name))
                 .collect();
+            for cte in &with.cte_tables {
+                for c in &cte.alias.columns {
+                    let f = self.fold(&c.name);
+                    self.defined.aliases.push(f);
+                }
+            }
+            self.defined.derived.extend(names.iter().cloned());
             for (i, cte) in with.cte_tables.iter().enumerate() {
                 if cte.from.is_some() {
                     return Err(unsupported("this WITH form"));
@@ -749,6 +992,40 @@ impl Checker<'_> {
         Ok(())
     }
 
+    /// Records the names a FROM item defines.
+    fn define(&mut self, t: &TableFactor) {
+        let alias = match t {
+            TableFactor::Table { alias, .. }
+            | TableFactor::Derived { alias, .. }
+            | TableFactor::NestedJoin { alias, .. } => alias.as_ref(),
+            _ => None,
+        };
+        if let Some(a) = alias {
+            for c in &a.columns {
+                let f = self.fold(&c.name);
+                self.defined.aliases.push(f);
+            }
+        }
+        let alias = alias.map(|a| self.fold(&a.name));
+        match t {
+            TableFactor::Table { name, .. } => {
+                let last = match name.0.last() {
+                    Some(ObjectNamePart::Identifier(i)) => Some(self.fold(i)),
+                    _ => None,
+                };
+                let cte = name.0.len() == 1 && last.as_ref().is_some_and(|l| self.is_cte(l));
+                let names = alias.into_iter().chain(last);
+                if cte {
+                    self.defined.derived.extend(names);
+                } else {
+                    self.defined.base.extend(names);
+                }
+            }
+            TableFactor::Derived { .. } => self.defined.derived.extend(alias),
+            _ => {}
+        }
+    }
+
     fn table_factor(&self, t: &TableFactor) -> Result<(), ToolError> {
         match t {
             TableFactor::Table {
@@ -793,6 +1070,166 @@ impl Checker<'_> {
                 "this FROM item (PIVOT, MATCH_RECOGNIZE, sampling, ...)",
             )),
         }
+    }
+
+    /// On PostgreSQL, every name used as a value must be a column of the
+    /// tables the tool may use or a name the statement defines. PostgreSQL
+    /// reads `t.f`, when `t` has no column `f`, as the call `f(t)` (so
+    /// `c.to_json`, `c.pg_column_size` or a user function would bypass the
+    /// function allow-list), and a bare table name or alias as its whole
+    /// row. Runs after the visitor, when every alias is known.
+    fn check_columns(&self, statement: &Statement) -> Result<(), ToolError> {
+        if self.dialect != Dialect::Postgres {
+            return Ok(());
+        }
+        match Visit::visit(statement, &mut ColumnPass(self)) {
+            ControlFlow::Break(e) => Err(e),
+            ControlFlow::Continue(()) => Ok(()),
+        }
+    }
+
+    /// `t.*` as a select item expands `t`'s columns; `t` must be a FROM
+    /// item (`t.f.*` would expand the result of `f(t)`).
+    fn select_items(&self, items: &[SelectItem]) -> Result<(), ToolError> {
+        for item in items {
+            if let SelectItem::QualifiedWildcard(
+                SelectItemQualifiedWildcardKind::ObjectName(n),
+                _,
+            ) = item
+            {
+                let relation = match n.0.last() {
+                    Some(ObjectNamePart::Identifier(i)) => {
+                        let f = self.fold(i);
+                        self.defined.base.contains(&f) || self.defined.derived.contains(&f)
+                    }
+                    _ => false,
+                };
+                if !relation {
+                    return Err(ToolError::new(
+                        ErrorType::InvalidColumn,
+                        format!(
+                            "`{}.*`: `.*` may only follow a table name or alias of the FROM clause",
+                            clip(&n.to_string())
+                        ),
+                    )
+                    .suggest(self.columns_hint()));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `*` or `t.*` inside an expression (not as a select item or in
+    /// `count(...)`): on PostgreSQL a whole-row value.
+    fn whole_row(&self, shown: &str) -> ToolError {
+        ToolError::new(
+            ErrorType::InvalidColumn,
+            format!(
+                "`{}` is a whole row, which cannot be used as a value",
+                clip(shown)
+            ),
+        )
+        .suggest(format!(
+            "Name the columns you need, or use `*` only as a select item. {}",
+            self.columns_hint()
+        ))
+    }
+
+    fn is_column(&self, i: &Ident) -> bool {
+        is_column(self.dialect, self.policy.columns, i)
+    }
+
+    fn bare_name(&self, i: &Ident) -> Result<(), ToolError> {
+        // `DEFAULT` in VALUES and SET: a keyword, never a column or call.
+        if self.is_column(i) || (i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default"))
+        {
+            return Ok(());
+        }
+        let f = self.fold(i);
+        let relation = self.defined.base.contains(&f) || self.defined.derived.contains(&f);
+        if relation {
+            return Err(ToolError::new(
+                ErrorType::InvalidColumn,
+                format!(
+                    "`{}` is a table or alias, not a column: a whole row cannot be used as a value",
+                    clip(&i.to_string())
+                ),
+            )
+            .suggest(format!(
+                "Name the columns you need, e.g. {}.id. {}",
+                clip(&i.to_string()),
+                self.columns_hint()
+            )));
+        }
+        if self.defined.aliases.contains(&f) {
+            return Ok(());
+        }
+        Err(self.unknown_column(&i.to_string(), i))
+    }
+
+    fn qualified_name(&self, parts: &[Ident]) -> Result<(), ToolError> {
+        let (Some(last), Some(qualifier)) = (parts.last(), parts.len().checked_sub(2)) else {
+            return Ok(());
+        };
+        if self.is_column(last) {
+            return Ok(());
+        }
+        // An output name of a CTE or derived table, qualified by its name.
+        let q = self.fold(&parts[qualifier]);
+        if parts.len() == 2
+            && self.defined.derived.contains(&q)
+            && !self.defined.base.contains(&q)
+            && self.defined.aliases.contains(&self.fold(last))
+        {
+            return Ok(());
+        }
+        let full = parts
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(".");
+        Err(self.unknown_column(&full, last))
+    }
+
+    fn unknown_column(&self, shown: &str, last: &Ident) -> ToolError {
+        let mut message = format!(
+            "column `{}` does not exist in the tables this tool can use",
+            clip(shown)
+        );
+        let folded = self.fold(last);
+        if let Some(c) = self
+            .policy
+            .columns
+            .iter()
+            .find(|c| c.eq_ignore_ascii_case(&last.value) && **c != folded)
+        {
+            message.push_str(&format!(
+                "; names are case-sensitive in double quotes: write \"{}\"",
+                clip(&c.replace('"', "\"\""))
+            ));
+        }
+        ToolError::new(ErrorType::InvalidColumn, message).suggest(format!(
+            "{} Name computed values with AS to refer to them.",
+            self.columns_hint()
+        ))
+    }
+
+    fn columns_hint(&self) -> String {
+        const SHOWN: usize = 60;
+        let cols = self.policy.columns;
+        if cols.is_empty() {
+            return "No columns are available to this tool.".to_string();
+        }
+        let mut list = cols
+            .iter()
+            .take(SHOWN)
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join(", ");
+        if cols.len() > SHOWN {
+            list.push_str(", ...");
+        }
+        format!("Columns of the tables you can use: {list}.")
     }
 
     fn expr(&self, e: &Expr) -> Result<(), ToolError> {
@@ -875,7 +1312,14 @@ impl Checker<'_> {
                 ..
             } => {
                 if cast_type_allowed(data_type) {
-                    Ok(())
+                    match char_length(data_type) {
+                        Some(n) if n > MAX_CAST_LENGTH => Err(ToolError::denied(format!(
+                            "casts to `{}` are not allowed: the longest char/varchar length is {MAX_CAST_LENGTH}",
+                            clip(&data_type.to_string())
+                        ))
+                        .suggest("Cast to text, which has no length.")),
+                        _ => Ok(()),
+                    }
                 } else {
                     Err(ToolError::denied(format!(
                         "casts to `{}` are not allowed; allowed: {}",
@@ -1039,6 +1483,21 @@ fn cast_type_allowed(t: &DataType) -> bool {
     )
 }
 
+/// The declared length of a `char`/`varchar` type (`MAX` as the largest).
+fn char_length(t: &DataType) -> Option<u64> {
+    match t {
+        DataType::Varchar(l)
+        | DataType::CharacterVarying(l)
+        | DataType::CharVarying(l)
+        | DataType::Char(l)
+        | DataType::Character(l) => match l.as_ref()? {
+            CharacterLength::IntegerLength { length, .. } => Some(*length),
+            CharacterLength::Max => Some(u64::MAX),
+        },
+        _ => None,
+    }
+}
+
 fn all_functions_hint() -> String {
     format!(
         "Allowed functions: {}, {}; window: {}; PostgreSQL only: {}; SQLite only: {}.",
@@ -1147,6 +1606,39 @@ fn check_joins(t: &TableWithJoins) -> Result<(), ToolError> {
     Ok(())
 }
 
+/// The PostgreSQL column check over a checked statement (see
+/// [`Checker::check_columns`]).
+struct ColumnPass<'c, 'p>(&'c Checker<'p>);
+
+impl Visitor for ColumnPass<'_, '_> {
+    type Break = ToolError;
+
+    fn pre_visit_statement(&mut self, s: &Statement) -> ControlFlow<ToolError> {
+        let returning = match s {
+            Statement::Insert(i) => i.returning.as_deref(),
+            Statement::Update(u) => u.returning.as_deref(),
+            Statement::Delete(d) => d.returning.as_deref(),
+            _ => None,
+        };
+        brk(self.0.select_items(returning.unwrap_or_default()))
+    }
+
+    fn pre_visit_select(&mut self, s: &Select) -> ControlFlow<ToolError> {
+        brk(self.0.select_items(&s.projection))
+    }
+
+    fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<ToolError> {
+        brk(match e {
+            Expr::Identifier(i) => self.0.bare_name(i),
+            Expr::CompoundIdentifier(parts) => self.0.qualified_name(parts),
+            Expr::Wildcard(_) | Expr::QualifiedWildcard(..) => {
+                Err(self.0.whole_row(&e.to_string()))
+            }
+            _ => Ok(()),
+        })
+    }
+}
+
 fn brk(r: Result<(), ToolError>) -> ControlFlow<ToolError> {
     match r {
         Ok(()) => ControlFlow::Continue(()),
@@ -1157,10 +1649,23 @@ fn brk(r: Result<(), ToolError>) -> ControlFlow<ToolError> {
 impl VisitorMut for Checker<'_> {
     type Break = ToolError;
 
-    fn pre_visit_statement(&mut self, _s: &mut Statement) -> ControlFlow<ToolError> {
+    fn pre_visit_statement(&mut self, s: &mut Statement) -> ControlFlow<ToolError> {
         self.statements += 1;
         if self.statements > 1 {
             return ControlFlow::Break(nested_write());
+        }
+        // The INSERT target is no FROM item, but RETURNING can name it.
+        if let Statement::Insert(i) = s {
+            if let TableObject::TableName(name) = &i.table
+                && let Some(ObjectNamePart::Identifier(last)) = name.0.last()
+            {
+                let f = self.fold(last);
+                self.defined.base.push(f);
+            }
+            if let Some(a) = &i.table_alias {
+                let f = self.fold(&a.alias);
+                self.defined.base.push(f);
+            }
         }
         ControlFlow::Continue(())
     }
@@ -1178,6 +1683,12 @@ impl VisitorMut for Checker<'_> {
     }
 
     fn pre_visit_select(&mut self, s: &mut Select) -> ControlFlow<ToolError> {
+        for item in &s.projection {
+            if let SelectItem::ExprWithAlias { alias, .. } = item {
+                let f = self.fold(alias);
+                self.defined.aliases.push(f);
+            }
+        }
         brk(self.select(s))
     }
 
@@ -1186,6 +1697,7 @@ impl VisitorMut for Checker<'_> {
     }
 
     fn pre_visit_table_factor(&mut self, t: &mut TableFactor) -> ControlFlow<ToolError> {
+        self.define(t);
         brk(self.table_factor(t))
     }
 
@@ -1218,12 +1730,29 @@ mod tests {
             .collect()
     }
 
+    fn columns() -> Vec<String> {
+        [
+            "id",
+            "name",
+            "age",
+            "user_id",
+            "total",
+            "created_at",
+            "a",
+            "Email",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    }
+
     fn check_with(
         dialect: Dialect,
         sql: &str,
         allow_writes: bool,
     ) -> Result<CheckedStatement, ToolError> {
         let t = tables();
+        let c = columns();
         let schema = match dialect {
             Dialect::Postgres => "public",
             Dialect::Sqlite => "main",
@@ -1234,6 +1763,7 @@ mod tests {
             &StatementPolicy {
                 schema,
                 tables: &t,
+                columns: &c,
                 allow_writes,
                 max_rows: 1000,
             },
@@ -1353,6 +1883,7 @@ mod tests {
             &StatementPolicy {
                 schema: "public",
                 tables: &t,
+                columns: &[],
                 allow_writes: false,
                 max_rows: u32::MAX,
             },
@@ -1862,15 +2393,14 @@ mod tests {
         // The NOT chain that sqlparser misreads at its recursion limit.
         let nots = format!("SELECT {}TRUE FROM users", "NOT ".repeat(60));
         assert!(pg(&nots).is_err() && lite(&nots).is_err());
-        // Long flat operator chains are fine and do not overflow the stack.
-        let chain = format!("SELECT {}1", "1 + ".repeat(3000));
-        assert!(chain.len() < MAX_STATEMENT_BYTES);
+        // Flat operator chains up to the token limit are fine and do not
+        // overflow the stack.
+        let chain = format!("SELECT {}1", "1 + ".repeat(990));
         assert!(pg(&chain).is_ok());
         let conds = format!(
             "SELECT * FROM users WHERE {}",
-            vec!["id = 1"; 1500].join(" OR ")
+            vec!["id = 1"; 300].join(" OR ")
         );
-        assert!(conds.len() < MAX_STATEMENT_BYTES);
         assert!(pg(&conds).is_ok());
     }
 
@@ -1952,6 +2482,7 @@ mod tests {
             &StatementPolicy {
                 schema: "public",
                 tables: &t,
+                columns: &[],
                 allow_writes: false,
                 max_rows: 10,
             },
@@ -1966,6 +2497,7 @@ mod tests {
             &StatementPolicy {
                 schema: "main",
                 tables: &t,
+                columns: &[],
                 allow_writes: false,
                 max_rows: 10,
             },
@@ -1980,6 +2512,7 @@ mod tests {
             &StatementPolicy {
                 schema: "",
                 tables: &t,
+                columns: &[],
                 allow_writes: false,
                 max_rows: 10,
             },
@@ -1992,9 +2525,11 @@ mod tests {
     fn unicode_quotes_stay_inside_strings() {
         let c = pg("SELECT * FROM users WHERE name = 'O’Brien'' OR 1=1'").unwrap();
         assert!(c.sql.contains("'O’Brien'' OR 1=1'"), "{}", c.sql);
-        // A look-alike quote is not a quote: it is part of an identifier.
-        let e = pg("SELECT * FROM users WHERE name = ’x’ OR ’1’=’1’").unwrap();
-        assert!(e.sql.contains("’x’"));
+        // A look-alike quote is not a quote: it is part of an identifier
+        // (on PostgreSQL, one that names no column).
+        let q = "SELECT * FROM users WHERE name = ’x’ OR ’1’=’1’";
+        assert!(lite(q).unwrap().sql.contains("’x’"));
+        assert_eq!(pg(q).unwrap_err().error_type, ErrorType::InvalidColumn);
     }
 
     #[test]
@@ -2004,5 +2539,252 @@ mod tests {
             c.sql,
             r#"SELECT ID FROM "public"."users" WHERE NAME = 'a' LIMIT 1001"#
         );
+    }
+
+    fn lite_rw(sql: &str) -> Result<CheckedStatement, ToolError> {
+        check_with(Dialect::Sqlite, sql, true)
+    }
+
+    fn pg_error(sql: &str, writes: bool) -> ToolError {
+        match check_with(Dialect::Postgres, sql, writes) {
+            Err(e) => e,
+            Ok(c) => panic!("{sql} passed as {}", c.sql),
+        }
+    }
+
+    #[test]
+    fn postgres_function_call_notation_and_whole_rows_are_refused() {
+        for q in [
+            "SELECT u.to_json FROM users u",
+            "SELECT u.pg_column_size FROM users u",
+            "SELECT users.quote_literal FROM users",
+            "SELECT u.peek FROM users u",
+            "SELECT public.users.peek FROM public.users",
+            "SELECT id FROM users u WHERE u.peek IS NOT NULL",
+            "SELECT id FROM users u ORDER BY u.peek",
+            "SELECT count(*) FROM users u GROUP BY u.peek",
+            "SELECT * FROM users u JOIN orders o ON o.peek = u.id",
+            "SELECT lower(u.peek) FROM users u",
+            // An alias defined elsewhere does not make `u.peek` a column
+            // of the base table `u`.
+            "SELECT u.peek FROM users u, (SELECT 1 AS peek) x",
+            "WITH x AS (SELECT 1 AS peek) SELECT u.peek FROM users u, x",
+            // Whole-row references.
+            "SELECT u FROM users u",
+            "SELECT users FROM users",
+            "SELECT array_agg(u) FROM users u",
+            "SELECT count(u) FROM users u",
+            "SELECT CAST(u AS text) FROM users u",
+            "SELECT id FROM users u WHERE u IS NOT NULL",
+            "SELECT 1 AS u, u FROM users u",
+            "SELECT s FROM (SELECT id FROM users) s",
+            "SELECT (u.*) FROM users u",
+            "SELECT CAST(u.* AS text) FROM users u",
+            "SELECT id FROM users u WHERE u.* IS NOT NULL",
+            "SELECT name FROM users u ORDER BY u.*",
+            "SELECT u.name.* FROM users u",
+            // Names that exist nowhere.
+            "SELECT nosuch FROM users",
+            "SELECT \"NAME\" FROM users",
+        ] {
+            let e = pg_error(q, false);
+            assert_eq!(e.error_type, ErrorType::InvalidColumn, "{q}: {e:?}");
+            assert!(e.message.chars().count() < 300, "{}", e.message);
+            assert!(
+                e.suggestion.as_deref().unwrap_or("").contains("user_id"),
+                "{q}: {e:?}"
+            );
+        }
+        for q in [
+            "INSERT INTO users (name) VALUES ('x') RETURNING users.peek",
+            "INSERT INTO users AS t (name) VALUES ('x') RETURNING t.peek",
+            "UPDATE users SET name = users.peek WHERE id = 1",
+            "DELETE FROM users WHERE id = 1 RETURNING users.peek",
+            "UPDATE users SET name = 'x' WHERE id = 1 RETURNING users",
+            "DELETE FROM users WHERE id = 1 RETURNING users.name.*",
+        ] {
+            let e = pg_error(q, true);
+            assert_eq!(e.error_type, ErrorType::InvalidColumn, "{q}: {e:?}");
+        }
+        // PostgreSQL folds unquoted names: a mixed-case column needs quotes.
+        let e = pg_error("SELECT email FROM users", false);
+        assert_eq!(e.error_type, ErrorType::InvalidColumn);
+        assert!(e.message.contains("write \"Email\""), "{}", e.message);
+        // Special keywords stay refused as functions.
+        assert_eq!(
+            pg_error("SELECT current_user FROM users", false).error_type,
+            ErrorType::PermissionDenied
+        );
+
+        for q in [
+            "SELECT u.name, o.total AS t FROM users u JOIN orders o ON o.user_id = u.id ORDER BY t",
+            "SELECT s.n, n FROM (SELECT count(*) AS n FROM users) s",
+            "WITH c(k) AS (SELECT id FROM users) SELECT c.k, k FROM c",
+            "WITH c AS (SELECT id AS k FROM users) SELECT x.k FROM c x",
+            "SELECT x.k FROM (SELECT id FROM users) AS x(k)",
+            "SELECT public.users.id, users.NAME, \"Email\" FROM public.users",
+            "SELECT name, count(*) AS n FROM users GROUP BY name HAVING count(*) > 1 ORDER BY n",
+            "SELECT id FROM users WHERE id IN (SELECT user_id FROM orders o WHERE o.total > 1)",
+            "SELECT u.*, orders.*, public.orders.*, s.* FROM users u, public.orders, (SELECT 1 AS k) s",
+            "SELECT count(*), count(u.*) FROM users u",
+        ] {
+            let r = pg(q);
+            assert!(r.is_ok(), "{q}: {r:?}");
+        }
+        assert!(pg_rw("INSERT INTO users (name, age) VALUES (DEFAULT, 1) RETURNING id").is_ok());
+        assert!(pg_rw("UPDATE users SET name = DEFAULT WHERE id = 1").is_ok());
+        // SQLite has no function-call notation: unchanged.
+        assert!(lite("SELECT u.peek FROM users u").is_ok());
+    }
+
+    #[test]
+    fn conflict_clauses_that_change_other_rows_are_refused() {
+        for q in [
+            "REPLACE INTO users (id, name) VALUES (1, 'x')",
+            "INSERT OR REPLACE INTO users (id, name) VALUES (1, 'x')",
+            "INSERT OR IGNORE INTO users (id, name) VALUES (1, 'x')",
+            "INSERT OR ROLLBACK INTO users (id) VALUES (1)",
+            "UPDATE OR REPLACE users SET id = 4 WHERE id = 5",
+            "UPDATE OR IGNORE users SET id = 4 WHERE id = 5",
+        ] {
+            match lite_rw(q) {
+                Err(e) => assert_eq!(e.error_type, ErrorType::PermissionDenied, "{q}: {e:?}"),
+                Ok(c) => panic!("{q} passed as {}", c.sql),
+            }
+        }
+        refused_rw(
+            "INSERT INTO users (id) VALUES (1) ON CONFLICT (id) DO UPDATE SET name = 'x'",
+            ErrorType::PermissionDenied,
+            true,
+        );
+        assert!(lite_rw("INSERT INTO users (id) VALUES (1) ON CONFLICT (id) DO NOTHING").is_ok());
+        assert!(pg_rw("INSERT INTO users (id) VALUES (1) ON CONFLICT DO NOTHING").is_ok());
+    }
+
+    #[test]
+    fn update_and_delete_must_filter_on_a_real_column() {
+        for q in [
+            "DELETE FROM users WHERE id = id",
+            "DELETE FROM users WHERE users.id = id",
+            "DELETE FROM users WHERE (id) >= (ID)",
+            "UPDATE users SET name = 'x' WHERE id <> id OR id = id",
+            "DELETE FROM users WHERE lower(name) = lower(name)",
+            "DELETE FROM users WHERE name LIKE name",
+            "DELETE FROM users WHERE name LIKE '%'",
+            "DELETE FROM users WHERE id BETWEEN id AND 5",
+            "DELETE FROM users WHERE id IN (1, id)",
+            "DELETE FROM users WHERE id IS NOT DISTINCT FROM id",
+            "DELETE FROM users WHERE id = 1 OR 1 = 1",
+            "DELETE FROM users WHERE id = 1 OR TRUE",
+            "DELETE FROM users WHERE 'a' = 'a'",
+            "DELETE FROM users WHERE EXISTS (SELECT 1 FROM orders)",
+            "UPDATE users SET name = 'x' WHERE (1 = 1 AND TRUE) OR id = 2",
+        ] {
+            refused_rw(q, ErrorType::PermissionDenied, true);
+        }
+        // Names that are no column: refused on both (PostgreSQL says which).
+        for q in [
+            "DELETE FROM users WHERE \"nosuchcol\" = \"nosuchcol\"",
+            "DELETE FROM users WHERE nosuch = 1",
+        ] {
+            assert_eq!(
+                lite_rw(q).unwrap_err().error_type,
+                ErrorType::PermissionDenied,
+                "{q}"
+            );
+            assert_eq!(
+                pg_error(q, true).error_type,
+                ErrorType::InvalidColumn,
+                "{q}"
+            );
+        }
+        for q in [
+            "DELETE FROM users WHERE id = 1",
+            "UPDATE users SET name = 'x' WHERE id = 1 OR name = 'y'",
+            "DELETE FROM users WHERE id IN (SELECT user_id FROM orders)",
+            "DELETE FROM users WHERE age > 18 AND TRUE",
+            "DELETE FROM users WHERE EXISTS (SELECT 1 FROM orders o WHERE o.user_id = users.id)",
+            "DELETE FROM users WHERE name LIKE 'a%'",
+            "UPDATE users SET age = age + 1 WHERE age < 18",
+        ] {
+            for d in [Dialect::Postgres, Dialect::Sqlite] {
+                let r = check_with(d, q, true);
+                assert!(r.is_ok(), "{d:?} {q}: {r:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn long_char_casts_are_refused() {
+        for q in [
+            "SELECT CAST(name AS CHAR(10485760)) FROM users",
+            "SELECT CAST(name AS character varying(10001)) FROM users",
+            "SELECT CAST(name AS VARCHAR(20000)) FROM users",
+            "SELECT CAST(name AS character(99999)) FROM users",
+        ] {
+            refused(q, ErrorType::PermissionDenied);
+        }
+        assert_eq!(
+            pg("SELECT name::char(10485760) FROM users")
+                .unwrap_err()
+                .error_type,
+            ErrorType::PermissionDenied
+        );
+        for q in [
+            "SELECT CAST(name AS CHAR(10000)) FROM users",
+            "SELECT CAST(name AS varchar(255)), CAST(id AS varchar) FROM users",
+        ] {
+            assert!(pg(q).is_ok() && lite(q).is_ok(), "{q}");
+        }
+    }
+
+    #[test]
+    fn statements_with_too_many_tokens_are_refused_before_parsing() {
+        // 16 KiB of `1+` used to build an 8,000-deep tree (~400 MB to check).
+        let chain = format!("SELECT {}1", "1+".repeat(8000));
+        assert!(chain.len() <= MAX_STATEMENT_BYTES);
+        let e = refused(&chain, ErrorType::InvalidInput);
+        assert!(e.message.contains("tokens"), "{}", e.message);
+        let just_over = format!("SELECT {}1", "1+".repeat(MAX_STATEMENT_TOKENS / 2));
+        refused(&just_over, ErrorType::InvalidInput);
+        let at_limit = format!("SELECT {}1", "1+".repeat(MAX_STATEMENT_TOKENS / 2 - 1));
+        assert!(pg(&at_limit).is_ok() && lite(&at_limit).is_ok());
+        // A few hundred values in a list are fine.
+        let list = (1..=800)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let q = format!("SELECT id, name FROM users WHERE id IN ({list}) ORDER BY name");
+        assert!(pg(&q).is_ok() && lite(&q).is_ok());
+    }
+
+    #[test]
+    fn values_queries_get_no_limit() {
+        // SQLite refuses `VALUES (...) LIMIT n`; the list bounds itself.
+        for d in [Dialect::Postgres, Dialect::Sqlite] {
+            let c = check_with(d, "VALUES (1), (2)", false).unwrap();
+            assert_eq!(c.sql, "VALUES (1), (2)");
+        }
+        let c = pg("VALUES (1), (2) LIMIT 99999").unwrap();
+        assert!(c.sql.ends_with("LIMIT 1001"), "{}", c.sql);
+        let c = pg("SELECT * FROM (VALUES (1)) AS v(x)").unwrap();
+        assert!(c.sql.ends_with("LIMIT 1001"), "{}", c.sql);
+    }
+
+    #[test]
+    fn size_amplifying_functions_are_refused() {
+        for f in [
+            "replace(name, 'a', name)",
+            "repeat(name, 1000)",
+            "lpad(name, 100000000)",
+            "rpad(name, 100000000)",
+            "printf('%0100000000d', 1)",
+            "format('%100000000s', 'x')",
+        ] {
+            refused(
+                &format!("SELECT {f} FROM users"),
+                ErrorType::PermissionDenied,
+            );
+        }
     }
 }

@@ -22,21 +22,27 @@ use super::response::ToolError;
 /// `postgres` (n8n's PostgreSQL credential; Neon hosts get SSL) or `sqlite`
 /// (`{"databasePath": "..."}`).
 pub fn database_from_credentials(ctx: &SupplyContext) -> Result<Database> {
-    let invalid = |kind: &str, e: &dyn std::fmt::Display| {
+    // serde's message would quote the offending value, which may be a password.
+    let invalid = |kind: &str, fields: &str| {
         Error::Workflow(format!(
-            "node `{}`: the `{kind}` credential is invalid: {e}",
+            "node `{}`: the `{kind}` credential is invalid; it needs {fields}",
             ctx.node_name()
         ))
     };
     let refused = |e: ToolError| Error::Workflow(format!("node `{}`: {e}", ctx.node_name()));
     if let Ok(value) = ctx.credentials("postgres") {
         let config: PostgresConfig =
-            serde_json::from_value(value.clone()).map_err(|e| invalid("postgres", &e))?;
+            serde_json::from_value(value.clone()).map_err(|_| {
+            invalid(
+                "postgres",
+                "host, database and user (text), and optionally port (a number), password and ssl (text)",
+            )
+        })?;
         return Database::postgres(&config).map_err(refused);
     }
     if let Ok(value) = ctx.credentials("sqlite") {
-        let config: SqliteConfig =
-            serde_json::from_value(value.clone()).map_err(|e| invalid("sqlite", &e))?;
+        let config: SqliteConfig = serde_json::from_value(value.clone())
+            .map_err(|_| invalid("sqlite", "databasePath (text)"))?;
         return Database::sqlite(&config).map_err(refused);
     }
     Err(Error::MissingCredentials {
