@@ -271,6 +271,30 @@ impl Session {
         Ok(rows.into_iter().map(|(name,)| name).collect())
     }
 
+    /// Every (table, column) of the schema's tables and views, by table.
+    pub async fn schema_columns(&mut self) -> Result<Vec<(String, String)>, ToolError> {
+        match self {
+            Session::Postgres { tx, schema, .. } => sqlx::query_as(
+                "SELECT c.relname::text, a.attname::text FROM pg_catalog.pg_attribute a \
+                 JOIN pg_catalog.pg_class c ON c.oid = a.attrelid \
+                 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
+                 WHERE n.nspname = $1 AND c.relkind IN ('r', 'v', 'm', 'p', 'f') \
+                 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY c.relname, a.attnum",
+            )
+            .bind(schema.as_str())
+            .fetch_all(&mut **tx)
+            .await,
+            sqlite => sqlx::query_as(
+                "SELECT s.name, p.name FROM sqlite_schema s, pragma_table_info(s.name) p \
+                 WHERE s.type IN ('table', 'view') AND s.name NOT LIKE 'sqlite!_%' ESCAPE '!' \
+                 ORDER BY s.name, p.cid",
+            )
+            .fetch_all(sqlite.sqlite().expect("a SQLite session"))
+            .await,
+        }
+        .map_err(|e| classify(&e))
+    }
+
     /// The columns of table `name` (exact catalog name), or `None` when it has none.
     pub async fn table(&mut self, name: &str) -> Result<Option<Table>, ToolError> {
         let columns: Vec<Column> = match self {

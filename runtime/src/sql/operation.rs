@@ -402,22 +402,20 @@ async fn statement(
             Ok(guarded(&table, true, vec![w.finish()]))
         }
         Request::Execute(r) => {
-            let tables: Vec<String> = session
-                .tables()
-                .await?
-                .into_iter()
-                .filter(|t| s.may_use(t))
-                .collect();
-            // Every column name of the usable tables, each once: on
-            // PostgreSQL `t.f` is a function call when `f` is no column.
+            // The usable tables and every column name of them, each once (on
+            // PostgreSQL `t.f` is a function call when `f` is no column),
+            // read in one catalog query.
+            let mut tables: Vec<String> = Vec::new();
             let mut columns: Vec<String> = Vec::new();
-            for t in &tables {
-                if let Some(table) = session.table(t).await? {
-                    for c in table.columns {
-                        if !columns.contains(&c.name) {
-                            columns.push(c.name);
-                        }
-                    }
+            for (table, column) in session.schema_columns().await? {
+                if !s.may_use(&table) {
+                    continue;
+                }
+                if tables.last() != Some(&table) {
+                    tables.push(table);
+                }
+                if !columns.contains(&column) {
+                    columns.push(column);
                 }
             }
             let checked = check_statement(
