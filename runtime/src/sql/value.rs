@@ -134,51 +134,43 @@ pub fn sqlite_row(row: &SqliteRow) -> Result<Map<String, Value>, ToolError> {
 
 /// [`sqlite_row`] with keys from [`row_keys`] of the same result.
 pub fn sqlite_row_keyed(row: &SqliteRow, keys: &[String]) -> Result<Map<String, Value>, ToolError> {
+    use sqlx::{Decode, Sqlite};
     let columns = row.columns();
     let mut out = Map::with_capacity(columns.len());
     for (index, (column, key)) in columns.iter().zip(keys.iter().cloned()).enumerate() {
         let name = column.name();
         let raw = row.try_get_raw(index).map_err(|e| read_error(name, &e))?;
-        // The value's own type is its storage class once it is not NULL.
-        let storage = raw.type_info();
-        let class = if raw.is_null() {
-            "NULL"
-        } else {
-            storage.name()
+        let failed = |e: sqlx::error::BoxDynError| {
+            ToolError::new(
+                ErrorType::QueryError,
+                format!("could not read column \"{name}\": {e}"),
+            )
         };
-        let value = match class {
-            "NULL" => Value::Null,
-            "INTEGER" => {
-                let n: i64 = row
-                    .try_get_unchecked(index)
-                    .map_err(|e| read_error(name, &e))?;
-                if column.type_info().name() == "BOOLEAN" && (n == 0 || n == 1) {
-                    Value::Bool(n == 1)
-                } else {
-                    Value::from(n)
+        // The value's own type is its storage class once it is not NULL.
+        // Each value is decoded from the one reference read above.
+        let value = if raw.is_null() {
+            Value::Null
+        } else {
+            match raw.type_info().name() {
+                "INTEGER" => {
+                    let n = <i64 as Decode<Sqlite>>::decode(raw).map_err(failed)?;
+                    if column.type_info().name() == "BOOLEAN" && (n == 0 || n == 1) {
+                        Value::Bool(n == 1)
+                    } else {
+                        Value::from(n)
+                    }
                 }
-            }
-            "REAL" => {
-                let f: f64 = row
-                    .try_get_unchecked(index)
-                    .map_err(|e| read_error(name, &e))?;
-                float(f)
-            }
-            "TEXT" => {
+                "REAL" => float(<f64 as Decode<Sqlite>>::decode(raw).map_err(failed)?),
                 // Read as bytes: SQLite does not enforce UTF-8 in TEXT.
-                let bytes: Vec<u8> = row
-                    .try_get_unchecked(index)
-                    .map_err(|e| read_error(name, &e))?;
-                Value::String(match String::from_utf8(bytes) {
-                    Ok(s) => s,
-                    Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-                })
-            }
-            _ => {
-                let bytes: Vec<u8> = row
-                    .try_get_unchecked(index)
-                    .map_err(|e| read_error(name, &e))?;
-                Value::String(BASE64.encode(bytes))
+                "TEXT" => Value::String(
+                    String::from_utf8_lossy(
+                        <&[u8] as Decode<Sqlite>>::decode(raw).map_err(failed)?,
+                    )
+                    .into_owned(),
+                ),
+                _ => Value::String(BASE64.encode(
+                    <&[u8] as Decode<Sqlite>>::decode(raw).map_err(failed)?,
+                )),
             }
         };
         out.insert(key, value);
