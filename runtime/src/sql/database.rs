@@ -422,11 +422,12 @@ impl Session {
                 // thread hand-off per row. The buffer is bounded like the
                 // answer: by rows and by bytes.
                 let mut rows = 0;
+                let mut affected = 0;
                 let mut buffered = Vec::new();
                 let mut bytes = 0;
                 while let Some(step) = stream.try_next().await.map_err(|e| classify(&e))? {
                     match step {
-                        sqlx::Either::Left(done) => out.count = done.rows_affected(),
+                        sqlx::Either::Left(done) => affected = done.rows_affected(),
                         sqlx::Either::Right(row) => {
                             rows += 1;
                             if buffered.len() <= max_rows && bytes <= MAX_ANSWER_BYTES {
@@ -448,7 +449,7 @@ impl Session {
                     }
                 }
                 out.truncated |= rows > buffered.len() as u64;
-                out.count = out.count.max(rows);
+                out.count = affected.max(rows);
             }
         }
         Ok(out)
