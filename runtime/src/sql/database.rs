@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use futures::TryStreamExt;
 use serde_json::{Map, Value};
-use sqlx::postgres::{PgArguments, PgPool, PgPoolOptions};
-use sqlx::sqlite::{SqliteArguments, SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
+use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
 use sqlx::{Arguments, AssertSqlSafe};
 
 use crate::history::postgres::PostgresConfig;
@@ -75,8 +75,6 @@ pub struct Outcome {
 /// The limits of one statement.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
-    /// Rows kept in the answer.
-    pub max_rows: usize,
     /// Time the statement may take.
     pub timeout: Duration,
     /// Run in a read-only transaction (or on the read-only SQLite pool).
@@ -276,23 +274,27 @@ impl Session {
     /// Every (table, column) of the schema's tables and views, by table.
     pub async fn schema_columns(&mut self) -> Result<Vec<(String, String)>, ToolError> {
         match self {
-            Session::Postgres { tx, schema, .. } => sqlx::query_as(
-                "SELECT c.relname::text, a.attname::text FROM pg_catalog.pg_attribute a \
+            Session::Postgres { tx, schema, .. } => {
+                sqlx::query_as(
+                    "SELECT c.relname::text, a.attname::text FROM pg_catalog.pg_attribute a \
                  JOIN pg_catalog.pg_class c ON c.oid = a.attrelid \
                  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
                  WHERE n.nspname = $1 AND c.relkind IN ('r', 'v', 'm', 'p', 'f') \
                  AND a.attnum > 0 AND NOT a.attisdropped ORDER BY c.relname, a.attnum",
-            )
-            .bind(schema.as_str())
-            .fetch_all(&mut **tx)
-            .await,
-            sqlite => sqlx::query_as(
-                "SELECT s.name, p.name FROM sqlite_schema s, pragma_table_info(s.name) p \
+                )
+                .bind(schema.as_str())
+                .fetch_all(&mut **tx)
+                .await
+            }
+            sqlite => {
+                sqlx::query_as(
+                    "SELECT s.name, p.name FROM sqlite_schema s, pragma_table_info(s.name) p \
                  WHERE s.type IN ('table', 'view') AND s.name NOT LIKE 'sqlite!_%' ESCAPE '!' \
                  ORDER BY s.name, p.cid",
-            )
-            .fetch_all(sqlite.sqlite().expect("a SQLite session"))
-            .await,
+                )
+                .fetch_all(sqlite.sqlite().expect("a SQLite session"))
+                .await
+            }
         }
         .map_err(|e| classify(&e))
     }
@@ -394,7 +396,8 @@ impl Session {
         };
         match self {
             Session::Postgres { tx, .. } => {
-                let query = sqlx::query_with(AssertSqlSafe(sql), pg_arguments(binds)?);
+                let query =
+                    sqlx::query_with(AssertSqlSafe(sql), arguments::<sqlx::Postgres>(binds)?);
                 let mut stream = query.fetch_many(&mut **tx);
                 while let Some(step) = stream.try_next().await.map_err(|e| classify(&e))? {
                     match step {
@@ -415,7 +418,7 @@ impl Session {
                 }
             }
             sqlite => {
-                let query = sqlx::query_with(AssertSqlSafe(sql), sqlite_arguments(binds)?);
+                let query = sqlx::query_with(AssertSqlSafe(sql), arguments::<sqlx::Sqlite>(binds)?);
                 let mut stream = query.fetch_many(sqlite.sqlite().expect("a SQLite session"));
                 // Rows are taken off sqlx's worker thread first and turned
                 // into JSON after: decoding while the worker streams costs a
@@ -575,24 +578,18 @@ fn json_size(row: &Map<String, Value>) -> usize {
         + 2
 }
 
-fn pg_arguments(binds: Vec<Bind>) -> Result<PgArguments, ToolError> {
-    let mut args = PgArguments::default();
-    for bind in binds {
-        let added = match bind {
-            Bind::Null => args.add(None::<String>),
-            Bind::Bool(v) => args.add(v),
-            Bind::Int(v) => args.add(v),
-            Bind::Float(v) => args.add(v),
-            Bind::Text(v) => args.add(v),
-            Bind::Bytes(v) => args.add(v),
-        };
-        added.map_err(|e| ToolError::invalid_input(format!("a value cannot be bound: {e}")))?;
-    }
-    Ok(args)
-}
-
-fn sqlite_arguments(binds: Vec<Bind>) -> Result<SqliteArguments, ToolError> {
-    let mut args = SqliteArguments::default();
+/// The binds as `DB`'s arguments, in order.
+fn arguments<DB>(binds: Vec<Bind>) -> Result<DB::Arguments, ToolError>
+where
+    DB: sqlx::Database,
+    for<'t> Option<String>: sqlx::Encode<'t, DB> + sqlx::Type<DB>,
+    for<'t> bool: sqlx::Encode<'t, DB> + sqlx::Type<DB>,
+    for<'t> i64: sqlx::Encode<'t, DB> + sqlx::Type<DB>,
+    for<'t> f64: sqlx::Encode<'t, DB> + sqlx::Type<DB>,
+    for<'t> String: sqlx::Encode<'t, DB> + sqlx::Type<DB>,
+    for<'t> Vec<u8>: sqlx::Encode<'t, DB> + sqlx::Type<DB>,
+{
+    let mut args = DB::Arguments::default();
     for bind in binds {
         let added = match bind {
             Bind::Null => args.add(None::<String>),

@@ -25,7 +25,10 @@
 //! - Filters are parsed as one expression, checked against an allow-list and
 //!   rewritten by us with every literal bound and typed from its column
 //!   ([`filter`]). Update and delete need a filter, and one that matches
-//!   every row (`1=1`, `id = id`, `x OR TRUE`, ...) is refused.
+//!   every row (`1=1`, `id = id`, `x OR TRUE`, ...) is refused. Behind the
+//!   static check, the database decides: an update or delete (the execute
+//!   tool's too) that touched every row of a table of more than one row is
+//!   rolled back and refused.
 //! - The execute tool accepts exactly one statement. It must be a query
 //!   unless the author set `allowWrites` (then INSERT, UPDATE and DELETE
 //!   with a WHERE too; never DDL). Every relation and function in every
@@ -37,8 +40,12 @@
 //!   `search_path` set to the tool's schema only. On SQLite, reads use a
 //!   connection opened read-only, and a progress handler interrupts any
 //!   statement at the deadline.
-//! - Rows are streamed and cut at the limit, with `truncated: true` and a
-//!   warning.
+//! - Rows are streamed and cut at the row limit or at 2 MiB of answer
+//!   ([`database::MAX_ANSWER_BYTES`]), with `truncated: true` and a warning.
+//! - SQLite connections refuse values over 4 MiB and `LIKE` patterns over
+//!   100 characters, and read double-quoted unknown names as errors, not
+//!   strings (`sqlite_guard`): one step of SQLite's VM stays short, so the
+//!   deadline holds.
 //! - Errors are sanitized and sorted into the seed's categories ([`error`]).
 //!
 //! # Defaults and limits
@@ -51,8 +58,10 @@
 //! | `allowedTables` | every table of the schema | |
 //! | `allowWrites` | off | execute tool only |
 //! | rows per insert | | 1,000 ([`operation::MAX_INSERT_ROWS`]) |
-//! | filter | | 4,096 characters, 256 nodes |
-//! | executed statement | | 16 KiB |
+//! | filter | | 4,096 characters, 256 nodes, `LIKE` patterns of 100 characters |
+//! | executed statement | | 16 KiB, 2,000 tokens |
+//! | one value the model sends | | 1 MiB |
+//! | one answer | | 2 MiB of rows |
 //!
 //! # Credentials
 //!

@@ -152,37 +152,31 @@ async fn execute(db: &Database, request: &Request, s: &Settings) -> Result<Done,
         check_identifier("table", table)?;
     }
     let limits = Limits {
-        max_rows: s.max_rows,
         timeout: s.timeout,
         read_only,
     };
     let mut session = db.session(&s.schema, limits).await?;
-    match statement(&mut session, db.dialect(), request, s).await {
-        Ok(plan) => {
-            let guard = plan.guard.clone();
-            let mut result = run_plan(&mut session, plan, s.max_rows).await;
-            if let (Ok(done), Some(guard)) = (&result, guard)
-                && let Err(e) = guard.check(&mut session, done.outcome.count).await
-            {
-                result = Err(e);
+    let result = async {
+        let plan = statement(&mut session, db.dialect(), request, s).await?;
+        let guard = plan.guard.clone();
+        let done = run_plan(&mut session, plan, s.max_rows).await?;
+        if let Some(guard) = guard {
+            guard.check(&mut session, done.outcome.count).await?;
+        }
+        Ok(done)
+    }
+    .await;
+    match result {
+        Ok(done) => {
+            session.commit().await?;
+            if done.modifies {
+                tracing::info!(
+                    table = done.table.as_deref().unwrap_or(""),
+                    affected_rows = done.outcome.count,
+                    "SQL tool changed rows"
+                );
             }
-            match result {
-                Ok(done) => {
-                    session.commit().await?;
-                    if done.modifies {
-                        tracing::info!(
-                            table = done.table.as_deref().unwrap_or(""),
-                            affected_rows = done.outcome.count,
-                            "SQL tool changed rows"
-                        );
-                    }
-                    Ok(done)
-                }
-                Err(e) => {
-                    session.rollback().await;
-                    Err(e)
-                }
-            }
+            Ok(done)
         }
         Err(e) => {
             session.rollback().await;

@@ -168,9 +168,9 @@ pub fn sqlite_row_keyed(row: &SqliteRow, keys: &[String]) -> Result<Map<String, 
                     )
                     .into_owned(),
                 ),
-                _ => Value::String(BASE64.encode(
-                    <&[u8] as Decode<Sqlite>>::decode(raw).map_err(failed)?,
-                )),
+                _ => Value::String(
+                    BASE64.encode(<&[u8] as Decode<Sqlite>>::decode(raw).map_err(failed)?),
+                ),
             }
         };
         out.insert(key, value);
