@@ -137,6 +137,16 @@ pub enum Error {
         /// The part that is not supported.
         expression: String,
     },
+    /// A setting (an environment variable or a builder value) is invalid.
+    #[error("setting `{name}` is {value:?}, but it must be {expected}")]
+    InvalidSetting {
+        /// The variable or builder method, e.g. `N8N_INSTANCE_AI_LAST_MESSAGES`.
+        name: String,
+        /// The value given, shortened.
+        value: String,
+        /// What is accepted.
+        expected: String,
+    },
     /// A workflow cannot be run.
     #[error("workflow: {0}")]
     Workflow(String),
@@ -146,6 +156,36 @@ pub enum Error {
     /// A chat model or embeddings call failed.
     #[error(transparent)]
     Model(#[from] crate::model::ModelError),
+    /// The agent-memory store failed or refused a request (a database error,
+    /// an invalid id, an import that does not fit). The text never holds a
+    /// connection string or another resource's data.
+    #[error("agent memory: {what}")]
+    AgentMemory {
+        /// What went wrong.
+        what: String,
+    },
+    /// A thread was named with a resource it does not belong to. The owner is
+    /// deliberately not named: resources must not learn about each other.
+    #[error("agent memory: thread `{thread}` does not belong to resource `{resource}`")]
+    ThreadOwnership {
+        /// The thread id the caller gave.
+        thread: String,
+        /// The resource the caller gave (not the owner).
+        resource: String,
+    },
+    /// A working-memory update expected another version than the stored one
+    /// (optimistic concurrency: reread and retry).
+    #[error(
+        "agent memory: working memory of resource `{resource}` is at version {actual}, not the expected {expected}; reread it and retry"
+    )]
+    WorkingMemoryConflict {
+        /// The resource.
+        resource: String,
+        /// The version the caller expected.
+        expected: i64,
+        /// The stored version (0: none yet).
+        actual: i64,
+    },
     /// Text that should be JSON is not.
     #[error("{what} is not valid JSON: {source}")]
     Json {

@@ -115,6 +115,7 @@
 extern crate self as nodekit;
 
 pub mod agent;
+pub mod agent_memory;
 pub mod context;
 pub mod description;
 pub mod embed;

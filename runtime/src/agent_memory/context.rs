@@ -1,0 +1,136 @@
+//! Context assembly: what goes to the LLM for (resource, thread, new input),
+//! in one fixed order, with the tokens of each part.
+//!
+//! | # | part | scope | source |
+//! | --- | --- | --- | --- |
+//! | 1 | working memory | resource | a system message with the document (the template until the agent writes one); absent when working memory is off |
+//! | 2 | plan | thread | a system message, when the thread has a plan |
+//! | 3 | observations | thread | the observation block (observational memory; empty until it runs) |
+//! | 4 | recalled messages | thread | semantic recall (empty until it is configured) |
+//! | 5 | recent messages | thread | the last N messages, a tool call never split from its result |
+//! | 6 | input | | the new user message, when given |
+//!
+//! The order puts what changes least first, so prompt caches keep hitting.
+//! Token counts of stored messages were counted once, when they were
+//! written; only the system parts and the input are counted here.
+
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::memory::langchain::Tokenizer;
+use crate::message::Message;
+
+use super::config::MemoryConfig;
+use super::plan::Plan;
+use super::store::Store;
+use super::working_memory;
+
+/// Which part of the context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PartKind {
+    /// The resource's working memory.
+    WorkingMemory,
+    /// The thread's plan.
+    Plan,
+    /// The observation block.
+    Observations,
+    /// Messages found by semantic recall.
+    Recalled,
+    /// The recent-message window.
+    Recent,
+    /// The new user message.
+    Input,
+}
+
+/// One part of the assembled context.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ContextPart {
+    /// Which part.
+    pub kind: PartKind,
+    /// Its messages, in order.
+    pub messages: Vec<Message>,
+    /// Their tokens.
+    pub tokens: usize,
+}
+
+/// What goes to the LLM, part by part.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AssembledContext {
+    /// The resource (user).
+    pub resource: String,
+    /// The thread.
+    pub thread: String,
+    /// The parts, in the documented order; empty parts are left out.
+    pub parts: Vec<ContextPart>,
+    /// Tokens of all parts.
+    pub total_tokens: usize,
+}
+
+impl AssembledContext {
+    /// Every message, in order: what the model receives.
+    pub fn messages(&self) -> Vec<Message> {
+        self.parts
+            .iter()
+            .flat_map(|p| p.messages.iter().cloned())
+            .collect()
+    }
+}
+
+/// Assembles the context of `thread` of `resource`, followed by `input`.
+pub async fn assemble(
+    store: &Store,
+    config: &MemoryConfig,
+    resource: &str,
+    thread: &str,
+    input: Option<&str>,
+) -> Result<AssembledContext> {
+    let tokenizer = Tokenizer::for_model(&config.observer_model);
+    let mut parts = Vec::new();
+    let mut system = |kind, text: String| {
+        let tokens = tokenizer.count(&text);
+        parts.push(ContextPart {
+            kind,
+            messages: vec![Message::system(text)],
+            tokens,
+        });
+    };
+    store.thread(resource, thread).await?;
+    if config.working_memory {
+        let content = store
+            .working_memory(resource)
+            .await?
+            .map_or_else(|| config.template.clone(), |w| w.content);
+        system(
+            PartKind::WorkingMemory,
+            working_memory::system_text(&content),
+        );
+    }
+    if let Some(plan) = store.plan(resource, thread).await?
+        && let Ok(plan) = serde_json::from_value::<Plan>(plan)
+    {
+        system(PartKind::Plan, plan.system_text());
+    }
+    let recent = store.recent(resource, thread, config.last_messages).await?;
+    if !recent.is_empty() {
+        parts.push(ContextPart {
+            kind: PartKind::Recent,
+            tokens: recent.iter().map(|m| m.token_count as usize).sum(),
+            messages: recent.into_iter().map(|m| m.message).collect(),
+        });
+    }
+    if let Some(text) = input {
+        parts.push(ContextPart {
+            kind: PartKind::Input,
+            tokens: tokenizer.count(text),
+            messages: vec![Message::human(text)],
+        });
+    }
+    let total_tokens = parts.iter().map(|p| p.tokens).sum();
+    Ok(AssembledContext {
+        resource: resource.to_owned(),
+        thread: thread.to_owned(),
+        parts,
+        total_tokens,
+    })
+}

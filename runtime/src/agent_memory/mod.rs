@@ -1,0 +1,76 @@
+//! Agent memory: what an AI agent remembers about a user and a conversation,
+//! after the seed's memory system (`agent-memory.md`, Mastra's `@mastra/memory`).
+//!
+//! # Tiers
+//!
+//! | tier | scope | stored in |
+//! | --- | --- | --- |
+//! | 1. storage | — | a SQLite file ([`store::DEFAULT_SQLITE_PATH`], WAL) or PostgreSQL |
+//! | 2. recent messages | thread | `nodekit_am_messages`: one row per message, `seq` 1, 2, 3... per thread, the message in LangChain's stored form ([`Message::to_stored`](crate::message::Message::to_stored)), its token count computed once when written |
+//! | 3. working memory | resource | `nodekit_am_working_memory`: one markdown text per resource, with a version that grows by one per update |
+//! | 4. observational memory | thread | `nodekit_am_observations`: compressed history, by generation, each row covering the messages `first_seq..=last_seq` |
+//! | 5. semantic recall | thread | `nodekit_am_embeddings`: one vector per message (the index comes later) |
+//! | 6. plans | thread | `nodekit_am_plans`: one JSON plan per thread |
+//! | event history | thread | `nodekit_am_events`: kind + JSON payload, in order |
+//!
+//! Threads themselves live in `nodekit_am_threads` (owner, title, JSON
+//! metadata, the last seq handed out).
+//!
+//! # Scoping
+//!
+//! Two keys, as in Mastra: the *resource* (the user) and the *thread* (one
+//! conversation). Working memory belongs to a resource and is shared by all
+//! its threads; everything else belongs to a thread, and a thread belongs to
+//! exactly one resource, fixed when it is first used. Every [`Store`] method
+//! takes the resource id and every query filters on it
+//! (`WHERE resource_id = ? AND thread_id = ?`), so no call can return another
+//! resource's rows, even with a guessed thread id; naming another resource's
+//! thread is an [`Error::ThreadOwnership`](crate::Error::ThreadOwnership),
+//! whose message never names the owner.
+//!
+//! # Storage
+//!
+//! The schema is created and migrated when a store opens, by sqlx migrations
+//! embedded in the binary (`runtime/migrations/agent_memory/{sqlite,postgres}`,
+//! tracked in `_nodekit_am_migrations` so a host database's own sqlx
+//! migrations are not disturbed). Both databases have the same tables and
+//! behave the same; times are Unix milliseconds.
+//!
+//! On SQLite one connection writes and several read (WAL lets readers run
+//! beside the writer); every write transaction starts with `BEGIN IMMEDIATE`
+//! so writers in other processes queue on the busy timeout instead of failing
+//! halfway through. `synchronous = FULL`: a write that returned `Ok` survives
+//! a crash of the process and of the machine.
+
+pub mod config;
+pub mod context;
+pub mod plan;
+pub mod store;
+pub mod working_memory;
+
+pub use config::{MemoryConfig, Storage};
+pub use context::{AssembledContext, ContextPart, PartKind, assemble};
+pub use store::{
+    DEFAULT_SQLITE_PATH, Event, Observation, Store, StoredMessage, ThreadInfo, WorkingMemory,
+};
+
+/// Opens the store `config` names, creating or migrating its tables.
+pub async fn open(config: &MemoryConfig) -> crate::Result<Store> {
+    match &config.storage {
+        Storage::Sqlite { path } => Store::open_sqlite(path).await,
+        Storage::Postgres { url, schema } => {
+            let options: sqlx::postgres::PgConnectOptions =
+                url.parse().map_err(|_| crate::Error::InvalidSetting {
+                    name: "PostgreSQL connection".into(),
+                    value: "***".into(),
+                    expected: "postgres://user:password@host:port/database".into(),
+                })?;
+            let options = if schema.is_empty() {
+                options
+            } else {
+                options.options([("search_path", schema.as_str())])
+            };
+            Store::open_postgres(options).await
+        }
+    }
+}
