@@ -74,6 +74,14 @@ enum Command {
         #[command(flatten)]
         credentials: CredentialArgs,
     },
+    /// Inspect and move agent memory (storage from the N8N_INSTANCE_AI_* and DB_* variables).
+    Memory {
+        #[command(subcommand)]
+        command: MemoryCommand,
+        /// Use this SQLite file instead of the configured storage.
+        #[arg(long, value_name = "FILE", global = true)]
+        db: Option<PathBuf>,
+    },
     /// Run a workflow (n8n export format) on one chat message, printing the answer as it streams.
     Run {
         /// The workflow JSON file.
@@ -99,6 +107,46 @@ enum Command {
         session: String,
         #[command(flatten)]
         credentials: CredentialArgs,
+    },
+}
+
+/// What `nodekit memory` does.
+#[derive(Subcommand, Debug)]
+enum MemoryCommand {
+    /// List a resource's threads.
+    Threads {
+        /// The resource (user) id.
+        #[arg(long, value_name = "ID")]
+        resource: String,
+    },
+    /// Print the context assembled for a request, part by part with token counts.
+    Context {
+        /// The resource (user) id.
+        #[arg(long, value_name = "ID")]
+        resource: String,
+        /// The thread id.
+        #[arg(long, value_name = "ID")]
+        thread: String,
+        /// The new user message.
+        #[arg(long, value_name = "TEXT")]
+        input: Option<String>,
+    },
+    /// Print a thread (messages, plan, observations, events) as JSON.
+    Export {
+        /// The resource (user) id.
+        #[arg(long, value_name = "ID")]
+        resource: String,
+        /// The thread id.
+        #[arg(long, value_name = "ID")]
+        thread: String,
+    },
+    /// Import a thread exported with `export`: JSON text, `@FILE`, or `-`.
+    Import {
+        /// The resource (user) id that will own the thread.
+        #[arg(long, value_name = "ID")]
+        resource: String,
+        /// The export.
+        export: String,
     },
 }
 
@@ -142,6 +190,7 @@ fn main() -> ExitCode {
             args,
             credentials,
         } => tool_call(&node, &params, &args, &credentials),
+        Command::Memory { command, db } => memory(command, db),
         other => run(other),
     };
     match result {
@@ -187,6 +236,57 @@ fn tool_call(
         }
     })?;
     Ok(Some(pretty(&answer)))
+}
+
+/// Runs a `nodekit memory` command.
+fn memory(command: MemoryCommand, db: Option<PathBuf>) -> Result<Option<String>, String> {
+    use nodekit::agent_memory::{self, MemoryConfig};
+    let mut config = MemoryConfig::from_env().map_err(|e| e.to_string())?;
+    if let Some(path) = db {
+        config = config.sqlite(path.to_string_lossy());
+    }
+    let export = match &command {
+        MemoryCommand::Import { export, .. } => Some(read_json(export, "the export")?),
+        _ => None,
+    };
+    async_runtime()?.block_on(async move {
+        let store = agent_memory::open(&config)
+            .await
+            .map_err(|e| e.to_string())?;
+        let out = match command {
+            MemoryCommand::Threads { resource } => {
+                serde_json::to_value(store.threads(&resource).await.map_err(|e| e.to_string())?)
+                    .expect("threads serialise")
+            }
+            MemoryCommand::Context {
+                resource,
+                thread,
+                input,
+            } => {
+                let ctx =
+                    agent_memory::assemble(&store, &config, &resource, &thread, input.as_deref())
+                        .await
+                        .map_err(|e| e.to_string())?;
+                serde_json::to_value(ctx).expect("a context serialises")
+            }
+            MemoryCommand::Export { resource, thread } => store
+                .export_thread(&resource, &thread)
+                .await
+                .map_err(|e| e.to_string())?,
+            MemoryCommand::Import { resource, .. } => {
+                let export = export.expect("read above");
+                serde_json::to_value(
+                    store
+                        .import_thread(&resource, export)
+                        .await
+                        .map_err(|e| e.to_string())?,
+                )
+                .expect("a thread serialises")
+            }
+        };
+        store.close().await;
+        Ok(Some(pretty(&out)))
+    })
 }
 
 fn async_runtime() -> Result<tokio::runtime::Runtime, String> {
@@ -389,7 +489,10 @@ fn run(command: Command) -> Result<Option<String>, String> {
                 .map_err(|e| e.to_string())?;
             Ok(Some(pretty(&tool.definition().to_openai())))
         }
-        Command::Run { .. } | Command::Chat { .. } | Command::ToolCall { .. } => {
+        Command::Run { .. }
+        | Command::Chat { .. }
+        | Command::ToolCall { .. }
+        | Command::Memory { .. } => {
             unreachable!("handled in main")
         }
         Command::FromAi { params } => {

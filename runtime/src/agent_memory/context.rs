@@ -56,6 +56,7 @@ pub struct ContextPart {
 
 /// What goes to the LLM, part by part.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct AssembledContext {
     /// The resource (user).
     pub resource: String,

@@ -1,0 +1,182 @@
+//! `nodekit memory`: threads, the assembled context, export and import, on
+//! SQLite files written through the runtime's store.
+
+use std::process::{Command, Output};
+
+use nodekit::agent_memory::Store;
+use nodekit::message::Message;
+use serde_json::{Value, json};
+
+fn nodekit(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_nodekit"));
+    cmd.args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.env_remove("DB_TYPE").output().unwrap()
+}
+
+fn json_out(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn temp(name: &str) -> String {
+    std::env::temp_dir()
+        .join(format!(
+            "nodekit-memory-cli-{}-{name}.db",
+            std::process::id()
+        ))
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn threads_context_export_and_import() {
+    let (db, copy) = (temp("a"), temp("b"));
+    let store = Store::open_sqlite(&db).await.unwrap();
+    store
+        .append(
+            "ada",
+            "t1",
+            &[
+                Message::human("I build Slack workflows"),
+                Message::ai("Noted."),
+            ],
+        )
+        .await
+        .unwrap();
+    store
+        .set_working_memory("ada", "# User Context\n- **Name**: Ada\n", None)
+        .await
+        .unwrap();
+    store.thread("ada", "t2").await.unwrap();
+    store.close().await;
+
+    let threads = json_out(&nodekit(
+        &["memory", "--db", &db, "threads", "--resource", "ada"],
+        &[],
+    ));
+    let ids: Vec<&str> = threads
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 2, "{threads}");
+    assert!(ids.contains(&"t1") && ids.contains(&"t2"));
+    let none = json_out(&nodekit(
+        &["memory", "--db", &db, "threads", "--resource", "bob"],
+        &[],
+    ));
+    assert_eq!(none, json!([]));
+
+    let ctx = json_out(&nodekit(
+        &[
+            "memory",
+            "--db",
+            &db,
+            "context",
+            "--resource",
+            "ada",
+            "--thread",
+            "t1",
+            "--input",
+            "hi",
+        ],
+        &[("N8N_INSTANCE_AI_LAST_MESSAGES", "1")],
+    ));
+    let kinds: Vec<&str> = ctx["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["workingMemory", "recent", "input"], "{ctx}");
+    assert_eq!(ctx["parts"][1]["messages"].as_array().unwrap().len(), 1);
+    assert!(
+        ctx["totalTokens"]
+            .as_u64()
+            .unwrap_or(ctx["total_tokens"].as_u64().unwrap_or(0))
+            > 0
+    );
+
+    // Another resource cannot read the thread.
+    let out = nodekit(
+        &[
+            "memory",
+            "--db",
+            &db,
+            "context",
+            "--resource",
+            "bob",
+            "--thread",
+            "t1",
+        ],
+        &[],
+    );
+    assert!(!out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("ada"));
+
+    // Export, import into another file, export again: the same thread.
+    let export = nodekit(
+        &[
+            "memory",
+            "--db",
+            &db,
+            "export",
+            "--resource",
+            "ada",
+            "--thread",
+            "t1",
+        ],
+        &[],
+    );
+    let exported = json_out(&export);
+    let file = temp("export").replace(".db", ".json");
+    std::fs::write(&file, &export.stdout).unwrap();
+    json_out(&nodekit(
+        &[
+            "memory",
+            "--db",
+            &copy,
+            "import",
+            "--resource",
+            "ada",
+            &format!("@{file}"),
+        ],
+        &[],
+    ));
+    let again = json_out(&nodekit(
+        &[
+            "memory",
+            "--db",
+            &copy,
+            "export",
+            "--resource",
+            "ada",
+            "--thread",
+            "t1",
+        ],
+        &[],
+    ));
+    assert_eq!(again["messages"], exported["messages"]);
+
+    // A bad setting names its variable.
+    let out = nodekit(
+        &["memory", "--db", &db, "threads", "--resource", "ada"],
+        &[("N8N_INSTANCE_AI_LAST_MESSAGES", "lots")],
+    );
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("N8N_INSTANCE_AI_LAST_MESSAGES"));
+
+    for f in [&db, &copy, &file] {
+        let _ = std::fs::remove_file(f);
+        let _ = std::fs::remove_file(format!("{f}-wal"));
+        let _ = std::fs::remove_file(format!("{f}-shm"));
+    }
+}
