@@ -157,6 +157,14 @@ impl Agent {
 
     /// The same agent with conversation memory.
     pub fn with_memory(mut self, memory: Arc<dyn Memory>) -> Self {
+        // Tools the memory brings (agent memory's) join the agent's own,
+        // unless a connected tool already has the name.
+        for tool in memory.tools() {
+            let name = &tool.definition().name;
+            if !self.tools.iter().any(|t| &t.definition().name == name) {
+                self.tools.push(tool);
+            }
+        }
         self.memory = Some(memory);
         self
     }

@@ -349,6 +349,20 @@ impl Memory for LoggedMemory {
         })
     }
 
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        self.inner
+            .tools()
+            .into_iter()
+            .map(|inner| {
+                Arc::new(LoggedTool {
+                    inner,
+                    node: self.node.clone(),
+                    log: self.log.clone(),
+                }) as Arc<dyn Tool>
+            })
+            .collect()
+    }
+
     fn is_logged(&self) -> bool {
         true
     }

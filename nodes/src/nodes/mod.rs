@@ -3,6 +3,7 @@
 pub mod agent;
 pub mod embeddings_openai_compatible;
 pub mod lm_chat_openai_compatible;
+pub mod memory_agent;
 pub mod memory_buffer_window;
 pub mod memory_postgres_chat;
 pub mod memory_redis_chat;

@@ -42,12 +42,14 @@
 //! halfway through. `synchronous = FULL`: a write that returned `Ok` survives
 //! a crash of the process and of the machine.
 
+pub mod agent;
 pub mod config;
 pub mod context;
 pub mod plan;
 pub mod store;
 pub mod working_memory;
 
+pub use agent::ThreadMemory;
 pub use config::{MemoryConfig, Storage};
 pub use context::{AssembledContext, ContextPart, PartKind, assemble};
 pub use store::{

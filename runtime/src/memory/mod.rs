@@ -58,6 +58,12 @@ pub trait Memory: Send + Sync + std::fmt::Debug {
 
     /// Stores one exchange: the human input and the AI output.
     fn save<'a>(&'a self, input: &'a str, output: &'a str) -> BoxFuture<'a, Result<()>>;
+
+    /// Tools this memory gives the agent it is connected to (agent memory's
+    /// `updateWorkingMemory` and `updatePlan`); none by default.
+    fn tools(&self) -> Vec<std::sync::Arc<dyn crate::tool::Tool>> {
+        Vec::new()
+    }
     /// Whether this object already writes to a run log (nodekit's wrappers say yes).
     #[doc(hidden)]
     fn is_logged(&self) -> bool {

@@ -1,0 +1,87 @@
+//! Agent memory as the memory of nodekit's tools agent: each request loads
+//! the assembled context, each exchange is appended to the thread, and the
+//! agent gets the `updateWorkingMemory` and `updatePlan` tools.
+
+use std::sync::Arc;
+
+use crate::error::Result;
+use crate::memory::Memory;
+use crate::message::Message;
+use crate::model::BoxFuture;
+use crate::tool::Tool;
+
+use super::{MemoryConfig, Store, assemble, plan, working_memory};
+
+/// One (resource, thread) of agent memory, ready for an agent.
+#[derive(Debug, Clone)]
+pub struct ThreadMemory {
+    store: Store,
+    config: MemoryConfig,
+    resource: String,
+    thread: String,
+}
+
+impl ThreadMemory {
+    /// The memory of `thread` of `resource`. Fails when the thread belongs to another resource.
+    pub async fn new(
+        store: Store,
+        config: MemoryConfig,
+        resource: impl Into<String>,
+        thread: impl Into<String>,
+    ) -> Result<ThreadMemory> {
+        let (resource, thread) = (resource.into(), thread.into());
+        store.thread(&resource, &thread).await?;
+        Ok(ThreadMemory {
+            store,
+            config,
+            resource,
+            thread,
+        })
+    }
+}
+
+impl Memory for ThreadMemory {
+    fn load(&self) -> BoxFuture<'_, Result<Vec<Message>>> {
+        Box::pin(async move {
+            let context = assemble(
+                &self.store,
+                &self.config,
+                &self.resource,
+                &self.thread,
+                None,
+            )
+            .await?;
+            Ok(context.messages())
+        })
+    }
+
+    fn save<'a>(&'a self, input: &'a str, output: &'a str) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            let exchange = [Message::human(input), Message::ai(output)];
+            self.store
+                .append(&self.resource, &self.thread, &exchange)
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        let mut tools: Vec<Arc<dyn Tool>> = vec![Arc::new(plan::tool(
+            self.store.clone(),
+            &self.resource,
+            &self.thread,
+        ))];
+        // A stateless sub-agent gets no working memory, and no tool for it.
+        if self.config.working_memory {
+            tools.insert(
+                0,
+                Arc::new(working_memory::tool(
+                    self.store.clone(),
+                    &self.resource,
+                    &self.config.template,
+                )),
+            );
+        }
+        tools
+    }
+}
