@@ -5,9 +5,9 @@
 //! | --- | --- | --- | --- |
 //! | 1 | working memory | resource | a system message with the document (the template until the agent writes one); absent when working memory is off |
 //! | 2 | plan | thread | a system message, when the thread has a plan |
-//! | 3 | observations | thread | the observation block (observational memory; empty until it runs) |
+//! | 3 | observations | thread | the observation block ([`observe`](super::observe): the newest generation, append-only); absent until the observer runs |
 //! | 4 | recalled messages | thread | semantic recall (empty until it is configured) |
-//! | 5 | recent messages | thread | the last N messages, a tool call never split from its result |
+//! | 5 | recent messages | thread | the last N messages after those the observation block covers, a tool call never split from its result |
 //! | 6 | input | | the new user message, when given |
 //!
 //! The order puts what changes least first, so prompt caches keep hitting.
@@ -112,7 +112,16 @@ pub async fn assemble(
     {
         system(PartKind::Plan, plan.system_text());
     }
-    let recent = store.recent(resource, thread, config.last_messages).await?;
+    let observed = super::observe::block(store, resource, thread).await?;
+    if !observed.text.is_empty() {
+        parts.push(ContextPart {
+            kind: PartKind::Observations,
+            messages: vec![Message::system(observed.text)],
+            tokens: observed.tokens,
+        });
+    }
+    let mut recent = store.recent(resource, thread, config.last_messages).await?;
+    recent.retain(|m| m.seq > observed.observed_through);
     if !recent.is_empty() {
         parts.push(ContextPart {
             kind: PartKind::Recent,

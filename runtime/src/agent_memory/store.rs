@@ -45,16 +45,30 @@ const MAX_TOOL_CALL_LOOKBACK: i64 = 1000;
 /// a host database that runs its own sqlx migrations is left alone.
 const MIGRATIONS_TABLE: &str = "_nodekit_am_migrations";
 
-const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[(
-    1,
-    "init",
-    include_str!("../../migrations/agent_memory/sqlite/0001_init.sql"),
-)];
-const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[(
-    1,
-    "init",
-    include_str!("../../migrations/agent_memory/postgres/0001_init.sql"),
-)];
+const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
+    (
+        1,
+        "init",
+        include_str!("../../migrations/agent_memory/sqlite/0001_init.sql"),
+    ),
+    (
+        2,
+        "observations_buffer",
+        include_str!("../../migrations/agent_memory/sqlite/0002_observations_buffer.sql"),
+    ),
+];
+const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
+    (
+        1,
+        "init",
+        include_str!("../../migrations/agent_memory/postgres/0001_init.sql"),
+    ),
+    (
+        2,
+        "observations_buffer",
+        include_str!("../../migrations/agent_memory/postgres/0002_observations_buffer.sql"),
+    ),
+];
 
 /// The embedded migrations for one database (the workspace's sqlx has no
 /// `macros` feature, so no `sqlx::migrate!`).
@@ -166,7 +180,8 @@ pub struct Observation {
     /// Row id.
     #[serde(skip)]
     pub id: i64,
-    /// 0 for the observer's output; the reflector writes generation + 1.
+    /// The generation: 0 until the first reflection; the reflector writes
+    /// generation + 1, and observations made after it join that generation.
     pub generation: i64,
     /// The observation text.
     pub content: String,
@@ -178,6 +193,21 @@ pub struct Observation {
     pub last_seq: i64,
     /// When it was written, Unix milliseconds.
     pub created_at: i64,
+    /// Computed ahead in the background and not yet part of the observation
+    /// block (async buffering); activated when the observer's threshold is crossed.
+    #[serde(default)]
+    pub buffered: bool,
+}
+
+/// Where a thread's observations stand ([`Store::observation_marks`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ObservationMarks {
+    /// The last message seq an active observation covers (0: none).
+    pub observed_through: i64,
+    /// The last message seq any observation covers, buffered ones included.
+    pub covered_through: i64,
+    /// The newest active generation.
+    pub generation: i64,
 }
 
 /// One entry of a thread's event history.
@@ -412,6 +442,7 @@ where
         first_seq: row.try_get("first_seq").map_err(db_err)?,
         last_seq: row.try_get("last_seq").map_err(db_err)?,
         created_at: row.try_get("created_at").map_err(db_err)?,
+        buffered: row.try_get::<i64, _>("buffered").map_err(db_err)? != 0,
     })
 }
 
@@ -1170,6 +1201,37 @@ impl Store {
         first_seq: i64,
         last_seq: i64,
     ) -> Result<Observation> {
+        self.insert_observation(
+            resource, thread, generation, content, first_seq, last_seq, false,
+        )
+        .await
+    }
+
+    /// Stores a *buffered* observation: computed ahead, not part of the
+    /// observation block until [`Store::activate_buffered`].
+    pub async fn add_buffered_observation(
+        &self,
+        resource: &str,
+        thread: &str,
+        content: &str,
+        first_seq: i64,
+        last_seq: i64,
+    ) -> Result<Observation> {
+        self.insert_observation(resource, thread, 0, content, first_seq, last_seq, true)
+            .await
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn insert_observation(
+        &self,
+        resource: &str,
+        thread: &str,
+        generation: i64,
+        content: &str,
+        first_seq: i64,
+        last_seq: i64,
+        buffered: bool,
+    ) -> Result<Observation> {
         check_id("resource", resource)?;
         check_id("thread", thread)?;
         let tokens = i64::try_from(self.tokenizer.count(content)).unwrap_or(i64::MAX);
@@ -1177,9 +1239,167 @@ impl Store {
         in_write_tx!(self, tx => {
             claim_thread!(tx, resource, thread, now, 0i64);
             let row = sqlx::query(
-                "INSERT INTO nodekit_am_observations (thread_id, resource_id, generation, content, token_count, first_seq, last_seq, created_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-                 RETURNING id, generation, content, token_count, first_seq, last_seq, created_at",
+                "INSERT INTO nodekit_am_observations (thread_id, resource_id, generation, content, token_count, first_seq, last_seq, created_at, buffered)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                 RETURNING id, generation, content, token_count, first_seq, last_seq, created_at, buffered",
+            )
+            .bind(thread)
+            .bind(resource)
+            .bind(generation)
+            .bind(content)
+            .bind(tokens)
+            .bind(first_seq)
+            .bind(last_seq)
+            .bind(now)
+            .bind(i64::from(buffered))
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(db_err)?;
+            let obs = observation_from_row(&row)?;
+            tx.commit().await.map_err(db_err)?;
+            Ok(obs)
+        })
+    }
+
+    /// Where the thread's observations stand: the last message seq covered
+    /// by an active observation (0: none), the last covered by any
+    /// observation, buffered ones included, and the newest active generation.
+    pub async fn observation_marks(
+        &self,
+        resource: &str,
+        thread: &str,
+    ) -> Result<ObservationMarks> {
+        check_id("resource", resource)?;
+        check_id("thread", thread)?;
+        let (observed_through, covered_through, generation): (i64, i64, i64) = on_reader!(self, pool => {
+            sqlx::query_as(
+                "SELECT CAST(COALESCE(MAX(CASE WHEN buffered = 0 THEN last_seq END), 0) AS BIGINT),
+                        CAST(COALESCE(MAX(last_seq), 0) AS BIGINT),
+                        CAST(COALESCE(MAX(CASE WHEN buffered = 0 THEN generation END), 0) AS BIGINT)
+                 FROM nodekit_am_observations WHERE thread_id = $1 AND resource_id = $2",
+            )
+            .bind(thread)
+            .bind(resource)
+            .fetch_one(pool)
+            .await
+            .map_err(db_err)?
+        });
+        if covered_through == 0 {
+            self.check_not_foreign(resource, thread).await?;
+        }
+        Ok(ObservationMarks {
+            observed_through,
+            covered_through,
+            generation,
+        })
+    }
+
+    /// The active observations of the newest generation, in the order they
+    /// cover the thread: what the observation block shows.
+    pub async fn current_observations(
+        &self,
+        resource: &str,
+        thread: &str,
+    ) -> Result<Vec<Observation>> {
+        check_id("resource", resource)?;
+        check_id("thread", thread)?;
+        let list: Vec<Observation> = on_reader!(self, pool => {
+            let rows = sqlx::query(
+                "SELECT id, generation, content, token_count, first_seq, last_seq, created_at, buffered FROM nodekit_am_observations
+                 WHERE thread_id = $1 AND resource_id = $2 AND buffered = 0
+                   AND generation = (SELECT COALESCE(MAX(generation), 0) FROM nodekit_am_observations
+                                     WHERE thread_id = $1 AND resource_id = $2 AND buffered = 0)
+                 ORDER BY first_seq, id",
+            )
+            .bind(thread)
+            .bind(resource)
+            .fetch_all(pool)
+            .await
+            .map_err(db_err)?;
+            rows.iter().map(observation_from_row).collect::<Result<_>>()?
+        });
+        if list.is_empty() {
+            self.check_not_foreign(resource, thread).await?;
+        }
+        Ok(list)
+    }
+
+    /// Activates the thread's buffered observations in one transaction: they
+    /// join the newest active generation, appended after its observations.
+    /// Buffered rows overlapping messages already observed are dropped.
+    /// Returns how many were activated.
+    pub async fn activate_buffered(&self, resource: &str, thread: &str) -> Result<u64> {
+        check_id("resource", resource)?;
+        check_id("thread", thread)?;
+        let now = now_ms();
+        in_write_tx!(self, tx => {
+            claim_thread!(tx, resource, thread, now, 0i64);
+            sqlx::query(
+                "DELETE FROM nodekit_am_observations
+                 WHERE thread_id = $1 AND resource_id = $2 AND buffered = 1
+                   AND first_seq <= (SELECT COALESCE(MAX(last_seq), 0) FROM nodekit_am_observations
+                                     WHERE thread_id = $1 AND resource_id = $2 AND buffered = 0)",
+            )
+            .bind(thread)
+            .bind(resource)
+            .execute(&mut *tx)
+            .await
+            .map_err(db_err)?;
+            let done = sqlx::query(
+                "UPDATE nodekit_am_observations
+                 SET buffered = 0,
+                     generation = (SELECT COALESCE(MAX(generation), 0) FROM nodekit_am_observations
+                                   WHERE thread_id = $1 AND resource_id = $2 AND buffered = 0)
+                 WHERE thread_id = $1 AND resource_id = $2 AND buffered = 1",
+            )
+            .bind(thread)
+            .bind(resource)
+            .execute(&mut *tx)
+            .await
+            .map_err(db_err)?
+            .rows_affected();
+            tx.commit().await.map_err(db_err)?;
+            Ok(done)
+        })
+    }
+
+    /// Stores a reflection: generation `from_generation + 1`, covering
+    /// `first_seq..=last_seq`. Active observations of `from_generation`
+    /// made after the reflector read them (covering messages after
+    /// `last_seq`) move to the new generation, after the reflection, so none
+    /// leaves the block.
+    pub async fn add_reflection(
+        &self,
+        resource: &str,
+        thread: &str,
+        from_generation: i64,
+        content: &str,
+        first_seq: i64,
+        last_seq: i64,
+    ) -> Result<Observation> {
+        check_id("resource", resource)?;
+        check_id("thread", thread)?;
+        let tokens = i64::try_from(self.tokenizer.count(content)).unwrap_or(i64::MAX);
+        let now = now_ms();
+        let generation = from_generation + 1;
+        in_write_tx!(self, tx => {
+            claim_thread!(tx, resource, thread, now, 0i64);
+            sqlx::query(
+                "UPDATE nodekit_am_observations SET generation = $3
+                 WHERE thread_id = $1 AND resource_id = $2 AND buffered = 0 AND generation = $4 AND first_seq > $5",
+            )
+            .bind(thread)
+            .bind(resource)
+            .bind(generation)
+            .bind(from_generation)
+            .bind(last_seq)
+            .execute(&mut *tx)
+            .await
+            .map_err(db_err)?;
+            let row = sqlx::query(
+                "INSERT INTO nodekit_am_observations (thread_id, resource_id, generation, content, token_count, first_seq, last_seq, created_at, buffered)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0)
+                 RETURNING id, generation, content, token_count, first_seq, last_seq, created_at, buffered",
             )
             .bind(thread)
             .bind(resource)
@@ -1204,7 +1424,7 @@ impl Store {
         check_id("thread", thread)?;
         let list: Vec<Observation> = on_reader!(self, pool => {
             let rows = sqlx::query(
-                "SELECT id, generation, content, token_count, first_seq, last_seq, created_at FROM nodekit_am_observations
+                "SELECT id, generation, content, token_count, first_seq, last_seq, created_at, buffered FROM nodekit_am_observations
                  WHERE thread_id = $1 AND resource_id = $2 ORDER BY generation, first_seq, id",
             )
             .bind(thread)
@@ -1362,8 +1582,8 @@ impl Store {
             }
             for o in &export.observations {
                 sqlx::query(
-                    "INSERT INTO nodekit_am_observations (thread_id, resource_id, generation, content, token_count, first_seq, last_seq, created_at)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                    "INSERT INTO nodekit_am_observations (thread_id, resource_id, generation, content, token_count, first_seq, last_seq, created_at, buffered)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
                 )
                 .bind(&thread)
                 .bind(resource)
@@ -1373,6 +1593,7 @@ impl Store {
                 .bind(o.first_seq)
                 .bind(o.last_seq)
                 .bind(o.created_at)
+                .bind(i64::from(o.buffered))
                 .execute(&mut *tx)
                 .await
                 .map_err(db_err)?;
