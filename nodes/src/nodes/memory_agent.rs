@@ -5,13 +5,20 @@
 
 use std::sync::Arc;
 
+use nodekit::agent_memory::observe::Observer;
 use nodekit::agent_memory::{self, MemoryConfig, ThreadMemory};
 use nodekit::prelude::*;
 
 use super::memory_buffer_window::{SessionIdType, session_id};
 
-/// Remembers the user across conversations (working memory) and the current conversation (recent messages and plan).
-#[ai_node(name = "memoryAgent", display_name = "Agent Memory", output = memory, icon = "fa:brain")]
+/// Remembers the user across conversations (working memory) and the current conversation (recent messages, plan, and observations when an OpenAI-compatible credential is given).
+#[ai_node(
+    name = "memoryAgent",
+    display_name = "Agent Memory",
+    output = memory,
+    optional_credentials = ["openAiApi"],
+    icon = "fa:brain"
+)]
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemoryAgent {
     /// The user the memory belongs to: working memory is shared by all of their conversations.
@@ -53,7 +60,21 @@ impl SupplyData for MemoryAgent {
             config = config.without_working_memory();
         }
         let store = agent_memory::open(&config).await?;
-        let memory = ThreadMemory::new(store, config, self.resource_id, thread).await?;
+        // Observational memory needs a model: N8N_INSTANCE_AI_OBSERVER_MODEL
+        // through the `openAiApi` credential, when the node has one.
+        let observer = match ctx.credentials("openAiApi") {
+            Ok(credentials) => {
+                let model = ctx.chat_model(ChatModelOptions::OpenAiCompatible(
+                    crate::credentials::openai(credentials, &config.observer_model)?,
+                ))?;
+                Some(Observer::new(store.clone(), config.clone(), model))
+            }
+            Err(_) => None,
+        };
+        let mut memory = ThreadMemory::new(store, config, self.resource_id, thread).await?;
+        if let Some(observer) = observer {
+            memory = memory.with_observer(observer);
+        }
         Ok(ctx.wrap_memory(Arc::new(memory)).into())
     }
 }

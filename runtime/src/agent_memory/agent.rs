@@ -10,6 +10,7 @@ use crate::message::Message;
 use crate::model::BoxFuture;
 use crate::tool::Tool;
 
+use super::observe::Observer;
 use super::{MemoryConfig, Store, assemble, plan, working_memory};
 
 /// One (resource, thread) of agent memory, ready for an agent.
@@ -19,6 +20,7 @@ pub struct ThreadMemory {
     config: MemoryConfig,
     resource: String,
     thread: String,
+    observer: Option<Observer>,
 }
 
 impl ThreadMemory {
@@ -36,13 +38,28 @@ impl ThreadMemory {
             config,
             resource,
             thread,
+            observer: None,
         })
+    }
+
+    /// Turns observational memory on: each save schedules the observer in
+    /// the background, and each load first activates what it buffered.
+    pub fn with_observer(mut self, observer: Observer) -> ThreadMemory {
+        self.observer = Some(observer);
+        self
     }
 }
 
 impl Memory for ThreadMemory {
     fn load(&self) -> BoxFuture<'_, Result<Vec<Message>>> {
         Box::pin(async move {
+            if let Some(observer) = &self.observer {
+                // A failed observation keeps the raw messages; it is retried later.
+                let prepared = observer.prepare(&self.resource, &self.thread).await?;
+                if let Some(e) = prepared.error {
+                    tracing::warn!(error = %e, "observational memory could not observe; raw messages kept");
+                }
+            }
             let context = assemble(
                 &self.store,
                 &self.config,
@@ -61,6 +78,10 @@ impl Memory for ThreadMemory {
             self.store
                 .append(&self.resource, &self.thread, &exchange)
                 .await?;
+            if let Some(observer) = &self.observer {
+                // Runs in the background; the request never waits for it.
+                drop(observer.after_append(&self.resource, &self.thread));
+            }
             Ok(())
         })
     }
