@@ -36,6 +36,17 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
   # The packages start system-wide servers; ours run on their own ports.
 fi
+# pgvector, for semantic recall's HNSW index, where Debian packages it for
+# this PostgreSQL (trixie does; bookworm does not, and recall then uses its
+# exact fallback, see runtime/src/agent_memory/recall.rs).
+if [ -z "${DATABASE_URL:-}" ] && [ -n "$(pg_bin)" ]; then
+  pgv="postgresql-$(basename "$(dirname "$(pg_bin)")")-pgvector"
+  if ! dpkg -s "$pgv" >/dev/null 2>&1 && apt-cache policy "$pgv" 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+    log "installing $pgv from Debian's packages"
+    sudo=; [ "$(id -u)" = 0 ] || sudo=sudo
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$pgv" >&2 || true
+  fi
+fi
 
 mkdir -p "$state"
 chmod 777 "$state"

@@ -6,7 +6,7 @@
 //! | 1 | working memory | resource | a system message with the document (the template until the agent writes one); absent when working memory is off |
 //! | 2 | plan | thread | a system message, when the thread has a plan |
 //! | 3 | observations | thread | the observation block ([`observe`](super::observe): the newest generation, append-only); absent until the observer runs |
-//! | 4 | recalled messages | thread | semantic recall (empty until it is configured) |
+//! | 4 | recalled messages | thread | semantic recall ([`super::recall`]): with `embedder_model` set and an embedder given to [`assemble_with`], the messages most similar to the input, each with its neighbours, minus the recent window |
 //! | 5 | recent messages | thread | the last N messages after those the observation block covers, a tool call never split from its result |
 //! | 6 | input | | the new user message, when given |
 //!
@@ -16,12 +16,14 @@
 
 use serde::Serialize;
 
+use crate::embed::Embedder;
 use crate::error::Result;
 use crate::memory::langchain::Tokenizer;
 use crate::message::Message;
 
 use super::config::MemoryConfig;
 use super::plan::Plan;
+use super::recall;
 use super::store::Store;
 use super::working_memory;
 
@@ -78,13 +80,45 @@ impl AssembledContext {
     }
 }
 
-/// Assembles the context of `thread` of `resource`, followed by `input`.
+/// What [`assemble_with`] may use beyond the store and configuration.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AssembleOptions<'a> {
+    /// The embedder for semantic recall (used when `embedder_model` is set
+    /// and an input is given).
+    pub embedder: Option<&'a dyn Embedder>,
+    /// How long recall may take before it is left out (default
+    /// [`DEFAULT_RECALL_TIMEOUT`](super::recall::DEFAULT_RECALL_TIMEOUT)).
+    pub recall_timeout: Option<std::time::Duration>,
+}
+
+/// Assembles the context of `thread` of `resource`, followed by `input`
+/// (without semantic recall: see [`assemble_with`]).
 pub async fn assemble(
     store: &Store,
     config: &MemoryConfig,
     resource: &str,
     thread: &str,
     input: Option<&str>,
+) -> Result<AssembledContext> {
+    assemble_with(
+        store,
+        config,
+        resource,
+        thread,
+        input,
+        AssembleOptions::default(),
+    )
+    .await
+}
+
+/// [`assemble`] with options: the embedder for semantic recall.
+pub async fn assemble_with(
+    store: &Store,
+    config: &MemoryConfig,
+    resource: &str,
+    thread: &str,
+    input: Option<&str>,
+    options: AssembleOptions<'_>,
 ) -> Result<AssembledContext> {
     let tokenizer = Tokenizer::for_model(&config.observer_model);
     let mut parts = Vec::new();
@@ -122,6 +156,24 @@ pub async fn assemble(
     }
     let mut recent = store.recent(resource, thread, config.last_messages).await?;
     recent.retain(|m| m.seq > observed.observed_through);
+    if let (Some(_), Some(embedder), Some(text)) = (&config.embedder_model, options.embedder, input)
+    {
+        let timeout = options
+            .recall_timeout
+            .unwrap_or(recall::DEFAULT_RECALL_TIMEOUT);
+        let top_k = config.semantic_recall_top_k;
+        let found = recall::for_context(
+            store, resource, thread, text, embedder, top_k, &recent, timeout,
+        )
+        .await;
+        if !found.is_empty() {
+            parts.push(ContextPart {
+                kind: PartKind::Recalled,
+                tokens: found.iter().map(|m| m.token_count as usize).sum(),
+                messages: found.into_iter().map(|m| m.message).collect(),
+            });
+        }
+    }
     if !recent.is_empty() {
         parts.push(ContextPart {
             kind: PartKind::Recent,

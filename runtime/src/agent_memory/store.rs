@@ -56,6 +56,11 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         "observations_buffer",
         include_str!("../../migrations/agent_memory/sqlite/0002_observations_buffer.sql"),
     ),
+    (
+        3,
+        "recall",
+        include_str!("../../migrations/agent_memory/sqlite/0003_recall.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (
@@ -67,6 +72,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         2,
         "observations_buffer",
         include_str!("../../migrations/agent_memory/postgres/0002_observations_buffer.sql"),
+    ),
+    (
+        3,
+        "recall",
+        include_str!("../../migrations/agent_memory/postgres/0003_recall.sql"),
     ),
 ];
 
@@ -108,6 +118,15 @@ enum Db {
         write: SqlitePool,
     },
     Postgres(PgPool),
+}
+
+/// The pools of a [`Store`], for the sibling modules (semantic recall).
+pub(crate) enum Pools<'a> {
+    Sqlite {
+        read: &'a SqlitePool,
+        write: &'a SqlitePool,
+    },
+    Postgres(&'a PgPool),
 }
 
 /// The agent-memory store. Cheap to clone (the pools are shared).
@@ -269,7 +288,7 @@ fn now_ms() -> i64 {
 
 /// Checks a resource or thread id: ids are bound as parameters, so any text
 /// is safe; these limits keep keys sane and error messages short.
-fn check_id(kind: &str, id: &str) -> Result<()> {
+pub(crate) fn check_id(kind: &str, id: &str) -> Result<()> {
     let problem = if id.is_empty() {
         "is empty"
     } else if id.chars().count() > MAX_ID_CHARS {
@@ -521,6 +540,7 @@ impl Store {
     /// Opens (creating if needed) the SQLite file at `path` in WAL mode with
     /// a busy timeout, one writing and four reading connections, and migrates it.
     pub async fn open_sqlite(path: impl AsRef<Path>) -> Result<Store> {
+        super::recall::register_sqlite_vec();
         let path = path.as_ref();
         let options = SqliteConnectOptions::new()
             .filename(path)
@@ -554,7 +574,11 @@ impl Store {
     }
 
     /// Uses existing SQLite pools, `write` ideally with one connection; migrates.
+    /// Semantic recall needs sqlite-vec in every connection: call
+    /// [`register_sqlite_vec`](super::recall::register_sqlite_vec) before
+    /// the pools connect.
     pub async fn from_sqlite_pools(read: SqlitePool, write: SqlitePool) -> Result<Store> {
+        super::recall::register_sqlite_vec();
         Self::migrate_sqlite(&write).await?;
         Ok(Self::new(Db::Sqlite { read, write }))
     }
@@ -633,6 +657,14 @@ impl Store {
     /// The tokenizer messages are counted with.
     pub fn tokenizer(&self) -> Tokenizer {
         self.tokenizer
+    }
+
+    /// The pools, for the sibling modules.
+    pub(crate) fn pools(&self) -> Pools<'_> {
+        match &*self.db {
+            Db::Sqlite { read, write } => Pools::Sqlite { read, write },
+            Db::Postgres(pool) => Pools::Postgres(pool),
+        }
     }
 
     /// Which database this store uses.

@@ -1,0 +1,960 @@
+//! Semantic recall (tier 5): every message of a thread embedded once, and the
+//! messages most similar to the new input brought back into the context,
+//! each with its neighbours.
+//!
+//! # What is recalled
+//!
+//! [`Store::recall`] finds the `top_k` messages of *this thread* nearest to
+//! the query (cosine distance), adds 2 messages before and 1 after each
+//! match (by seq, as Mastra's `messageRange`), drops what the recent window
+//! already holds and what another match already brought, and returns the
+//! rest in seq order. Matches inside the excluded window do not count
+//! towards `top_k`: the search asks the index for `top_k` plus the size of
+//! the window.
+//!
+//! # Indexes
+//!
+//! The dimension is fixed by the first vector written to a store (recorded
+//! in `nodekit_am_recall_meta`); a vector of another size later is an
+//! [`Error::AgentMemory`] naming both sizes (a store cannot mix embedders).
+//!
+//! | backend | index | query |
+//! | --- | --- | --- |
+//! | SQLite | sqlite-vec's `vec0` virtual table `nodekit_am_vec`: rowid = message id, `thread_id` a **partition key**, `resource_id` and `seq` metadata columns, `float[N]` cosine | `embedding MATCH ? AND k = ? AND thread_id = ? AND resource_id = ?`: only the thread's partition is scanned (sqlite-vec's exact, SIMD scan), so latency follows the thread's length, never the store's |
+//! | PostgreSQL with the `vector` extension | `nodekit_am_vectors(embedding vector(N))` with an **HNSW** index (`vector_cosine_ops`) and a B-tree on `thread_id` | `WHERE thread_id = $1 AND resource_id = $2 ORDER BY embedding <=> $3 LIMIT k`; the planner picks the B-tree and an exact sort for small threads, the HNSW index (with `hnsw.iterative_scan = relaxed_order` on pgvector ≥ 0.8, so the thread filter does not starve the result) for large ones |
+//! | PostgreSQL without it | none: the vectors stay in `nodekit_am_embeddings.vector` (little-endian `f32`s in `BYTEA`) | exact search in the process over the thread's newest [`BRUTE_FORCE_LIMIT`] vectors; older messages of longer threads are not searched. Install pgvector for more |
+//!
+//! The store runs `CREATE EXTENSION IF NOT EXISTS vector` when it writes its
+//! first vector; the choice is recorded with the dimension and kept (a store
+//! that started without pgvector stays on the fallback).
+//!
+//! sqlite-vec is compiled into the binary and registered with
+//! `sqlite3_auto_extension`, so every SQLite connection opened afterwards
+//! has it ([`Store::open_sqlite`] registers it first; pools given to
+//! [`Store::from_sqlite_pools`] must connect after [`register_sqlite_vec`]).
+//!
+//! # Ownership and isolation
+//!
+//! Every query filters on thread *and* resource, and the ids the index
+//! returns are read back from `nodekit_am_messages` with the same filter, so
+//! a stale vector (a deleted thread whose id was reused) can never bring
+//! back a message of another thread or resource.
+//!
+//! # Background indexing
+//!
+//! [`Recaller`] embeds appended messages on a tokio task, in batches of
+//! [`EMBED_BATCH`]; `append` and requests never wait for it. Which messages
+//! are indexed is read from the database (a `LEFT JOIN` of the messages on
+//! `nodekit_am_embeddings`), so a failing or slow embedder loses nothing:
+//! the thread stays queued and is retried with a growing delay (up to 60 s),
+//! and a restarted process catches up with [`Recaller::catch_up`].
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use sqlx::Row;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::embed::Embedder;
+use crate::error::{Error, Result};
+use crate::message::Message;
+
+use super::store::{Pools, Store, StoredMessage, check_id};
+
+/// Texts per embedder call.
+pub const EMBED_BATCH: usize = 64;
+/// Most vectors of one thread searched by the fallback (PostgreSQL without
+/// pgvector): the newest ones.
+pub const BRUTE_FORCE_LIMIT: i64 = 20_000;
+/// Messages before each match brought along.
+pub const CONTEXT_BEFORE: i64 = 2;
+/// Messages after each match brought along.
+pub const CONTEXT_AFTER: i64 = 1;
+/// sqlite-vec's largest `k`.
+const MAX_K: usize = 4096;
+
+/// Registers sqlite-vec with SQLite for every connection opened afterwards
+/// in this process (idempotent).
+#[allow(unsafe_code)]
+pub fn register_sqlite_vec() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        type Init = unsafe extern "C" fn(
+            *mut libsqlite3_sys::sqlite3,
+            *mut *mut std::ffi::c_char,
+            *const libsqlite3_sys::sqlite3_api_routines,
+        ) -> std::ffi::c_int;
+        // SAFETY: `sqlite3_vec_init` is the extension's entry point, declared
+        // by the sqlite-vec crate without arguments; its C signature is
+        // exactly `Init` (compiled with SQLITE_CORE, it ignores the API
+        // routines pointer and calls the bundled SQLite that
+        // libsqlite3-sys links). `sqlite3_auto_extension` only stores the
+        // pointer, which stays valid for the life of the process.
+        let rc = unsafe {
+            let init: Init =
+                std::mem::transmute::<*const (), Init>(sqlite_vec::sqlite3_vec_init as *const ());
+            libsqlite3_sys::sqlite3_auto_extension(Some(init))
+        };
+        if rc != libsqlite3_sys::SQLITE_OK {
+            tracing::error!(rc, "cannot register sqlite-vec: semantic recall will fail");
+        }
+    });
+}
+
+/// The text embedded for a message: its text, or its tool calls.
+fn embed_text(m: &Message) -> String {
+    let text = m.text();
+    if !text.trim().is_empty() {
+        return text;
+    }
+    m.tool_calls
+        .iter()
+        .map(|c| format!("{} {}", c.name, c.args))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn vector_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|f| f.to_le_bytes()).collect()
+}
+
+fn bytes_vector(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+fn pg_vector(v: &[f32]) -> String {
+    let mut s = String::with_capacity(v.len() * 10 + 2);
+    s.push('[');
+    for (i, f) in v.iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        s.push_str(&f.to_string());
+    }
+    s.push(']');
+    s
+}
+
+fn cosine_distance(a: &[f32], b: &[f32]) -> f32 {
+    let (mut dot, mut na, mut nb) = (0f32, 0f32, 0f32);
+    for (x, y) in a.iter().zip(b) {
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+    }
+    if na == 0.0 || nb == 0.0 {
+        return 1.0;
+    }
+    1.0 - dot / (na.sqrt() * nb.sqrt())
+}
+
+fn err(what: impl Into<String>) -> Error {
+    Error::AgentMemory {
+        what: format!("semantic recall: {}", what.into()),
+    }
+}
+
+fn db(e: impl std::fmt::Display) -> Error {
+    err(format!("database error: {e}"))
+}
+
+/// How a store's vectors are indexed (fixed at the first vector).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexKind {
+    /// sqlite-vec `vec0`.
+    SqliteVec,
+    /// pgvector with HNSW.
+    PgVector,
+    /// Exact search in the process over `BYTEA` vectors.
+    BruteForce,
+}
+
+impl IndexKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            IndexKind::SqliteVec => "sqlite-vec",
+            IndexKind::PgVector => "pgvector",
+            IndexKind::BruteForce => "bytea",
+        }
+    }
+    fn parse(s: &str) -> Result<Self> {
+        Ok(match s {
+            "sqlite-vec" => IndexKind::SqliteVec,
+            "pgvector" => IndexKind::PgVector,
+            "bytea" => IndexKind::BruteForce,
+            other => return Err(err(format!("unknown index kind `{other}`"))),
+        })
+    }
+}
+
+/// The store's recall settings, once a vector was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecallIndex {
+    /// The vectors' dimension.
+    pub dims: usize,
+    /// How they are indexed.
+    pub kind: IndexKind,
+}
+
+impl Store {
+    /// The dimension and index kind, or `None` before the first vector.
+    pub async fn recall_index(&self) -> Result<Option<RecallIndex>> {
+        let row = match self.pools() {
+            Pools::Sqlite { read, .. } => {
+                sqlx::query("SELECT dims, index_kind FROM nodekit_am_recall_meta WHERE id = 1")
+                    .fetch_optional(read)
+                    .await
+                    .map_err(db)?
+                    .map(|r| (r.get::<i64, _>(0), r.get::<String, _>(1)))
+            }
+            Pools::Postgres(pool) => {
+                sqlx::query("SELECT dims, index_kind FROM nodekit_am_recall_meta WHERE id = 1")
+                    .fetch_optional(pool)
+                    .await
+                    .map_err(db)?
+                    .map(|r| (r.get::<i64, _>(0), r.get::<String, _>(1)))
+            }
+        };
+        match row {
+            None => Ok(None),
+            Some((dims, kind)) => Ok(Some(RecallIndex {
+                dims: usize::try_from(dims).map_err(db)?,
+                kind: IndexKind::parse(&kind)?,
+            })),
+        }
+    }
+
+    /// The index for vectors of `dims`, created on first use; an error if
+    /// the store holds vectors of another dimension.
+    async fn ensure_index(&self, dims: usize) -> Result<RecallIndex> {
+        if let Some(index) = self.recall_index().await? {
+            return check_dims(index, dims);
+        }
+        if dims == 0 || dims > 16_000 {
+            return Err(err(format!(
+                "the embedder returned {dims}-dimension vectors"
+            )));
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64);
+        match self.pools() {
+            Pools::Sqlite { write, .. } => {
+                let mut tx = write.begin_with("BEGIN IMMEDIATE").await.map_err(db)?;
+                let existing: Option<i64> =
+                    sqlx::query_scalar("SELECT dims FROM nodekit_am_recall_meta WHERE id = 1")
+                        .fetch_optional(&mut *tx)
+                        .await
+                        .map_err(db)?;
+                if existing.is_none() {
+                    let ddl = format!(
+                        "CREATE VIRTUAL TABLE IF NOT EXISTS nodekit_am_vec USING vec0(
+                            thread_id TEXT PARTITION KEY,
+                            resource_id TEXT,
+                            seq INTEGER,
+                            embedding FLOAT[{dims}] distance_metric=cosine)"
+                    );
+                    sqlx::raw_sql(sqlx::AssertSqlSafe(ddl))
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(|e| {
+                            err(format!(
+                                "cannot create the sqlite-vec index ({e}); was sqlite-vec registered before the pool connected?"
+                            ))
+                        })?;
+                    sqlx::query("INSERT INTO nodekit_am_recall_meta (id, dims, index_kind, created_at) VALUES (1, $1, $2, $3)")
+                        .bind(dims as i64)
+                        .bind(IndexKind::SqliteVec.as_str())
+                        .bind(now)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(db)?;
+                }
+                tx.commit().await.map_err(db)?;
+            }
+            Pools::Postgres(pool) => {
+                // Outside the transaction: a missing extension must not abort it.
+                let _ = sqlx::query("CREATE EXTENSION IF NOT EXISTS vector")
+                    .execute(pool)
+                    .await;
+                let mut tx = pool.begin().await.map_err(db)?;
+                sqlx::query("LOCK TABLE nodekit_am_recall_meta IN EXCLUSIVE MODE")
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db)?;
+                let existing: Option<i64> =
+                    sqlx::query_scalar("SELECT dims FROM nodekit_am_recall_meta WHERE id = 1")
+                        .fetch_optional(&mut *tx)
+                        .await
+                        .map_err(db)?;
+                if existing.is_none() {
+                    let has_vector: bool = sqlx::query_scalar(
+                        "SELECT EXISTS (SELECT 1 FROM pg_type WHERE typname = 'vector')",
+                    )
+                    .fetch_one(&mut *tx)
+                    .await
+                    .map_err(db)?;
+                    let kind = if has_vector && dims <= 2000 {
+                        let ddl = format!(
+                            "CREATE TABLE IF NOT EXISTS nodekit_am_vectors (
+                                message_id  BIGINT NOT NULL PRIMARY KEY,
+                                thread_id   TEXT   NOT NULL,
+                                resource_id TEXT   NOT NULL,
+                                seq         BIGINT NOT NULL,
+                                embedding   vector({dims}) NOT NULL
+                            );
+                            CREATE INDEX IF NOT EXISTS nodekit_am_vectors_thread_idx
+                                ON nodekit_am_vectors (thread_id);
+                            CREATE INDEX IF NOT EXISTS nodekit_am_vectors_hnsw_idx
+                                ON nodekit_am_vectors USING hnsw (embedding vector_cosine_ops);"
+                        );
+                        sqlx::raw_sql(sqlx::AssertSqlSafe(ddl))
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(db)?;
+                        IndexKind::PgVector
+                    } else {
+                        tracing::warn!(
+                            "the PostgreSQL `vector` extension is missing: semantic recall searches the newest {BRUTE_FORCE_LIMIT} vectors of a thread exactly"
+                        );
+                        IndexKind::BruteForce
+                    };
+                    sqlx::query("INSERT INTO nodekit_am_recall_meta (id, dims, index_kind, created_at) VALUES (1, $1, $2, $3)")
+                        .bind(dims as i64)
+                        .bind(kind.as_str())
+                        .bind(now)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(db)?;
+                }
+                tx.commit().await.map_err(db)?;
+            }
+        }
+        let index = self
+            .recall_index()
+            .await?
+            .ok_or_else(|| err("the index was not recorded"))?;
+        check_dims(index, dims)
+    }
+
+    /// Embeds `messages` of the thread (in batches of [`EMBED_BATCH`]) and
+    /// writes their vectors; messages already indexed are skipped. Returns
+    /// how many were written.
+    pub async fn index_messages(
+        &self,
+        resource: &str,
+        thread: &str,
+        messages: &[StoredMessage],
+        embedder: &dyn Embedder,
+    ) -> Result<usize> {
+        check_id("resource", resource)?;
+        check_id("thread", thread)?;
+        self.thread(resource, thread).await?;
+        let mut written = 0;
+        for batch in messages.chunks(EMBED_BATCH) {
+            let mut texts = Vec::with_capacity(batch.len());
+            let mut with_text = Vec::with_capacity(batch.len());
+            let mut empty = Vec::new();
+            for m in batch {
+                if m.thread_id != thread {
+                    return Err(err(format!("message {} is not in thread `{thread}`", m.id)));
+                }
+                let text = embed_text(&m.message);
+                if text.trim().is_empty() {
+                    empty.push(m);
+                } else {
+                    texts.push(text);
+                    with_text.push(m);
+                }
+            }
+            let vectors = if texts.is_empty() {
+                Vec::new()
+            } else {
+                embedder.embed(&texts).await?
+            };
+            if vectors.len() != texts.len() {
+                return Err(err(format!(
+                    "asked for {} vectors, the embedder returned {}",
+                    texts.len(),
+                    vectors.len()
+                )));
+            }
+            let index = match vectors.first() {
+                Some(v) => {
+                    let index = self.ensure_index(v.len()).await?;
+                    for v in &vectors {
+                        check_dims(index, v.len())?;
+                    }
+                    Some(index)
+                }
+                None => self.recall_index().await?,
+            };
+            let rows: Vec<(&StoredMessage, Option<&Vec<f32>>)> = with_text
+                .into_iter()
+                .zip(vectors.iter().map(Some))
+                .chain(empty.into_iter().map(|m| (m, None)))
+                .collect();
+            written += self.write_vectors(resource, thread, index, &rows).await?;
+        }
+        Ok(written)
+    }
+
+    async fn write_vectors(
+        &self,
+        resource: &str,
+        thread: &str,
+        index: Option<RecallIndex>,
+        rows: &[(&StoredMessage, Option<&Vec<f32>>)],
+    ) -> Result<usize> {
+        // The marker row copies thread and resource from the message row
+        // itself, so a vector can only ever be filed under its own thread.
+        const MARK: &str =
+            "INSERT INTO nodekit_am_embeddings (message_id, thread_id, resource_id, dims, vector)
+             SELECT id, thread_id, resource_id, $4, $5 FROM nodekit_am_messages
+             WHERE id = $1 AND thread_id = $2 AND resource_id = $3
+             ON CONFLICT (message_id) DO NOTHING";
+        let mut written = 0;
+        match self.pools() {
+            Pools::Sqlite { write, .. } => {
+                let mut tx = write.begin_with("BEGIN IMMEDIATE").await.map_err(db)?;
+                for (m, v) in rows {
+                    let bytes = v.map(|v| vector_bytes(v)).unwrap_or_default();
+                    let dims = v.map_or(0, |v| v.len() as i64);
+                    let done = sqlx::query(MARK)
+                        .bind(m.id)
+                        .bind(thread)
+                        .bind(resource)
+                        .bind(dims)
+                        .bind(&bytes)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(db)?;
+                    if done.rows_affected() == 1 && v.is_some() && index.is_some() {
+                        sqlx::query("INSERT INTO nodekit_am_vec (rowid, thread_id, resource_id, seq, embedding) VALUES ($1, $2, $3, $4, $5)")
+                            .bind(m.id)
+                            .bind(thread)
+                            .bind(resource)
+                            .bind(m.seq)
+                            .bind(&bytes)
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(db)?;
+                    }
+                    written += done.rows_affected() as usize;
+                }
+                tx.commit().await.map_err(db)?;
+            }
+            Pools::Postgres(pool) => {
+                let mut tx = pool.begin().await.map_err(db)?;
+                let pgvector = index.is_some_and(|i| i.kind == IndexKind::PgVector);
+                for (m, v) in rows {
+                    // With pgvector the vector lives in the index table only.
+                    let bytes = match v {
+                        Some(v) if !pgvector => vector_bytes(v),
+                        _ => Vec::new(),
+                    };
+                    let dims = v.map_or(0, |v| v.len() as i64);
+                    let done = sqlx::query(MARK)
+                        .bind(m.id)
+                        .bind(thread)
+                        .bind(resource)
+                        .bind(dims)
+                        .bind(&bytes)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(db)?;
+                    if done.rows_affected() == 1
+                        && pgvector
+                        && let Some(v) = v
+                    {
+                        sqlx::query("INSERT INTO nodekit_am_vectors (message_id, thread_id, resource_id, seq, embedding) VALUES ($1, $2, $3, $4, $5::vector)")
+                            .bind(m.id)
+                            .bind(thread)
+                            .bind(resource)
+                            .bind(m.seq)
+                            .bind(pg_vector(v))
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(db)?;
+                    }
+                    written += done.rows_affected() as usize;
+                }
+                tx.commit().await.map_err(db)?;
+            }
+        }
+        Ok(written)
+    }
+
+    /// Up to `limit` messages of the thread without a vector yet, oldest first.
+    pub async fn unindexed(
+        &self,
+        resource: &str,
+        thread: &str,
+        limit: usize,
+    ) -> Result<Vec<StoredMessage>> {
+        check_id("resource", resource)?;
+        check_id("thread", thread)?;
+        const SQL: &str = "SELECT m.seq FROM nodekit_am_messages m
+             LEFT JOIN nodekit_am_embeddings e ON e.message_id = m.id
+             WHERE m.thread_id = $1 AND m.resource_id = $2 AND e.message_id IS NULL
+             ORDER BY m.seq LIMIT $3";
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let seqs: Vec<i64> = match self.pools() {
+            Pools::Sqlite { read, .. } => sqlx::query_scalar(SQL)
+                .bind(thread)
+                .bind(resource)
+                .bind(limit)
+                .fetch_all(read)
+                .await
+                .map_err(db)?,
+            Pools::Postgres(pool) => sqlx::query_scalar(SQL)
+                .bind(thread)
+                .bind(resource)
+                .bind(limit)
+                .fetch_all(pool)
+                .await
+                .map_err(db)?,
+        };
+        let (Some(&first), Some(&last)) = (seqs.first(), seqs.last()) else {
+            return Ok(Vec::new());
+        };
+        let wanted: HashSet<i64> = seqs.into_iter().collect();
+        let mut out = self.messages_range(resource, thread, first, last).await?;
+        out.retain(|m| wanted.contains(&m.seq));
+        Ok(out)
+    }
+
+    /// Indexes every message of the thread that has no vector yet; returns
+    /// how many were indexed.
+    pub async fn index_pending(
+        &self,
+        resource: &str,
+        thread: &str,
+        embedder: &dyn Embedder,
+    ) -> Result<usize> {
+        let mut total = 0;
+        loop {
+            let batch = self.unindexed(resource, thread, EMBED_BATCH * 4).await?;
+            if batch.is_empty() {
+                return Ok(total);
+            }
+            let n = self
+                .index_messages(resource, thread, &batch, embedder)
+                .await?;
+            total += n;
+            if n == 0 {
+                // Rows that vanished meanwhile (a deleted thread).
+                return Ok(total);
+            }
+        }
+    }
+
+    /// The (resource, thread) pairs with unindexed messages (a full scan:
+    /// for catching up after a restart, not per request).
+    pub async fn threads_with_unindexed(&self) -> Result<Vec<(String, String)>> {
+        const SQL: &str = "SELECT DISTINCT m.resource_id, m.thread_id FROM nodekit_am_messages m
+             LEFT JOIN nodekit_am_embeddings e ON e.message_id = m.id
+             WHERE e.message_id IS NULL";
+        match self.pools() {
+            Pools::Sqlite { read, .. } => sqlx::query_as(SQL).fetch_all(read).await.map_err(db),
+            Pools::Postgres(pool) => sqlx::query_as(SQL).fetch_all(pool).await.map_err(db),
+        }
+    }
+
+    /// Embeds `query` and recalls with its vector ([`Store::recall`]).
+    pub async fn recall_text(
+        &self,
+        resource: &str,
+        thread: &str,
+        query: &str,
+        embedder: &dyn Embedder,
+        top_k: usize,
+        exclude_seqs: &[i64],
+    ) -> Result<Vec<StoredMessage>> {
+        if top_k == 0 || query.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        let v = embedder.embed(&[query.to_owned()]).await?;
+        let v = v
+            .into_iter()
+            .next()
+            .ok_or_else(|| err("the embedder returned no vector"))?;
+        self.recall(resource, thread, &v, top_k, exclude_seqs).await
+    }
+
+    /// The `top_k` messages of the thread nearest to `query`, each with
+    /// [`CONTEXT_BEFORE`] messages before and [`CONTEXT_AFTER`] after,
+    /// without the messages of `exclude_seqs` (the recent window) and
+    /// without duplicates, in seq order.
+    pub async fn recall(
+        &self,
+        resource: &str,
+        thread: &str,
+        query: &[f32],
+        top_k: usize,
+        exclude_seqs: &[i64],
+    ) -> Result<Vec<StoredMessage>> {
+        check_id("resource", resource)?;
+        check_id("thread", thread)?;
+        self.thread(resource, thread).await?;
+        if top_k == 0 {
+            return Ok(Vec::new());
+        }
+        let Some(index) = self.recall_index().await? else {
+            return Ok(Vec::new());
+        };
+        check_dims(index, query.len())?;
+        let exclude: HashSet<i64> = exclude_seqs.iter().copied().collect();
+        let k = (top_k + exclude.len()).min(MAX_K);
+        let candidates = self.nearest(resource, thread, index, query, k).await?;
+        // Read the ids back from the messages with the same filter.
+        let seqs = self.seqs_of(resource, thread, &candidates).await?;
+        let matches: Vec<i64> = candidates
+            .iter()
+            .filter_map(|id| seqs.get(id).copied())
+            .filter(|seq| !exclude.contains(seq))
+            .take(top_k)
+            .collect();
+        if matches.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Merge the [seq - 2, seq + 1] ranges.
+        let mut ranges: Vec<(i64, i64)> = matches
+            .iter()
+            .map(|&s| ((s - CONTEXT_BEFORE).max(1), s + CONTEXT_AFTER))
+            .collect();
+        ranges.sort_unstable();
+        let mut merged: Vec<(i64, i64)> = Vec::new();
+        for (a, b) in ranges {
+            match merged.last_mut() {
+                Some(last) if a <= last.1 + 1 => last.1 = last.1.max(b),
+                _ => merged.push((a, b)),
+            }
+        }
+        let mut out = Vec::new();
+        let mut seen = BTreeSet::new();
+        for (a, b) in merged {
+            for m in self.messages_range(resource, thread, a, b).await? {
+                if !exclude.contains(&m.seq) && seen.insert(m.seq) {
+                    out.push(m);
+                }
+            }
+        }
+        out.sort_by_key(|m| m.seq);
+        Ok(out)
+    }
+
+    /// Message ids nearest first.
+    async fn nearest(
+        &self,
+        resource: &str,
+        thread: &str,
+        index: RecallIndex,
+        query: &[f32],
+        k: usize,
+    ) -> Result<Vec<i64>> {
+        let k = k as i64;
+        match (self.pools(), index.kind) {
+            (Pools::Sqlite { read, .. }, IndexKind::SqliteVec) => sqlx::query_scalar(
+                "SELECT rowid FROM nodekit_am_vec
+                 WHERE embedding MATCH $1 AND k = $2 AND thread_id = $3 AND resource_id = $4
+                 ORDER BY distance",
+            )
+            .bind(vector_bytes(query))
+            .bind(k)
+            .bind(thread)
+            .bind(resource)
+            .fetch_all(read)
+            .await
+            .map_err(db),
+            (Pools::Postgres(pool), IndexKind::PgVector) => {
+                let mut conn = pool.begin().await.map_err(db)?;
+                // pgvector ≥ 0.8: keep scanning the HNSW graph until the
+                // thread filter has k rows. Older versions lack the setting.
+                let iterative = sqlx::raw_sql("SET LOCAL hnsw.iterative_scan = relaxed_order")
+                    .execute(&mut *conn)
+                    .await;
+                if iterative.is_err() {
+                    conn.rollback().await.map_err(db)?;
+                    conn = pool.begin().await.map_err(db)?;
+                }
+                let ids = sqlx::query_scalar(
+                    "SELECT message_id FROM nodekit_am_vectors
+                     WHERE thread_id = $1 AND resource_id = $2
+                     ORDER BY embedding <=> $3::vector LIMIT $4",
+                )
+                .bind(thread)
+                .bind(resource)
+                .bind(pg_vector(query))
+                .bind(k)
+                .fetch_all(&mut *conn)
+                .await
+                .map_err(db)?;
+                conn.commit().await.map_err(db)?;
+                Ok(ids)
+            }
+            (Pools::Postgres(pool), IndexKind::BruteForce) => {
+                let rows: Vec<(i64, Vec<u8>)> = sqlx::query_as(
+                    "SELECT message_id, vector FROM nodekit_am_embeddings
+                     WHERE thread_id = $1 AND resource_id = $2 AND dims > 0
+                     ORDER BY message_id DESC LIMIT $3",
+                )
+                .bind(thread)
+                .bind(resource)
+                .bind(BRUTE_FORCE_LIMIT)
+                .fetch_all(pool)
+                .await
+                .map_err(db)?;
+                let mut scored: Vec<(f32, i64)> = rows
+                    .iter()
+                    .map(|(id, b)| (cosine_distance(query, &bytes_vector(b)), *id))
+                    .collect();
+                scored.sort_by(|a, b| a.0.total_cmp(&b.0));
+                Ok(scored
+                    .into_iter()
+                    .take(k as usize)
+                    .map(|(_, id)| id)
+                    .collect())
+            }
+            (_, kind) => Err(err(format!(
+                "the store's index kind {kind:?} does not match its database"
+            ))),
+        }
+    }
+
+    /// seq by message id, for ids of this thread and resource only.
+    async fn seqs_of(
+        &self,
+        resource: &str,
+        thread: &str,
+        ids: &[i64],
+    ) -> Result<BTreeMap<i64, i64>> {
+        let mut out = BTreeMap::new();
+        for &id in ids {
+            const SQL: &str = "SELECT seq FROM nodekit_am_messages WHERE id = $1 AND thread_id = $2 AND resource_id = $3";
+            let seq: Option<i64> = match self.pools() {
+                Pools::Sqlite { read, .. } => sqlx::query_scalar(SQL)
+                    .bind(id)
+                    .bind(thread)
+                    .bind(resource)
+                    .fetch_optional(read)
+                    .await
+                    .map_err(db)?,
+                Pools::Postgres(pool) => sqlx::query_scalar(SQL)
+                    .bind(id)
+                    .bind(thread)
+                    .bind(resource)
+                    .fetch_optional(pool)
+                    .await
+                    .map_err(db)?,
+            };
+            if let Some(seq) = seq {
+                out.insert(id, seq);
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn check_dims(index: RecallIndex, dims: usize) -> Result<RecallIndex> {
+    if index.dims == dims {
+        Ok(index)
+    } else {
+        Err(err(format!(
+            "this store holds {}-dimension vectors and the embedder returned {dims} dimensions; a store keeps the dimension of its first vector (use the same embedder, or a new store)",
+            index.dims
+        )))
+    }
+}
+
+enum Command {
+    Thread(String, String),
+    CatchUp,
+    Flush(oneshot::Sender<Result<usize>>),
+}
+
+/// Embeds appended messages in the background: [`Recaller::notify`] (or
+/// [`Recaller::append`]) queues a thread and returns at once; a tokio task
+/// indexes what the thread lacks. Failures keep the thread queued and are
+/// retried after 0.5 s, 1 s, 2 s... up to 60 s. Dropping the `Recaller`
+/// stops the task.
+#[derive(Debug, Clone)]
+pub struct Recaller {
+    store: Store,
+    tx: mpsc::UnboundedSender<Command>,
+}
+
+impl std::fmt::Debug for Command {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Command")
+    }
+}
+
+impl Recaller {
+    /// Starts the background task (on the current tokio runtime).
+    pub fn spawn(store: Store, embedder: Arc<dyn Embedder>) -> Recaller {
+        let (tx, rx) = mpsc::unbounded_channel();
+        tokio::spawn(run(store.clone(), embedder, rx));
+        Recaller { store, tx }
+    }
+
+    /// Queues the thread for indexing; never waits.
+    pub fn notify(&self, resource: &str, thread: &str) {
+        let _ = self
+            .tx
+            .send(Command::Thread(resource.to_owned(), thread.to_owned()));
+    }
+
+    /// Queues every thread with unindexed messages (after a restart).
+    pub fn catch_up(&self) {
+        let _ = self.tx.send(Command::CatchUp);
+    }
+
+    /// [`Store::append`], then queues the thread for indexing.
+    pub async fn append(
+        &self,
+        resource: &str,
+        thread: &str,
+        messages: &[Message],
+    ) -> Result<Vec<StoredMessage>> {
+        let stored = self.store.append(resource, thread, messages).await?;
+        self.notify(resource, thread);
+        Ok(stored)
+    }
+
+    /// Indexes every queued thread now, ignoring the retry delay; returns
+    /// how many messages were indexed, or the first failure (the failed
+    /// threads stay queued).
+    pub async fn flush(&self) -> Result<usize> {
+        let (reply, answer) = oneshot::channel();
+        self.tx
+            .send(Command::Flush(reply))
+            .map_err(|_| err("the background indexer has stopped"))?;
+        answer
+            .await
+            .map_err(|_| err("the background indexer has stopped"))?
+    }
+}
+
+async fn run(store: Store, embedder: Arc<dyn Embedder>, mut rx: mpsc::UnboundedReceiver<Command>) {
+    let mut queued: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut delay = Duration::ZERO;
+    loop {
+        let command = if queued.is_empty() {
+            match rx.recv().await {
+                Some(c) => Some(c),
+                None => return,
+            }
+        } else {
+            tokio::select! {
+                c = rx.recv() => match c {
+                    Some(c) => Some(c),
+                    None => return,
+                },
+                () = tokio::time::sleep(delay) => None,
+            }
+        };
+        let mut flush = None;
+        match command {
+            Some(Command::Thread(r, t)) => {
+                queued.insert((r, t));
+                // Gather what else is waiting, to work in one pass.
+                while let Ok(c) = rx.try_recv() {
+                    match c {
+                        Command::Thread(r, t) => {
+                            queued.insert((r, t));
+                        }
+                        Command::CatchUp => catch_up(&store, &mut queued).await,
+                        Command::Flush(reply) => {
+                            flush = Some(reply);
+                            break;
+                        }
+                    }
+                }
+                if flush.is_none() && !delay.is_zero() {
+                    continue; // wait out the retry delay
+                }
+            }
+            Some(Command::CatchUp) => {
+                catch_up(&store, &mut queued).await;
+            }
+            Some(Command::Flush(reply)) => flush = Some(reply),
+            None => {}
+        }
+        let mut total = 0;
+        let mut first_error = None;
+        let threads: Vec<_> = queued.iter().cloned().collect();
+        for (r, t) in threads {
+            match store.index_pending(&r, &t, &*embedder).await {
+                Ok(n) => {
+                    total += n;
+                    queued.remove(&(r, t));
+                }
+                Err(e) => {
+                    tracing::warn!(resource = %r, thread = %t, error = %e, "semantic recall: indexing failed; will retry");
+                    if matches!(e, Error::ThreadOwnership { .. }) {
+                        queued.remove(&(r, t));
+                    }
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        delay = if queued.is_empty() {
+            Duration::ZERO
+        } else {
+            (delay * 2).clamp(Duration::from_millis(500), Duration::from_secs(60))
+        };
+        if let Some(reply) = flush {
+            let _ = reply.send(match first_error {
+                Some(e) => Err(e),
+                None => Ok(total),
+            });
+        }
+    }
+}
+
+async fn catch_up(store: &Store, queued: &mut BTreeSet<(String, String)>) {
+    match store.threads_with_unindexed().await {
+        Ok(list) => queued.extend(list),
+        Err(e) => tracing::warn!(error = %e, "semantic recall: cannot list unindexed threads"),
+    }
+}
+
+/// How long [`assemble_with`](super::context::assemble_with) waits for the
+/// query's embedding and the search before leaving recall out.
+pub const DEFAULT_RECALL_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The recalled messages for the context: empty (with a warning) when the
+/// embedder fails or is slower than `timeout`, so a request never fails or
+/// hangs because of recall.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn for_context(
+    store: &Store,
+    resource: &str,
+    thread: &str,
+    input: &str,
+    embedder: &dyn Embedder,
+    top_k: usize,
+    recent: &[StoredMessage],
+    timeout: Duration,
+) -> Vec<StoredMessage> {
+    let exclude: Vec<i64> = recent.iter().map(|m| m.seq).collect();
+    let search = store.recall_text(resource, thread, input, embedder, top_k, &exclude);
+    match tokio::time::timeout(timeout, search).await {
+        Ok(Ok(found)) => found,
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "semantic recall left out of the context");
+            Vec::new()
+        }
+        Err(_) => {
+            tracing::warn!(
+                ?timeout,
+                "semantic recall timed out; left out of the context"
+            );
+            Vec::new()
+        }
+    }
+}

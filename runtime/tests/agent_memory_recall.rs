@@ -1,0 +1,430 @@
+//! Semantic recall (tier 5) on SQLite (sqlite-vec) and PostgreSQL (pgvector,
+//! or the exact fallback when the extension is missing), with a
+//! deterministic embedder served over real HTTP on 127.0.0.1 in the OpenAI
+//! embeddings protocol and called through `OpenAiEmbedder`.
+//!
+//! PostgreSQL tests need `DATABASE_URL` (`scripts/services.sh`): outside CI
+//! a missing server skips them with a reason; under `CI=true` it fails them.
+
+use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use nodekit::agent_memory::{
+    AssembleOptions, MemoryConfig, PartKind, Recaller, Store, StoredMessage, assemble_with,
+};
+use nodekit::embed::{Embedder, EmbeddingsConfig, OpenAiEmbedder};
+use nodekit::message::Message;
+use serde_json::{Value, json};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+/// A bag-of-words vector: each word hashed (FNV-1a) into one of `dims`
+/// slots, then normalised. Texts sharing no word are orthogonal.
+fn bag_of_words(text: &str, dims: usize) -> Vec<f32> {
+    let mut v = vec![0f32; dims];
+    for word in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        let mut h: u64 = 0xcbf29ce484222325;
+        for b in word.to_lowercase().bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x100000001b3);
+        }
+        v[(h % dims as u64) as usize] += 1.0;
+    }
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if n > 0.0 {
+        v.iter_mut().for_each(|x| *x /= n);
+    }
+    v
+}
+
+/// An OpenAI-compatible `/v1/embeddings` server; answers 500 while `fail`.
+struct EmbedServer {
+    base_url: String,
+    fail: Arc<AtomicBool>,
+}
+
+impl EmbedServer {
+    async fn start(dims: usize) -> EmbedServer {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let fail = Arc::new(AtomicBool::new(false));
+        let fail2 = fail.clone();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let fail = fail2.clone();
+                tokio::spawn(async move {
+                    let mut buf = Vec::new();
+                    loop {
+                        // One request: headers, then Content-Length bytes.
+                        let head_end = loop {
+                            if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                                break i + 4;
+                            }
+                            let mut tmp = [0u8; 8192];
+                            match socket.read(&mut tmp).await {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => buf.extend_from_slice(&tmp[..n]),
+                            }
+                        };
+                        let head = String::from_utf8_lossy(&buf[..head_end]).to_lowercase();
+                        let len: usize = head
+                            .lines()
+                            .find_map(|l| l.strip_prefix("content-length:"))
+                            .map_or(0, |v| v.trim().parse().unwrap());
+                        while buf.len() < head_end + len {
+                            let mut tmp = [0u8; 8192];
+                            match socket.read(&mut tmp).await {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => buf.extend_from_slice(&tmp[..n]),
+                            }
+                        }
+                        let body: Value =
+                            serde_json::from_slice(&buf[head_end..head_end + len]).unwrap();
+                        buf.drain(..head_end + len);
+                        let (status, reply) = if fail.load(Ordering::SeqCst) {
+                            (500, json!({"error": {"message": "embedder down"}}))
+                        } else {
+                            let data: Vec<Value> = body["input"]
+                                .as_array()
+                                .unwrap()
+                                .iter()
+                                .enumerate()
+                                .map(|(i, t)| {
+                                    json!({"object": "embedding", "index": i,
+                                           "embedding": bag_of_words(t.as_str().unwrap(), dims)})
+                                })
+                                .collect();
+                            (200, json!({"object": "list", "data": data, "model": "bow"}))
+                        };
+                        let bytes = serde_json::to_vec(&reply).unwrap();
+                        let head = format!(
+                            "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                            bytes.len()
+                        );
+                        if socket.write_all(head.as_bytes()).await.is_err()
+                            || socket.write_all(&bytes).await.is_err()
+                        {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        EmbedServer {
+            base_url: format!("http://{addr}/v1"),
+            fail,
+        }
+    }
+
+    fn embedder(&self) -> Arc<dyn Embedder> {
+        let mut c = EmbeddingsConfig::new("sk-test", "bow");
+        c.base_url = self.base_url.clone();
+        c.max_retries = 0;
+        c.timeout_secs = 5.0;
+        Arc::new(OpenAiEmbedder::new(c).unwrap())
+    }
+}
+
+fn server(var: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(url) => Some(url),
+        Err(_) if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("{var} is not set: CI needs the server (scripts/services.sh)")
+        }
+        Err(_) => {
+            eprintln!("skipping: {var} is not set (run `eval \"$(scripts/services.sh)\"`)");
+            None
+        }
+    }
+}
+
+fn unique(prefix: &str) -> String {
+    use std::sync::atomic::AtomicU32;
+    static N: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!(
+        "{prefix}_{}_{nanos}_{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+async fn sqlite() -> Store {
+    let path = std::env::temp_dir().join(format!("{}.db", unique("nodekit_am_recall")));
+    Store::open_sqlite(path).await.unwrap()
+}
+
+struct Pg {
+    admin: PgPool,
+    schema: String,
+    store: Store,
+}
+
+impl Pg {
+    async fn new() -> Option<Pg> {
+        let url = server("DATABASE_URL")?;
+        let admin = PgPoolOptions::new()
+            .max_connections(2)
+            .connect(&url)
+            .await
+            .unwrap();
+        let schema = unique("am_recall");
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
+            .execute(&admin)
+            .await
+            .unwrap();
+        // `public` too, where CREATE EXTENSION puts pgvector's type.
+        let options = PgConnectOptions::from_str(&url)
+            .unwrap()
+            .options([("search_path", format!("{schema},public").as_str())]);
+        let store = Store::open_postgres(options).await.unwrap();
+        Some(Pg {
+            admin,
+            schema,
+            store,
+        })
+    }
+
+    async fn drop(self) {
+        self.store.close().await;
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+            "DROP SCHEMA {} CASCADE",
+            self.schema
+        )))
+        .execute(&self.admin)
+        .await
+        .unwrap();
+    }
+}
+
+/// 30 messages, human and AI in turn; "zebra stripes" at seqs 10, 22 and 27.
+fn conversation() -> Vec<Message> {
+    (1..=30)
+        .map(|seq| {
+            let text = if [10, 22, 27].contains(&seq) {
+                format!("zebra stripes {seq}")
+            } else {
+                format!("filler line {seq} about the weather")
+            };
+            if seq % 2 == 1 {
+                Message::human(text)
+            } else {
+                Message::ai(text)
+            }
+        })
+        .collect()
+}
+
+fn seqs(found: &[StoredMessage]) -> Vec<i64> {
+    found.iter().map(|m| m.seq).collect()
+}
+
+/// Neighbours with context, dedup against the recent window, isolation,
+/// dimension mismatch.
+async fn neighbours_isolation_dims(store: &Store) {
+    let http = EmbedServer::start(384).await;
+    let embedder = http.embedder();
+    store.append("r", "t1", &conversation()).await.unwrap();
+    // Another thread of r and a thread of another resource, same words.
+    store.append("r", "t2", &conversation()).await.unwrap();
+    store.append("other", "t3", &conversation()).await.unwrap();
+    for (r, t) in [("r", "t1"), ("r", "t2"), ("other", "t3")] {
+        assert_eq!(store.index_pending(r, t, &*embedder).await.unwrap(), 30);
+        assert!(store.unindexed(r, t, 100).await.unwrap().is_empty());
+    }
+    // Already indexed: nothing more.
+    assert_eq!(store.index_pending("r", "t1", &*embedder).await.unwrap(), 0);
+    let index = store.recall_index().await.unwrap().unwrap();
+    assert_eq!(index.dims, 384);
+
+    // Recent window = seqs 23..=30 (holds the match at 27).
+    let recent: Vec<i64> = (23..=30).collect();
+    let found = store
+        .recall_text("r", "t1", "zebra stripes", &*embedder, 2, &recent)
+        .await
+        .unwrap();
+    // Matches 22 and 10 (27 is recent): 2 before and 1 after each, minus 23.
+    assert_eq!(seqs(&found), vec![8, 9, 10, 11, 20, 21, 22]);
+    assert!(found.iter().all(|m| m.thread_id == "t1"));
+    assert_eq!(found[2].message.text(), "zebra stripes 10");
+    // Overlapping ranges are merged without duplicates.
+    let close = store
+        .recall("r", "t1", &bag_of_words("zebra stripes", 384), 3, &[])
+        .await
+        .unwrap();
+    assert_eq!(
+        seqs(&close),
+        vec![8, 9, 10, 11, 20, 21, 22, 23, 25, 26, 27, 28]
+    );
+
+    // Isolation: another resource's thread is an error, never its data.
+    assert!(
+        store
+            .recall_text("other", "t1", "zebra", &*embedder, 5, &[])
+            .await
+            .is_err()
+    );
+    let theirs = store
+        .recall_text("other", "t3", "zebra stripes", &*embedder, 5, &[])
+        .await
+        .unwrap();
+    assert!(theirs.iter().all(|m| m.thread_id == "t3"));
+    // A thread with no vectors recalls nothing, even with the same words elsewhere.
+    store
+        .append("r", "empty", &[Message::human("nothing here")])
+        .await
+        .unwrap();
+    let none = store
+        .recall_text("r", "empty", "zebra stripes", &*embedder, 5, &[])
+        .await
+        .unwrap();
+    assert!(none.is_empty());
+
+    // Context assembly fills the Recalled part between observations and recent.
+    let config = MemoryConfig::default()
+        .embedder_model("bow")
+        .last_messages(8)
+        .unwrap();
+    let options = AssembleOptions {
+        embedder: Some(&*embedder),
+        recall_timeout: None,
+    };
+    let ctx = assemble_with(store, &config, "r", "t1", Some("zebra stripes"), options)
+        .await
+        .unwrap();
+    let kinds: Vec<PartKind> = ctx.parts.iter().map(|p| p.kind).collect();
+    let at = kinds.iter().position(|k| *k == PartKind::Recalled).unwrap();
+    assert_eq!(kinds[at + 1], PartKind::Recent);
+    let recalled = &ctx.parts[at];
+    assert!(recalled.tokens > 0);
+    let texts: Vec<String> = recalled.messages.iter().map(Message::text).collect();
+    assert!(texts.contains(&"zebra stripes 10".to_owned()), "{texts:?}");
+    assert!(texts.contains(&"zebra stripes 22".to_owned()), "{texts:?}");
+    assert!(!texts.contains(&"zebra stripes 27".to_owned()), "{texts:?}");
+    // Without an embedder model recall is off.
+    let off = assemble_with(
+        store,
+        &MemoryConfig::default().last_messages(8).unwrap(),
+        "r",
+        "t1",
+        Some("zebra stripes"),
+        options,
+    )
+    .await
+    .unwrap();
+    assert!(off.parts.iter().all(|p| p.kind != PartKind::Recalled));
+
+    // Another dimension is a clear error, on write and on query.
+    let small = EmbedServer::start(128).await;
+    store
+        .append("r", "t4", &[Message::human("zebra")])
+        .await
+        .unwrap();
+    let e = store
+        .index_pending("r", "t4", &*small.embedder())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("384") && e.contains("128"), "{e}");
+    let e = store
+        .recall("r", "t1", &[0.5; 128], 3, &[])
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("384") && e.contains("128"), "{e}");
+}
+
+/// A failing embedder: appends and context assembly keep working, nothing is
+/// lost, and the background indexer catches up once the embedder is back.
+async fn failing_then_recovery(store: &Store) {
+    let http = EmbedServer::start(384).await;
+    let embedder = http.embedder();
+    http.fail.store(true, Ordering::SeqCst);
+    let recaller = Recaller::spawn(store.clone(), embedder.clone());
+    let stored = recaller.append("r", "t", &conversation()).await.unwrap();
+    assert_eq!(stored.len(), 30);
+    assert!(recaller.flush().await.is_err());
+    assert_eq!(store.unindexed("r", "t", 100).await.unwrap().len(), 30);
+    let config = MemoryConfig::default()
+        .embedder_model("bow")
+        .last_messages(8)
+        .unwrap();
+    let options = AssembleOptions {
+        embedder: Some(&*embedder),
+        recall_timeout: None,
+    };
+    let ctx = assemble_with(store, &config, "r", "t", Some("zebra stripes"), options)
+        .await
+        .unwrap();
+    assert!(ctx.parts.iter().any(|p| p.kind == PartKind::Recent));
+    assert!(ctx.parts.iter().all(|p| p.kind != PartKind::Recalled));
+
+    http.fail.store(false, Ordering::SeqCst);
+    assert_eq!(recaller.flush().await.unwrap(), 30);
+    assert!(store.unindexed("r", "t", 100).await.unwrap().is_empty());
+    // More messages are picked up in the background, without a flush.
+    recaller
+        .append("r", "t", &[Message::human("okapi spotted")])
+        .await
+        .unwrap();
+    let mut waited = 0;
+    while !store.unindexed("r", "t", 10).await.unwrap().is_empty() {
+        assert!(waited < 100, "the background indexer never caught up");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        waited += 1;
+    }
+    let ctx = assemble_with(store, &config, "r", "t", Some("zebra stripes"), options)
+        .await
+        .unwrap();
+    assert!(ctx.parts.iter().any(|p| p.kind == PartKind::Recalled));
+    // A new Recaller catches up on what a previous process left.
+    store
+        .append("r", "t", &[Message::human("left behind")])
+        .await
+        .unwrap();
+    let again = Recaller::spawn(store.clone(), embedder);
+    again.catch_up();
+    again.flush().await.unwrap();
+    assert!(store.unindexed("r", "t", 10).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn sqlite_neighbours_isolation_and_dimensions() {
+    let store = sqlite().await;
+    neighbours_isolation_dims(&store).await;
+    assert_eq!(
+        store.recall_index().await.unwrap().unwrap().kind,
+        nodekit::agent_memory::IndexKind::SqliteVec
+    );
+}
+
+#[tokio::test]
+async fn sqlite_failing_embedder_then_recovery() {
+    failing_then_recovery(&sqlite().await).await;
+}
+
+#[tokio::test]
+async fn postgres_neighbours_isolation_and_dimensions() {
+    let Some(pg) = Pg::new().await else { return };
+    neighbours_isolation_dims(&pg.store).await;
+    eprintln!(
+        "PostgreSQL recall index: {:?}",
+        pg.store.recall_index().await.unwrap()
+    );
+    pg.drop().await;
+}
+
+#[tokio::test]
+async fn postgres_failing_embedder_then_recovery() {
+    let Some(pg) = Pg::new().await else { return };
+    failing_then_recovery(&pg.store).await;
+    pg.drop().await;
+}
