@@ -180,7 +180,7 @@ impl Agent {
             messages.push(Message::system(self.options.system_message.as_str()));
         }
         if let Some(memory) = &self.memory {
-            let mut history = memory.load().await?;
+            let mut history = memory.load_for(input).await?;
             drop_orphaned_tool_messages(&mut history);
             messages.extend(history);
         }

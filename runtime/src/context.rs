@@ -335,6 +335,15 @@ impl Memory for LoggedMemory {
         })
     }
 
+    fn load_for<'a>(&'a self, input: &'a str) -> BoxFuture<'a, Result<Vec<Message>>> {
+        traced(&self.node, "loadMemory", async move {
+            let call = Logged::start(&self.log, &self.node, "loadMemory", json!({"input": input}));
+            let result = self.inner.load_for(input).await;
+            call.finish(&result, |m| json!({"messages": m}), None);
+            result
+        })
+    }
+
     fn save<'a>(&'a self, input: &'a str, output: &'a str) -> BoxFuture<'a, Result<()>> {
         traced(&self.node, "saveMemory", async move {
             let call = Logged::start(

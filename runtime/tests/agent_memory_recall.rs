@@ -428,3 +428,65 @@ async fn postgres_failing_embedder_then_recovery() {
     failing_then_recovery(&pg.store).await;
     pg.drop().await;
 }
+
+/// The agent's path: a `ThreadMemory` with recall indexes what it saves in
+/// the background and recalls by the input when it loads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thread_memory_recalls_by_the_input() {
+    use nodekit::agent_memory::{MemoryConfig, ThreadMemory};
+    use nodekit::memory::Memory;
+    let store = sqlite().await;
+    // 384 dimensions, as in the benchmarks: with few, the hashed
+    // words of short replies collide with the query's.
+    let server = EmbedServer::start(384).await;
+    let config = MemoryConfig::default()
+        .embedder_model("bag-of-words")
+        .semantic_recall_top_k(1)
+        .unwrap()
+        .last_messages(2)
+        .unwrap()
+        .without_working_memory();
+    let memory = ThreadMemory::new(store.clone(), config, "ada", "t")
+        .await
+        .unwrap()
+        .with_recall(server.embedder());
+    memory
+        .save("my cat is called zebra stripes", "noted")
+        .await
+        .unwrap();
+    for i in 0..6 {
+        memory
+            .save(&format!("filler line {i} about the weather"), "ok")
+            .await
+            .unwrap();
+    }
+    // Indexing runs in the background; wait until it has caught up.
+    for _ in 0..100 {
+        if store.unindexed("ada", "t", 100).await.unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let loaded: Vec<String> = memory
+        .load_for("zebra stripes")
+        .await
+        .unwrap()
+        .iter()
+        .map(Message::text)
+        .collect();
+    assert!(
+        loaded.contains(&"my cat is called zebra stripes".to_owned()),
+        "{loaded:?}"
+    );
+    // The recent window is still last, and the input is not repeated.
+    assert_eq!(loaded.last().unwrap(), "ok");
+    assert!(!loaded.contains(&"zebra stripes".to_owned()));
+    let plain: Vec<String> = memory
+        .load()
+        .await
+        .unwrap()
+        .iter()
+        .map(Message::text)
+        .collect();
+    assert_eq!(plain, ["filler line 5 about the weather", "ok"]);
+}

@@ -7,11 +7,12 @@ use std::sync::Arc;
 
 use nodekit::agent_memory::observe::Observer;
 use nodekit::agent_memory::{self, MemoryConfig, ThreadMemory};
+use nodekit::embed::EmbeddingsConfig;
 use nodekit::prelude::*;
 
 use super::memory_buffer_window::{SessionIdType, session_id};
 
-/// Remembers the user across conversations (working memory) and the current conversation (recent messages, plan, and observations when an OpenAI-compatible credential is given).
+/// Remembers the user across conversations (working memory) and the current conversation (recent messages, plan; observations and semantic recall when an OpenAI-compatible credential is given).
 #[ai_node(
     name = "memoryAgent",
     display_name = "Agent Memory",
@@ -62,18 +63,34 @@ impl SupplyData for MemoryAgent {
         let store = agent_memory::open(&config).await?;
         // Observational memory needs a model: N8N_INSTANCE_AI_OBSERVER_MODEL
         // through the `openAiApi` credential, when the node has one.
-        let observer = match ctx.credentials("openAiApi") {
-            Ok(credentials) => {
+        // Semantic recall too, when N8N_INSTANCE_AI_EMBEDDER_MODEL names an embedder.
+        let credentials = ctx.credentials("openAiApi").ok();
+        let observer = match credentials {
+            Some(credentials) => {
                 let model = ctx.chat_model(ChatModelOptions::OpenAiCompatible(
                     crate::credentials::openai(credentials, &config.observer_model)?,
                 ))?;
                 Some(Observer::new(store.clone(), config.clone(), model))
             }
-            Err(_) => None,
+            None => None,
+        };
+        let embedder = match (credentials, &config.embedder_model) {
+            (Some(credentials), Some(model)) => {
+                let api = crate::credentials::openai(credentials, model)?;
+                Some(ctx.embeddings(EmbeddingsConfig {
+                    base_url: api.base_url,
+                    azure_api_version: api.azure_api_version,
+                    ..EmbeddingsConfig::new(api.api_key, model.clone())
+                })?)
+            }
+            _ => None,
         };
         let mut memory = ThreadMemory::new(store, config, self.resource_id, thread).await?;
         if let Some(observer) = observer {
             memory = memory.with_observer(observer);
+        }
+        if let Some(embedder) = embedder {
+            memory = memory.with_recall(embedder);
         }
         Ok(ctx.wrap_memory(Arc::new(memory)).into())
     }

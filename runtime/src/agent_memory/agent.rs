@@ -11,7 +11,9 @@ use crate::model::BoxFuture;
 use crate::tool::Tool;
 
 use super::observe::Observer;
-use super::{MemoryConfig, Store, assemble, plan, working_memory};
+use super::recall::Recaller;
+use super::{AssembleOptions, MemoryConfig, Store, assemble_with, plan, working_memory};
+use crate::embed::Embedder;
 
 /// One (resource, thread) of agent memory, ready for an agent.
 #[derive(Debug, Clone)]
@@ -21,6 +23,7 @@ pub struct ThreadMemory {
     resource: String,
     thread: String,
     observer: Option<Observer>,
+    recall: Option<(Arc<dyn Embedder>, Recaller)>,
 }
 
 impl ThreadMemory {
@@ -39,7 +42,48 @@ impl ThreadMemory {
             resource,
             thread,
             observer: None,
+            recall: None,
         })
+    }
+
+    /// Turns semantic recall on (with `embedder_model` set in the config):
+    /// each save queues the new messages for indexing in the background, and
+    /// each load recalls past messages similar to the input.
+    pub fn with_recall(mut self, embedder: Arc<dyn Embedder>) -> ThreadMemory {
+        let recaller = Recaller::spawn(self.store.clone(), embedder.clone());
+        recaller.catch_up();
+        self.recall = Some((embedder, recaller));
+        self
+    }
+
+    async fn context(&self, input: Option<&str>) -> Result<Vec<Message>> {
+        if let Some(observer) = &self.observer {
+            // A failed observation keeps the raw messages; it is retried later.
+            let prepared = observer.prepare(&self.resource, &self.thread).await?;
+            if let Some(e) = prepared.error {
+                tracing::warn!(error = %e, "observational memory could not observe; raw messages kept");
+            }
+        }
+        let options = AssembleOptions {
+            embedder: self.recall.as_ref().map(|(e, _)| e.as_ref()),
+            recall_timeout: None,
+        };
+        let context = assemble_with(
+            &self.store,
+            &self.config,
+            &self.resource,
+            &self.thread,
+            input,
+            options,
+        )
+        .await?;
+        // The input itself is the agent's to add.
+        Ok(context
+            .parts
+            .into_iter()
+            .filter(|p| p.kind != super::PartKind::Input)
+            .flat_map(|p| p.messages)
+            .collect())
     }
 
     /// Turns observational memory on: each save schedules the observer in
@@ -52,24 +96,11 @@ impl ThreadMemory {
 
 impl Memory for ThreadMemory {
     fn load(&self) -> BoxFuture<'_, Result<Vec<Message>>> {
-        Box::pin(async move {
-            if let Some(observer) = &self.observer {
-                // A failed observation keeps the raw messages; it is retried later.
-                let prepared = observer.prepare(&self.resource, &self.thread).await?;
-                if let Some(e) = prepared.error {
-                    tracing::warn!(error = %e, "observational memory could not observe; raw messages kept");
-                }
-            }
-            let context = assemble(
-                &self.store,
-                &self.config,
-                &self.resource,
-                &self.thread,
-                None,
-            )
-            .await?;
-            Ok(context.messages())
-        })
+        Box::pin(self.context(None))
+    }
+
+    fn load_for<'a>(&'a self, input: &'a str) -> BoxFuture<'a, Result<Vec<Message>>> {
+        Box::pin(self.context(Some(input)))
     }
 
     fn save<'a>(&'a self, input: &'a str, output: &'a str) -> BoxFuture<'a, Result<()>> {
@@ -78,9 +109,12 @@ impl Memory for ThreadMemory {
             self.store
                 .append(&self.resource, &self.thread, &exchange)
                 .await?;
+            // Both run in the background; the request never waits for them.
             if let Some(observer) = &self.observer {
-                // Runs in the background; the request never waits for it.
                 drop(observer.after_append(&self.resource, &self.thread));
+            }
+            if let Some((_, recaller)) = &self.recall {
+                recaller.notify(&self.resource, &self.thread);
             }
             Ok(())
         })

@@ -56,6 +56,13 @@ pub trait Memory: Send + Sync + std::fmt::Debug {
     /// The messages to put before the new input.
     fn load(&self) -> BoxFuture<'_, Result<Vec<Message>>>;
 
+    /// The messages to put before `input`: memories that search by the
+    /// input (agent memory's semantic recall) override this; the others load.
+    fn load_for<'a>(&'a self, input: &'a str) -> BoxFuture<'a, Result<Vec<Message>>> {
+        let _ = input;
+        self.load()
+    }
+
     /// Stores one exchange: the human input and the AI output.
     fn save<'a>(&'a self, input: &'a str, output: &'a str) -> BoxFuture<'a, Result<()>>;
 
