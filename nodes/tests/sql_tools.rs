@@ -831,6 +831,11 @@ fn attacks() -> Vec<(&'static str, Value, &'static [&'static str])> {
             json!({"query": "UPDATE customers SET name = (SELECT api_key FROM secrets) WHERE id = 1"}),
             TABLE,
         ),
+        (
+            EXE,
+            json!({"query": "WITH RECURSIVE r(n, s) AS (SELECT 1, name FROM customers WHERE id = 1 UNION ALL SELECT n + 1, s || s FROM r WHERE n < 40) SELECT length(s) FROM r"}),
+            DENIED,
+        ),
     ]
 }
 
@@ -981,6 +986,8 @@ async fn run_legitimate(f: &Fixture) {
         v["data"],
         json!([{"status": "active", "n": 3}, {"status": "inactive", "n": 1}])
     );
+    let v = ok(&f.call("executeSqlTool", json!({"query": "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5) SELECT count(*) AS c FROM r"})).await);
+    assert_eq!(v["data"], json!([{"c": 5}]));
     let v = ok(&f.call("executeSqlTool", json!({"query": "WITH big AS (SELECT customer_id, sum(total) AS spent FROM orders GROUP BY customer_id) SELECT c.name FROM customers c JOIN big ON big.customer_id = c.id WHERE big.spent > 50"})).await);
     assert_eq!(v["data"], json!([{"name": "Ada Lovelace"}]));
 

@@ -346,6 +346,30 @@ enum WriteKind<'s> {
     Delete(&'s Delete),
 }
 
+/// Refuses string building in the body of a recursive CTE: `s || s` (or
+/// `concat`, an aggregate of strings) doubles a value at every step, up to
+/// PostgreSQL's 1 GB value limit, long before the statement timeout. The
+/// check reads our rendering of the checked tree, so it errs on the side of
+/// refusing (a `||` inside a string literal counts too).
+fn no_growth(body: &Query) -> Result<(), ToolError> {
+    const GROWING: [&str; 7] = [
+        "||",
+        "concat(",
+        "string_agg(",
+        "group_concat(",
+        "array_agg(",
+        "lpad(",
+        "rpad(",
+    ];
+    let text = body.to_string().to_ascii_lowercase();
+    if GROWING.iter().any(|g| text.contains(g)) {
+        return Err(ToolError::denied(
+            "string concatenation inside WITH RECURSIVE is not allowed: each step could double a value",
+        ));
+    }
+    Ok(())
+}
+
 fn unsupported(what: &str) -> ToolError {
     ToolError::denied(format!("{what} is not supported by this tool"))
 }
@@ -912,6 +936,11 @@ impl Checker<'_> {
             pushed += 1;
         }
         if let Some(with) = &q.with {
+            if with.recursive {
+                with.cte_tables
+                    .iter()
+                    .try_for_each(|c| no_growth(&c.query))?;
+            }
             let names: Vec<Folded> = with
                 .cte_tables
                 .iter()
@@ -1801,6 +1830,18 @@ mod tests {
 
     fn refused(sql: &str, ty: ErrorType) -> ToolError {
         refused_rw(sql, ty, false)
+    }
+
+    #[test]
+    fn recursive_ctes_may_count_but_not_grow_strings() {
+        assert!(pg("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5) SELECT n FROM r").is_ok());
+        for body in ["s || s", "concat(s, s)"] {
+            let sql = format!(
+                "WITH RECURSIVE r(n, s) AS (SELECT 1, name FROM users UNION ALL SELECT n + 1, {body} FROM r WHERE n < 40) SELECT n FROM r"
+            );
+            let e = refused(&sql, ErrorType::PermissionDenied);
+            assert!(e.message.contains("WITH RECURSIVE"), "{e:?}");
+        }
     }
 
     #[test]
