@@ -8,92 +8,14 @@
 use std::collections::{BTreeMap, HashSet};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
-use std::str::FromStr;
 
 use nodekit::Error;
 use nodekit::agent_memory::Store;
 use nodekit::message::{Message, ToolCall};
 use serde_json::json;
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use stores::{Pg, sqlite, temp_db, unique};
 
-fn server(var: &str) -> Option<String> {
-    match std::env::var(var) {
-        Ok(url) => Some(url),
-        Err(_) if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("{var} is not set: CI needs the server (scripts/services.sh)")
-        }
-        Err(_) => {
-            eprintln!("skipping: {var} is not set (run `eval \"$(scripts/services.sh)\"`)");
-            None
-        }
-    }
-}
-
-/// A name unique to this run and call.
-fn unique(prefix: &str) -> String {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!(
-        "{prefix}_{}_{nanos}_{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
-fn temp_db(name: &str) -> std::path::PathBuf {
-    std::env::temp_dir().join(format!("{}.db", unique(&format!("nodekit_am_{name}"))))
-}
-
-async fn sqlite(name: &str) -> Store {
-    Store::open_sqlite(temp_db(name)).await.unwrap()
-}
-
-/// A store in a fresh PostgreSQL schema.
-struct Pg {
-    admin: PgPool,
-    schema: String,
-    store: Store,
-}
-
-impl Pg {
-    async fn new() -> Option<Pg> {
-        let url = server("DATABASE_URL")?;
-        let admin = PgPoolOptions::new()
-            .max_connections(2)
-            .connect(&url)
-            .await
-            .unwrap();
-        let schema = unique("am_test");
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
-            .execute(&admin)
-            .await
-            .unwrap();
-        let options = PgConnectOptions::from_str(&url)
-            .unwrap()
-            .options([("search_path", schema.as_str())]);
-        let store = Store::open_postgres(options).await.unwrap();
-        Some(Pg {
-            admin,
-            schema,
-            store,
-        })
-    }
-
-    async fn drop(self) {
-        self.store.close().await;
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-            "DROP SCHEMA {} CASCADE",
-            self.schema
-        )))
-        .execute(&self.admin)
-        .await
-        .unwrap();
-    }
-}
+mod stores;
 
 fn tool_exchange(id: &str) -> Vec<Message> {
     vec![
@@ -520,10 +442,7 @@ async fn postgres_export_round_trip_and_sqlite_to_postgres() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_reopen_is_idempotent() {
     let Some(pg) = Pg::new().await else { return };
-    let url = std::env::var("DATABASE_URL").unwrap();
-    let options = PgConnectOptions::from_str(&url)
-        .unwrap()
-        .options([("search_path", pg.schema.as_str())]);
+    let options = pg.options.clone();
     let (a, b) = tokio::join!(
         Store::open_postgres(options.clone()),
         Store::open_postgres(options)

@@ -3,10 +3,10 @@
 //! a reason otherwise, a failure under `CI=true`) with the observer model
 //! behind a scripted OpenAI-compatible server on 127.0.0.1.
 
+mod stores;
 #[path = "support/mod.rs"]
 mod support;
 
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,81 +16,38 @@ use nodekit::message::Message;
 use nodekit::model::ChatModel;
 use nodekit::model::openai::{OpenAiChatModel, OpenAiConfig};
 use serde_json::{Value, json};
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use stores::Pg;
 use support::{Reply, Server, Step};
 
 const R: &str = "user-1";
 const T: &str = "thread-1";
 
-fn unique(prefix: &str) -> String {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!(
-        "{prefix}_{}_{nanos}_{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
-/// A store on one backend, cleaned up by `finish`.
+/// A store on one backend, cleaned up by `finish`; PostgreSQL ones live in a schema of their own.
 struct Db {
     store: Store,
-    pg: Option<(PgPool, String)>,
+    pg: Option<Pg>,
 }
 
 impl Db {
     async fn sqlite() -> Db {
-        let path = std::env::temp_dir().join(format!("{}.db", unique("nodekit_am_observe")));
         Db {
-            store: Store::open_sqlite(path).await.unwrap(),
+            store: stores::sqlite("observe").await,
             pg: None,
         }
     }
 
     async fn postgres() -> Option<Db> {
-        let url = match std::env::var("DATABASE_URL") {
-            Ok(url) => url,
-            Err(_) if std::env::var("CI").as_deref() == Ok("true") => {
-                panic!("DATABASE_URL is not set: CI needs the server (scripts/services.sh)")
-            }
-            Err(_) => {
-                eprintln!(
-                    "skipping: DATABASE_URL is not set (run `eval \"$(scripts/services.sh)\"`)"
-                );
-                return None;
-            }
-        };
-        let admin = PgPoolOptions::new()
-            .max_connections(2)
-            .connect(&url)
-            .await
-            .unwrap();
-        let schema = unique("am_observe");
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
-            .execute(&admin)
-            .await
-            .unwrap();
-        let options = PgConnectOptions::from_str(&url)
-            .unwrap()
-            .options([("search_path", schema.as_str())]);
-        let store = Store::open_postgres(options).await.unwrap();
+        let pg = Pg::new().await?;
         Some(Db {
-            store,
-            pg: Some((admin, schema)),
+            store: pg.store.clone(),
+            pg: Some(pg),
         })
     }
 
     async fn finish(self) {
-        self.store.close().await;
-        if let Some((admin, schema)) = self.pg {
-            sqlx::raw_sql(sqlx::AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")))
-                .execute(&admin)
-                .await
-                .unwrap();
+        match self.pg {
+            Some(pg) => pg.drop().await,
+            None => self.store.close().await,
         }
     }
 }

@@ -6,7 +6,6 @@
 //! PostgreSQL tests need `DATABASE_URL` (`scripts/services.sh`): outside CI
 //! a missing server skips them with a reason; under `CI=true` it fails them.
 
-use std::str::FromStr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -16,9 +15,15 @@ use nodekit::agent_memory::{
 use nodekit::embed::{Embedder, EmbeddingsConfig, OpenAiEmbedder};
 use nodekit::message::Message;
 use serde_json::{Value, json};
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use stores::Pg;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
+
+mod stores;
+
+async fn sqlite() -> Store {
+    stores::sqlite("recall").await
+}
 
 /// A bag-of-words vector: each word hashed (FNV-1a) into one of `dims`
 /// slots, then normalised. Texts sharing no word are orthogonal.
@@ -127,81 +132,6 @@ impl EmbedServer {
         c.max_retries = 0;
         c.timeout_secs = 5.0;
         Arc::new(OpenAiEmbedder::new(c).unwrap())
-    }
-}
-
-fn server(var: &str) -> Option<String> {
-    match std::env::var(var) {
-        Ok(url) => Some(url),
-        Err(_) if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("{var} is not set: CI needs the server (scripts/services.sh)")
-        }
-        Err(_) => {
-            eprintln!("skipping: {var} is not set (run `eval \"$(scripts/services.sh)\"`)");
-            None
-        }
-    }
-}
-
-fn unique(prefix: &str) -> String {
-    use std::sync::atomic::AtomicU32;
-    static N: AtomicU32 = AtomicU32::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!(
-        "{prefix}_{}_{nanos}_{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
-async fn sqlite() -> Store {
-    let path = std::env::temp_dir().join(format!("{}.db", unique("nodekit_am_recall")));
-    Store::open_sqlite(path).await.unwrap()
-}
-
-struct Pg {
-    admin: PgPool,
-    schema: String,
-    store: Store,
-}
-
-impl Pg {
-    async fn new() -> Option<Pg> {
-        let url = server("DATABASE_URL")?;
-        let admin = PgPoolOptions::new()
-            .max_connections(2)
-            .connect(&url)
-            .await
-            .unwrap();
-        let schema = unique("am_recall");
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
-            .execute(&admin)
-            .await
-            .unwrap();
-        // `public` too, where CREATE EXTENSION puts pgvector's type.
-        let options = PgConnectOptions::from_str(&url)
-            .unwrap()
-            .options([("search_path", format!("{schema},public").as_str())]);
-        let store = Store::open_postgres(options).await.unwrap();
-        Some(Pg {
-            admin,
-            schema,
-            store,
-        })
-    }
-
-    async fn drop(self) {
-        self.store.close().await;
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-            "DROP SCHEMA {} CASCADE",
-            self.schema
-        )))
-        .execute(&self.admin)
-        .await
-        .unwrap();
     }
 }
 

@@ -12,27 +12,9 @@ use nodekit::memory::ChatHistory;
 use nodekit::message::{Message, Role};
 use serde_json::json;
 
-fn server(var: &str) -> Option<String> {
-    match std::env::var(var) {
-        Ok(url) => Some(url),
-        Err(_) if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("{var} is not set: CI needs the server (scripts/services.sh)")
-        }
-        Err(_) => {
-            eprintln!("skipping: {var} is not set (run `eval \"$(scripts/services.sh)\"`)");
-            None
-        }
-    }
-}
+mod stores;
 
-/// A unique name per test run, so runs do not see each other's rows.
-fn unique(prefix: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("{prefix}_{}_{nanos}", std::process::id())
-}
+use stores::{server, unique};
 
 fn texts(messages: &[Message]) -> Vec<String> {
     messages.iter().map(Message::text).collect()

@@ -1,0 +1,101 @@
+//! Real stores for integration tests: the servers of `scripts/services.sh`
+//! (skipped with a reason outside CI when their variable is missing, a
+//! failure under `CI=true`), unique names per run, and an agent-memory
+//! store in a PostgreSQL schema of its own.
+
+// Each test crate uses the part it needs.
+#![allow(dead_code)]
+
+use std::str::FromStr;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use nodekit::agent_memory::Store;
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+
+/// The URL in `var`, or `None` (with a printed reason) outside CI.
+pub fn server(var: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(url) => Some(url),
+        Err(_) if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("{var} is not set: CI needs the server (scripts/services.sh)")
+        }
+        Err(_) => {
+            eprintln!("skipping: {var} is not set (run `eval \"$(scripts/services.sh)\"`)");
+            None
+        }
+    }
+}
+
+/// A name unique to this run and call, so runs do not see each other's rows.
+pub fn unique(prefix: &str) -> String {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!(
+        "{prefix}_{}_{nanos}_{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// A fresh SQLite file path in the temporary folder.
+pub fn temp_db(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("{}.db", unique(&format!("nodekit_am_{name}"))))
+}
+
+/// An agent-memory store in a fresh SQLite file.
+pub async fn sqlite(name: &str) -> Store {
+    Store::open_sqlite(temp_db(name)).await.unwrap()
+}
+
+/// An agent-memory store in a fresh PostgreSQL schema, dropped by [`Pg::drop`].
+pub struct Pg {
+    admin: PgPool,
+    schema: String,
+    /// How to reach the schema (another store can open it too).
+    pub options: PgConnectOptions,
+    /// The store.
+    pub store: Store,
+}
+
+impl Pg {
+    /// `None` when `DATABASE_URL` is not set outside CI.
+    pub async fn new() -> Option<Pg> {
+        let url = server("DATABASE_URL")?;
+        let admin = PgPoolOptions::new()
+            .max_connections(2)
+            .connect(&url)
+            .await
+            .unwrap();
+        let schema = unique("am_test");
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
+            .execute(&admin)
+            .await
+            .unwrap();
+        // `public` too, where CREATE EXTENSION puts pgvector's type.
+        let options = PgConnectOptions::from_str(&url)
+            .unwrap()
+            .options([("search_path", format!("{schema},public").as_str())]);
+        let store = Store::open_postgres(options.clone()).await.unwrap();
+        Some(Pg {
+            admin,
+            schema,
+            options,
+            store,
+        })
+    }
+
+    /// Closes the store and drops its schema.
+    pub async fn drop(self) {
+        self.store.close().await;
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+            "DROP SCHEMA {} CASCADE",
+            self.schema
+        )))
+        .execute(&self.admin)
+        .await
+        .unwrap();
+    }
+}
