@@ -725,37 +725,41 @@ impl Store {
         }
     }
 
-    /// seq by message id, for ids of this thread and resource only.
+    /// seq by message id, for ids of this thread and resource only: one
+    /// query for all ids (the ids go as a JSON array on SQLite, an array on
+    /// PostgreSQL).
     async fn seqs_of(
         &self,
         resource: &str,
         thread: &str,
         ids: &[i64],
     ) -> Result<BTreeMap<i64, i64>> {
-        let mut out = BTreeMap::new();
-        for &id in ids {
-            const SQL: &str = "SELECT seq FROM nodekit_am_messages WHERE id = $1 AND thread_id = $2 AND resource_id = $3";
-            let seq: Option<i64> = match self.pools() {
-                Pools::Sqlite { read, .. } => sqlx::query_scalar(SQL)
-                    .bind(id)
-                    .bind(thread)
-                    .bind(resource)
-                    .fetch_optional(read)
-                    .await
-                    .map_err(db)?,
-                Pools::Postgres(pool) => sqlx::query_scalar(SQL)
-                    .bind(id)
-                    .bind(thread)
-                    .bind(resource)
-                    .fetch_optional(pool)
-                    .await
-                    .map_err(db)?,
-            };
-            if let Some(seq) = seq {
-                out.insert(id, seq);
-            }
+        if ids.is_empty() {
+            return Ok(BTreeMap::new());
         }
-        Ok(out)
+        let rows: Vec<(i64, i64)> = match self.pools() {
+            Pools::Sqlite { read, .. } => sqlx::query_as(
+                "SELECT id, seq FROM nodekit_am_messages WHERE thread_id = $1 AND resource_id = $2 \
+                 AND id IN (SELECT value FROM json_each($3))",
+            )
+            .bind(thread)
+            .bind(resource)
+            .bind(serde_json::to_string(ids).expect("ids serialise"))
+            .fetch_all(read)
+            .await
+            .map_err(db)?,
+            Pools::Postgres(pool) => sqlx::query_as(
+                "SELECT id, seq FROM nodekit_am_messages WHERE thread_id = $1 AND resource_id = $2 \
+                 AND id = ANY($3)",
+            )
+            .bind(thread)
+            .bind(resource)
+            .bind(ids)
+            .fetch_all(pool)
+            .await
+            .map_err(db)?,
+        };
+        Ok(rows.into_iter().collect())
     }
 }
 
