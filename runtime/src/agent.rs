@@ -185,6 +185,8 @@ impl Agent {
             messages.extend(history);
         }
         messages.push(Message::human(input));
+        // What the run adds to the conversation (saved to memory at the end).
+        let mut turn: Vec<Message> = Vec::new();
         let definitions: Vec<ToolDefinition> =
             self.tools.iter().map(|t| t.definition().clone()).collect();
         let options = CallOptions {
@@ -208,13 +210,16 @@ impl Agent {
             }
             if !answer.tool_calls.is_empty() {
                 let calls = answer.tool_calls.clone();
+                turn.push(answer.clone());
                 messages.push(answer);
                 let results = self.call_tools(&calls, events).await?;
                 for (call, (output, error)) in calls.iter().zip(results) {
-                    messages.push(Message {
+                    let result = Message {
                         name: Some(call.name.clone()),
                         ..Message::tool(output.as_str(), call.id.as_str())
-                    });
+                    };
+                    turn.push(result.clone());
+                    messages.push(result);
                     steps.push(AgentStep {
                         tool: call.name.clone(),
                         args: call.args.clone(),
@@ -249,7 +254,8 @@ impl Agent {
                 },
             };
             if let Some(memory) = &self.memory {
-                memory.save(input, &text).await?;
+                turn.push(answer);
+                memory.save_turn(input, &turn).await?;
             }
             return Ok(AgentOutput {
                 output,

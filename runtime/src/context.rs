@@ -358,6 +358,20 @@ impl Memory for LoggedMemory {
         })
     }
 
+    fn save_turn<'a>(&'a self, input: &'a str, turn: &'a [Message]) -> BoxFuture<'a, Result<()>> {
+        traced(&self.node, "saveMemory", async move {
+            let call = Logged::start(
+                &self.log,
+                &self.node,
+                "saveMemory",
+                json!({"input": input, "turn": turn}),
+            );
+            let result = self.inner.save_turn(input, turn).await;
+            call.finish(&result, |_| json!({"saved": true}), None);
+            result
+        })
+    }
+
     fn tools(&self) -> Vec<Arc<dyn Tool>> {
         self.inner
             .tools()

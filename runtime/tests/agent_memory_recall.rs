@@ -326,6 +326,173 @@ async fn failing_then_recovery(store: &Store) {
     assert!(store.unindexed("r", "t", 10).await.unwrap().is_empty());
 }
 
+/// Long threads go through the in-memory graph: built in the background,
+/// caught up with this store's writes and with another store's on the same
+/// database (another process), in agreement with the exact search, and
+/// dropped with its thread.
+async fn graph_search(store: &Store, other: &Store) {
+    let http = EmbedServer::start(384).await;
+    let embedder = http.embedder();
+    let store = store.clone().with_exact_limit(50);
+    let other = other.clone().with_exact_limit(50);
+    // Words drawn from a small vocabulary, so texts overlap as real ones do
+    // (a vector orthogonal to all others is a needle no approximate search
+    // promises to find).
+    let mut seed = 7u64;
+    let mut text = |tag: &str| {
+        let words: Vec<String> = (0..6)
+            .map(|_| {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                format!("w{}", (seed >> 33) % 30)
+            })
+            .collect();
+        format!("{tag} {}", words.join(" "))
+    };
+    let texts: Vec<String> = (1..=200).map(|i| text(&format!("m{i}"))).collect();
+    let filler: Vec<Message> = texts.iter().map(|t| Message::human(t.as_str())).collect();
+    store.append("r", "t", &filler).await.unwrap();
+    assert_eq!(
+        store.index_pending("r", "t", &*embedder).await.unwrap(),
+        200
+    );
+    let kind = store.recall_index().await.unwrap().unwrap().kind;
+    if kind == nodekit::agent_memory::IndexKind::PgVector {
+        eprintln!("pgvector searches long threads itself: no graph to test");
+        return;
+    }
+    let mut waited = 0;
+    while store.loaded_graphs() != (1, 200) {
+        assert!(
+            waited < 400,
+            "the graph was never built: {:?}",
+            store.loaded_graphs()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        waited += 1;
+    }
+    // Written through this store: the write catches the graph up.
+    let zebra = text("zebra");
+    store
+        .append("r", "t", &[Message::human(zebra.as_str())])
+        .await
+        .unwrap();
+    store.index_pending("r", "t", &*embedder).await.unwrap();
+    assert_eq!(store.loaded_graphs(), (1, 201));
+    let found = store
+        .recall_text("r", "t", &zebra, &*embedder, 1, &[])
+        .await
+        .unwrap();
+    assert_eq!(seqs(&found), vec![199, 200, 201]);
+    // Written by another process: found by the catch-up before the search.
+    let okapi = text("okapi");
+    other
+        .append("r", "t", &[Message::human(okapi.as_str())])
+        .await
+        .unwrap();
+    other.index_pending("r", "t", &*embedder).await.unwrap();
+    let found = store
+        .recall_text("r", "t", &okapi, &*embedder, 1, &[])
+        .await
+        .unwrap();
+    assert_eq!(seqs(&found), vec![200, 201, 202]);
+    assert_eq!(store.loaded_graphs(), (1, 202));
+    // The same answers as the exact search.
+    let exact = store.clone().with_exact_limit(i64::MAX);
+    for i in [3, 17, 150] {
+        let q = &texts[i - 1];
+        let by_graph = store
+            .recall_text("r", "t", q, &*embedder, 1, &[])
+            .await
+            .unwrap();
+        let by_scan = exact
+            .recall_text("r", "t", q, &*embedder, 1, &[])
+            .await
+            .unwrap();
+        assert_eq!(seqs(&by_graph), seqs(&by_scan), "query {q}");
+        assert!(seqs(&by_graph).contains(&(i as i64)), "query {q}");
+    }
+    assert!(store.delete_thread("r", "t").await.unwrap());
+    assert_eq!(store.loaded_graphs().0, 0);
+}
+
+/// A recalled range never splits a tool call from its results: it grows
+/// back to the call of a result it starts with and on to the results of a
+/// call it ends with.
+async fn recalled_tool_pairs(store: &Store) {
+    let http = EmbedServer::start(384).await;
+    let embedder = http.embedder();
+    let call = |ids: &[&str]| Message {
+        tool_calls: ids
+            .iter()
+            .map(|id| nodekit::message::ToolCall {
+                id: (*id).into(),
+                name: "weather".into(),
+                args: json!({"city": "Oslo"}),
+            })
+            .collect(),
+        ..Message::ai("")
+    };
+    let mut messages = vec![
+        Message::human("filler opening"),
+        call(&["c1"]),
+        Message::tool("cloudy and cold", "c1"),
+        Message::human("filler question"),
+        Message::human("zebra stripes"),
+        call(&["c2", "c3"]),
+        Message::tool("rain", "c2"),
+        Message::tool("snow", "c3"),
+    ];
+    messages.extend((9..=40).map(|i| Message::human(format!("filler line {i}"))));
+    store.append("r", "pairs", &messages).await.unwrap();
+    store.index_pending("r", "pairs", &*embedder).await.unwrap();
+    let found = store
+        .recall_text("r", "pairs", "zebra stripes", &*embedder, 1, &[])
+        .await
+        .unwrap();
+    // The match (5) with 3..=6, grown to the call at 2 and the results at 7 and 8.
+    assert_eq!(seqs(&found), vec![2, 3, 4, 5, 6, 7, 8]);
+}
+
+#[tokio::test]
+async fn sqlite_graph_search() {
+    let path = stores::temp_db("graph");
+    let store = Store::open_sqlite(&path).await.unwrap();
+    let other = Store::open_sqlite(&path).await.unwrap();
+    graph_search(&store, &other).await;
+    // The deleted thread's sqlite-vec rows went with it.
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    let left: i64 = sqlx::query_scalar("SELECT count(*) FROM nodekit_am_vec")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(left, 0);
+}
+
+#[tokio::test]
+async fn postgres_graph_search() {
+    let Some(pg) = Pg::new().await else { return };
+    let other = Store::open_postgres(pg.options.clone()).await.unwrap();
+    graph_search(&pg.store, &other).await;
+    other.close().await;
+    pg.drop().await;
+}
+
+#[tokio::test]
+async fn sqlite_recalled_tool_pairs() {
+    recalled_tool_pairs(&sqlite().await).await;
+}
+
+#[tokio::test]
+async fn postgres_recalled_tool_pairs() {
+    let Some(pg) = Pg::new().await else { return };
+    recalled_tool_pairs(&pg.store).await;
+    pg.drop().await;
+}
+
 #[tokio::test]
 async fn sqlite_neighbours_isolation_and_dimensions() {
     let store = sqlite().await;

@@ -104,8 +104,16 @@ impl Memory for ThreadMemory {
     }
 
     fn save<'a>(&'a self, input: &'a str, output: &'a str) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move { self.save_turn(input, &[Message::ai(output)]).await })
+    }
+
+    /// Stores the input and every message of the turn (tool calls and
+    /// results included) in one append.
+    fn save_turn<'a>(&'a self, input: &'a str, turn: &'a [Message]) -> BoxFuture<'a, Result<()>> {
         Box::pin(async move {
-            let exchange = [Message::human(input), Message::ai(output)];
+            let mut exchange = Vec::with_capacity(turn.len() + 1);
+            exchange.push(Message::human(input));
+            exchange.extend_from_slice(turn);
             self.store
                 .append(&self.resource, &self.thread, &exchange)
                 .await?;

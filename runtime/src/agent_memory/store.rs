@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::path::Path;
 use std::str::FromStr;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -18,6 +18,8 @@ use sqlx::sqlite::{
 use sqlx::types::Json;
 use sqlx::{ColumnIndex, Decode, Row, SqlSafeStr, Type};
 
+use super::recall::RecallIndex;
+use super::recall::ann::Graphs;
 use crate::error::{Error, Result, shorten};
 use crate::memory::langchain::Tokenizer;
 use crate::message::{Message, Role};
@@ -134,6 +136,11 @@ pub(crate) enum Pools<'a> {
 pub struct Store {
     db: Arc<Db>,
     tokenizer: Tokenizer,
+    graphs: Arc<Graphs>,
+    /// The recall index once known: it never changes afterwards.
+    recall_index: Arc<OnceLock<RecallIndex>>,
+    /// Longest thread searched exactly by semantic recall.
+    exact_limit: i64,
 }
 
 /// One thread (conversation).
@@ -621,6 +628,9 @@ impl Store {
         Store {
             db: Arc::new(db),
             tokenizer: Tokenizer::Cl100kBase,
+            graphs: Arc::default(),
+            recall_index: Arc::default(),
+            exact_limit: super::recall::EXACT_LIMIT,
         }
     }
 
@@ -654,6 +664,19 @@ impl Store {
         self
     }
 
+    /// This store searching threads of more than `limit` messages through
+    /// an in-memory graph, shorter ones exactly (default
+    /// [`EXACT_LIMIT`](super::recall::EXACT_LIMIT); see [`super::recall::ann`]).
+    pub fn with_exact_limit(mut self, limit: i64) -> Store {
+        self.exact_limit = limit.max(0);
+        self
+    }
+
+    /// Longest thread semantic recall searches exactly.
+    pub fn exact_limit(&self) -> i64 {
+        self.exact_limit
+    }
+
     /// The tokenizer messages are counted with.
     pub fn tokenizer(&self) -> Tokenizer {
         self.tokenizer
@@ -665,6 +688,22 @@ impl Store {
             Db::Sqlite { read, write } => Pools::Sqlite { read, write },
             Db::Postgres(pool) => Pools::Postgres(pool),
         }
+    }
+
+    /// The recall index, once a vector was written (cached: it never changes).
+    pub(crate) fn cached_recall_index(&self) -> &OnceLock<RecallIndex> {
+        &self.recall_index
+    }
+
+    /// The in-memory search graphs of long threads ([`super::recall::ann`]).
+    pub(crate) fn graphs(&self) -> &Graphs {
+        &self.graphs
+    }
+
+    /// How many search graphs this store holds in memory, and how many
+    /// vectors they hold together ([`super::recall::ann`]).
+    pub fn loaded_graphs(&self) -> (usize, usize) {
+        self.graphs.loaded()
     }
 
     /// Which database this store uses.
@@ -703,9 +742,18 @@ impl Store {
     /// it only when they found nothing: rows they find carry `resource`
     /// already, since every row's resource is its thread's.
     async fn check_not_foreign(&self, resource: &str, thread: &str) -> Result<()> {
+        self.owned_thread(resource, thread).await.map(drop)
+    }
+
+    /// The thread if it exists; an error if it belongs to another resource.
+    pub(crate) async fn owned_thread(
+        &self,
+        resource: &str,
+        thread: &str,
+    ) -> Result<Option<ThreadInfo>> {
         match self.find_thread(thread).await? {
             Some(t) if t.resource_id != resource => Err(ownership(resource, thread)),
-            _ => Ok(()),
+            found => Ok(found),
         }
     }
 
@@ -793,6 +841,34 @@ impl Store {
                 Some(o) if o != resource => return Err(ownership(resource, thread)),
                 Some(_) => {}
             }
+            // The vector index's rows first: they are found through the
+            // embeddings. sqlite-vec deletes by rowid only.
+            let kind: Option<String> = sqlx::query_scalar("SELECT index_kind FROM nodekit_am_recall_meta WHERE id = 1")
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(db_err)?;
+            match kind.as_deref() {
+                Some("sqlite-vec") => {
+                    let ids: Vec<i64> = sqlx::query_scalar("SELECT message_id FROM nodekit_am_embeddings WHERE thread_id = $1 AND resource_id = $2 AND dims > 0")
+                        .bind(thread)
+                        .bind(resource)
+                        .fetch_all(&mut *tx)
+                        .await
+                        .map_err(db_err)?;
+                    for id in ids {
+                        sqlx::query("DELETE FROM nodekit_am_vec WHERE rowid = $1").bind(id).execute(&mut *tx).await.map_err(db_err)?;
+                    }
+                }
+                Some("pgvector") => {
+                    sqlx::query("DELETE FROM nodekit_am_vectors WHERE thread_id = $1 AND resource_id = $2")
+                        .bind(thread)
+                        .bind(resource)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(db_err)?;
+                }
+                _ => {}
+            }
             for sql in [
                 "DELETE FROM nodekit_am_messages WHERE thread_id = $1 AND resource_id = $2",
                 "DELETE FROM nodekit_am_observations WHERE thread_id = $1 AND resource_id = $2",
@@ -804,6 +880,7 @@ impl Store {
                 sqlx::query(sql).bind(thread).bind(resource).execute(&mut *tx).await.map_err(db_err)?;
             }
             tx.commit().await.map_err(db_err)?;
+            self.graphs.forget(thread);
             Ok(true)
         })
     }
@@ -886,6 +963,46 @@ impl Store {
                 .map_err(db_err)?;
             rows.iter().map(raw_from_row).collect()
         })
+    }
+
+    /// The messages of the thread in any of the seq ranges `ranges`
+    /// (inclusive, not overlapping), in seq order: one query for all of them.
+    pub(crate) async fn messages_in_ranges(
+        &self,
+        resource: &str,
+        thread: &str,
+        ranges: &[(i64, i64)],
+    ) -> Result<Vec<StoredMessage>> {
+        // The ranges go as one JSON array of [from, to] pairs, driving the
+        // join so each range is one search of the (thread, seq) index.
+        let sql = match self.backend() {
+            Backend::Sqlite => {
+                "SELECT m.id, m.thread_id, m.seq, m.content, m.token_count, m.created_at
+                 FROM json_each($3) AS r CROSS JOIN nodekit_am_messages AS m
+                   ON m.thread_id = $1 AND m.seq BETWEEN r.value ->> 0 AND r.value ->> 1
+                 WHERE m.resource_id = $2 ORDER BY m.seq"
+            }
+            Backend::Postgres => {
+                "SELECT m.id, m.thread_id, m.seq, m.content, m.token_count, m.created_at
+                 FROM jsonb_array_elements($3::text::jsonb) AS r CROSS JOIN LATERAL (
+                   SELECT * FROM nodekit_am_messages
+                   WHERE thread_id = $1 AND resource_id = $2
+                     AND seq BETWEEN (r ->> 0)::bigint AND (r ->> 1)::bigint) AS m
+                 ORDER BY m.seq"
+            }
+        };
+        let ranges = serde_json::to_string(ranges).expect("ranges serialise");
+        let raw: Vec<RawMessage> = on_reader!(self, pool => {
+            let rows = sqlx::query(sql)
+                .bind(thread)
+                .bind(resource)
+                .bind(&ranges)
+                .fetch_all(pool)
+                .await
+                .map_err(db_err)?;
+            rows.iter().map(raw_from_row).collect::<Result<_>>()?
+        });
+        Ok(raw.into_iter().filter_map(RawMessage::decode).collect())
     }
 
     /// Up to `limit` messages before seq `before`, newest first.

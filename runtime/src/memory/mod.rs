@@ -66,6 +66,18 @@ pub trait Memory: Send + Sync + std::fmt::Debug {
     /// Stores one exchange: the human input and the AI output.
     fn save<'a>(&'a self, input: &'a str, output: &'a str) -> BoxFuture<'a, Result<()>>;
 
+    /// Stores one exchange with what the agent did in between: `turn` holds
+    /// the AI messages with tool calls and the tool results, in order, and
+    /// ends with the final AI answer. Memories that keep only text (the
+    /// default) save `input` and the final answer's text; agent memory keeps
+    /// every message.
+    fn save_turn<'a>(&'a self, input: &'a str, turn: &'a [Message]) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            let output = turn.last().map(Message::text).unwrap_or_default();
+            self.save(input, &output).await
+        })
+    }
+
     /// Tools this memory gives the agent it is connected to (agent memory's
     /// `updateWorkingMemory` and `updatePlan`); none by default.
     fn tools(&self) -> Vec<std::sync::Arc<dyn crate::tool::Tool>> {

@@ -20,9 +20,17 @@
 //!
 //! | backend | index | query |
 //! | --- | --- | --- |
-//! | SQLite | sqlite-vec's `vec0` virtual table `nodekit_am_vec`: rowid = message id, `thread_id` a **partition key**, `resource_id` and `seq` metadata columns, `float[N]` cosine | `embedding MATCH ? AND k = ? AND thread_id = ? AND resource_id = ?`: only the thread's partition is scanned (sqlite-vec's exact, SIMD scan), so latency follows the thread's length, never the store's |
+//! | SQLite | sqlite-vec's `vec0` virtual table `nodekit_am_vec`: rowid = message id, `thread_id` a **partition key**, `resource_id` and `seq` metadata columns, `float[N]` cosine | `embedding MATCH ? AND k = ? AND thread_id = ? AND resource_id = ?`: only the thread's partition is scanned (sqlite-vec's exact scan) |
 //! | PostgreSQL with the `vector` extension | `nodekit_am_vectors(embedding vector(N))` with an **HNSW** index (`vector_cosine_ops`) and a B-tree on `thread_id` | `WHERE thread_id = $1 AND resource_id = $2 ORDER BY embedding <=> $3 LIMIT k`; the planner picks the B-tree and an exact sort for small threads, the HNSW index (with `hnsw.iterative_scan = relaxed_order` on pgvector ≥ 0.8, so the thread filter does not starve the result) for large ones |
-//! | PostgreSQL without it | none: the vectors stay in `nodekit_am_embeddings.vector` (little-endian `f32`s in `BYTEA`) | exact search in the process over the thread's newest [`BRUTE_FORCE_LIMIT`] vectors; older messages of longer threads are not searched. Install pgvector for more |
+//! | PostgreSQL without it | none: the vectors stay in `nodekit_am_embeddings.vector` (little-endian `f32`s in `BYTEA`) | exact search in the process |
+//!
+//! An exact scan is used only for threads of at most [`EXACT_LIMIT`]
+//! messages ([`Store::with_exact_limit`] changes it). Longer threads on SQLite, and on PostgreSQL without pgvector,
+//! are searched through an in-memory HNSW graph per thread ([`ann`]), so
+//! recall latency grows with the logarithm of the thread's length, not with
+//! the length. While a graph is being built (after a restart, or when a
+//! thread first passes the limit) the thread is searched exactly: on
+//! PostgreSQL without pgvector over its newest [`EXACT_LIMIT`] vectors.
 //!
 //! The store runs `CREATE EXTENSION IF NOT EXISTS vector` when it writes its
 //! first vector; the choice is recorded with the dimension and kept (a store
@@ -49,7 +57,7 @@
 //! the thread stays queued and is retried with a growing delay (up to 60 s),
 //! and a restarted process catches up with [`Recaller::catch_up`].
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -58,15 +66,16 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
-use crate::message::Message;
+use crate::message::{Message, Role};
 
-use super::store::{Pools, Store, StoredMessage, check_id};
+use super::store::{Pools, Store, StoredMessage, ThreadInfo, check_id};
+
+pub mod ann;
+
+pub use ann::{EXACT_LIMIT, MAX_GRAPHS};
 
 /// Texts per embedder call.
 pub const EMBED_BATCH: usize = 64;
-/// Most vectors of one thread searched by the fallback (PostgreSQL without
-/// pgvector): the newest ones.
-pub const BRUTE_FORCE_LIMIT: i64 = 20_000;
 /// Messages before each match brought along.
 pub const CONTEXT_BEFORE: i64 = 2;
 /// Messages after each match brought along.
@@ -202,6 +211,9 @@ pub struct RecallIndex {
 impl Store {
     /// The dimension and index kind, or `None` before the first vector.
     pub async fn recall_index(&self) -> Result<Option<RecallIndex>> {
+        if let Some(index) = self.cached_recall_index().get() {
+            return Ok(Some(*index));
+        }
         let row = match self.pools() {
             Pools::Sqlite { read, .. } => {
                 sqlx::query("SELECT dims, index_kind FROM nodekit_am_recall_meta WHERE id = 1")
@@ -220,10 +232,13 @@ impl Store {
         };
         match row {
             None => Ok(None),
-            Some((dims, kind)) => Ok(Some(RecallIndex {
-                dims: usize::try_from(dims).map_err(db)?,
-                kind: IndexKind::parse(&kind)?,
-            })),
+            Some((dims, kind)) => {
+                let index = RecallIndex {
+                    dims: usize::try_from(dims).map_err(db)?,
+                    kind: IndexKind::parse(&kind)?,
+                };
+                Ok(Some(*self.cached_recall_index().get_or_init(|| index)))
+            }
         }
     }
 
@@ -318,7 +333,7 @@ impl Store {
                         IndexKind::PgVector
                     } else {
                         tracing::warn!(
-                            "the PostgreSQL `vector` extension is missing: semantic recall searches the newest {BRUTE_FORCE_LIMIT} vectors of a thread exactly"
+                            "the PostgreSQL `vector` extension is missing: semantic recall searches an in-memory graph for threads over {EXACT_LIMIT} messages, exactly otherwise"
                         );
                         IndexKind::BruteForce
                     };
@@ -352,8 +367,9 @@ impl Store {
     ) -> Result<usize> {
         check_id("resource", resource)?;
         check_id("thread", thread)?;
-        self.thread(resource, thread).await?;
+        let info = self.thread(resource, thread).await?;
         let mut written = 0;
+        let mut graph_dims = None;
         for batch in messages.chunks(EMBED_BATCH) {
             let mut texts = Vec::with_capacity(batch.len());
             let mut with_text = Vec::with_capacity(batch.len());
@@ -398,6 +414,16 @@ impl Store {
                 .chain(empty.into_iter().map(|m| (m, None)))
                 .collect();
             written += self.write_vectors(resource, thread, index, &rows).await?;
+            if let Some(index) = index
+                && index.kind != IndexKind::PgVector
+            {
+                graph_dims = Some(index.dims);
+            }
+        }
+        if let Some(dims) = graph_dims
+            && written > 0
+        {
+            self.graph_after_write(resource, &info, dims).await?;
         }
         Ok(written)
     }
@@ -497,15 +523,28 @@ impl Store {
     ) -> Result<Vec<StoredMessage>> {
         check_id("resource", resource)?;
         check_id("thread", thread)?;
+        self.unindexed_after(resource, thread, 0, limit).await
+    }
+
+    /// [`Store::unindexed`] among the messages after seq `after` (a range of
+    /// the thread's seq index, so catching up never rescans the thread).
+    async fn unindexed_after(
+        &self,
+        resource: &str,
+        thread: &str,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<StoredMessage>> {
         const SQL: &str = "SELECT m.seq FROM nodekit_am_messages m
              LEFT JOIN nodekit_am_embeddings e ON e.message_id = m.id
-             WHERE m.thread_id = $1 AND m.resource_id = $2 AND e.message_id IS NULL
-             ORDER BY m.seq LIMIT $3";
+             WHERE m.thread_id = $1 AND m.resource_id = $2 AND m.seq > $3 AND e.message_id IS NULL
+             ORDER BY m.seq LIMIT $4";
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let seqs: Vec<i64> = match self.pools() {
             Pools::Sqlite { read, .. } => sqlx::query_scalar(SQL)
                 .bind(thread)
                 .bind(resource)
+                .bind(after)
                 .bind(limit)
                 .fetch_all(read)
                 .await
@@ -513,6 +552,7 @@ impl Store {
             Pools::Postgres(pool) => sqlx::query_scalar(SQL)
                 .bind(thread)
                 .bind(resource)
+                .bind(after)
                 .bind(limit)
                 .fetch_all(pool)
                 .await
@@ -535,21 +575,61 @@ impl Store {
         thread: &str,
         embedder: &dyn Embedder,
     ) -> Result<usize> {
+        let (n, _) = self
+            .index_pending_after(resource, thread, embedder, None)
+            .await?;
+        Ok(n)
+    }
+
+    /// [`Store::index_pending`] for messages after `mark` (the mark a
+    /// previous run returned); returns how many were indexed and the new
+    /// mark: every message up to it has a vector. A mark from another
+    /// incarnation of the thread (deleted and created again) is ignored.
+    async fn index_pending_after(
+        &self,
+        resource: &str,
+        thread: &str,
+        embedder: &dyn Embedder,
+        mark: Option<Mark>,
+    ) -> Result<(usize, Mark)> {
+        check_id("resource", resource)?;
+        check_id("thread", thread)?;
+        let Some(info) = self.owned_thread(resource, thread).await? else {
+            return Ok((
+                0,
+                Mark {
+                    created_at: 0,
+                    seq: 0,
+                },
+            ));
+        };
+        let mut after = match mark {
+            Some(m) if m.created_at == info.created_at && m.seq <= info.last_seq => m.seq,
+            _ => 0,
+        };
         let mut total = 0;
         loop {
-            let batch = self.unindexed(resource, thread, EMBED_BATCH * 4).await?;
-            if batch.is_empty() {
-                return Ok(total);
-            }
+            let batch = self
+                .unindexed_after(resource, thread, after, EMBED_BATCH * 4)
+                .await?;
+            let Some(last) = batch.last().map(|m| m.seq) else {
+                break;
+            };
             let n = self
                 .index_messages(resource, thread, &batch, embedder)
                 .await?;
             total += n;
+            after = last;
             if n == 0 {
                 // Rows that vanished meanwhile (a deleted thread).
-                return Ok(total);
+                break;
             }
         }
+        let mark = Mark {
+            created_at: info.created_at,
+            seq: after,
+        };
+        Ok((total, mark))
     }
 
     /// The (resource, thread) pairs with unindexed messages (a full scan:
@@ -599,7 +679,7 @@ impl Store {
     ) -> Result<Vec<StoredMessage>> {
         check_id("resource", resource)?;
         check_id("thread", thread)?;
-        self.thread(resource, thread).await?;
+        let info = self.thread(resource, thread).await?;
         if top_k == 0 {
             return Ok(Vec::new());
         }
@@ -609,7 +689,7 @@ impl Store {
         check_dims(index, query.len())?;
         let exclude: HashSet<i64> = exclude_seqs.iter().copied().collect();
         let k = (top_k + exclude.len()).min(MAX_K);
-        let candidates = self.nearest(resource, thread, index, query, k).await?;
+        let candidates = self.nearest(resource, &info, index, query, k).await?;
         // Read the ids back from the messages with the same filter.
         let seqs = self.seqs_of(resource, thread, &candidates).await?;
         let matches: Vec<i64> = candidates
@@ -622,22 +702,31 @@ impl Store {
             return Ok(Vec::new());
         }
         // Merge the [seq - 2, seq + 1] ranges.
-        let mut ranges: Vec<(i64, i64)> = matches
-            .iter()
-            .map(|&s| ((s - CONTEXT_BEFORE).max(1), s + CONTEXT_AFTER))
-            .collect();
-        ranges.sort_unstable();
-        let mut merged: Vec<(i64, i64)> = Vec::new();
-        for (a, b) in ranges {
-            match merged.last_mut() {
-                Some(last) if a <= last.1 + 1 => last.1 = last.1.max(b),
-                _ => merged.push((a, b)),
-            }
-        }
+        let merged = merge_ranges(
+            matches
+                .iter()
+                .map(|&s| ((s - CONTEXT_BEFORE).max(1), s + CONTEXT_AFTER))
+                .collect(),
+        );
+        // The ranges with a margin for tool pairs, read in one query.
+        let widen = |(a, b): (i64, i64)| ((a - TOOL_MARGIN).max(1), b + TOOL_MARGIN);
+        let read = self
+            .messages_in_ranges(
+                resource,
+                thread,
+                &merge_ranges(merged.iter().copied().map(widen).collect()),
+            )
+            .await?;
         let mut out = Vec::new();
         let mut seen = BTreeSet::new();
         for (a, b) in merged {
-            for m in self.messages_range(resource, thread, a, b).await? {
+            let (from, to) = widen((a, b));
+            let around = read
+                .iter()
+                .filter(|m| (from..=to).contains(&m.seq))
+                .cloned()
+                .collect();
+            for m in with_tool_pairs(around, a, b) {
                 if !exclude.contains(&m.seq) && seen.insert(m.seq) {
                     out.push(m);
                 }
@@ -651,11 +740,19 @@ impl Store {
     async fn nearest(
         &self,
         resource: &str,
-        thread: &str,
+        info: &ThreadInfo,
         index: RecallIndex,
         query: &[f32],
         k: usize,
     ) -> Result<Vec<i64>> {
+        if index.kind != IndexKind::PgVector
+            && let Some(ids) = self
+                .graph_nearest(resource, info, index.dims, query, k)
+                .await?
+        {
+            return Ok(ids);
+        }
+        let thread = info.id.as_str();
         let k = k as i64;
         match (self.pools(), index.kind) {
             (Pools::Sqlite { read, .. }, IndexKind::SqliteVec) => sqlx::query_scalar(
@@ -704,7 +801,7 @@ impl Store {
                 )
                 .bind(thread)
                 .bind(resource)
-                .bind(BRUTE_FORCE_LIMIT)
+                .bind(self.exact_limit())
                 .fetch_all(pool)
                 .await
                 .map_err(db)?;
@@ -739,8 +836,10 @@ impl Store {
         }
         let rows: Vec<(i64, i64)> = match self.pools() {
             Pools::Sqlite { read, .. } => sqlx::query_as(
-                "SELECT id, seq FROM nodekit_am_messages WHERE thread_id = $1 AND resource_id = $2 \
-                 AND id IN (SELECT value FROM json_each($3))",
+                // CROSS JOIN keeps json_each outside: the planner would
+                // otherwise walk the whole thread's index.
+                "SELECT m.id, m.seq FROM json_each($3) AS j CROSS JOIN nodekit_am_messages AS m \
+                 ON m.id = j.value WHERE m.thread_id = $1 AND m.resource_id = $2",
             )
             .bind(thread)
             .bind(resource)
@@ -763,6 +862,55 @@ impl Store {
     }
 }
 
+/// Sorted, with overlapping or adjacent ranges joined.
+fn merge_ranges(mut ranges: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
+    ranges.sort_unstable();
+    let mut merged: Vec<(i64, i64)> = Vec::new();
+    for (a, b) in ranges {
+        match merged.last_mut() {
+            Some(last) if a <= last.1 + 1 => last.1 = last.1.max(b),
+            _ => merged.push((a, b)),
+        }
+    }
+    merged
+}
+
+/// How far a recalled range may grow to keep tool calls with their results.
+const TOOL_MARGIN: i64 = 8;
+
+fn is_tool_result(m: &StoredMessage) -> bool {
+    matches!(m.message.role, Role::Tool | Role::Function)
+}
+
+/// The messages `a..=b` of `around` (a contiguous stretch of the thread
+/// reaching up to [`TOOL_MARGIN`] further on both sides), grown so that a
+/// tool call keeps its results: back while the range starts with a result,
+/// forward while results follow its end. Results whose call stays outside,
+/// and a call whose results stay outside, are left out.
+fn with_tool_pairs(around: Vec<StoredMessage>, a: i64, b: i64) -> Vec<StoredMessage> {
+    let Some(mut start) = around.iter().position(|m| m.seq >= a) else {
+        return Vec::new();
+    };
+    let mut end = around.iter().rposition(|m| m.seq <= b).unwrap_or(start);
+    while start > 0 && is_tool_result(&around[start]) {
+        start -= 1;
+    }
+    while end + 1 < around.len() && is_tool_result(&around[end + 1]) {
+        end += 1;
+    }
+    let mut range: Vec<StoredMessage> = around.into_iter().take(end + 1).skip(start).collect();
+    while range.first().is_some_and(is_tool_result) {
+        range.remove(0);
+    }
+    if range
+        .last()
+        .is_some_and(|m| m.message.role == Role::Ai && !m.message.tool_calls.is_empty())
+    {
+        range.pop();
+    }
+    range
+}
+
 fn check_dims(index: RecallIndex, dims: usize) -> Result<RecallIndex> {
     if index.dims == dims {
         Ok(index)
@@ -772,6 +920,14 @@ fn check_dims(index: RecallIndex, dims: usize) -> Result<RecallIndex> {
             index.dims
         )))
     }
+}
+
+/// How far a thread is indexed: every message up to `seq` of the thread
+/// created at `created_at` has a vector.
+#[derive(Debug, Clone, Copy)]
+struct Mark {
+    created_at: i64,
+    seq: i64,
 }
 
 enum Command {
@@ -845,6 +1001,7 @@ impl Recaller {
 
 async fn run(store: Store, embedder: Arc<dyn Embedder>, mut rx: mpsc::UnboundedReceiver<Command>) {
     let mut queued: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut marks: HashMap<(String, String), Mark> = HashMap::new();
     let mut delay = Duration::ZERO;
     loop {
         let command = if queued.is_empty() {
@@ -892,15 +1049,21 @@ async fn run(store: Store, embedder: Arc<dyn Embedder>, mut rx: mpsc::UnboundedR
         let mut first_error = None;
         let threads: Vec<_> = queued.iter().cloned().collect();
         for (r, t) in threads {
-            match store.index_pending(&r, &t, &*embedder).await {
-                Ok(n) => {
+            let key = (r, t);
+            let mark = marks.get(&key).copied();
+            match store
+                .index_pending_after(&key.0, &key.1, &*embedder, mark)
+                .await
+            {
+                Ok((n, mark)) => {
                     total += n;
-                    queued.remove(&(r, t));
+                    queued.remove(&key);
+                    marks.insert(key, mark);
                 }
                 Err(e) => {
-                    tracing::warn!(resource = %r, thread = %t, error = %e, "semantic recall: indexing failed; will retry");
+                    tracing::warn!(resource = %key.0, thread = %key.1, error = %e, "semantic recall: indexing failed; will retry");
                     if matches!(e, Error::ThreadOwnership { .. }) {
-                        queued.remove(&(r, t));
+                        queued.remove(&key);
                     }
                     first_error.get_or_insert(e);
                 }
