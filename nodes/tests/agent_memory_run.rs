@@ -102,5 +102,36 @@ async fn working_memory_carries_across_threads() {
     assert!(system.contains("- **Name**: Ada"), "{system}");
     assert!(!next.iter().any(|m| m["content"] == "I am Ada"), "{next:?}");
     assert_eq!(next.last().unwrap()["content"], "Who am I?");
+    // The first thread keeps the whole turn: the tool call and its result too.
+    let store = nodekit::agent_memory::Store::open_sqlite(&db)
+        .await
+        .unwrap();
+    let turn = store
+        .messages_range("ada", "thread-1", 1, 100)
+        .await
+        .unwrap();
+    let shape: Vec<(String, Option<String>)> = turn
+        .iter()
+        .map(|m| {
+            let role = serde_json::to_value(m.message.role).unwrap();
+            let call = m.message.tool_calls.first().map(|c| c.id.clone());
+            (
+                role.as_str().unwrap().to_owned(),
+                call.or(m.message.tool_call_id.clone()),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            ("human".to_owned(), None),
+            ("ai".to_owned(), Some("call_wm".to_owned())),
+            ("tool".to_owned(), Some("call_wm".to_owned())),
+            ("ai".to_owned(), None),
+        ],
+        "{turn:?}"
+    );
+    assert_eq!(turn[3].message.text(), "Nice to meet you, Ada.");
+    store.close().await;
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -490,3 +490,55 @@ on_both!(
     background_runs_observe_once_the_threshold_is_crossed_postgres,
     background_runs_observe_once_the_threshold_is_crossed
 );
+
+// ------------------------------------------------------------------- scale
+
+/// A thread of a million tokens: each count is stored once when written,
+/// the context is still only the recent window, and the background run
+/// works through the whole backlog one chunk at a time, never sending the
+/// observer more than a chunk (one message here, cut at MAX_MESSAGE_CHARS).
+async fn a_million_token_thread(store: Store) {
+    let server = Server::start(vec![observations("- [09:00] A long report was pasted.")]).await;
+    let config = MemoryConfig::default();
+    let observer = Observer::new(store.clone(), config.clone(), model(&server));
+    let report = "lorem ".repeat(10_000);
+    for batch in 0..10 {
+        let messages: Vec<Message> = (0..10)
+            .map(|i| Message::human(format!("m{}: {report}", batch * 10 + i)))
+            .collect();
+        store.append(R, T, &messages).await.unwrap();
+    }
+    let total = store.unobserved_tokens(R, T, 0).await.unwrap();
+    assert!(total >= 1_000_000, "{total} tokens");
+    let ctx = assemble(&store, &config, R, T, None).await.unwrap();
+    let recent = ctx
+        .parts
+        .iter()
+        .find(|p| p.kind == PartKind::Recent)
+        .unwrap();
+    assert_eq!(recent.messages.len(), 20);
+
+    observer.after_append(R, T).await.unwrap();
+    let seen = server.seen();
+    assert_eq!(
+        seen.len(),
+        100,
+        "one observer call per 10,000-token message"
+    );
+    for request in &seen {
+        let sent = user_text_of(&request.body).chars().count();
+        assert!(sent < MAX_MESSAGE_CHARS + 4_000, "{sent} characters sent");
+    }
+    let (block, recent) = recent_texts(&store, &config).await;
+    assert!(block.unwrap().contains("A long report was pasted."));
+    assert!(
+        recent.is_empty(),
+        "every message is observed: {}",
+        recent.len()
+    );
+}
+on_both!(
+    a_million_token_thread_sqlite,
+    a_million_token_thread_postgres,
+    a_million_token_thread
+);

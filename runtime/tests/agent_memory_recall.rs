@@ -7,7 +7,7 @@
 //! a missing server skips them with a reason; under `CI=true` it fails them.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use nodekit::agent_memory::{
     AssembleOptions, MemoryConfig, PartKind, Recaller, Store, StoredMessage, assemble_with,
@@ -47,10 +47,12 @@ fn bag_of_words(text: &str, dims: usize) -> Vec<f32> {
     v
 }
 
-/// An OpenAI-compatible `/v1/embeddings` server; answers 500 while `fail`.
+/// An OpenAI-compatible `/v1/embeddings` server; answers 500 while `fail`,
+/// and waits `delay_ms` before each answer.
 struct EmbedServer {
     base_url: String,
     fail: Arc<AtomicBool>,
+    delay_ms: Arc<AtomicU64>,
 }
 
 impl EmbedServer {
@@ -58,10 +60,12 @@ impl EmbedServer {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let fail = Arc::new(AtomicBool::new(false));
-        let fail2 = fail.clone();
+        let delay_ms = Arc::new(AtomicU64::new(0));
+        let (fail2, delay2) = (fail.clone(), delay_ms.clone());
         tokio::spawn(async move {
             while let Ok((mut socket, _)) = listener.accept().await {
                 let fail = fail2.clone();
+                let delay = delay2.clone();
                 tokio::spawn(async move {
                     let mut buf = Vec::new();
                     loop {
@@ -91,6 +95,8 @@ impl EmbedServer {
                         let body: Value =
                             serde_json::from_slice(&buf[head_end..head_end + len]).unwrap();
                         buf.drain(..head_end + len);
+                        let wait = delay.load(Ordering::SeqCst);
+                        tokio::time::sleep(std::time::Duration::from_millis(wait)).await;
                         let (status, reply) = if fail.load(Ordering::SeqCst) {
                             (500, json!({"error": {"message": "embedder down"}}))
                         } else {
@@ -123,14 +129,19 @@ impl EmbedServer {
         EmbedServer {
             base_url: format!("http://{addr}/v1"),
             fail,
+            delay_ms,
         }
     }
 
     fn embedder(&self) -> Arc<dyn Embedder> {
+        self.embedder_with_timeout(5.0)
+    }
+
+    fn embedder_with_timeout(&self, timeout_secs: f64) -> Arc<dyn Embedder> {
         let mut c = EmbeddingsConfig::new("sk-test", "bow");
         c.base_url = self.base_url.clone();
         c.max_retries = 0;
-        c.timeout_secs = 5.0;
+        c.timeout_secs = timeout_secs;
         Arc::new(OpenAiEmbedder::new(c).unwrap())
     }
 }
@@ -490,6 +501,58 @@ async fn sqlite_recalled_tool_pairs() {
 async fn postgres_recalled_tool_pairs() {
     let Some(pg) = Pg::new().await else { return };
     recalled_tool_pairs(&pg.store).await;
+    pg.drop().await;
+}
+
+/// A slow embedder never holds up a request: appends return at once, the
+/// context comes back within the recall timeout without recalled messages,
+/// and the index catches up once the embedder is fast again.
+async fn slow_embedder(store: &Store) {
+    let http = EmbedServer::start(384).await;
+    let embedder = http.embedder_with_timeout(10.0);
+    http.delay_ms.store(3_000, Ordering::SeqCst);
+    let recaller = Recaller::spawn(store.clone(), embedder.clone());
+    let started = std::time::Instant::now();
+    recaller.append("r", "slow", &conversation()).await.unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    let config = MemoryConfig::default()
+        .embedder_model("bow")
+        .last_messages(8)
+        .unwrap();
+    let options = AssembleOptions {
+        embedder: Some(&*embedder),
+        recall_timeout: Some(std::time::Duration::from_millis(300)),
+    };
+    let started = std::time::Instant::now();
+    let ctx = assemble_with(store, &config, "r", "slow", Some("zebra stripes"), options)
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(ctx.parts.iter().any(|p| p.kind == PartKind::Recent));
+    assert!(ctx.parts.iter().all(|p| p.kind != PartKind::Recalled));
+    // Fast again: the background indexer finishes and recall comes back.
+    http.delay_ms.store(0, Ordering::SeqCst);
+    recaller.flush().await.unwrap();
+    assert!(store.unindexed("r", "slow", 100).await.unwrap().is_empty());
+    let ctx = assemble_with(store, &config, "r", "slow", Some("zebra stripes"), options)
+        .await
+        .unwrap();
+    assert!(ctx.parts.iter().any(|p| p.kind == PartKind::Recalled));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_slow_embedder() {
+    slow_embedder(&sqlite().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_slow_embedder() {
+    let Some(pg) = Pg::new().await else { return };
+    slow_embedder(&pg.store).await;
     pg.drop().await;
 }
 
