@@ -11,6 +11,8 @@
 //! - context assembly p50/p99 (working memory + observations + recent 20 +
 //!   top-5 recall with neighbours), recall alone and the recent window,
 //!   over BENCH_ITERS distinct inputs (default 300);
+//! - how many of the messages an exact search returns the graph's search
+//!   returns too (BENCH_EXACT_QUERIES queries, default 20);
 //! - resident memory (VmRSS / VmHWM).
 //!
 //! Prints one JSON object (also written to BENCH_JSON when set).
@@ -153,7 +155,9 @@ async fn wait_indexed(store: &Store, recaller: &Recaller, thread: &str, total: u
     }
     // The graph (built in the background once the thread passed the exact limit).
     if total as i64 > nodekit::agent_memory::recall::EXACT_LIMIT {
+        let deadline = Instant::now() + Duration::from_secs(3600);
         while store.loaded_graphs().1 < total {
+            assert!(Instant::now() < deadline, "the graph was never built");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
@@ -270,6 +274,22 @@ async fn run() {
             .unwrap();
         recall.push(t.elapsed());
     }
+    // How much of the exact search's answer the graph finds (the same
+    // queries, the thread scanned exactly).
+    let exact = store.clone().with_exact_limit(i64::MAX);
+    let (mut found, mut expected) = (0, 0);
+    for q in 0..env("BENCH_EXACT_QUERIES", 20) {
+        let input = format!("exact {q}: {}", text.sentence(10));
+        let v = hash_embed(&input);
+        let by_graph = store.recall("user-1", thread, &v, 5, &[]).await.unwrap();
+        let by_scan = exact.recall("user-1", thread, &v, 5, &[]).await.unwrap();
+        let graph_seqs: std::collections::HashSet<i64> = by_graph.iter().map(|m| m.seq).collect();
+        expected += by_scan.len();
+        found += by_scan
+            .iter()
+            .filter(|m| graph_seqs.contains(&m.seq))
+            .count();
+    }
     let mut window = Vec::with_capacity(iters);
     for _ in 0..iters {
         let t = Instant::now();
@@ -302,6 +322,7 @@ async fn run() {
         "context_shape": shape,
         "recalled_messages": recalled,
         "recall_top5": stats(recall),
+        "recall_agreement_with_exact": round(found as f64 / expected.max(1) as f64),
         "recent_window_20": stats(window),
         "rss_mb": rss_mb,
         "peak_rss_mb": peak_mb,

@@ -364,7 +364,12 @@ impl Memory for LoggedMemory {
                 &self.log,
                 &self.node,
                 "saveMemory",
-                json!({"input": input, "turn": turn}),
+                // The same shape as `save`'s, plus how many messages the turn had.
+                json!({
+                    "input": input,
+                    "output": turn.last().map(Message::text).unwrap_or_default(),
+                    "messages": turn.len(),
+                }),
             );
             let result = self.inner.save_turn(input, turn).await;
             call.finish(&result, |_| json!({"saved": true}), None);

@@ -397,16 +397,25 @@ async fn graph_search(store: &Store, other: &Store) {
         .unwrap();
     assert_eq!(seqs(&found), vec![199, 200, 201]);
     // Written by another process: found by the catch-up before the search.
+    // (A search reads new rows after it answers: a later one finds them.)
     let okapi = text("okapi");
     other
         .append("r", "t", &[Message::human(okapi.as_str())])
         .await
         .unwrap();
     other.index_pending("r", "t", &*embedder).await.unwrap();
-    let found = store
-        .recall_text("r", "t", &okapi, &*embedder, 1, &[])
-        .await
-        .unwrap();
+    let mut waited = 0;
+    let found = loop {
+        let found = store
+            .recall_text("r", "t", &okapi, &*embedder, 1, &[])
+            .await
+            .unwrap();
+        if seqs(&found).contains(&202) || waited == 100 {
+            break found;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        waited += 1;
+    };
     assert_eq!(seqs(&found), vec![200, 201, 202]);
     assert_eq!(store.loaded_graphs(), (1, 202));
     // The same answers as the exact search.
@@ -426,6 +435,35 @@ async fn graph_search(store: &Store, other: &Store) {
     }
     assert!(store.delete_thread("r", "t").await.unwrap());
     assert_eq!(store.loaded_graphs().0, 0);
+}
+
+/// Stores opened on one database in one process share their graphs: a node
+/// that opens its store for each run finds the graph the last run built.
+#[tokio::test]
+async fn sqlite_stores_share_graphs() {
+    let http = EmbedServer::start(384).await;
+    let embedder = http.embedder();
+    let path = stores::temp_db("shared");
+    let first = Store::open_sqlite(&path)
+        .await
+        .unwrap()
+        .with_exact_limit(10);
+    let messages: Vec<Message> = (1..=40)
+        .map(|i| Message::human(format!("message {i} w{} w{}", i % 7, i % 5)))
+        .collect();
+    first.append("r", "t", &messages).await.unwrap();
+    first.index_pending("r", "t", &*embedder).await.unwrap();
+    let mut waited = 0;
+    while first.loaded_graphs() != (1, 40) {
+        assert!(waited < 400, "the graph was never built");
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        waited += 1;
+    }
+    first.close().await;
+    let second = Store::open_sqlite(&path).await.unwrap();
+    assert_eq!(second.loaded_graphs(), (1, 40));
+    let elsewhere = stores::sqlite("elsewhere").await;
+    assert_eq!(elsewhere.loaded_graphs(), (0, 0));
 }
 
 /// A recalled range never splits a tool call from its results: it grows
@@ -470,7 +508,11 @@ async fn recalled_tool_pairs(store: &Store) {
 async fn sqlite_graph_search() {
     let path = stores::temp_db("graph");
     let store = Store::open_sqlite(&path).await.unwrap();
-    let other = Store::open_sqlite(&path).await.unwrap();
+    // Another process: a store with graphs of its own.
+    let url = format!("sqlite://{}", path.display());
+    let other = Store::from_sqlite_pool(sqlx::SqlitePool::connect(&url).await.unwrap())
+        .await
+        .unwrap();
     graph_search(&store, &other).await;
     // The deleted thread's sqlite-vec rows went with it.
     let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
@@ -486,7 +528,13 @@ async fn sqlite_graph_search() {
 #[tokio::test]
 async fn postgres_graph_search() {
     let Some(pg) = Pg::new().await else { return };
-    let other = Store::open_postgres(pg.options.clone()).await.unwrap();
+    // Another process: a store with graphs of its own.
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(2)
+        .connect_with(pg.options.clone())
+        .await
+        .unwrap();
+    let other = Store::from_postgres_pool(pool).await.unwrap();
     graph_search(&pg.store, &other).await;
     other.close().await;
     pg.drop().await;

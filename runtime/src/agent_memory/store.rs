@@ -80,6 +80,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         "recall",
         include_str!("../../migrations/agent_memory/postgres/0003_recall.sql"),
     ),
+    (
+        4,
+        "embeddings_order",
+        include_str!("../../migrations/agent_memory/postgres/0004_embeddings_order.sql"),
+    ),
 ];
 
 /// The embedded migrations for one database (the workspace's sqlx has no
@@ -571,7 +576,10 @@ impl Store {
             .connect_with(options)
             .await
             .map_err(cannot)?;
-        Ok(Self::new(Db::Sqlite { read, write }))
+        // The same file by any path: one set of graphs.
+        let identity = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        Ok(Self::new(Db::Sqlite { read, write })
+            .with_shared_graphs(format!("sqlite:{}", identity.display())))
     }
 
     /// Uses one existing SQLite pool for reads and writes (tests, in-memory
@@ -593,6 +601,15 @@ impl Store {
     /// Connects to PostgreSQL and migrates. The options decide the database
     /// and, through `search_path`, the schema the tables go into.
     pub async fn open_postgres(options: PgConnectOptions) -> Result<Store> {
+        // Server, database, user and options (the search_path, hence the schema).
+        let identity = format!(
+            "postgres:{}:{}/{}?{}&{}",
+            options.get_host(),
+            options.get_port(),
+            options.get_database().unwrap_or_default(),
+            options.get_username(),
+            options.get_options().unwrap_or_default()
+        );
         let pool = PgPoolOptions::new()
             .max_connections(8)
             .acquire_timeout(Duration::from_secs(10))
@@ -601,7 +618,9 @@ impl Store {
             .map_err(|e| Error::AgentMemory {
                 what: format!("cannot connect to PostgreSQL: {e}"),
             })?;
-        Self::from_postgres_pool(pool).await
+        Ok(Self::from_postgres_pool(pool)
+            .await?
+            .with_shared_graphs(identity))
     }
 
     /// Connects to `postgres://user:password@host:port/db`; errors never show the URL.
@@ -698,6 +717,17 @@ impl Store {
     /// The in-memory search graphs of long threads ([`super::recall::ann`]).
     pub(crate) fn graphs(&self) -> &Graphs {
         &self.graphs
+    }
+
+    pub(crate) fn graphs_arc(&self) -> Arc<Graphs> {
+        self.graphs.clone()
+    }
+
+    /// This store sharing the search graphs of every store of this process
+    /// on the database `identity` names.
+    fn with_shared_graphs(mut self, identity: String) -> Store {
+        self.graphs = super::recall::ann::shared(identity);
+        self
     }
 
     /// How many search graphs this store holds in memory, and how many
@@ -831,7 +861,13 @@ impl Store {
         check_id("resource", resource)?;
         check_id("thread", thread)?;
         in_write_tx!(self, tx => {
-            let owner: Option<String> = sqlx::query_scalar("SELECT resource_id FROM nodekit_am_threads WHERE id = $1")
+            // FOR UPDATE on PostgreSQL: an indexer writing vectors holds the
+            // row FOR SHARE, so none lands after this delete.
+            let lock = match self.backend() {
+                Backend::Postgres => " FOR UPDATE",
+                Backend::Sqlite => "",
+            };
+            let owner: Option<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT resource_id FROM nodekit_am_threads WHERE id = $1{lock}")))
                 .bind(thread)
                 .fetch_optional(&mut *tx)
                 .await
@@ -855,8 +891,13 @@ impl Store {
                         .fetch_all(&mut *tx)
                         .await
                         .map_err(db_err)?;
-                    for id in ids {
-                        sqlx::query("DELETE FROM nodekit_am_vec WHERE rowid = $1").bind(id).execute(&mut *tx).await.map_err(db_err)?;
+                    for chunk in ids.chunks(1000) {
+                        let chunk = serde_json::to_string(chunk).expect("ids serialise");
+                        sqlx::query("DELETE FROM nodekit_am_vec WHERE rowid IN (SELECT value FROM json_each($1))")
+                            .bind(chunk)
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(db_err)?;
                     }
                 }
                 Some("pgvector") => {

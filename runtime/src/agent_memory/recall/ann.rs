@@ -2,34 +2,41 @@
 //!
 //! An exact scan reads every vector of the thread, so its cost grows with
 //! the thread (about 1.5 GB of vectors for a million 384-dimension
-//! messages). A thread with more than [`EXACT_LIMIT`] messages is therefore
-//! (or [`Store::with_exact_limit`]) searched through an HNSW graph built by [usearch](https://github.com/unum-cloud/USearch)
-//! (cosine distance, vectors quantized to `i8`, 16 links per node), whose
-//! cost grows with the logarithm of the thread's length.
+//! messages). A thread with more than [`EXACT_LIMIT`] messages (or
+//! [`Store::with_exact_limit`]) is therefore searched through an HNSW graph
+//! built by [usearch](https://github.com/unum-cloud/USearch) (cosine
+//! distance, vectors quantized to `i8`, 16 links per node), whose cost grows
+//! with the logarithm of the thread's length.
 //!
 //! The graph is a cache kept in this process's memory; the database stays
 //! the only source of truth:
 //!
 //! - it is built from `nodekit_am_embeddings` on a background task the first
-//!   time a long thread is written to or searched; until it is ready the
-//!   thread is searched exactly, as before;
+//!   time a long thread is written to or searched, one build at a time (a
+//!   build uses every core); until it is ready the thread's newest
+//!   [`EXACT_LIMIT`] vectors are searched exactly;
 //! - it holds every vector up to the highest message id it has read, and
-//!   catches up with rows above that id after each write of this process and
-//!   before each search (so vectors written by another process on the same
-//!   database are found too); a thread's vectors are written in message
-//!   order, oldest first, so ids only grow;
-//! - at most [`MAX_GRAPHS`] graphs are kept, the least recently used one is
-//!   dropped; a deleted thread's graph is dropped at once, and a graph is
-//!   keyed by the thread's creation time, so a thread deleted and created
-//!   again never reuses it. Ids are read back through the resource and
-//!   thread filter in any case.
+//!   reads the rows above that id after each write of this process
+//!   (awaited) and after each search (in the background, so a search never
+//!   waits and vectors another process wrote are found from the next
+//!   search on). The recall indexer writes a thread's vectors oldest first,
+//!   so ids only grow; [`Store::index_messages`] says so too;
+//! - the graphs of one database are shared by every [`Store`] this process
+//!   opens on it ([`Store::open_sqlite`], [`Store::open_postgres`]), so a
+//!   node that opens its store for each run still finds the graph built by
+//!   the run before;
+//! - at most [`MAX_GRAPHS`] graphs are kept per database, the least recently
+//!   used ready one is dropped (a build in progress then stops); a deleted
+//!   thread's graph is dropped at once. A graph is keyed by the thread's
+//!   creation time, so a thread deleted and created again gets a new one,
+//!   and every id is read back through the resource and thread filter.
 //!
-//! A graph costs about 0.8 KB of memory per message (measured in
-//! BENCHMARKS.md), and a restarted process rebuilds it.
+//! With 384 dimensions a graph costs about 0.8 KB of memory per message
+//! (BENCHMARKS.md, agent memory); a restarted process rebuilds it.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Instant;
 
 use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
@@ -41,24 +48,48 @@ use crate::error::Result;
 /// Threads with at most this many messages are searched exactly; longer
 /// ones through an HNSW graph (the default of [`Store::with_exact_limit`]).
 pub const EXACT_LIMIT: i64 = 20_000;
-/// Most graphs kept in memory at once (least recently used dropped first).
+/// Most graphs kept in memory at once for one database (least recently
+/// used dropped first).
 pub const MAX_GRAPHS: usize = 8;
 /// Vectors read from the database per query while building or catching up.
 const PAGE: i64 = 4096;
 /// Concurrent searches and additions one graph allows.
 const GRAPH_THREADS: usize = 64;
 
-/// The graphs of a [`Store`], by thread.
-#[derive(Default)]
+/// The graphs of one database, by thread.
 pub(crate) struct Graphs {
     by_thread: Mutex<HashMap<GraphKey, Arc<Graph>>>,
+    /// One build at a time: a build uses every core.
+    builds: Arc<tokio::sync::Semaphore>,
+}
+
+impl Default for Graphs {
+    fn default() -> Self {
+        Graphs {
+            by_thread: Mutex::default(),
+            builds: Arc::new(tokio::sync::Semaphore::new(1)),
+        }
+    }
 }
 
 impl std::fmt::Debug for Graphs {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let n = self.by_thread.lock().map_or(0, |m| m.len());
-        f.debug_struct("Graphs").field("loaded", &n).finish()
+        f.debug_struct("Graphs")
+            .field("loaded", &self.loaded())
+            .finish()
     }
+}
+
+/// The graphs of the database `identity` names, shared by every store of
+/// this process on it. Kept for the life of the process (a database
+/// without long threads costs an empty map).
+pub(crate) fn shared(identity: String) -> Arc<Graphs> {
+    static ALL: OnceLock<Mutex<HashMap<String, Arc<Graphs>>>> = OnceLock::new();
+    let mut all = ALL
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    all.entry(identity).or_default().clone()
 }
 
 /// Thread id and creation time.
@@ -71,9 +102,18 @@ struct Graph {
     max_id: AtomicI64,
     /// Set when the first build finished.
     ready: AtomicBool,
-    /// One reader of new rows at a time.
-    filling: tokio::sync::Mutex<()>,
+    /// Set when the graph left the cache: a build in progress stops.
+    dropped: AtomicBool,
+    /// One reader of new rows at a time; held by spawned tasks (owned
+    /// guards), so a caller that gives up never cuts a page in half.
+    filling: Arc<tokio::sync::Mutex<()>>,
+    /// Additions one at a time (the capacity check and `contains` with them).
+    adding: Mutex<()>,
     used: Mutex<Instant>,
+}
+
+fn poisoned(e: impl std::fmt::Display) -> crate::error::Error {
+    err(format!("a graph lock was poisoned: {e}"))
 }
 
 impl Graph {
@@ -92,27 +132,40 @@ impl Graph {
             index: RwLock::new(index),
             max_id: AtomicI64::new(0),
             ready: AtomicBool::new(false),
-            filling: tokio::sync::Mutex::new(()),
+            dropped: AtomicBool::new(false),
+            filling: Arc::new(tokio::sync::Mutex::new(())),
+            adding: Mutex::new(()),
             used: Mutex::new(Instant::now()),
         })
     }
 
-    /// Adds `rows` (id, vector), spread over the machine's cores.
+    fn touch(&self) {
+        if let Ok(mut used) = self.used.lock() {
+            *used = Instant::now();
+        }
+    }
+
+    fn size(&self) -> usize {
+        self.index.read().map_or(0, |i| i.size())
+    }
+
+    /// Adds `rows` (id, vector) that are not in the graph yet, spread over
+    /// the machine's cores.
     fn add(&self, rows: &[(i64, Vec<f32>)]) -> Result<()> {
-        let lock = |e| err(format!("a graph lock was poisoned: {e}"));
+        let _adding = self.adding.lock().map_err(poisoned)?;
         {
-            let index = self.index.read().map_err(|e| lock(e.to_string()))?;
+            let index = self.index.read().map_err(poisoned)?;
             let needed = index.size() + rows.len();
             if needed > index.capacity() {
                 drop(index);
-                let index = self.index.write().map_err(|e| lock(e.to_string()))?;
+                let index = self.index.write().map_err(poisoned)?;
                 let capacity = needed.max(index.capacity() * 2).max(1024);
                 index
                     .reserve_capacity_and_threads(capacity, GRAPH_THREADS)
                     .map_err(|e| err(format!("cannot grow a graph: {e}")))?;
             }
         }
-        let index = self.index.read().map_err(|e| lock(e.to_string()))?;
+        let index = self.index.read().map_err(poisoned)?;
         let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
         let chunk = rows.len().div_ceil(workers).max(64);
         std::thread::scope(|s| {
@@ -122,8 +175,7 @@ impl Graph {
                     let index = &*index;
                     s.spawn(move || {
                         for (id, v) in part {
-                            // Already there: a row read twice by a catch-up
-                            // racing the build.
+                            // A row read again after an interrupted page.
                             if !index.contains(*id as u64) {
                                 index.add(*id as u64, v).map_err(|e| e.to_string())?;
                             }
@@ -142,8 +194,8 @@ impl Graph {
     }
 
     fn search(&self, query: &[f32], k: usize) -> Result<Vec<i64>> {
-        *self.used.lock().map_err(|e| err(e.to_string()))? = Instant::now();
-        let index = self.index.read().map_err(|e| err(e.to_string()))?;
+        self.touch();
+        let index = self.index.read().map_err(poisoned)?;
         let found = index
             .search(query, k)
             .map_err(|e| err(format!("graph search failed: {e}")))?;
@@ -152,34 +204,58 @@ impl Graph {
 }
 
 impl Graphs {
-    /// The thread's graph, and whether it was just created (and must be built).
-    fn get_or_insert(&self, key: GraphKey, dims: usize) -> Result<(Arc<Graph>, bool)> {
-        let mut map = self.by_thread.lock().map_err(|e| err(e.to_string()))?;
+    /// The thread's graph, and whether it was just created (and must be
+    /// built); `None` when the cache is full of graphs still building.
+    fn get_or_insert(&self, key: GraphKey, dims: usize) -> Result<Option<(Arc<Graph>, bool)>> {
+        let mut map = self.by_thread.lock().map_err(poisoned)?;
         if let Some(g) = map.get(&key) {
-            return Ok((g.clone(), false));
+            g.touch();
+            return Ok(Some((g.clone(), false)));
         }
         if map.len() >= MAX_GRAPHS {
             let oldest = map
                 .iter()
+                .filter(|(_, g)| g.ready.load(Ordering::Acquire))
                 .min_by_key(|(_, g)| g.used.lock().map_or_else(|_| Instant::now(), |t| *t))
                 .map(|(k, _)| k.clone());
-            if let Some(k) = oldest {
-                map.remove(&k);
+            let Some(k) = oldest else {
+                return Ok(None);
+            };
+            if let Some(g) = map.remove(&k) {
+                g.dropped.store(true, Ordering::Release);
             }
         }
         let graph = Arc::new(Graph::new(dims)?);
         map.insert(key, graph.clone());
-        Ok((graph, true))
+        Ok(Some((graph, true)))
     }
 
     fn get(&self, key: &GraphKey) -> Option<Arc<Graph>> {
-        self.by_thread.lock().ok()?.get(key).cloned()
+        let graph = self.by_thread.lock().ok()?.get(key).cloned()?;
+        graph.touch();
+        Some(graph)
+    }
+
+    /// Drops `key`'s graph if it is still `graph`.
+    fn remove(&self, key: &GraphKey, graph: &Arc<Graph>) {
+        if let Ok(mut map) = self.by_thread.lock()
+            && map.get(key).is_some_and(|g| Arc::ptr_eq(g, graph))
+        {
+            map.remove(key);
+            graph.dropped.store(true, Ordering::Release);
+        }
     }
 
     /// Drops the thread's graphs (the thread was deleted).
     pub(crate) fn forget(&self, thread: &str) {
         if let Ok(mut map) = self.by_thread.lock() {
-            map.retain(|(t, _), _| t != thread);
+            map.retain(|(t, _), g| {
+                let keep = t != thread;
+                if !keep {
+                    g.dropped.store(true, Ordering::Release);
+                }
+                keep
+            });
         }
     }
 
@@ -188,18 +264,31 @@ impl Graphs {
         let Ok(map) = self.by_thread.lock() else {
             return (0, 0);
         };
-        let vectors = map
-            .values()
-            .filter_map(|g| g.index.read().ok().map(|i| i.size()))
-            .sum();
-        (map.len(), vectors)
+        (map.len(), map.values().map(|g| g.size()).sum())
+    }
+}
+
+/// Drops the graph from the cache unless the build finished (an error, or
+/// the task cancelled with its runtime), so a later call starts it again.
+struct BuildGuard {
+    graphs: Arc<Graphs>,
+    key: GraphKey,
+    graph: Arc<Graph>,
+}
+
+impl Drop for BuildGuard {
+    fn drop(&mut self) {
+        if !self.graph.ready.load(Ordering::Acquire) {
+            self.graphs.remove(&self.key, &self.graph);
+        }
     }
 }
 
 impl Store {
     /// The `k` nearest message ids through the thread's graph, or `None`
-    /// when the thread is short or its graph is not built yet (the caller
-    /// searches exactly).
+    /// when the thread is short or its graph is not ready (the caller
+    /// searches exactly). Rows written since are read after the search, in
+    /// the background.
     pub(super) async fn graph_nearest(
         &self,
         resource: &str,
@@ -212,26 +301,32 @@ impl Store {
             return Ok(None);
         }
         let key = (thread.id.clone(), thread.created_at);
-        let (graph, fresh) = self.graphs().get_or_insert(key, dims)?;
+        let Some((graph, fresh)) = self.graphs().get_or_insert(key.clone(), dims)? else {
+            return Ok(None);
+        };
         if fresh {
-            self.spawn_build(resource, thread, graph);
+            self.spawn_build(resource, key, graph);
             return Ok(None);
         }
         if !graph.ready.load(Ordering::Acquire) {
             return Ok(None);
         }
-        // Rows another process wrote since: at most one page on the request
-        // path, and none while this process is already reading them.
-        if let Ok(guard) = graph.filling.try_lock() {
-            self.fill(&graph, resource, &thread.id, Some(1)).await?;
-            drop(guard);
-        }
         // Well under a millisecond: cheaper here than a hop to a blocking thread.
-        graph.search(query, k).map(Some)
+        let found = graph.search(query, k)?;
+        if let Ok(guard) = graph.filling.clone().try_lock_owned() {
+            let (store, resource, thread) = (self.clone(), resource.to_owned(), thread.id.clone());
+            tokio::spawn(async move {
+                if let Err(e) = store.fill(&graph, &resource, &thread).await {
+                    tracing::warn!(%thread, error = %e, "semantic recall: graph catch-up failed");
+                }
+                drop(guard);
+            });
+        }
+        Ok(Some(found))
     }
 
-    /// After vectors of the thread were written: a loaded graph catches up;
-    /// a long thread without one gets it built.
+    /// After vectors of the thread were written: a ready graph reads them
+    /// (awaited); a long thread without a graph gets one built.
     pub(super) async fn graph_after_write(
         &self,
         resource: &str,
@@ -245,9 +340,8 @@ impl Store {
         let graph = match self.graphs().get(&key) {
             Some(g) => g,
             None => {
-                let (graph, fresh) = self.graphs().get_or_insert(key, dims)?;
-                if fresh {
-                    self.spawn_build(resource, thread, graph);
+                if let Some((graph, true)) = self.graphs().get_or_insert(key.clone(), dims)? {
+                    self.spawn_build(resource, key, graph);
                 }
                 return Ok(());
             }
@@ -255,46 +349,54 @@ impl Store {
         if !graph.ready.load(Ordering::Acquire) {
             return Ok(()); // the build reads these rows too
         }
-        let _guard = graph.filling.lock().await;
-        self.fill(&graph, resource, &thread.id, None).await
+        let (store, resource, thread) = (self.clone(), resource.to_owned(), thread.id.clone());
+        // A task of its own: giving up on this future never cuts a page.
+        tokio::spawn(async move {
+            let _guard = graph.filling.clone().lock_owned().await;
+            store.fill(&graph, &resource, &thread).await
+        })
+        .await
+        .map_err(|e| err(format!("graph catch-up stopped: {e}")))?
     }
 
-    fn spawn_build(&self, resource: &str, thread: &ThreadInfo, graph: Arc<Graph>) {
+    fn spawn_build(&self, resource: &str, key: GraphKey, graph: Arc<Graph>) {
         let store = self.clone();
-        let (resource, thread) = (resource.to_owned(), thread.id.clone());
+        let resource = resource.to_owned();
+        let guard = BuildGuard {
+            graphs: self.graphs_arc(),
+            key,
+            graph,
+        };
         tokio::spawn(async move {
+            let Ok(_permit) = guard.graphs.builds.clone().acquire_owned().await else {
+                return;
+            };
             let started = Instant::now();
+            let thread = guard.key.0.clone();
             let built = {
-                let _guard = graph.filling.lock().await;
-                store.fill(&graph, &resource, &thread, None).await
+                let _filling = guard.graph.filling.clone().lock_owned().await;
+                store.fill(&guard.graph, &resource, &thread).await
             };
             match built {
-                Ok(()) => {
-                    graph.ready.store(true, Ordering::Release);
-                    tracing::info!(%thread, elapsed = ?started.elapsed(), "semantic recall: graph built");
+                Ok(()) if !guard.graph.dropped.load(Ordering::Acquire) => {
+                    guard.graph.ready.store(true, Ordering::Release);
+                    tracing::info!(%thread, vectors = guard.graph.size(), elapsed = ?started.elapsed(), "semantic recall: graph built");
                 }
+                Ok(()) => {}
                 Err(e) => {
                     tracing::warn!(%thread, error = %e, "semantic recall: cannot build the graph; searching exactly");
-                    store.graphs().forget(&thread);
                 }
             }
         });
     }
 
-    /// Adds the thread's vectors above the graph's highest id, `pages` pages
-    /// at most (all without a limit). The caller holds `graph.filling`.
-    async fn fill(
-        &self,
-        graph: &Arc<Graph>,
-        resource: &str,
-        thread: &str,
-        pages: Option<usize>,
-    ) -> Result<()> {
+    /// Adds the thread's vectors above the graph's highest id. The caller
+    /// holds `graph.filling`.
+    async fn fill(&self, graph: &Arc<Graph>, resource: &str, thread: &str) -> Result<()> {
         const SQL: &str = "SELECT message_id, vector FROM nodekit_am_embeddings
              WHERE thread_id = $1 AND resource_id = $2 AND dims > 0 AND message_id > $3
              ORDER BY message_id LIMIT $4";
-        let mut read = 0;
-        while pages.is_none_or(|p| read < p) {
+        while !graph.dropped.load(Ordering::Acquire) {
             let after = graph.max_id.load(Ordering::Acquire);
             let rows: Vec<(i64, Vec<u8>)> = match self.pools() {
                 Pools::Sqlite { read, .. } => sqlx::query_as(SQL)
@@ -323,11 +425,13 @@ impl Store {
                 .map(|(id, b)| (id, bytes_vector(&b)))
                 .collect();
             let g = graph.clone();
-            tokio::task::spawn_blocking(move || g.add(&vectors))
-                .await
-                .map_err(|e| err(format!("graph build stopped: {e}")))??;
-            graph.max_id.store(last, Ordering::Release);
-            read += 1;
+            tokio::task::spawn_blocking(move || {
+                g.add(&vectors)?;
+                g.max_id.store(last, Ordering::Release);
+                Ok::<(), crate::error::Error>(())
+            })
+            .await
+            .map_err(|e| err(format!("graph build stopped: {e}")))??;
             if !full {
                 return Ok(());
             }

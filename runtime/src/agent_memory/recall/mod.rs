@@ -10,7 +10,9 @@
 //! already holds and what another match already brought, and returns the
 //! rest in seq order. Matches inside the excluded window do not count
 //! towards `top_k`: the search asks the index for `top_k` plus the size of
-//! the window.
+//! the window. A range never splits a tool call from its results: it grows
+//! by up to 8 messages on either side to take in the call of a result or
+//! the results of a call, and a group still incomplete is left out.
 //!
 //! # Indexes
 //!
@@ -29,8 +31,8 @@
 //! are searched through an in-memory HNSW graph per thread ([`ann`]), so
 //! recall latency grows with the logarithm of the thread's length, not with
 //! the length. While a graph is being built (after a restart, or when a
-//! thread first passes the limit) the thread is searched exactly: on
-//! PostgreSQL without pgvector over its newest [`EXACT_LIMIT`] vectors.
+//! thread first passes the limit) its newest [`EXACT_LIMIT`] vectors are
+//! searched exactly.
 //!
 //! The store runs `CREATE EXTENSION IF NOT EXISTS vector` when it writes its
 //! first vector; the choice is recorded with the dimension and kept (a store
@@ -357,7 +359,10 @@ impl Store {
 
     /// Embeds `messages` of the thread (in batches of [`EMBED_BATCH`]) and
     /// writes their vectors; messages already indexed are skipped. Returns
-    /// how many were written.
+    /// how many were written. Give them oldest first, with no unindexed
+    /// message of the thread before them (as [`Store::unindexed`] returns
+    /// them): the graphs of long threads read vectors in that order
+    /// ([`ann`]). [`Store::index_pending`] does all of this.
     pub async fn index_messages(
         &self,
         resource: &str,
@@ -475,6 +480,16 @@ impl Store {
             }
             Pools::Postgres(pool) => {
                 let mut tx = pool.begin().await.map_err(db)?;
+                // Keeps delete_thread (FOR UPDATE) from committing between
+                // these inserts and their commit.
+                sqlx::query(
+                    "SELECT 1 FROM nodekit_am_threads WHERE id = $1 AND resource_id = $2 FOR SHARE",
+                )
+                .bind(thread)
+                .bind(resource)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(db)?;
                 let pgvector = index.is_some_and(|i| i.kind == IndexKind::PgVector);
                 for (m, v) in rows {
                     // With pgvector the vector lives in the index table only.
@@ -755,15 +770,18 @@ impl Store {
         let thread = info.id.as_str();
         let k = k as i64;
         match (self.pools(), index.kind) {
+            // A long thread whose graph is not ready: its newest vectors only.
             (Pools::Sqlite { read, .. }, IndexKind::SqliteVec) => sqlx::query_scalar(
                 "SELECT rowid FROM nodekit_am_vec
                  WHERE embedding MATCH $1 AND k = $2 AND thread_id = $3 AND resource_id = $4
+                   AND seq > $5
                  ORDER BY distance",
             )
             .bind(vector_bytes(query))
             .bind(k)
             .bind(thread)
             .bind(resource)
+            .bind(info.last_seq - self.exact_limit())
             .fetch_all(read)
             .await
             .map_err(db),
@@ -885,8 +903,9 @@ fn is_tool_result(m: &StoredMessage) -> bool {
 /// The messages `a..=b` of `around` (a contiguous stretch of the thread
 /// reaching up to [`TOOL_MARGIN`] further on both sides), grown so that a
 /// tool call keeps its results: back while the range starts with a result,
-/// forward while results follow its end. Results whose call stays outside,
-/// and a call whose results stay outside, are left out.
+/// forward while results follow its end. Then only whole groups stay: an
+/// AI message with tool calls only with every one of its results, a result
+/// only with its call (a group wider than the margin is left out).
 fn with_tool_pairs(around: Vec<StoredMessage>, a: i64, b: i64) -> Vec<StoredMessage> {
     let Some(mut start) = around.iter().position(|m| m.seq >= a) else {
         return Vec::new();
@@ -898,17 +917,33 @@ fn with_tool_pairs(around: Vec<StoredMessage>, a: i64, b: i64) -> Vec<StoredMess
     while end + 1 < around.len() && is_tool_result(&around[end + 1]) {
         end += 1;
     }
-    let mut range: Vec<StoredMessage> = around.into_iter().take(end + 1).skip(start).collect();
-    while range.first().is_some_and(is_tool_result) {
-        range.remove(0);
-    }
-    if range
-        .last()
-        .is_some_and(|m| m.message.role == Role::Ai && !m.message.tool_calls.is_empty())
-    {
-        range.pop();
-    }
+    let range: Vec<StoredMessage> = around.into_iter().take(end + 1).skip(start).collect();
+    let answered: HashSet<String> = range
+        .iter()
+        .filter(|m| is_tool_result(m))
+        .filter_map(|m| m.message.tool_call_id.clone())
+        .collect();
+    let mut kept_calls: HashSet<String> = HashSet::new();
+    // Results without an id (older stored forms) belong to the call before them.
+    let mut after_kept_call = false;
     range
+        .into_iter()
+        .filter(|m| {
+            if is_tool_result(m) {
+                return match &m.message.tool_call_id {
+                    Some(id) => kept_calls.contains(id),
+                    None => after_kept_call,
+                };
+            }
+            let calls = &m.message.tool_calls;
+            let keep = calls.iter().all(|c| answered.contains(&c.id));
+            after_kept_call = keep && !calls.is_empty();
+            if keep {
+                kept_calls.extend(calls.iter().map(|c| c.id.clone()));
+            }
+            keep
+        })
+        .collect()
 }
 
 fn check_dims(index: RecallIndex, dims: usize) -> Result<RecallIndex> {
