@@ -130,23 +130,50 @@ pub async fn assemble_with(
             tokens,
         });
     };
-    store.thread(resource, thread).await?;
+    let info = store.thread(resource, thread).await?;
+    // The reads and the input's embedding run concurrently; recall's search
+    // needs both.
+    let recall_with = match (&config.embedder_model, options.embedder, input) {
+        (Some(_), Some(embedder), Some(text)) => Some((embedder, text)),
+        _ => None,
+    };
+    let timeout = options
+        .recall_timeout
+        .unwrap_or(recall::DEFAULT_RECALL_TIMEOUT);
+    let started = std::time::Instant::now();
+    let reads = async {
+        tokio::try_join!(
+            async {
+                match config.working_memory {
+                    true => store.working_memory(resource).await,
+                    false => Ok(None),
+                }
+            },
+            store.plan(resource, thread),
+            super::observe::block(store, resource, thread),
+            store.recent(resource, thread, config.last_messages),
+        )
+    };
+    let embedding = async {
+        match recall_with {
+            Some((embedder, text)) => recall::embed_query(embedder, text, timeout).await,
+            None => None,
+        }
+    };
+    let (reads, query) = tokio::join!(reads, embedding);
+    let (working, plan, observed, mut recent) = reads?;
     if config.working_memory {
-        let content = store
-            .working_memory(resource)
-            .await?
-            .map_or_else(|| config.template.clone(), |w| w.content);
+        let content = working.map_or_else(|| config.template.clone(), |w| w.content);
         system(
             PartKind::WorkingMemory,
             working_memory::system_text(&content),
         );
     }
-    if let Some(plan) = store.plan(resource, thread).await?
+    if let Some(plan) = plan
         && let Ok(plan) = serde_json::from_value::<Plan>(plan)
     {
         system(PartKind::Plan, plan.system_text());
     }
-    let observed = super::observe::block(store, resource, thread).await?;
     if !observed.text.is_empty() {
         parts.push(ContextPart {
             kind: PartKind::Observations,
@@ -154,18 +181,11 @@ pub async fn assemble_with(
             tokens: observed.tokens,
         });
     }
-    let mut recent = store.recent(resource, thread, config.last_messages).await?;
     recent.retain(|m| m.seq > observed.observed_through);
-    if let (Some(_), Some(embedder), Some(text)) = (&config.embedder_model, options.embedder, input)
-    {
-        let timeout = options
-            .recall_timeout
-            .unwrap_or(recall::DEFAULT_RECALL_TIMEOUT);
+    if let Some(query) = query {
+        let left = timeout.saturating_sub(started.elapsed());
         let top_k = config.semantic_recall_top_k;
-        let found = recall::for_context(
-            store, resource, thread, text, embedder, top_k, &recent, timeout,
-        )
-        .await;
+        let found = recall::for_context(store, resource, &info, &query, top_k, &recent, left).await;
         if !found.is_empty() {
             parts.push(ContextPart {
                 kind: PartKind::Recalled,

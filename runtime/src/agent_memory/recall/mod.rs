@@ -695,6 +695,20 @@ impl Store {
         check_id("resource", resource)?;
         check_id("thread", thread)?;
         let info = self.thread(resource, thread).await?;
+        self.recall_in(resource, &info, query, top_k, exclude_seqs)
+            .await
+    }
+
+    /// [`Store::recall`] in a thread already looked up for `resource`.
+    pub(crate) async fn recall_in(
+        &self,
+        resource: &str,
+        info: &ThreadInfo,
+        query: &[f32],
+        top_k: usize,
+        exclude_seqs: &[i64],
+    ) -> Result<Vec<StoredMessage>> {
+        let thread = info.id.as_str();
         if top_k == 0 {
             return Ok(Vec::new());
         }
@@ -1129,22 +1143,47 @@ async fn catch_up(store: &Store, queued: &mut BTreeSet<(String, String)>) {
 /// query's embedding and the search before leaving recall out.
 pub const DEFAULT_RECALL_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// The recalled messages for the context: empty (with a warning) when the
-/// embedder fails or is slower than `timeout`, so a request never fails or
-/// hangs because of recall.
-#[allow(clippy::too_many_arguments)]
+/// The input's vector for recall: `None` (with a warning) when the embedder
+/// fails or is slower than `timeout`, so a request never fails or hangs
+/// because of recall.
+pub(crate) async fn embed_query(
+    embedder: &dyn Embedder,
+    input: &str,
+    timeout: Duration,
+) -> Option<Vec<f32>> {
+    if input.trim().is_empty() {
+        return None;
+    }
+    let texts = [input.to_owned()];
+    match tokio::time::timeout(timeout, embedder.embed(&texts)).await {
+        Ok(Ok(v)) => v.into_iter().next(),
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "semantic recall left out of the context");
+            None
+        }
+        Err(_) => {
+            tracing::warn!(
+                ?timeout,
+                "semantic recall timed out; left out of the context"
+            );
+            None
+        }
+    }
+}
+
+/// The recalled messages for the context, minus the `recent` window:
+/// empty (with a warning) on an error or after `timeout`.
 pub(crate) async fn for_context(
     store: &Store,
     resource: &str,
-    thread: &str,
-    input: &str,
-    embedder: &dyn Embedder,
+    thread: &ThreadInfo,
+    query: &[f32],
     top_k: usize,
     recent: &[StoredMessage],
     timeout: Duration,
 ) -> Vec<StoredMessage> {
     let exclude: Vec<i64> = recent.iter().map(|m| m.seq).collect();
-    let search = store.recall_text(resource, thread, input, embedder, top_k, &exclude);
+    let search = store.recall_in(resource, thread, query, top_k, &exclude);
     match tokio::time::timeout(timeout, search).await {
         Ok(Ok(found)) => found,
         Ok(Err(e)) => {
