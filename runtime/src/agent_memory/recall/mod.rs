@@ -718,7 +718,7 @@ impl Store {
         check_dims(index, query.len())?;
         let exclude: HashSet<i64> = exclude_seqs.iter().copied().collect();
         let k = (top_k + exclude.len()).min(MAX_K);
-        let candidates = self.nearest(resource, &info, index, query, k).await?;
+        let candidates = self.nearest(resource, info, index, query, k).await?;
         // Read the ids back from the messages with the same filter.
         let seqs = self.seqs_of(resource, thread, &candidates).await?;
         let matches: Vec<i64> = candidates
