@@ -6,9 +6,9 @@
 # command.
 #
 # Env: SIZES (nodekit, default "100000 1000000"), PEER_SIZES (Mastra,
-# default "10000 100000"; Mastra appends ~30 messages/s and its database
-# grows by ~83 KB a message, so 1,000,000 would take about 9 hours and
-# 83 GB), PEER_DIR (the peer harness, default ../shared/peers/mastra-bench
+# default "10000 100000"; Mastra appends 25-34 messages/s and its database
+# grows by ~82 KB a message, so 1,000,000 would take 8-11 hours and 82 GB),
+# PEER_DIR (the peer harness, default ../shared/peers/mastra-bench
 # beside the checkout).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)

@@ -31,8 +31,9 @@
 //!   creation time, so a thread deleted and created again gets a new one,
 //!   and every id is read back through the resource and thread filter.
 //!
-//! With 384 dimensions a graph costs about 0.8 KB of memory per message
-//! (BENCHMARKS.md, agent memory); a restarted process rebuilds it.
+//! With 384 dimensions a process holding a million-message graph peaked at
+//! 726 MB in all (BENCHMARKS.md, agent memory); larger embeddings cost
+//! proportionally more. A restarted process rebuilds its graphs.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
