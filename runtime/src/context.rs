@@ -364,11 +364,10 @@ impl Memory for LoggedMemory {
                 &self.log,
                 &self.node,
                 "saveMemory",
-                // The same shape as `save`'s, plus how many messages the turn had.
+                // The same entry as `save`'s: the input and the final answer.
                 json!({
                     "input": input,
                     "output": turn.last().map(Message::text).unwrap_or_default(),
-                    "messages": turn.len(),
                 }),
             );
             let result = self.inner.save_turn(input, turn).await;
