@@ -164,6 +164,14 @@ fn conversation() -> Vec<Message> {
         .collect()
 }
 
+/// Recall on, with a recent window of 8.
+fn recall_config() -> MemoryConfig {
+    MemoryConfig::default()
+        .embedder_model("bow")
+        .last_messages(8)
+        .unwrap()
+}
+
 fn seqs(found: &[StoredMessage]) -> Vec<i64> {
     found.iter().map(|m| m.seq).collect()
 }
@@ -230,10 +238,7 @@ async fn neighbours_isolation_dims(store: &Store) {
     assert!(none.is_empty());
 
     // Context assembly fills the Recalled part between observations and recent.
-    let config = MemoryConfig::default()
-        .embedder_model("bow")
-        .last_messages(8)
-        .unwrap();
+    let config = recall_config();
     let options = AssembleOptions {
         embedder: Some(&*embedder),
         recall_timeout: None,
@@ -294,10 +299,7 @@ async fn failing_then_recovery(store: &Store) {
     assert_eq!(stored.len(), 30);
     assert!(recaller.flush().await.is_err());
     assert_eq!(store.unindexed("r", "t", 100).await.unwrap().len(), 30);
-    let config = MemoryConfig::default()
-        .embedder_model("bow")
-        .last_messages(8)
-        .unwrap();
+    let config = recall_config();
     let options = AssembleOptions {
         embedder: Some(&*embedder),
         recall_timeout: None,
@@ -563,10 +565,7 @@ async fn slow_embedder(store: &Store) {
     let started = std::time::Instant::now();
     recaller.append("r", "slow", &conversation()).await.unwrap();
     assert!(started.elapsed() < std::time::Duration::from_secs(1));
-    let config = MemoryConfig::default()
-        .embedder_model("bow")
-        .last_messages(8)
-        .unwrap();
+    let config = recall_config();
     let options = AssembleOptions {
         embedder: Some(&*embedder),
         recall_timeout: Some(std::time::Duration::from_millis(300)),

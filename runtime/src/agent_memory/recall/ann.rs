@@ -231,12 +231,6 @@ impl Graphs {
         Ok(Some((graph, true)))
     }
 
-    fn get(&self, key: &GraphKey) -> Option<Arc<Graph>> {
-        let graph = self.by_thread.lock().ok()?.get(key).cloned()?;
-        graph.touch();
-        Some(graph)
-    }
-
     /// Drops `key`'s graph if it is still `graph`.
     fn remove(&self, key: &GraphKey, graph: &Arc<Graph>) {
         if let Ok(mut map) = self.by_thread.lock()
@@ -286,6 +280,28 @@ impl Drop for BuildGuard {
 }
 
 impl Store {
+    /// The thread's graph when it is long and its graph is ready; starts
+    /// the build (and answers `None`) when it has none.
+    fn ready_graph(
+        &self,
+        resource: &str,
+        thread: &ThreadInfo,
+        dims: usize,
+    ) -> Result<Option<Arc<Graph>>> {
+        if thread.last_seq <= self.exact_limit() {
+            return Ok(None);
+        }
+        let key = (thread.id.clone(), thread.created_at);
+        let Some((graph, fresh)) = self.graphs().get_or_insert(key.clone(), dims)? else {
+            return Ok(None);
+        };
+        if fresh {
+            self.spawn_build(resource, key, graph);
+            return Ok(None);
+        }
+        Ok(graph.ready.load(Ordering::Acquire).then_some(graph))
+    }
+
     /// The `k` nearest message ids through the thread's graph, or `None`
     /// when the thread is short or its graph is not ready (the caller
     /// searches exactly). Rows written since are read after the search, in
@@ -298,20 +314,9 @@ impl Store {
         query: &[f32],
         k: usize,
     ) -> Result<Option<Vec<i64>>> {
-        if thread.last_seq <= self.exact_limit() {
-            return Ok(None);
-        }
-        let key = (thread.id.clone(), thread.created_at);
-        let Some((graph, fresh)) = self.graphs().get_or_insert(key.clone(), dims)? else {
+        let Some(graph) = self.ready_graph(resource, thread, dims)? else {
             return Ok(None);
         };
-        if fresh {
-            self.spawn_build(resource, key, graph);
-            return Ok(None);
-        }
-        if !graph.ready.load(Ordering::Acquire) {
-            return Ok(None);
-        }
         // Well under a millisecond: cheaper here than a hop to a blocking thread.
         let found = graph.search(query, k)?;
         if let Ok(guard) = graph.filling.clone().try_lock_owned() {
@@ -327,29 +332,17 @@ impl Store {
     }
 
     /// After vectors of the thread were written: a ready graph reads them
-    /// (awaited); a long thread without a graph gets one built.
+    /// (awaited); a long thread without a graph gets one built (whose build
+    /// reads them too).
     pub(super) async fn graph_after_write(
         &self,
         resource: &str,
         thread: &ThreadInfo,
         dims: usize,
     ) -> Result<()> {
-        if thread.last_seq <= self.exact_limit() {
+        let Some(graph) = self.ready_graph(resource, thread, dims)? else {
             return Ok(());
-        }
-        let key = (thread.id.clone(), thread.created_at);
-        let graph = match self.graphs().get(&key) {
-            Some(g) => g,
-            None => {
-                if let Some((graph, true)) = self.graphs().get_or_insert(key.clone(), dims)? {
-                    self.spawn_build(resource, key, graph);
-                }
-                return Ok(());
-            }
         };
-        if !graph.ready.load(Ordering::Acquire) {
-            return Ok(()); // the build reads these rows too
-        }
         let (store, resource, thread) = (self.clone(), resource.to_owned(), thread.id.clone());
         // A task of its own: giving up on this future never cuts a page.
         tokio::spawn(async move {
