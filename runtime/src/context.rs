@@ -50,6 +50,12 @@ pub struct LogEntry {
 #[derive(Debug, Default)]
 pub struct RunLog {
     entries: Mutex<Vec<LogEntry>>,
+    /// Entries go to the [`RunLog::capture`] scope they are written in.
+    per_call: bool,
+}
+
+tokio::task_local! {
+    static CAPTURE: Arc<RunLog>;
 }
 
 impl RunLog {
@@ -58,8 +64,30 @@ impl RunLog {
         Arc::new(RunLog::default())
     }
 
+    /// A log for objects that outlive one run (the n8n bridge keeps them
+    /// between calls): it keeps nothing itself, and each entry goes to the
+    /// log of the [`RunLog::capture`] scope it is written in. Entries
+    /// written outside any scope (a background task's) are dropped.
+    pub fn per_call() -> Arc<RunLog> {
+        Arc::new(RunLog {
+            per_call: true,
+            ..RunLog::default()
+        })
+    }
+
+    /// Runs `work` and returns what it wrote to [`RunLog::per_call`] logs.
+    pub async fn capture<T>(work: impl Future<Output = T>) -> (T, Vec<LogEntry>) {
+        let log = RunLog::new();
+        let out = CAPTURE.scope(log.clone(), work).await;
+        (out, log.entries())
+    }
+
     /// Appends an entry.
     pub fn push(&self, entry: LogEntry) {
+        if self.per_call {
+            let _ = CAPTURE.try_with(|log| log.push(entry));
+            return;
+        }
         self.entries
             .lock()
             .unwrap_or_else(|e| e.into_inner())

@@ -32,10 +32,11 @@ const PROGRESS_STEPS: i32 = 10_000;
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Where a SQLite tool's data lives (nodekit's `sqlite` credential).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, crate::NodeParams)]
 #[serde(rename_all = "camelCase")]
 pub struct SqliteConfig {
     /// Path of an existing database file; tools never create one.
+    #[param(display_name = "Database Path", placeholder = "/data/app.db")]
     pub database_path: String,
 }
 

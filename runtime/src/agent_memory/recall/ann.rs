@@ -40,7 +40,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Instant;
 
-use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
+use hnsw::Index;
 
 use super::{bytes_vector, db, err};
 use crate::agent_memory::store::{Pools, Store, ThreadInfo};
@@ -119,16 +119,7 @@ fn poisoned(e: impl std::fmt::Display) -> crate::error::Error {
 
 impl Graph {
     fn new(dims: usize) -> Result<Graph> {
-        let options = IndexOptions {
-            dimensions: dims,
-            metric: MetricKind::Cos,
-            quantization: ScalarKind::I8,
-            connectivity: 16,
-            expansion_add: 128,
-            expansion_search: 64,
-            multi: false,
-        };
-        let index = Index::new(&options).map_err(|e| err(format!("cannot create a graph: {e}")))?;
+        let index = hnsw::new(dims).map_err(|e| err(format!("cannot create a graph: {e}")))?;
         Ok(Graph {
             index: RwLock::new(index),
             max_id: AtomicI64::new(0),
@@ -288,7 +279,7 @@ impl Store {
         thread: &ThreadInfo,
         dims: usize,
     ) -> Result<Option<Arc<Graph>>> {
-        if thread.last_seq <= self.exact_limit() {
+        if !hnsw::AVAILABLE || thread.last_seq <= self.exact_limit() {
             return Ok(None);
         }
         let key = (thread.id.clone(), thread.created_at);
@@ -431,5 +422,66 @@ impl Store {
             }
         }
         Ok(())
+    }
+}
+
+/// The HNSW index: usearch's with the `ann` feature (the default). Without
+/// it no graph is built, and a long thread's recall searches its newest
+/// [`EXACT_LIMIT`] messages exactly.
+#[cfg(feature = "ann")]
+mod hnsw {
+    pub(super) use usearch::Index;
+    use usearch::{IndexOptions, MetricKind, ScalarKind};
+
+    pub(super) const AVAILABLE: bool = true;
+
+    pub(super) fn new(dims: usize) -> Result<Index, String> {
+        let options = IndexOptions {
+            dimensions: dims,
+            metric: MetricKind::Cos,
+            quantization: ScalarKind::I8,
+            connectivity: 16,
+            expansion_add: 128,
+            expansion_search: 64,
+            multi: false,
+        };
+        Index::new(&options).map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(not(feature = "ann"))]
+mod hnsw {
+    /// No index can exist: every method is unreachable.
+    pub(super) enum Index {}
+
+    pub(super) const AVAILABLE: bool = false;
+
+    pub(super) fn new(_dims: usize) -> Result<Index, String> {
+        Err("nodekit was built without its `ann` feature".into())
+    }
+
+    pub(super) struct Found {
+        pub(super) keys: Vec<u64>,
+    }
+
+    impl Index {
+        pub(super) fn size(&self) -> usize {
+            match *self {}
+        }
+        pub(super) fn capacity(&self) -> usize {
+            match *self {}
+        }
+        pub(super) fn reserve_capacity_and_threads(&self, _: usize, _: usize) -> Result<(), String> {
+            match *self {}
+        }
+        pub(super) fn contains(&self, _: u64) -> bool {
+            match *self {}
+        }
+        pub(super) fn add(&self, _: u64, _: &[f32]) -> Result<(), String> {
+            match *self {}
+        }
+        pub(super) fn search(&self, _: &[f32], _: usize) -> Result<Found, String> {
+            match *self {}
+        }
     }
 }

@@ -1,0 +1,599 @@
+//! The `nodekit` command: lists, inspects, runs and packages the nodes
+//! linked into it.
+//!
+//! JSON goes to standard output; errors go to standard error with a
+//! non-zero exit status (1 for a failed command, 2 for wrong usage).
+//!
+//! A program of your own nodes gets the same command, so that
+//! `your-program package` packages your nodes for n8n:
+//!
+//! ```no_run
+//! fn main() -> std::process::ExitCode {
+//!     // my_nodes::link(); // keeps your node crate's registrations
+//!     nodekit_nodes::cli::main()
+//! }
+//! ```
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Parser, Subcommand};
+use nodekit::Catalog;
+use nodekit::agent::AgentEvent;
+use nodekit::context::Credentials;
+use nodekit::from_ai;
+use nodekit::tool::NodeTool;
+use nodekit::workflow::{RunOptions, RunResult, Workflow};
+use serde_json::Value;
+
+/// Inspect the n8n-style nodes registered in this program.
+#[derive(Parser, Debug)]
+#[command(name = "nodekit", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Print every node description as n8n's `types/nodes.json` array, sorted by name.
+    Catalog {
+        /// Write the catalog to this file instead of standard output.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Print one node's description.
+    Describe {
+        /// Node name: `package.nodeName`, or `nodeName` when it is unambiguous.
+        node: String,
+    },
+    /// Print the tool definition (OpenAI function form) a node gets with these parameters.
+    ToolSchema {
+        /// Node name: `package.nodeName`, or `nodeName` when it is unambiguous.
+        node: String,
+        /// The node's parameter values: JSON text, `@FILE`, or `-` for standard input.
+        #[arg(long, value_name = "JSON", default_value = "{}")]
+        params: String,
+        /// The node's name in the workflow, which becomes the tool name (default: the node type's default name).
+        #[arg(long, value_name = "NAME")]
+        name: Option<String>,
+        /// The node's `typeVersion` (default: the version a new node gets).
+        #[arg(long, value_name = "VERSION")]
+        node_version: Option<f64>,
+    },
+    /// Print the argument schema that the `$fromAI` calls inside any parameter JSON produce.
+    FromAi {
+        /// Parameter JSON: JSON text, `@FILE`, or `-` for standard input.
+        #[arg(long, value_name = "JSON")]
+        params: String,
+    },
+    /// Run a tool node once, as an agent would call it, and print its JSON answer.
+    ///
+    /// A request the tool refuses (a SQL tool's `success: false`) is an answer:
+    /// the exit status is 0. It is non-zero only when the tool cannot be run.
+    ToolCall {
+        /// Node name: `package.nodeName`, or `nodeName` when it is unambiguous.
+        node: String,
+        /// The node's parameter values: JSON text, `@FILE`, or `-` for standard input.
+        #[arg(long, value_name = "JSON", default_value = "{}")]
+        params: String,
+        /// The arguments the model would send: JSON text, `@FILE`, or `-`.
+        #[arg(long, value_name = "JSON", default_value = "{}")]
+        args: String,
+        #[command(flatten)]
+        credentials: CredentialArgs,
+    },
+    /// Inspect and move agent memory (storage from the N8N_INSTANCE_AI_* and DB_* variables).
+    Memory {
+        #[command(subcommand)]
+        command: MemoryCommand,
+        /// Use this SQLite file instead of the configured storage.
+        #[arg(long, value_name = "FILE", global = true)]
+        db: Option<PathBuf>,
+    },
+    /// Run a workflow (n8n export format) on one chat message, printing the answer as it streams.
+    Run {
+        /// The workflow JSON file.
+        workflow: PathBuf,
+        /// The user's message (the trigger item's `chatInput`).
+        #[arg(long, value_name = "TEXT")]
+        message: String,
+        /// The conversation's session id (the trigger item's `sessionId`).
+        #[arg(long, value_name = "ID", default_value = "cli")]
+        session: String,
+        /// After the answer, print the run log (n8n's runData shape) as JSON.
+        #[arg(long)]
+        log: bool,
+        #[command(flatten)]
+        credentials: CredentialArgs,
+    },
+    /// Write an n8n community node package of this program's nodes (see the README's "n8n" section).
+    Package {
+        /// The folder to write.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// The npm package name.
+        #[arg(long, value_name = "NAME", default_value = "n8n-nodes-nodekit")]
+        name: String,
+        /// The package version.
+        #[arg(long, value_name = "VERSION", default_value = env!("CARGO_PKG_VERSION"))]
+        version: String,
+        /// Package only this node (repeat for more); default: every node that can run in n8n.
+        #[arg(long, value_name = "NODE")]
+        node: Vec<String>,
+    },
+    /// Serve the n8n package's shims: JSON requests on standard input, one answer per line on standard output.
+    Bridge,
+    /// Chat with a workflow: each line you type is one message; an empty line or end of input quits.
+    Chat {
+        /// The workflow JSON file.
+        workflow: PathBuf,
+        /// The conversation's session id.
+        #[arg(long, value_name = "ID", default_value = "cli")]
+        session: String,
+        #[command(flatten)]
+        credentials: CredentialArgs,
+    },
+}
+
+/// What `nodekit memory` does.
+#[derive(Subcommand, Debug)]
+enum MemoryCommand {
+    /// List a resource's threads.
+    Threads {
+        /// The resource (user) id.
+        #[arg(long, value_name = "ID")]
+        resource: String,
+    },
+    /// Print the context assembled for a request, part by part with token counts.
+    Context {
+        /// The resource (user) id.
+        #[arg(long, value_name = "ID")]
+        resource: String,
+        /// The thread id.
+        #[arg(long, value_name = "ID")]
+        thread: String,
+        /// The new user message.
+        #[arg(long, value_name = "TEXT")]
+        input: Option<String>,
+    },
+    /// Print a thread (messages, plan, observations, events) as JSON.
+    Export {
+        /// The resource (user) id.
+        #[arg(long, value_name = "ID")]
+        resource: String,
+        /// The thread id.
+        #[arg(long, value_name = "ID")]
+        thread: String,
+    },
+    /// Import a thread exported with `export`: JSON text, `@FILE`, or `-`.
+    Import {
+        /// The resource (user) id that will own the thread.
+        #[arg(long, value_name = "ID")]
+        resource: String,
+        /// The export.
+        export: String,
+    },
+}
+
+/// Where credentials come from.
+#[derive(clap::Args, Debug)]
+struct CredentialArgs {
+    /// JSON file of credentials by type, e.g. `{"openAiApi": {"apiKey": "...", "url": "http://127.0.0.1:8080/v1"}}`.
+    /// Also read from `NODEKIT_CREDENTIALS_FILE`, or as JSON text from `NODEKIT_CREDENTIALS`;
+    /// `OPENAI_API_KEY` and `OPENAI_BASE_URL` fill `openAiApi` when it is missing.
+    #[arg(long, value_name = "FILE")]
+    credentials: Option<PathBuf>,
+}
+
+/// Runs the command line of this program.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run {
+            workflow,
+            message,
+            session,
+            log,
+            credentials,
+        } => workflow_command(
+            |runtime, wf, creds| runtime.block_on(run_workflow(wf, creds, &message, &session, log)),
+            &workflow,
+            &credentials,
+        ),
+        Command::Chat {
+            workflow,
+            session,
+            credentials,
+        } => workflow_command(
+            |runtime, wf, creds| runtime.block_on(chat(wf, creds, &session)),
+            &workflow,
+            &credentials,
+        ),
+        Command::ToolCall {
+            node,
+            params,
+            args,
+            credentials,
+        } => tool_call(&node, &params, &args, &credentials),
+        Command::Memory { command, db } => memory(command, db),
+        Command::Bridge => bridge(),
+        other => run(other),
+    };
+    match result {
+        Ok(output) => {
+            if let Some(text) = output {
+                println!("{text}");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("nodekit: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Supplies tool node `node` with `params`, calls it once with `args`, and returns its answer.
+fn tool_call(
+    node: &str,
+    params: &str,
+    args: &str,
+    credentials: &CredentialArgs,
+) -> Result<Option<String>, String> {
+    let entry = Catalog::global().find(node).map_err(|e| e.to_string())?;
+    let params = read_json(params, "--params")?;
+    let args = read_json(args, "--args")?;
+    let credentials = Arc::new(load_credentials(credentials)?);
+    let supply = entry
+        .runtime
+        .supply
+        .ok_or_else(|| format!("node `{}` is not a tool node", entry.full_name()))?;
+    let name = entry.description.defaults.name.clone();
+    let runtime = async_runtime()?;
+    let answer = runtime.block_on(async move {
+        let log = nodekit::context::RunLog::new();
+        let ctx = nodekit::context::SupplyContext::new(&name, credentials, Value::Null, log);
+        match supply(params, ctx).await.map_err(|e| e.to_string())? {
+            nodekit::node::Supply::Tool(tool) => tool.call(args).await.map_err(|e| e.to_string()),
+            other => Err(format!(
+                "node `{name}` supplies {:?}, not a tool",
+                other.connection()
+            )),
+        }
+    })?;
+    Ok(Some(pretty(&answer)))
+}
+
+/// Runs a `nodekit memory` command.
+fn memory(command: MemoryCommand, db: Option<PathBuf>) -> Result<Option<String>, String> {
+    use nodekit::agent_memory::{self, MemoryConfig};
+    let mut config = MemoryConfig::from_env().map_err(|e| e.to_string())?;
+    if let Some(path) = db {
+        config = config.sqlite(path.to_string_lossy());
+    }
+    let export = match &command {
+        MemoryCommand::Import { export, .. } => Some(read_json(export, "the export")?),
+        _ => None,
+    };
+    async_runtime()?.block_on(async move {
+        let store = agent_memory::open(&config)
+            .await
+            .map_err(|e| e.to_string())?;
+        let out = match command {
+            MemoryCommand::Threads { resource } => {
+                serde_json::to_value(store.threads(&resource).await.map_err(|e| e.to_string())?)
+                    .expect("threads serialise")
+            }
+            MemoryCommand::Context {
+                resource,
+                thread,
+                input,
+            } => {
+                let ctx =
+                    agent_memory::assemble(&store, &config, &resource, &thread, input.as_deref())
+                        .await
+                        .map_err(|e| e.to_string())?;
+                serde_json::to_value(ctx).expect("a context serialises")
+            }
+            MemoryCommand::Export { resource, thread } => store
+                .export_thread(&resource, &thread)
+                .await
+                .map_err(|e| e.to_string())?,
+            MemoryCommand::Import { resource, .. } => {
+                let export = export.expect("read above");
+                serde_json::to_value(
+                    store
+                        .import_thread(&resource, export)
+                        .await
+                        .map_err(|e| e.to_string())?,
+                )
+                .expect("a thread serialises")
+            }
+        };
+        store.close().await;
+        Ok(Some(pretty(&out)))
+    })
+}
+
+/// Serves the n8n shims until standard input closes.
+fn bridge() -> Result<Option<String>, String> {
+    let catalog = Catalog::global();
+    catalog.check_unique().map_err(|e| e.to_string())?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    runtime
+        .block_on(nodekit::n8n::bridge::Bridge::new(catalog).serve_stdio())
+        .map_err(|e| format!("the bridge stopped: {e}"))?;
+    // Calls cut off by the end of input must not hold the exit.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    Ok(None)
+}
+
+fn async_runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
+}
+
+/// Loads the workflow and credentials, then runs `work` on a Tokio runtime.
+fn workflow_command(
+    work: impl FnOnce(&tokio::runtime::Runtime, Workflow, Arc<Credentials>) -> Result<(), String>,
+    path: &std::path::Path,
+    credentials: &CredentialArgs,
+) -> Result<Option<String>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read workflow {}: {e}", path.display()))?;
+    let workflow = Workflow::from_json(&text).map_err(|e| e.to_string())?;
+    let credentials = load_credentials(credentials)?;
+    let runtime = async_runtime()?;
+    work(&runtime, workflow, Arc::new(credentials))?;
+    Ok(None)
+}
+
+fn load_credentials(args: &CredentialArgs) -> Result<Credentials, String> {
+    let file = args
+        .credentials
+        .clone()
+        .or_else(|| std::env::var_os("NODEKIT_CREDENTIALS_FILE").map(PathBuf::from));
+    let mut credentials: Credentials = match (file, std::env::var("NODEKIT_CREDENTIALS")) {
+        (Some(path), _) => {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| format!("cannot read credentials {}: {e}", path.display()))?;
+            serde_json::from_str(&text).map_err(|e| {
+                format!(
+                    "credentials file {} is not a JSON object of credentials by type: {e}",
+                    path.display()
+                )
+            })?
+        }
+        (None, Ok(text)) => serde_json::from_str(&text).map_err(|e| {
+            format!("NODEKIT_CREDENTIALS is not a JSON object of credentials by type: {e}")
+        })?,
+        (None, Err(_)) => Credentials::new(),
+    };
+    if !credentials.contains_key("openAiApi")
+        && let Ok(key) = std::env::var("OPENAI_API_KEY")
+    {
+        let mut openai = serde_json::json!({"apiKey": key});
+        if let Ok(url) = std::env::var("OPENAI_BASE_URL") {
+            openai["url"] = Value::String(url);
+        }
+        credentials.insert("openAiApi".into(), openai);
+    }
+    Ok(credentials)
+}
+
+/// Runs the workflow on one message; the answer streams to stdout, tool calls to stderr.
+async fn run_once(
+    workflow: &Workflow,
+    credentials: Arc<Credentials>,
+    message: &str,
+    session: &str,
+) -> Result<RunResult, String> {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let printer = tokio::spawn(async move {
+        let mut printed = false;
+        let mut out = std::io::stdout();
+        while let Some(event) = rx.recv().await {
+            match event {
+                AgentEvent::TextDelta { text } => {
+                    printed = true;
+                    let _ = out.write_all(text.as_bytes());
+                    let _ = out.flush();
+                }
+                AgentEvent::ToolCall { name, args, .. } => eprintln!("[tool {name} {args}]"),
+                AgentEvent::ToolResult {
+                    name,
+                    output,
+                    error,
+                    ..
+                } => {
+                    let mark = if error { "failed" } else { "answered" };
+                    eprintln!(
+                        "[tool {name} {mark}: {}]",
+                        output.chars().take(200).collect::<String>()
+                    );
+                }
+            }
+        }
+        printed
+    });
+    let options = RunOptions {
+        input: serde_json::json!({"chatInput": message, "sessionId": session, "action": "sendMessage"}),
+        credentials,
+        events: Some(tx),
+    };
+    let result = workflow.run(Catalog::global(), options).await;
+    let printed = printer.await.unwrap_or(false);
+    let result = result.map_err(|e| e.to_string())?;
+    if !printed {
+        for item in &result.items {
+            match item.get("output") {
+                Some(Value::String(s)) => print!("{s}"),
+                Some(v) => print!("{}", pretty(v)),
+                None => print!("{}", pretty(item)),
+            }
+        }
+    }
+    println!();
+    Ok(result)
+}
+
+async fn run_workflow(
+    workflow: Workflow,
+    credentials: Arc<Credentials>,
+    message: &str,
+    session: &str,
+    log: bool,
+) -> Result<(), String> {
+    let result = run_once(&workflow, credentials, message, session).await?;
+    if log {
+        println!("{}", pretty(&result.log.to_run_data()));
+    }
+    Ok(())
+}
+
+async fn chat(
+    workflow: Workflow,
+    credentials: Arc<Credentials>,
+    session: &str,
+) -> Result<(), String> {
+    let stdin = std::io::stdin();
+    loop {
+        eprint!("> ");
+        let mut line = String::new();
+        if stdin
+            .read_line(&mut line)
+            .map_err(|e| format!("cannot read standard input: {e}"))?
+            == 0
+        {
+            return Ok(());
+        }
+        let message = line.trim();
+        if message.is_empty() {
+            return Ok(());
+        }
+        if let Err(e) = run_once(&workflow, credentials.clone(), message, session).await {
+            eprintln!("nodekit: {e}");
+        }
+    }
+}
+
+/// Runs one command; `Some(text)` is printed on standard output.
+fn run(command: Command) -> Result<Option<String>, String> {
+    let catalog = Catalog::global();
+    catalog.check_unique().map_err(|e| e.to_string())?;
+    match command {
+        Command::Catalog { out } => {
+            let text = pretty(&catalog.to_nodes_json());
+            match out {
+                Some(path) => {
+                    std::fs::write(&path, text + "\n")
+                        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                    Ok(None)
+                }
+                None => Ok(Some(text)),
+            }
+        }
+        Command::Describe { node } => {
+            let entry = catalog.find(&node).map_err(|e| e.to_string())?;
+            Ok(Some(pretty(&entry.to_json())))
+        }
+        Command::ToolSchema {
+            node,
+            params,
+            name,
+            node_version,
+        } => {
+            let entry = catalog.find(&node).map_err(|e| e.to_string())?;
+            let params = read_json(&params, "--params")?;
+            let description = entry.description;
+            let name = name.unwrap_or_else(|| description.defaults.name.clone());
+            let version = node_version.unwrap_or_else(|| description.version_for_new_nodes());
+            if !description.version.all().contains(&version) {
+                let versions: Vec<String> = description
+                    .version
+                    .all()
+                    .into_iter()
+                    .map(|v| nodekit::description::number_to_json(v).to_string())
+                    .collect();
+                return Err(format!(
+                    "node `{}` has no version {version}; its versions: {}",
+                    entry.full_name(),
+                    versions.join(", ")
+                ));
+            }
+            let tool = NodeTool::with_version(description, &name, &params, version)
+                .map_err(|e| e.to_string())?;
+            Ok(Some(pretty(&tool.definition().to_openai())))
+        }
+        Command::Package {
+            out,
+            name,
+            version,
+            node,
+        } => {
+            let program = std::env::current_exe()
+                .map_err(|e| format!("cannot find this program's file: {e}"))?;
+            let options = nodekit::n8n::package::PackageOptions {
+                out,
+                name,
+                version,
+                program,
+                nodes: node,
+            };
+            let report = nodekit::n8n::package::write(catalog, &options).map_err(|e| e.to_string())?;
+            for (node, why) in &report.skipped {
+                eprintln!("nodekit: left out {node}: {why}");
+            }
+            Ok(Some(pretty(
+                &serde_json::to_value(&report).expect("a report serialises"),
+            )))
+        }
+        Command::Run { .. }
+        | Command::Chat { .. }
+        | Command::ToolCall { .. }
+        | Command::Memory { .. }
+        | Command::Bridge => {
+            unreachable!("handled in main")
+        }
+        Command::FromAi { params } => {
+            let params = read_json(&params, "--params")?;
+            let calls = from_ai::collect_calls(&params).map_err(|e| e.to_string())?;
+            Ok(Some(pretty(&from_ai::arguments_schema(&calls))))
+        }
+    }
+}
+
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).expect("JSON values always serialise")
+}
+
+/// Reads JSON given inline, as `@FILE`, or as `-` (standard input).
+fn read_json(arg: &str, what: &str) -> Result<Value, String> {
+    let text = if arg == "-" {
+        let mut s = String::new();
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .map_err(|e| format!("cannot read {what} from standard input: {e}"))?;
+        s
+    } else if let Some(path) = arg.strip_prefix('@') {
+        std::fs::read_to_string(path).map_err(|e| format!("cannot read {what} file {path}: {e}"))?
+    } else {
+        arg.to_owned()
+    };
+    serde_json::from_str(&text).map_err(|e| {
+        nodekit::Error::Json {
+            what: what.to_owned(),
+            source: e,
+        }
+        .to_string()
+    })
+}

@@ -1,0 +1,563 @@
+//! The sidecar the n8n shims call: JSON lines in, JSON lines out.
+//!
+//! Each request is one line:
+//!
+//! ```json
+//! {"id": 7, "op": "toolCall", "node": "nodekit-nodes.selectQueryTool",
+//!  "nodeName": "Read rows", "parameters": {...}, "credentials": {"sqlite": {...}},
+//!  "item": {...}, "input": {"tableName": "users"}, "timeoutMs": 60000}
+//! ```
+//!
+//! and gets one line back, in any order (requests run concurrently):
+//! `{"id": 7, "result": ..., "log": [...]}` or
+//! `{"id": 7, "error": {"kind": "node", "message": "..."}, "log": [...]}`.
+//! `log` holds the run-log entries the call wrote ([`LogEntry`]).
+//!
+//! | `op` | `input` | `result` |
+//! |---|---|---|
+//! | `hello` | – | `{"version", "nodes": [catalog names]}` |
+//! | `toolDescribe` | – | `{"name", "description", "parameters"}` (JSON schema) |
+//! | `toolCall` | the tool's arguments (keys its schema does not name are dropped) | what the tool returned |
+//! | `memoryLoad` | `{"input"?: text}` | `{"messages": [LangChain stored messages]}` |
+//! | `memorySave` | `{"input": text, "output": text}` | `{}` |
+//! | `memorySaveTurn` | `{"input": text, "turn": [stored messages]}` | `{}` |
+//! | `modelInvoke` | `{"messages": [stored], "tools"?: [{"name", "description", "parameters"}], "toolChoice"?, "stop"?, "settings"?}` | `{"message": stored message}` |
+//! | `embed` | `{"texts": [text]}` | `{"vectors": [[number]]}` |
+//! | `execute` | `{"items": [json]}` | `{"items": [json]}` |
+//!
+//! Error kinds: `request` (the request is wrong: unknown node or op,
+//! missing input), `node` (the node failed), `panic` (the node panicked;
+//! the bridge goes on) and `timeout` (no answer within `timeoutMs`,
+//! default 300 s; the call is cancelled).
+//!
+//! What a sub-node supplies is kept between calls (up to
+//! [`MAX_SUPPLIES`], least recently used first out), keyed by node,
+//! parameters, credentials and item, so connection pools and HTTP clients
+//! are reused. Its calls log through [`RunLog::per_call`], so each answer
+//! carries only its own call's entries.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt};
+
+use crate::context::{Credentials, LogEntry, RunLog, SupplyContext};
+use crate::error::{Error, Result};
+use crate::message::Message;
+use crate::model::{CallOptions, ModelSettings, ToolChoice};
+use crate::node::{ExecuteContext, Supply};
+use crate::registry::{Catalog, CatalogEntry};
+use crate::tool::ToolDefinition;
+
+/// How many supplied objects the bridge keeps between calls.
+pub const MAX_SUPPLIES: usize = 64;
+
+/// How long a call may run when the request names no `timeoutMs`.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// How long the bridge lets running calls finish once its input closes.
+const DRAIN: Duration = Duration::from_secs(5);
+
+/// What a request asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Op {
+    /// The bridge's version and nodes.
+    Hello,
+    /// A tool node's name, description and argument schema.
+    ToolDescribe,
+    /// One call of a tool node.
+    ToolCall,
+    /// A memory node's messages.
+    MemoryLoad,
+    /// Saves one exchange in a memory node.
+    MemorySave,
+    /// Saves one exchange with the agent's tool calls and results.
+    MemorySaveTurn,
+    /// One call of a chat model node.
+    ModelInvoke,
+    /// Embeds texts with an embeddings node.
+    Embed,
+    /// Runs a root node on items.
+    Execute,
+}
+
+/// One request from the shims.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Request {
+    /// Echoed in the answer.
+    pub id: u64,
+    /// What to do.
+    pub op: Op,
+    /// The node type's catalog name (`package.nodeName`).
+    #[serde(default)]
+    pub node: String,
+    /// The node's name in the workflow.
+    #[serde(default)]
+    pub node_name: String,
+    /// The node's parameters, resolved by n8n (`$fromAI` calls left in).
+    #[serde(default)]
+    pub parameters: Value,
+    /// The node's credentials by type, resolved by n8n.
+    #[serde(default)]
+    pub credentials: Credentials,
+    /// The input item's JSON (`$json`).
+    #[serde(default)]
+    pub item: Value,
+    /// The operation's input (see the module's table).
+    #[serde(default)]
+    pub input: Value,
+    /// How long the call may take, in milliseconds.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}
+
+/// Why a request failed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Failure {
+    /// `request`, `node`, `panic` or `timeout`.
+    pub kind: &'static str,
+    /// What went wrong, for people.
+    pub message: String,
+}
+
+/// The answer to one request.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Response {
+    /// The request's id (`null` when the request could not be read).
+    pub id: Option<u64>,
+    /// What the call returned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// Why it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<Failure>,
+    /// The run-log entries the call wrote.
+    pub log: Vec<LogEntry>,
+}
+
+impl Response {
+    fn failed(id: Option<u64>, kind: &'static str, message: impl Into<String>) -> Response {
+        Response {
+            id,
+            result: None,
+            error: Some(Failure {
+                kind,
+                message: message.into(),
+            }),
+            log: Vec::new(),
+        }
+    }
+}
+
+/// Why a call did not answer: the request was wrong, or the node failed.
+enum Fail {
+    Refused(String),
+    Node(Error),
+}
+
+impl From<Error> for Fail {
+    fn from(e: Error) -> Self {
+        Fail::Node(e)
+    }
+}
+
+impl From<Fail> for Failure {
+    fn from(fail: Fail) -> Self {
+        match fail {
+            Fail::Refused(message) => Failure {
+                kind: "request",
+                message,
+            },
+            Fail::Node(e) => Failure {
+                kind: "node",
+                message: e.to_string(),
+            },
+        }
+    }
+}
+
+type Outcome<T> = std::result::Result<T, Fail>;
+
+/// The sidecar: answers requests for the nodes of a catalog.
+#[derive(Debug)]
+pub struct Bridge {
+    catalog: &'static Catalog,
+    supplies: Mutex<Supplies>,
+}
+
+/// Supplied objects by request key, with their last use.
+#[derive(Debug, Default)]
+struct Supplies {
+    by_key: HashMap<String, (Supply, u64)>,
+    clock: u64,
+}
+
+impl Supplies {
+    fn get(&mut self, key: &str) -> Option<Supply> {
+        self.clock += 1;
+        let now = self.clock;
+        self.by_key.get_mut(key).map(|(supply, used)| {
+            *used = now;
+            supply.clone()
+        })
+    }
+
+    fn insert(&mut self, key: String, supply: Supply) {
+        if self.by_key.len() >= MAX_SUPPLIES
+            && let Some(oldest) = self
+                .by_key
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(k, _)| k.clone())
+        {
+            self.by_key.remove(&oldest);
+        }
+        self.clock += 1;
+        self.by_key.insert(key, (supply, self.clock));
+    }
+}
+
+impl Bridge {
+    /// A bridge for `catalog`'s nodes.
+    pub fn new(catalog: &'static Catalog) -> Arc<Bridge> {
+        Arc::new(Bridge {
+            catalog,
+            supplies: Mutex::default(),
+        })
+    }
+
+    /// Answers every line of `input` on `output` until `input` ends, then
+    /// lets running calls finish (up to 5 s). Answers are written whole,
+    /// one line each, by one thread, so a node's own `println!` can come
+    /// between two answers but never inside one.
+    pub async fn serve(
+        self: Arc<Self>,
+        input: impl AsyncBufRead + Unpin,
+        output: impl Write + Send + 'static,
+    ) -> std::io::Result<()> {
+        let (tx, rx) = std::sync::mpsc::channel::<String>();
+        let writer = std::thread::spawn(move || write_lines(rx, output));
+        let mut lines = input.lines();
+        let mut running = tokio::task::JoinSet::new();
+        while let Some(line) = lines.next_line().await? {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let bridge = self.clone();
+            let tx = tx.clone();
+            running.spawn(async move {
+                let response = bridge.answer(&line).await;
+                let text = serde_json::to_string(&response).unwrap_or_else(|e| {
+                    serde_json::to_string(&Response::failed(
+                        response.id,
+                        "node",
+                        format!("the answer cannot be written as JSON: {e}"),
+                    ))
+                    .expect("a failure serialises")
+                });
+                let _ = tx.send(text);
+            });
+        }
+        let _ = tokio::time::timeout(DRAIN, async { while running.join_next().await.is_some() {} })
+            .await;
+        drop(tx);
+        writer
+            .join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the writer thread panicked")))
+    }
+
+    /// Serves standard input and output.
+    pub async fn serve_stdio(self: Arc<Self>) -> std::io::Result<()> {
+        let input = tokio::io::BufReader::new(tokio::io::stdin());
+        self.serve(input, std::io::stdout()).await
+    }
+
+    /// The answer to one request line.
+    pub async fn answer(self: &Arc<Self>, line: &str) -> Response {
+        let request: Request = match serde_json::from_str(line) {
+            Ok(r) => r,
+            Err(e) => {
+                let id = serde_json::from_str::<Value>(line)
+                    .ok()
+                    .and_then(|v| v.get("id").and_then(Value::as_u64));
+                return Response::failed(id, "request", format!("not a bridge request: {e}"));
+            }
+        };
+        let id = request.id;
+        let who = format!("node `{}` ({})", request.node_name, request.node);
+        let limit = request
+            .timeout_ms
+            .map_or(DEFAULT_TIMEOUT, Duration::from_millis);
+        let bridge = self.clone();
+        let mut task = tokio::spawn(RunLog::capture(async move { bridge.run(request).await }));
+        match tokio::time::timeout(limit, &mut task).await {
+            Ok(Ok((Ok(result), log))) => Response {
+                id: Some(id),
+                result: Some(result),
+                error: None,
+                log,
+            },
+            Ok(Ok((Err(fail), log))) => Response {
+                id: Some(id),
+                result: None,
+                error: Some(fail.into()),
+                log,
+            },
+            Ok(Err(e)) if e.is_panic() => Response::failed(
+                Some(id),
+                "panic",
+                format!("{who} panicked: {}", panic_message(e.into_panic())),
+            ),
+            Ok(Err(e)) => Response::failed(Some(id), "node", format!("{who} was cancelled: {e}")),
+            Err(_) => {
+                task.abort();
+                Response::failed(
+                    Some(id),
+                    "timeout",
+                    format!(
+                        "{who} did not answer within {}; the call was cancelled",
+                        seconds(limit)
+                    ),
+                )
+            }
+        }
+    }
+
+    async fn run(&self, request: Request) -> Outcome<Value> {
+        if request.op == Op::Hello {
+            return Ok(json!({
+                "version": env!("CARGO_PKG_VERSION"),
+                "nodes": self.catalog.entries().iter().map(CatalogEntry::full_name).collect::<Vec<_>>(),
+            }));
+        }
+        let entry = self
+            .catalog
+            .find(&request.node)
+            .map_err(|e| Fail::Refused(e.to_string()))?;
+        if request.op == Op::Execute {
+            return execute(entry, request).await;
+        }
+        let supply = self.supply(entry, &request).await?;
+        call(request.op, supply, request.input, &request.node_name).await
+    }
+
+    /// What the node supplies for this request, from the cache or made now.
+    async fn supply(
+        &self,
+        entry: &CatalogEntry,
+        request: &Request,
+    ) -> Outcome<Supply> {
+        let key = serde_json::to_string(&(
+            entry.full_name(),
+            &request.node_name,
+            &request.parameters,
+            &request.credentials,
+            &request.item,
+        ))
+        .expect("JSON values serialise");
+        if let Some(supply) = self.lock().get(&key) {
+            return Ok(supply);
+        }
+        let make = entry.runtime.supply.ok_or_else(|| {
+            Fail::Refused(format!(
+                "node `{}` is not a sub-node: it supplies nothing",
+                entry.full_name()
+            ))
+        })?;
+        let ctx = SupplyContext::new(
+            &request.node_name,
+            Arc::new(request.credentials.clone()),
+            request.item.clone(),
+            RunLog::per_call(),
+        );
+        let supply = make(request.parameters.clone(), ctx).await?;
+        self.lock().insert(key, supply.clone());
+        Ok(supply)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Supplies> {
+        self.supplies.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Runs `op` on what a node supplied.
+async fn call(
+    op: Op,
+    supply: Supply,
+    input: Value,
+    node: &str,
+) -> Outcome<Value> {
+    match (op, &supply) {
+        (Op::ToolDescribe, Supply::Tool(tool)) => {
+            Ok(serde_json::to_value(tool.definition()).expect("a definition serialises"))
+        }
+        (Op::ToolCall, Supply::Tool(tool)) => {
+            let args = only_declared(input, &tool.definition().parameters);
+            Ok(tool.call(args).await?)
+        }
+        (Op::MemoryLoad, Supply::Memory(memory)) => {
+            let messages = match input.get("input").and_then(Value::as_str) {
+                Some(text) => memory.load_for(text).await,
+                None => memory.load().await,
+            }?;
+            Ok(json!({"messages": messages.iter().map(Message::to_stored).collect::<Vec<_>>()}))
+        }
+        (Op::MemorySave, Supply::Memory(memory)) => {
+            let text = |k: &str| input.get(k).and_then(Value::as_str).unwrap_or_default();
+            memory.save(text("input"), text("output")).await?;
+            Ok(json!({}))
+        }
+        (Op::MemorySaveTurn, Supply::Memory(memory)) => {
+            let text = input.get("input").and_then(Value::as_str).unwrap_or_default();
+            let turn = input
+                .get("turn")
+                .and_then(Value::as_array)
+                .ok_or_else(|| Fail::Refused("`memorySaveTurn` needs `turn`, a list".into()))?
+                .iter()
+                .map(Message::from_stored)
+                .collect::<Result<Vec<_>>>()
+                .map_err(|e| Fail::Refused(format!("`memorySaveTurn`: {e}")))?;
+            memory.save_turn(text, &turn).await?;
+            Ok(json!({}))
+        }
+        (Op::ModelInvoke, Supply::ChatModel(model)) => {
+            let (messages, options) = model_call(&input)?;
+            let message = model.invoke(&messages, &options).await?;
+            Ok(json!({"message": message.to_stored()}))
+        }
+        (Op::Embed, Supply::Embedder(embedder)) => {
+            let texts: Vec<String> = input
+                .get("texts")
+                .cloned()
+                .and_then(|v| serde_json::from_value(v).ok())
+                .ok_or_else(|| Fail::Refused("`embed` needs `texts`, a list of strings".into()))?;
+            let vectors = embedder.embed(&texts).await?;
+            Ok(json!({ "vectors": vectors }))
+        }
+        _ => {
+            let what = match supply {
+                Supply::ChatModel(_) => "a chat model",
+                Supply::Memory(_) => "memory",
+                Supply::Tool(_) => "a tool",
+                Supply::Embedder(_) => "an embedder",
+            };
+            Err(Fail::Refused(format!(
+                "node `{node}` supplies {what}, which cannot answer `{op:?}`"
+            )))
+        }
+    }
+}
+
+/// `args` without the keys `schema` does not name: n8n's agent sends its own
+/// input item's fields along with the model's arguments.
+fn only_declared(args: Value, schema: &Value) -> Value {
+    match (args, schema.get("properties").and_then(Value::as_object)) {
+        (Value::Object(mut args), Some(declared)) => {
+            args.retain(|k, _| declared.contains_key(k));
+            Value::Object(args)
+        }
+        (args, _) => args,
+    }
+}
+
+/// The messages and options of a `modelInvoke` request.
+fn model_call(input: &Value) -> Outcome<(Vec<Message>, CallOptions)> {
+    let bad = |what: &str, e: &dyn std::fmt::Display| {
+        Fail::Refused(format!("`modelInvoke`: {what}: {e}"))
+    };
+    let messages = input
+        .get("messages")
+        .and_then(Value::as_array)
+        .ok_or_else(|| Fail::Refused("`modelInvoke` needs `messages`, a list".into()))?
+        .iter()
+        .map(Message::from_stored)
+        .collect::<Result<Vec<_>>>()
+        .map_err(|e| bad("a message is not a stored LangChain message", &e))?;
+    let field = |k: &str| input.get(k).cloned().filter(|v| !v.is_null());
+    let mut options = CallOptions::default();
+    if let Some(tools) = field("tools") {
+        options.tools = serde_json::from_value::<Vec<ToolDefinition>>(tools)
+            .map_err(|e| bad("`tools` must be a list of {name, description, parameters}", &e))?;
+    }
+    if let Some(choice) = field("toolChoice") {
+        // OpenAI's forms: "auto", "none", "required", or {"function": {"name"}}; or a tool's name.
+        let name = choice.pointer("/function/name").or(Some(&choice));
+        options.tool_choice = Some(match name.and_then(Value::as_str) {
+            Some("auto") => ToolChoice::Auto,
+            Some("none") => ToolChoice::None,
+            Some("required" | "any") => ToolChoice::Required,
+            Some(tool) => ToolChoice::Tool(tool.to_owned()),
+            None => return Err(bad("`toolChoice` is not a tool choice", &choice)),
+        });
+    }
+    if let Some(stop) = field("stop") {
+        options.stop = serde_json::from_value(stop)
+            .map_err(|e| bad("`stop` must be a list of strings", &e))?;
+    }
+    if let Some(settings) = field("settings") {
+        options.overrides = serde_json::from_value::<ModelSettings>(settings)
+            .map_err(|e| bad("`settings` are not model settings", &e))?;
+    }
+    Ok((messages, options))
+}
+
+/// Runs a root node on the request's items.
+async fn execute(
+    entry: &CatalogEntry,
+    request: Request,
+) -> Outcome<Value> {
+    let run = entry.runtime.execute.ok_or_else(|| {
+        Fail::Refused(format!(
+            "node `{}` is not a root node: it cannot execute",
+            entry.full_name()
+        ))
+    })?;
+    let items: Vec<Value> = request
+        .input
+        .get("items")
+        .cloned()
+        .and_then(|v| serde_json::from_value(v).ok())
+        .ok_or_else(|| Fail::Refused("`execute` needs `items`, a list".into()))?;
+    let ctx = ExecuteContext::new(
+        request.node_name,
+        items,
+        HashMap::new(),
+        RunLog::per_call(),
+        None,
+    );
+    let items = run(request.parameters, ctx).await?;
+    Ok(json!({ "items": items }))
+}
+
+fn write_lines(lines: std::sync::mpsc::Receiver<String>, mut out: impl Write) -> std::io::Result<()> {
+    for line in lines {
+        let mut text = line.into_bytes();
+        text.push(b'\n');
+        out.write_all(&text)?;
+        out.flush()?;
+    }
+    Ok(())
+}
+
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".into())
+}
+
+fn seconds(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{s:.0} s")
+    } else {
+        format!("{s} s")
+    }
+}

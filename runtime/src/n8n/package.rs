@@ -1,0 +1,353 @@
+//! Writes an n8n community node package for a catalog's nodes.
+//!
+//! The package:
+//!
+//! ```text
+//! package.json                      n8n section: n8nNodesApiVersion, nodes, credentials
+//! nodes/<Class>/<Class>.node.js     one shim per node; exports class <Class>
+//! credentials/<Class>.credentials.js  one per credential type this program defines
+//! lib/nodekit-shim.js               what the shims do, per kind of node
+//! lib/nodekit-bridge.js             the client of the bridge process
+//! bin/<program>                     this program, run as `<program> bridge`
+//! ```
+//!
+//! Each shim holds its node's description exactly as the catalog has it.
+//! n8n names the node `CUSTOM.<name>` when it loads the package from
+//! `N8N_CUSTOM_EXTENSIONS`, or `<package>.<name>` when it is installed as a
+//! community package.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::credential;
+use crate::description::ConnectionType;
+use crate::error::{Error, Result};
+use crate::registry::{Catalog, CatalogEntry};
+
+/// The shims' shared code.
+const SHIM_JS: &str = include_str!("js/nodekit-shim.js");
+/// The bridge client.
+const BRIDGE_JS: &str = include_str!("js/nodekit-bridge.js");
+
+/// What to package, and where.
+#[derive(Debug, Clone)]
+pub struct PackageOptions {
+    /// The folder to write (created; files of an earlier package are replaced).
+    pub out: PathBuf,
+    /// The npm package name, e.g. `n8n-nodes-weather`.
+    pub name: String,
+    /// The package version.
+    pub version: String,
+    /// The program the shims run as `<program> bridge`; it is copied into `bin/`.
+    pub program: PathBuf,
+    /// Only these nodes (catalog or bare names); all the runnable ones when empty.
+    pub nodes: Vec<String>,
+}
+
+/// How a shim runs its node in n8n.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ShimKind {
+    /// `ai_tool`: `supplyData` describes the tool, `execute` runs a call.
+    Tool,
+    /// `ai_memory`: `supplyData` returns a LangChain memory.
+    Memory,
+    /// `ai_languageModel`: `supplyData` returns a LangChain chat model.
+    Model,
+    /// `ai_embedding`: `supplyData` returns LangChain embeddings.
+    Embedding,
+    /// `main` in and out: `execute` runs the node per item.
+    Main,
+}
+
+/// One node written into the package.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PackagedNode {
+    /// The catalog name.
+    pub node: String,
+    /// The exported class (and file) name.
+    pub class: String,
+    /// The shim's path inside the package.
+    pub file: String,
+    /// How the shim runs it.
+    pub kind: ShimKind,
+}
+
+/// What [`write`] did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PackageReport {
+    /// The package folder.
+    pub out: PathBuf,
+    /// The nodes written.
+    pub nodes: Vec<PackagedNode>,
+    /// Credential type files written.
+    pub credentials: Vec<String>,
+    /// Nodes left out, with the reason.
+    pub skipped: Vec<(String, String)>,
+}
+
+/// How `entry` can run inside n8n, or why it cannot.
+pub fn shim_kind(entry: &CatalogEntry) -> std::result::Result<ShimKind, String> {
+    let d = entry.description;
+    let outputs = d.outputs.as_slice();
+    let ai_inputs = d.inputs.iter().any(|i| *i != ConnectionType::Main);
+    let supplies = entry.runtime.supply.is_some();
+    match outputs {
+        [ConnectionType::Tool] if supplies => Ok(ShimKind::Tool),
+        [ConnectionType::Memory] if supplies => Ok(ShimKind::Memory),
+        [ConnectionType::LanguageModel] if supplies => Ok(ShimKind::Model),
+        [ConnectionType::Embedding] if supplies => Ok(ShimKind::Embedding),
+        _ if entry.runtime.execute.is_some() && ai_inputs => Err(
+            "it is a root node with AI inputs, which inside n8n would be n8n's objects, not nodekit's"
+                .into(),
+        ),
+        [ConnectionType::Main, ..] if entry.runtime.execute.is_some() => Ok(ShimKind::Main),
+        _ if !supplies && entry.runtime.execute.is_none() => {
+            Err("it has no run-time code (no SupplyData, ToolNode, DbTool or Execute)".into())
+        }
+        _ => Err(format!(
+            "n8n cannot use what it outputs ({})",
+            serde_json::to_string(&outputs).unwrap_or_default()
+        )),
+    }
+}
+
+/// The class name n8n requires for node `name`: the name with its first
+/// letter capitalised and anything that is not a letter, digit or `_` left out.
+pub fn class_name(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .enumerate()
+    {
+        if i == 0 {
+            if c.is_ascii_digit() {
+                out.push('N');
+            }
+            out.push(c.to_ascii_uppercase());
+        } else {
+            out.push(c);
+        }
+    }
+    if out.is_empty() { "Node".into() } else { out }
+}
+
+/// Writes the package for `catalog`'s nodes.
+pub fn write(catalog: &Catalog, options: &PackageOptions) -> Result<PackageReport> {
+    check_package_name(&options.name)?;
+    let (chosen, mut skipped) = choose(catalog, &options.nodes)?;
+    if chosen.is_empty() {
+        return Err(Error::Workflow(
+            "no node can be packaged for n8n; see `nodekit catalog` for the nodes and their outputs"
+                .into(),
+        ));
+    }
+    let out = &options.out;
+    for dir in ["nodes", "credentials", "lib", "bin"] {
+        let path = out.join(dir);
+        if path.exists() {
+            std::fs::remove_dir_all(&path).map_err(|e| io(&path, e))?;
+        }
+        std::fs::create_dir_all(&path).map_err(|e| io(&path, e))?;
+    }
+
+    let mut nodes = Vec::new();
+    let mut classes = std::collections::HashSet::new();
+    let mut credential_types = Vec::new();
+    for (entry, kind) in chosen {
+        let class = class_name(&entry.description.name);
+        if !classes.insert(class.clone()) {
+            skipped.push((
+                entry.full_name(),
+                format!("another node of the package already has class name `{class}`"),
+            ));
+            continue;
+        }
+        for c in &entry.description.credentials {
+            match credential::find(&c.name) {
+                Some(r) => {
+                    if let Some(def) = r.definition()
+                        && !credential_types.iter().any(|d: &credential::CredentialType| d.name == def.name)
+                    {
+                        credential_types.push(def);
+                    }
+                }
+                None => {
+                    return Err(Error::Workflow(format!(
+                        "node `{}` uses credential type `{}`, which this program does not register: \
+                         declare it with `nodekit::credential_type!`, or with \
+                         `nodekit::n8n_credentials!(\"{}\")` if n8n ships it",
+                        entry.full_name(),
+                        c.name,
+                        c.name
+                    )));
+                }
+            }
+        }
+        let file = format!("nodes/{class}/{class}.node.js");
+        let path = out.join(&file);
+        std::fs::create_dir_all(path.parent().expect("a node file has a folder"))
+            .map_err(|e| io(&path, e))?;
+        std::fs::write(&path, node_js(entry, &class, kind)).map_err(|e| io(&path, e))?;
+        nodes.push(PackagedNode {
+            node: entry.full_name(),
+            class,
+            file,
+            kind,
+        });
+    }
+
+    let mut credentials = Vec::new();
+    for def in &credential_types {
+        let class = class_name(def.name);
+        let file = format!("credentials/{class}.credentials.js");
+        let path = out.join(&file);
+        std::fs::write(&path, credential_js(def, &class)).map_err(|e| io(&path, e))?;
+        credentials.push(file);
+    }
+
+    let program_name = options
+        .program
+        .file_name()
+        .ok_or_else(|| Error::Workflow(format!("{} is not a program", options.program.display())))?
+        .to_string_lossy()
+        .into_owned();
+    let bridge = format!("bin/{program_name}");
+    let target = out.join(&bridge);
+    std::fs::copy(&options.program, &target).map_err(|e| io(&target, e))?;
+
+    for (file, text) in [
+        ("lib/nodekit-shim.js", SHIM_JS),
+        ("lib/nodekit-bridge.js", BRIDGE_JS),
+    ] {
+        let path = out.join(file);
+        std::fs::write(&path, text).map_err(|e| io(&path, e))?;
+    }
+    let manifest = json!({
+        "name": options.name,
+        "version": options.version,
+        "description": "n8n nodes written in Rust with nodekit",
+        "keywords": ["n8n-community-node-package"],
+        "license": "MIT",
+        "files": ["nodes", "credentials", "lib", "bin"],
+        "n8n": {
+            "n8nNodesApiVersion": 1,
+            "nodes": nodes.iter().map(|n| n.file.clone()).collect::<Vec<_>>(),
+            "credentials": credentials,
+        },
+        "nodekit": {
+            "version": env!("CARGO_PKG_VERSION"),
+            "bridge": bridge,
+            "nodes": nodes.iter().map(|n| (n.class.clone(), Value::String(n.node.clone()))).collect::<serde_json::Map<_, _>>(),
+        },
+    });
+    let path = out.join("package.json");
+    std::fs::write(&path, pretty(&manifest) + "\n").map_err(|e| io(&path, e))?;
+    Ok(PackageReport {
+        out: out.clone(),
+        nodes,
+        credentials,
+        skipped,
+    })
+}
+
+type Chosen<'a> = (Vec<(&'a CatalogEntry, ShimKind)>, Vec<(String, String)>);
+
+/// The nodes to package, and those left out with why.
+fn choose<'a>(catalog: &'a Catalog, wanted: &[String]) -> Result<Chosen<'a>> {
+    let mut chosen = Vec::new();
+    let mut skipped = Vec::new();
+    if wanted.is_empty() {
+        for entry in catalog.entries() {
+            match shim_kind(entry) {
+                Ok(kind) => chosen.push((entry, kind)),
+                Err(why) => skipped.push((entry.full_name(), why)),
+            }
+        }
+    } else {
+        for name in wanted {
+            let entry = catalog.find(name)?;
+            let kind = shim_kind(entry).map_err(|why| {
+                Error::Workflow(format!(
+                    "node `{}` cannot run inside n8n: {why}",
+                    entry.full_name()
+                ))
+            })?;
+            if !chosen.iter().any(|(e, _)| std::ptr::eq(*e, entry)) {
+                chosen.push((entry, kind));
+            }
+        }
+    }
+    Ok((chosen, skipped))
+}
+
+/// npm's rules for a package name, the ones a typo breaks.
+fn check_package_name(name: &str) -> Result<()> {
+    let bare = name
+        .strip_prefix('@')
+        .and_then(|s| s.split_once('/'))
+        .map_or(name, |(_, n)| n);
+    let ok = !bare.is_empty()
+        && name.len() <= 214
+        && !bare.starts_with(['.', '_'])
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-._~@/".contains(c));
+    if !ok {
+        return Err(Error::Workflow(format!(
+            "`{name}` is not an npm package name: use lowercase letters, digits and `-._~`, \
+             e.g. `n8n-nodes-weather`"
+        )));
+    }
+    if !bare.starts_with("n8n-nodes-") {
+        // n8n's community package installer only accepts these names.
+        tracing::warn!("package name `{name}` does not start with `n8n-nodes-`");
+    }
+    Ok(())
+}
+
+fn node_js(entry: &CatalogEntry, class: &str, kind: ShimKind) -> String {
+    let description = pretty(&serde_json::to_value(entry.description).expect("descriptions serialise"));
+    let kind = serde_json::to_string(&kind).expect("kinds serialise");
+    let node = serde_json::to_string(&entry.full_name()).expect("names serialise");
+    let mut js = String::new();
+    let _ = write!(
+        js,
+        "'use strict';\n\
+         // Generated by `nodekit package` from node {node}; do not edit.\n\
+         const shim = require('../../lib/nodekit-shim');\n\
+         \n\
+         const description = {description};\n\
+         \n\
+         class {class} {{\n  constructor() {{\n    this.description = description;\n  }}\n}}\n\
+         shim.install({class}, {node}, {kind});\n\
+         \n\
+         module.exports = {{ {class} }};\n"
+    );
+    js
+}
+
+fn credential_js(def: &credential::CredentialType, class: &str) -> String {
+    let body = pretty(&serde_json::to_value(def).expect("credential types serialise"));
+    format!(
+        "'use strict';\n\
+         // Generated by `nodekit package` from credential type `{}`; do not edit.\n\
+         \n\
+         class {class} {{\n  constructor() {{\n    Object.assign(this, {body});\n  }}\n}}\n\
+         \n\
+         module.exports = {{ {class} }};\n",
+        def.name
+    )
+}
+
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).expect("JSON values serialise")
+}
+
+fn io(path: &Path, e: std::io::Error) -> Error {
+    Error::Workflow(format!("cannot write {}: {e}", path.display()))
+}

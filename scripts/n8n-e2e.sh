@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# nodekit nodes inside a real n8n, end to end (not part of the test command:
+# it downloads n8n, about 1.6 GB, from the npm registry).
+#
+#   scripts/n8n-e2e.sh
+#
+# 1. Installs n8n 2.8.4 (the newest release that runs on Node 20) into a
+#    scratch folder, $N8N_E2E_DIR (default ~/.cache/nodekit-n8n-e2e); kept
+#    between runs.
+# 2. Builds the `n8n-package` example and writes its n8n package (nodekit's
+#    built-in nodes and the example's) with `package`.
+# 3. Starts n8n on 127.0.0.1 with SQLite storage, telemetry and outside calls
+#    off, and the package as its custom extension folder; sets up the owner,
+#    logs in and checks that /types/nodes.json lists every packaged node with
+#    the catalog's description.
+# 4. Runs a workflow with `n8n execute`: n8n's AI Agent, n8n's OpenAI chat
+#    model pointed at a scripted OpenAI-compatible server on 127.0.0.1,
+#    nodekit's SQL select tool on a real SQLite file, and nodekit's SQLite chat
+#    memory. Checks that the tool ran on the database, that the answer quotes
+#    it, that the memory stored the exchange, and that the sub-nodes' calls
+#    are in n8n's execution data.
+# Prints the timings at the end. Exit status 0 only if every check passed.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+here="$root/scripts/n8n-e2e"
+base=${N8N_E2E_DIR:-$HOME/.cache/nodekit-n8n-e2e}
+n8n_dir="$base/n8n-2.8.4"
+work=$(mktemp -d -t nodekit-n8n-e2e-XXXXXX)
+port=${N8N_PORT:-5688}
+mock_port=${MOCK_PORT:-18431}
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  [ -n "${KEEP:-}" ] || rm -rf "$work"
+}
+trap cleanup EXIT
+say() { echo "== $*" >&2; }
+now() { date +%s.%N; }
+
+command -v node >/dev/null || { echo "Node.js is needed (Debian: apt-get install nodejs npm)" >&2; exit 1; }
+
+# ---- 1. n8n
+if [ ! -x "$n8n_dir/node_modules/.bin/n8n" ] || [ ! -f "$n8n_dir/.installed" ]; then
+  say "installing n8n 2.8.4 into $n8n_dir (a few minutes)"
+  mkdir -p "$n8n_dir"
+  cat > "$n8n_dir/package.json" <<'JSON'
+{
+  "name": "nodekit-n8n-e2e",
+  "private": true,
+  "version": "0.0.0",
+  "dependencies": {
+    "n8n": "2.8.4",
+    "@opentelemetry/api": "~1.9.0",
+    "@opentelemetry/core": "^2.1.0",
+    "@opentelemetry/sdk-trace-base": "^2.1.0",
+    "@opentelemetry/instrumentation": "^0.204.0",
+    "@opentelemetry/exporter-trace-otlp-http": "^0.204.0"
+  },
+  "overrides": { "xlsx": "0.18.5", "@langchain/langgraph-checkpoint": "1.0.0" }
+}
+JSON
+  # --ignore-scripts: n8n's install scripts fetch from outside the registry.
+  # The OpenTelemetry packages are @sentry/node's peers, which
+  # --legacy-peer-deps would otherwise leave out. xlsx is pinned to the
+  # registry's copy (n8n names a CDN tarball); langgraph-checkpoint 1.0.0
+  # matches n8n's @langchain/core.
+  (cd "$n8n_dir" && npm install --ignore-scripts --legacy-peer-deps --no-audit --no-fund >/dev/null)
+  # sqlite3's binding is built from source (its prebuilt download is outside the registry).
+  nodedir=()
+  [ -d /usr/include/node ] && nodedir=(--nodedir=/usr)
+  (cd "$n8n_dir" && npm rebuild sqlite3 "${nodedir[@]}" >/dev/null)
+  touch "$n8n_dir/.installed"
+fi
+n8n() { node "$n8n_dir/node_modules/n8n/bin/n8n" "$@"; }
+
+# ---- 2. the package
+say "building the n8n-package example"
+(cd "$root" && cargo build -p n8n-package --locked)
+program="$root/target/debug/n8n-package"
+pkg="$work/custom/n8n-nodes-text"
+"$program" package --out "$pkg" --name n8n-nodes-text > "$work/package-report.json"
+
+# ---- the environment n8n runs in: loopback only, nothing phoned home
+export N8N_USER_FOLDER="$work/home"
+export N8N_LISTEN_ADDRESS=127.0.0.1 N8N_HOST=127.0.0.1 N8N_PORT="$port" N8N_PROTOCOL=http
+export N8N_RUNNERS_BROKER_LISTEN_ADDRESS=127.0.0.1 N8N_RUNNERS_BROKER_PORT=$((port + 1))
+export N8N_DIAGNOSTICS_ENABLED=false N8N_VERSION_NOTIFICATIONS_ENABLED=false
+export N8N_VERSION_NOTIFICATIONS_WHATS_NEW_ENABLED=false N8N_TEMPLATES_ENABLED=false
+export N8N_PERSONALIZATION_ENABLED=false N8N_HIRING_BANNER_ENABLED=false N8N_DYNAMIC_BANNERS_ENABLED=false
+export N8N_LICENSE_AUTO_RENEW_ENABLED=false N8N_AI_ENABLED=false
+export N8N_PUBLIC_API_DISABLED=true N8N_PUBLIC_API_SWAGGERUI_DISABLED=true
+export N8N_COMMUNITY_PACKAGES_ENABLED=false N8N_VERIFIED_PACKAGES_ENABLED=false N8N_UNVERIFIED_PACKAGES_ENABLED=false
+export N8N_SECURE_COOKIE=false N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS=true N8N_PYTHON_ENABLED=false
+export DB_TYPE=sqlite N8N_LOG_LEVEL=${N8N_LOG_LEVEL:-warn} N8N_LOG_OUTPUT=console
+export N8N_ENCRYPTION_KEY=nodekit-e2e-key-0123456789 EXTERNAL_FRONTEND_HOOKS_URLS=
+export N8N_CUSTOM_EXTENSIONS="$work/custom"
+
+# ---- the scripted model and the shop database
+PORT=$mock_port REQUEST_LOG="$work/requests.jsonl" node "$here/scripted-openai.js" &
+pids+=($!)
+N8N_DIR="$n8n_dir" node "$here/make-shop.js" "$work/shop.db"
+
+# ---- 3. n8n lists the nodes
+say "starting n8n on 127.0.0.1:$port"
+start=$(now)
+n8n start > "$work/n8n.log" 2>&1 &
+pids+=($!)
+url="http://127.0.0.1:$port"
+for _ in $(seq 300); do
+  curl -sf "$url/healthz" >/dev/null 2>&1 && break
+  sleep 0.2
+done
+curl -sf "$url/healthz" >/dev/null || { cat "$work/n8n.log" >&2; echo "n8n did not start" >&2; exit 1; }
+jar="$work/cookies"
+owner='{"email":"owner@example.com","firstName":"Node","lastName":"Kit","password":"Passw0rd!Passw0rd"}'
+for _ in $(seq 100); do
+  curl -sf -c "$jar" -H 'Content-Type: application/json' -X POST "$url/rest/owner/setup" -d "$owner" >/dev/null && break
+  sleep 0.3
+done
+curl -sf -c "$jar" -H 'Content-Type: application/json' -X POST "$url/rest/login" \
+  -d '{"emailOrLdapLoginId":"owner@example.com","password":"Passw0rd!Passw0rd"}' >/dev/null
+ready=$(now)
+curl -sf -b "$jar" "$url/types/nodes.json" > "$work/nodes.json"
+say "checking /types/nodes.json against the catalog"
+node "$here/check-nodes.js" "$work/nodes.json" "$pkg" "$program"
+
+# ---- 4. the workflow
+cred() {
+  curl -sf -b "$jar" -H 'Content-Type: application/json' -X POST "$url/rest/credentials" -d "$1" |
+    node -e 'let s="";process.stdin.on("data",c=>s+=c).on("end",()=>{const j=JSON.parse(s);console.log((j.data||j).id)})'
+}
+openai_id=$(cred "{\"name\":\"Scripted OpenAI\",\"type\":\"openAiApi\",\"data\":{\"apiKey\":\"sk-local\",\"url\":\"http://127.0.0.1:$mock_port/v1\"}}")
+sqlite_id=$(cred "{\"name\":\"Shop database\",\"type\":\"sqlite\",\"data\":{\"databasePath\":\"$work/shop.db\"}}")
+node "$here/workflow.js" "$openai_id" "$sqlite_id" "$work/memory.db" > "$work/workflow.json"
+workflow_id=$(curl -sf -b "$jar" -H 'Content-Type: application/json' -X POST "$url/rest/workflows" -d @"$work/workflow.json" |
+  node -e 'let s="";process.stdin.on("data",c=>s+=c).on("end",()=>{const j=JSON.parse(s);console.log((j.data||j).id)})')
+say "running workflow $workflow_id with n8n execute"
+exec_start=$(now)
+N8N_RUNNERS_BROKER_PORT=$((port + 2)) n8n execute --id "$workflow_id" --rawOutput > "$work/run.json" 2> "$work/execute.log" || {
+  cat "$work/execute.log" "$work/run.json" >&2; echo "n8n execute failed" >&2; exit 1; }
+exec_end=$(now)
+N8N_DIR="$n8n_dir" node "$here/check-run.js" "$work/run.json" "$work/requests.jsonl" "$work/memory.db"
+
+awk -v s="$start" -v r="$ready" -v a="$exec_start" -v b="$exec_end" 'BEGIN {
+  printf "n8n ready after %.1f s; n8n execute (process start to exit) %.2f s\n", r - s, b - a }'
+say "all checks passed"

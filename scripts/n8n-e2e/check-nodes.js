@@ -1,0 +1,40 @@
+'use strict';
+// Checks n8n's /types/nodes.json against the catalog: every packaged node is
+// listed as CUSTOM.<name>, and every field of its catalog description is
+// there unchanged. n8n replaces the codex of nodes from a custom folder with
+// {"categories": ["Custom Nodes"]}; that field is reported, not compared.
+//   node check-nodes.js nodes.json PACKAGE_DIR PROGRAM
+const fs = require('fs');
+const path = require('path');
+const { execFileSync } = require('child_process');
+
+const [listing, pkgDir, program] = process.argv.slice(2);
+const listed = new Map(JSON.parse(fs.readFileSync(listing, 'utf8')).map((d) => [d.name, d]));
+const catalog = new Map(JSON.parse(execFileSync(program, ['catalog'], { maxBuffer: 1 << 26 })).map((d) => [d.name, d]));
+const manifest = JSON.parse(fs.readFileSync(path.join(pkgDir, 'package.json'), 'utf8'));
+
+const canonical = (v) => JSON.stringify(v, (k, x) => (x && typeof x === 'object' && !Array.isArray(x)
+  ? Object.fromEntries(Object.keys(x).sort().map((key) => [key, x[key]])) : x));
+let failures = 0;
+const packaged = Object.values(manifest.nodekit.nodes);
+for (const full of packaged) {
+  const ours = catalog.get(full);
+  const bare = full.slice(full.lastIndexOf('.') + 1);
+  const theirs = listed.get(`CUSTOM.${bare}`);
+  if (!ours) { console.error(`${full}: not in the program's catalog`); failures++; continue; }
+  if (!theirs) { console.error(`${full}: n8n does not list CUSTOM.${bare}`); failures++; continue; }
+  for (const key of Object.keys(ours)) {
+    if (key === 'name' || key === 'codex') continue;
+    if (canonical(ours[key]) !== canonical(theirs[key])) {
+      console.error(`${full}: field ${key} differs:\n  catalog ${JSON.stringify(ours[key]).slice(0, 300)}\n  n8n     ${JSON.stringify(theirs[key]).slice(0, 300)}`);
+      failures++;
+    }
+  }
+  const added = Object.keys(theirs).filter((k) => !(k in ours));
+  if (added.length) console.error(`${full}: n8n added ${added.join(', ')}`);
+  if (ours.codex && canonical(ours.codex) !== canonical(theirs.codex)) {
+    console.error(`${full}: n8n replaced the codex with ${JSON.stringify(theirs.codex)}`);
+  }
+}
+if (failures) { console.error(`${failures} difference(s)`); process.exit(1); }
+console.error(`n8n lists all ${packaged.length} packaged nodes with the catalog's descriptions`);

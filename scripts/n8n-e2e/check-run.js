@@ -1,0 +1,49 @@
+'use strict';
+// Checks the end-to-end run: n8n's run data, the scripted model's requests
+// and the memory database.
+//   N8N_DIR=... node check-run.js RUN_JSON REQUESTS_JSONL MEMORY_DB
+const fs = require('fs');
+const path = require('path');
+
+const [runFile, requestsFile, memoryDb] = process.argv.slice(2);
+const text = fs.readFileSync(runFile, 'utf8');
+const run = JSON.parse(text.slice(text.indexOf('{')));
+const data = run.data || run;
+const runData = data.resultData.runData;
+const fail = (why) => { console.error(`FAILED: ${why}`); process.exitCode = 1; };
+const json = (node, conn) => (runData[node] || []).flatMap((r) => ((r.data || {})[conn] || [[]])[0] || []).map((i) => i.json);
+
+if (data.resultData.error) fail(`the run failed: ${JSON.stringify(data.resultData.error).slice(0, 500)}`);
+const answer = (json('AI Agent', 'main')[0] || {}).output || '';
+console.error(`agent answer: ${answer}`);
+if (!answer.includes('Ada Lovelace') || !answer.includes('Grace Hopper')) fail('the answer does not quote the database');
+
+const tool = json('Read customers', 'ai_tool');
+if (!tool.length || !tool[0].success || tool[0].data.length !== 2) fail(`the tool output: ${JSON.stringify(tool)}`);
+
+const memoryRuns = runData['Chat memory'] || [];
+if (!memoryRuns.length) fail('the memory node has no runs in the execution data');
+const actions = memoryRuns.map((r) => (((r.data || {}).ai_memory || [[]])[0][0] || {}).json || {}).map((j) => j.action);
+console.error(`memory runs: ${actions.join(', ')}`);
+if (!actions.includes('loadMemory') || !actions.includes('saveMemory')) fail('memory loads and saves are not both logged');
+
+const requests = fs.readFileSync(requestsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+const second = requests[1] || { messages: [] };
+const toolMessage = second.messages.find((m) => m.role === 'tool');
+if (requests.length !== 2 || !toolMessage || !String(toolMessage.content).includes('Ada Lovelace')) {
+  fail(`the model requests: ${requests.length}, tool message ${JSON.stringify(toolMessage)}`);
+}
+
+const sqlite3 = require(path.join(process.env.N8N_DIR, 'node_modules', 'sqlite3'));
+const db = new sqlite3.Database(memoryDb, sqlite3.OPEN_READONLY);
+db.all('SELECT * FROM n8n_chat_histories ORDER BY id', (e, rows) => {
+  if (e) { fail(`memory database: ${e.message}`); return; }
+  const messages = rows.map((r) => JSON.parse(r.message));
+  console.error(`memory holds: ${messages.map((m) => `${m.type}: ${String(m.data.content).slice(0, 60)}`).join(' | ')}`);
+  const human = messages.find((m) => m.type === 'human');
+  const ai = messages.filter((m) => m.type === 'ai').pop();
+  if (!human || human.data.content !== 'Who are our customers?') fail('the memory lacks the question');
+  if (!ai || !String(ai.data.content).includes('Ada Lovelace')) fail('the memory lacks the answer');
+  if (rows.some((r) => r.session_id !== 'e2e-session')) fail('a message is stored under another session');
+  db.close();
+});

@@ -1,0 +1,76 @@
+'use strict';
+// A scripted OpenAI-compatible server on 127.0.0.1 for the n8n end-to-end
+// run: POST /v1/chat/completions answers the first round with a call of the
+// SQL tool (the offered tool whose name matches TOOL_PATTERN) and, once the
+// request carries a tool result, with a final answer that quotes it. Every
+// request is appended to REQUEST_LOG as one JSON line.
+//
+//   PORT=18080 REQUEST_LOG=requests.jsonl node scripted-openai.js
+
+const http = require('http');
+const fs = require('fs');
+
+const port = Number(process.env.PORT || 18080);
+const log = process.env.REQUEST_LOG || 'requests.jsonl';
+const pattern = new RegExp(process.env.TOOL_PATTERN || 'select|customers|query', 'i');
+const toolArgs = JSON.parse(process.env.TOOL_ARGS || '{"tableName":"customers","orderBy":"id"}');
+let calls = 0;
+
+function completion(message, finish) {
+  calls += 1;
+  return {
+    id: `chatcmpl-${calls}`,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: 'scripted',
+    choices: [{ index: 0, message, finish_reason: finish }],
+    usage: { prompt_tokens: 50, completion_tokens: 10, total_tokens: 60 },
+  };
+}
+
+function answer(body) {
+  const messages = body.messages || [];
+  const last = messages[messages.length - 1] || {};
+  if (last.role === 'tool') {
+    return completion({ role: 'assistant', content: `Here is what the database says: ${last.content}` }, 'stop');
+  }
+  const tool = (body.tools || []).map((t) => t.function.name).find((n) => pattern.test(n));
+  if (!tool) return completion({ role: 'assistant', content: 'No database tool was offered.' }, 'stop');
+  return completion({
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id: `call_${calls + 1}`, type: 'function', function: { name: tool, arguments: JSON.stringify(toolArgs) } }],
+  }, 'tool_calls');
+}
+
+http.createServer((req, res) => {
+  let text = '';
+  req.on('data', (c) => { text += c; });
+  req.on('end', () => {
+    if (req.method === 'GET' && req.url.endsWith('/models')) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ object: 'list', data: [{ id: 'scripted', object: 'model' }] }));
+      return;
+    }
+    if (req.method !== 'POST' || !req.url.endsWith('/chat/completions')) {
+      res.writeHead(404);
+      res.end();
+      return;
+    }
+    const body = JSON.parse(text || '{}');
+    fs.appendFileSync(log, JSON.stringify(body) + '\n');
+    const reply = answer(body);
+    if (body.stream) {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const m = reply.choices[0].message;
+      const delta = { role: 'assistant', content: m.content || '' };
+      if (m.tool_calls) delta.tool_calls = m.tool_calls.map((t, index) => ({ index, ...t }));
+      res.write(`data: ${JSON.stringify({ ...reply, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`);
+      res.write(`data: ${JSON.stringify({ ...reply, object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: reply.choices[0].finish_reason }] })}\n\n`);
+      res.end('data: [DONE]\n\n');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(reply));
+  });
+}).listen(port, '127.0.0.1');
