@@ -30,7 +30,8 @@ port=${N8N_PORT:-5688}
 mock_port=${MOCK_PORT:-18431}
 pids=()
 cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  # Each server runs in its own process group (setsid), n8n with its task runner.
+  for p in "${pids[@]}"; do kill -- -"$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   [ -n "${KEEP:-}" ] || rm -rf "$work"
 }
@@ -97,27 +98,26 @@ export N8N_ENCRYPTION_KEY=nodekit-e2e-key-0123456789 EXTERNAL_FRONTEND_HOOKS_URL
 export N8N_CUSTOM_EXTENSIONS="$work/custom"
 
 # ---- the scripted model and the shop database
-PORT=$mock_port REQUEST_LOG="$work/requests.jsonl" node "$here/scripted-openai.js" &
+PORT=$mock_port REQUEST_LOG="$work/requests.jsonl" setsid node "$here/scripted-openai.js" &
 pids+=($!)
 N8N_DIR="$n8n_dir" node "$here/make-shop.js" "$work/shop.db"
 
 # ---- 3. n8n lists the nodes
 say "starting n8n on 127.0.0.1:$port"
 start=$(now)
-n8n start > "$work/n8n.log" 2>&1 &
+setsid node "$n8n_dir/node_modules/n8n/bin/n8n" start > "$work/n8n.log" 2>&1 &
 pids+=($!)
 url="http://127.0.0.1:$port"
-for _ in $(seq 300); do
-  curl -sf "$url/healthz" >/dev/null 2>&1 && break
+# Until n8n has started, every path answers "n8n is starting up. Please wait" (status 200).
+started() { curl -sf "$url/rest/settings" 2>/dev/null | head -c1 | grep -q '{'; }
+for _ in $(seq 600); do
+  started && break
   sleep 0.2
 done
-curl -sf "$url/healthz" >/dev/null || { cat "$work/n8n.log" >&2; echo "n8n did not start" >&2; exit 1; }
+started || { cat "$work/n8n.log" >&2; echo "n8n did not start" >&2; exit 1; }
 jar="$work/cookies"
 owner='{"email":"owner@example.com","firstName":"Node","lastName":"Kit","password":"Passw0rd!Passw0rd"}'
-for _ in $(seq 100); do
-  curl -sf -c "$jar" -H 'Content-Type: application/json' -X POST "$url/rest/owner/setup" -d "$owner" >/dev/null && break
-  sleep 0.3
-done
+curl -sf -c "$jar" -H 'Content-Type: application/json' -X POST "$url/rest/owner/setup" -d "$owner" >/dev/null
 curl -sf -c "$jar" -H 'Content-Type: application/json' -X POST "$url/rest/login" \
   -d '{"emailOrLdapLoginId":"owner@example.com","password":"Passw0rd!Passw0rd"}' >/dev/null
 ready=$(now)
@@ -137,7 +137,8 @@ workflow_id=$(curl -sf -b "$jar" -H 'Content-Type: application/json' -X POST "$u
   node -e 'let s="";process.stdin.on("data",c=>s+=c).on("end",()=>{const j=JSON.parse(s);console.log((j.data||j).id)})')
 say "running workflow $workflow_id with n8n execute"
 exec_start=$(now)
-N8N_RUNNERS_BROKER_PORT=$((port + 2)) n8n execute --id "$workflow_id" --rawOutput > "$work/run.json" 2> "$work/execute.log" || {
+# `n8n execute` prints the run through its logger, at level info.
+N8N_LOG_LEVEL=info N8N_RUNNERS_BROKER_PORT=$((port + 2)) n8n execute --id "$workflow_id" > "$work/run.json" 2> "$work/execute.log" || {
   cat "$work/execute.log" "$work/run.json" >&2; echo "n8n execute failed" >&2; exit 1; }
 exec_end=$(now)
 N8N_DIR="$n8n_dir" node "$here/check-run.js" "$work/run.json" "$work/requests.jsonl" "$work/memory.db"

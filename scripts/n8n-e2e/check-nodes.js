@@ -2,7 +2,8 @@
 // Checks n8n's /types/nodes.json against the catalog: every packaged node is
 // listed as CUSTOM.<name>, and every field of its catalog description is
 // there unchanged. n8n replaces the codex of nodes from a custom folder with
-// {"categories": ["Custom Nodes"]}; that field is reported, not compared.
+// {"categories": ["Custom Nodes"]}, and a `file:` icon with the URL it
+// serves the file at (iconUrl); those fields are reported, not compared.
 //   node check-nodes.js nodes.json PACKAGE_DIR PROGRAM
 const fs = require('fs');
 const path = require('path');
@@ -25,12 +26,21 @@ for (const full of packaged) {
   if (!theirs) { console.error(`${full}: n8n does not list CUSTOM.${bare}`); failures++; continue; }
   for (const key of Object.keys(ours)) {
     if (key === 'name' || key === 'codex') continue;
+    if (key === 'icon' && String(ours.icon).startsWith('file:') && theirs.icon === undefined) {
+      // iconUrl is icons/CUSTOM/<the file's path>: the file must be in the package.
+      const served = String(theirs.iconUrl).replace(/^icons\/CUSTOM\//, '');
+      if (!served.endsWith(`/${ours.icon.slice('file:'.length)}`) || !fs.existsSync(served)) {
+        console.error(`${full}: icon ${ours.icon} became ${theirs.iconUrl}`);
+        failures++;
+      }
+      continue;
+    }
     if (canonical(ours[key]) !== canonical(theirs[key])) {
-      console.error(`${full}: field ${key} differs:\n  catalog ${JSON.stringify(ours[key]).slice(0, 300)}\n  n8n     ${JSON.stringify(theirs[key]).slice(0, 300)}`);
+      console.error(`${full}: field ${key} differs:\n  catalog ${String(JSON.stringify(ours[key])).slice(0, 300)}\n  n8n     ${String(JSON.stringify(theirs[key])).slice(0, 300)}`);
       failures++;
     }
   }
-  const added = Object.keys(theirs).filter((k) => !(k in ours));
+  const added = Object.keys(theirs).filter((k) => !(k in ours) && k !== 'iconUrl');
   if (added.length) console.error(`${full}: n8n added ${added.join(', ')}`);
   if (ours.codex && canonical(ours.codex) !== canonical(theirs.codex)) {
     console.error(`${full}: n8n replaced the codex with ${JSON.stringify(theirs.codex)}`);

@@ -7,7 +7,8 @@ const path = require('path');
 
 const [runFile, requestsFile, memoryDb] = process.argv.slice(2);
 const text = fs.readFileSync(runFile, 'utf8');
-const run = JSON.parse(text.slice(text.indexOf('{')));
+// `n8n execute` prints log lines, then "Execution was successful:", a rule, and the run as JSON.
+const run = JSON.parse(text.slice(text.indexOf('\n{') + 1));
 const data = run.data || run;
 const runData = data.resultData.runData;
 const fail = (why) => { console.error(`FAILED: ${why}`); process.exitCode = 1; };
@@ -38,12 +39,13 @@ const sqlite3 = require(path.join(process.env.N8N_DIR, 'node_modules', 'sqlite3'
 const db = new sqlite3.Database(memoryDb, sqlite3.OPEN_READONLY);
 db.all('SELECT * FROM n8n_chat_histories ORDER BY id', (e, rows) => {
   if (e) { fail(`memory database: ${e.message}`); return; }
+  // n8n's flat form ({type, content, ...}), as its Postgres chat memory stores it.
   const messages = rows.map((r) => JSON.parse(r.message));
-  console.error(`memory holds: ${messages.map((m) => `${m.type}: ${String(m.data.content).slice(0, 60)}`).join(' | ')}`);
+  console.error(`memory holds: ${messages.map((m) => `${m.type}: ${String(m.content).slice(0, 60)}`).join(' | ')}`);
   const human = messages.find((m) => m.type === 'human');
   const ai = messages.filter((m) => m.type === 'ai').pop();
-  if (!human || human.data.content !== 'Who are our customers?') fail('the memory lacks the question');
-  if (!ai || !String(ai.data.content).includes('Ada Lovelace')) fail('the memory lacks the answer');
+  if (!human || human.content !== 'Who are our customers?') fail('the memory lacks the question');
+  if (!ai || !String(ai.content).includes('Ada Lovelace')) fail('the memory lacks the answer');
   if (rows.some((r) => r.session_id !== 'e2e-session')) fail('a message is stored under another session');
   db.close();
 });

@@ -5,6 +5,7 @@
 //! ```text
 //! package.json                      n8n section: n8nNodesApiVersion, nodes, credentials
 //! nodes/<Class>/<Class>.node.js     one shim per node; exports class <Class>
+//! nodes/<Class>/<icon>.svg          a badge for a `file:` icon (the catalog has no image)
 //! credentials/<Class>.credentials.js  one per credential type this program defines
 //! lib/nodekit-shim.js               what the shims do, per kind of node
 //! lib/nodekit-bridge.js             the client of the bridge process
@@ -193,6 +194,12 @@ pub fn write(catalog: &Catalog, options: &PackageOptions) -> Result<PackageRepor
         std::fs::create_dir_all(path.parent().expect("a node file has a folder"))
             .map_err(|e| io(&path, e))?;
         std::fs::write(&path, node_js(entry, &class, kind)).map_err(|e| io(&path, e))?;
+        if let Some(icon) = icon_file(entry) {
+            // n8n serves `file:` icons from beside the node file.
+            let path = out.join(format!("nodes/{class}/{icon}"));
+            std::fs::write(&path, badge_svg(&entry.description.display_name))
+                .map_err(|e| io(&path, e))?;
+        }
         nodes.push(PackagedNode {
             node: entry.full_name(),
             class,
@@ -329,6 +336,29 @@ fn node_js(entry: &CatalogEntry, class: &str, kind: ShimKind) -> String {
          module.exports = {{ {class} }};\n"
     );
     js
+}
+
+/// The file a `file:NAME.svg` icon names, when it is a plain file name.
+fn icon_file(entry: &CatalogEntry) -> Option<&str> {
+    let name = entry.description.icon.as_deref()?.strip_prefix("file:")?;
+    let plain = name.ends_with(".svg") && !name.contains(['/', '\\']) && !name.starts_with('.');
+    plain.then_some(name)
+}
+
+/// An icon for a node whose program ships none: its initials on a badge.
+fn badge_svg(display_name: &str) -> String {
+    let initials: String = display_name
+        .split_whitespace()
+        .filter_map(|w| w.chars().next())
+        .filter(char::is_ascii_alphanumeric)
+        .take(2)
+        .collect();
+    format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 64 64\">\
+         <rect width=\"64\" height=\"64\" rx=\"12\" fill=\"#6b4fbb\"/>\
+         <text x=\"32\" y=\"41\" font-family=\"sans-serif\" font-size=\"24\" \
+         text-anchor=\"middle\" fill=\"#fff\">{initials}</text></svg>\n"
+    )
 }
 
 fn credential_js(def: &credential::CredentialType, class: &str) -> String {
