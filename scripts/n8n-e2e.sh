@@ -125,24 +125,72 @@ curl -sf -b "$jar" "$url/types/nodes.json" > "$work/nodes.json"
 say "checking /types/nodes.json against the catalog"
 node "$here/check-nodes.js" "$work/nodes.json" "$pkg" "$program"
 
-# ---- 4. the workflow
-cred() {
-  curl -sf -b "$jar" -H 'Content-Type: application/json' -X POST "$url/rest/credentials" -d "$1" |
-    node -e 'let s="";process.stdin.on("data",c=>s+=c).on("end",()=>{const j=JSON.parse(s);console.log((j.data||j).id)})'
+# ---- 4. the workflows
+json_id() { node -e 'let s="";process.stdin.on("data",c=>s+=c).on("end",()=>{const j=JSON.parse(s);console.log((j.data||j).id)})'; }
+post() { curl -sf -b "$jar" -H 'Content-Type: application/json' -X POST "$url/rest/$1" -d "$2" | json_id; }
+creds="\"openAiApi\":\"$(post credentials "{\"name\":\"Scripted OpenAI\",\"type\":\"openAiApi\",\"data\":{\"apiKey\":\"sk-local\",\"url\":\"http://127.0.0.1:$mock_port/v1\"}}")\""
+creds="$creds,\"sqlite\":\"$(post credentials "{\"name\":\"Shop database\",\"type\":\"sqlite\",\"data\":{\"databasePath\":\"$work/shop.db\"}}")\""
+
+# Runs workflow VARIANT (workflow.js) with `n8n execute`; its output goes to run-VARIANT.txt.
+execute() {
+  local variant=$1 id
+  node "$here/workflow.js" "$variant" "{$creds}" "$work/memory.db" > "$work/workflow-$variant.json"
+  id=$(curl -sf -b "$jar" -H 'Content-Type: application/json' -X POST "$url/rest/workflows" -d @"$work/workflow-$variant.json" | json_id)
+  [ -n "$id" ] || { echo "n8n refused workflow $variant" >&2; exit 1; }
+  : > "$work/requests.jsonl"
+  # `n8n execute` prints the run through its logger, at level info.
+  N8N_LOG_LEVEL=info N8N_RUNNERS_BROKER_PORT=$((port + 2)) timeout 300 \
+    node "$n8n_dir/node_modules/n8n/bin/n8n" execute --id "$id" > "$work/run-$variant.txt" 2>&1
 }
-openai_id=$(cred "{\"name\":\"Scripted OpenAI\",\"type\":\"openAiApi\",\"data\":{\"apiKey\":\"sk-local\",\"url\":\"http://127.0.0.1:$mock_port/v1\"}}")
-sqlite_id=$(cred "{\"name\":\"Shop database\",\"type\":\"sqlite\",\"data\":{\"databasePath\":\"$work/shop.db\"}}")
-node "$here/workflow.js" "$openai_id" "$sqlite_id" "$work/memory.db" > "$work/workflow.json"
-workflow_id=$(curl -sf -b "$jar" -H 'Content-Type: application/json' -X POST "$url/rest/workflows" -d @"$work/workflow.json" |
-  node -e 'let s="";process.stdin.on("data",c=>s+=c).on("end",()=>{const j=JSON.parse(s);console.log((j.data||j).id)})')
-say "running workflow $workflow_id with n8n execute"
+check_run() {
+  N8N_DIR="$n8n_dir" node "$here/check-run.js" "$1" "$work/run-$1.txt" "$work/requests.jsonl" "$work/memory.db"
+}
+# A run that must fail with a node error quoting `message`, n8n reporting it rather than crashing.
+expect_error() {
+  local variant=$1 message=$2 status=0
+  execute "$variant" || status=$?
+  if [ "$status" -ge 124 ] || ! grep -qF "$message" "$work/run-$variant.txt"; then
+    tail -40 "$work/run-$variant.txt" >&2
+    echo "FAILED: $variant: expected an n8n error quoting \"$message\" (exit status $status)" >&2
+    exit 1
+  fi
+  echo "$variant: n8n reports the error: $(grep -oF "$message" "$work/run-$variant.txt" | head -1)" >&2
+}
+
+say "n8n's AI Agent, n8n's OpenAI model, nodekit's SQL tool and memory"
 exec_start=$(now)
-# `n8n execute` prints the run through its logger, at level info.
-N8N_LOG_LEVEL=info N8N_RUNNERS_BROKER_PORT=$((port + 2)) n8n execute --id "$workflow_id" > "$work/run.json" 2> "$work/execute.log" || {
-  cat "$work/execute.log" "$work/run.json" >&2; echo "n8n execute failed" >&2; exit 1; }
+execute n8n-model || { tail -60 "$work/run-n8n-model.txt" >&2; exit 1; }
 exec_end=$(now)
-N8N_DIR="$n8n_dir" node "$here/check-run.js" "$work/run.json" "$work/requests.jsonl" "$work/memory.db"
+check_run n8n-model
+
+say "the same with nodekit's chat model"
+execute nodekit-model || { tail -60 "$work/run-nodekit-model.txt" >&2; exit 1; }
+check_run nodekit-model
+
+say "faults: a panicking node, a missing bridge program"
+expect_error fault "panicked: the fault tool panics on purpose"
+mv "$pkg/bin" "$work/bin-away"
+expect_error n8n-model "the nodekit bridge program is missing"
+mv "$work/bin-away" "$pkg/bin"
 
 awk -v s="$start" -v r="$ready" -v a="$exec_start" -v b="$exec_end" 'BEGIN {
   printf "n8n ready after %.1f s; n8n execute (process start to exit) %.2f s\n", r - s, b - a }'
+
+# ---- 5. optional: agent run time against n8n's own Postgres tool
+if [ -n "${BENCH_RUNS:-}" ]; then
+  [ -n "${DATABASE_URL:-}" ] || { echo "BENCH_RUNS needs DATABASE_URL (eval \"\$(scripts/services.sh)\")" >&2; exit 1; }
+  say "benchmark: $BENCH_RUNS runs each, nodekit's select tool and n8n's Postgres tool on PostgreSQL"
+  pg=$(node -e 'const u=new URL(process.argv[1]);console.log(JSON.stringify({host:u.hostname,port:Number(u.port||5432),database:u.pathname.slice(1),user:decodeURIComponent(u.username),password:decodeURIComponent(u.password),ssl:"disable"}))' "$DATABASE_URL")
+  creds="$creds,\"postgres\":\"$(post credentials "{\"name\":\"Shop PostgreSQL\",\"type\":\"postgres\",\"data\":$pg}")\""
+  psql "$DATABASE_URL" -q -c "DROP TABLE IF EXISTS customers" \
+    -c "CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT NOT NULL, city TEXT)" \
+    -c "INSERT INTO customers VALUES (1, 'Ada Lovelace', 'London'), (2, 'Grace Hopper', 'New York')"
+  for variant in pg-nodekit pg-n8n; do
+    for _ in $(seq "$BENCH_RUNS"); do
+      execute "$variant" || { tail -40 "$work/run-$variant.txt" >&2; exit 1; }
+      node "$here/timings.js" "$work/run-$variant.txt" >> "$work/timings-$variant.jsonl"
+    done
+    node "$here/timings.js" --summary "$variant" "$work/timings-$variant.jsonl"
+  done
+fi
 say "all checks passed"

@@ -1,11 +1,11 @@
 'use strict';
 // Checks the end-to-end run: n8n's run data, the scripted model's requests
 // and the memory database.
-//   N8N_DIR=... node check-run.js RUN_JSON REQUESTS_JSONL MEMORY_DB
+//   N8N_DIR=... node check-run.js VARIANT RUN_OUTPUT REQUESTS_JSONL MEMORY_DB
 const fs = require('fs');
 const path = require('path');
 
-const [runFile, requestsFile, memoryDb] = process.argv.slice(2);
+const [variant, runFile, requestsFile, memoryDb] = process.argv.slice(2);
 const text = fs.readFileSync(runFile, 'utf8');
 // `n8n execute` prints log lines, then "Execution was successful:", a rule, and the run as JSON.
 const run = JSON.parse(text.slice(text.indexOf('\n{') + 1));
@@ -28,6 +28,12 @@ const actions = memoryRuns.map((r) => (((r.data || {}).ai_memory || [[]])[0][0] 
 console.error(`memory runs: ${actions.join(', ')}`);
 if (!actions.includes('loadMemory') || !actions.includes('saveMemory')) fail('memory loads and saves are not both logged');
 
+if (variant === 'nodekit-model') {
+  const calls = json('Chat Model', 'ai_languageModel');
+  console.error(`nodekit chat model runs: ${calls.map((c) => c.action).join(', ')}`);
+  if (calls.length !== 2 || calls.some((c) => c.action !== 'invoke')) fail('the chat model calls are not in the execution data');
+}
+
 const requests = fs.readFileSync(requestsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
 const second = requests[1] || { messages: [] };
 const toolMessage = second.messages.find((m) => m.role === 'tool');
@@ -46,6 +52,9 @@ db.all('SELECT * FROM n8n_chat_histories ORDER BY id', (e, rows) => {
   const ai = messages.filter((m) => m.type === 'ai').pop();
   if (!human || human.content !== 'Who are our customers?') fail('the memory lacks the question');
   if (!ai || !String(ai.content).includes('Ada Lovelace')) fail('the memory lacks the answer');
+  // Each run adds its question and answer.
+  const runs = variant === 'nodekit-model' ? 2 : 1;
+  if (messages.length !== 2 * runs) fail(`the memory holds ${messages.length} messages after ${runs} run(s)`);
   if (rows.some((r) => r.session_id !== 'e2e-session')) fail('a message is stored under another session');
   db.close();
 });

@@ -1,9 +1,11 @@
 'use strict';
 // A scripted OpenAI-compatible server on 127.0.0.1 for the n8n end-to-end
 // run: POST /v1/chat/completions answers the first round with a call of the
-// SQL tool (the offered tool whose name matches TOOL_PATTERN) and, once the
-// request carries a tool result, with a final answer that quotes it. Every
-// request is appended to REQUEST_LOG as one JSON line.
+// first offered tool whose name matches TOOL_PATTERN (default: any) and, once the
+// request carries a tool result, with a final answer that quotes it.
+// TOOL_ARGS holds the arguments of every tool the runs use; a tool keeps
+// the ones its schema names. Every request is appended to REQUEST_LOG as
+// one JSON line.
 //
 //   PORT=18080 REQUEST_LOG=requests.jsonl node scripted-openai.js
 
@@ -12,8 +14,8 @@ const fs = require('fs');
 
 const port = Number(process.env.PORT || 18080);
 const log = process.env.REQUEST_LOG || 'requests.jsonl';
-const pattern = new RegExp(process.env.TOOL_PATTERN || 'select|customers|query', 'i');
-const toolArgs = JSON.parse(process.env.TOOL_ARGS || '{"tableName":"customers","orderBy":"id"}');
+const pattern = new RegExp(process.env.TOOL_PATTERN || '.', 'i');
+const toolArgs = JSON.parse(process.env.TOOL_ARGS || '{"tableName":"customers","orderBy":"id","text":"hi"}');
 let calls = 0;
 
 function completion(message, finish) {
@@ -35,7 +37,7 @@ function answer(body) {
     return completion({ role: 'assistant', content: `Here is what the database says: ${last.content}` }, 'stop');
   }
   const tool = (body.tools || []).map((t) => t.function.name).find((n) => pattern.test(n));
-  if (!tool) return completion({ role: 'assistant', content: 'No database tool was offered.' }, 'stop');
+  if (!tool) return completion({ role: 'assistant', content: 'No tool was offered.' }, 'stop');
   return completion({
     role: 'assistant',
     content: null,

@@ -1,38 +1,71 @@
 'use strict';
-// The end-to-end workflow: n8n's AI Agent with n8n's OpenAI chat model,
-// nodekit's SQL select tool and nodekit's SQLite chat memory.
-//   node workflow.js OPENAI_CREDENTIAL_ID SQLITE_CREDENTIAL_ID MEMORY_DB
-const [openai, sqlite, memoryDb] = process.argv.slice(2);
-const workflow = {
-  name: 'nodekit end to end',
-  nodes: [
-    { id: 'n1', name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
-    {
-      id: 'n2', name: 'AI Agent', type: '@n8n/n8n-nodes-langchain.agent', typeVersion: 3.1, position: [300, 0],
-      parameters: { promptType: 'define', text: 'Who are our customers?', options: {} },
-    },
-    {
-      id: 'n3', name: 'OpenAI Chat Model', type: '@n8n/n8n-nodes-langchain.lmChatOpenAi', typeVersion: 1.2, position: [200, 200],
-      parameters: { model: { __rl: true, value: 'gpt-4o-mini', mode: 'list', cachedResultName: 'gpt-4o-mini' }, options: {} },
-      credentials: { openAiApi: { id: openai, name: 'Scripted OpenAI' } },
-    },
-    {
-      id: 'n4', name: 'Read customers', type: 'CUSTOM.selectQueryTool', typeVersion: 1, position: [400, 200],
-      parameters: { options: {} },
-      credentials: { sqlite: { id: sqlite, name: 'Shop database' } },
-    },
-    {
-      id: 'n5', name: 'Chat memory', type: 'CUSTOM.memorySqliteChat', typeVersion: 1, position: [300, 200],
-      parameters: { sessionIdType: 'customKey', sessionKey: 'e2e-session', databasePath: memoryDb },
-    },
-  ],
-  connections: {
-    Start: { main: [[{ node: 'AI Agent', type: 'main', index: 0 }]] },
-    'OpenAI Chat Model': { ai_languageModel: [[{ node: 'AI Agent', type: 'ai_languageModel', index: 0 }]] },
-    'Read customers': { ai_tool: [[{ node: 'AI Agent', type: 'ai_tool', index: 0 }]] },
-    'Chat memory': { ai_memory: [[{ node: 'AI Agent', type: 'ai_memory', index: 0 }]] },
-  },
-  settings: { executionOrder: 'v1' },
-  active: false,
+// The end-to-end workflows: n8n's AI Agent answering "Who are our
+// customers?" with a chat model, a database tool and (some) a memory.
+//
+//   node workflow.js VARIANT '{"openAiApi": ID, "sqlite": ID, "postgres": ID}' MEMORY_DB
+//
+// VARIANT:
+//   n8n-model      n8n's OpenAI chat model, nodekit's SQL select tool (SQLite), nodekit's SQLite memory
+//   nodekit-model  the same with nodekit's OpenAI-compatible chat model
+//   fault          n8n's OpenAI chat model and nodekit's Fault Tool set to panic
+//   pg-nodekit     n8n's OpenAI chat model and nodekit's SQL select tool on PostgreSQL
+//   pg-n8n         n8n's OpenAI chat model and n8n's own Postgres tool on the same database
+const [variant, credentialsText, memoryDb] = process.argv.slice(2);
+const credentials = JSON.parse(credentialsText);
+const cred = (type, name) => ({ [type]: { id: credentials[type], name } });
+
+const n8nModel = {
+  name: 'Chat Model', type: '@n8n/n8n-nodes-langchain.lmChatOpenAi', typeVersion: 1.2,
+  parameters: { model: { __rl: true, value: 'gpt-4o-mini', mode: 'list', cachedResultName: 'gpt-4o-mini' }, options: {} },
+  credentials: cred('openAiApi', 'Scripted OpenAI'),
 };
-console.log(JSON.stringify(workflow));
+const nodekitModel = {
+  name: 'Chat Model', type: 'CUSTOM.lmChatOpenAiCompatible', typeVersion: 1,
+  parameters: { model: 'gpt-4o-mini', options: {} },
+  credentials: cred('openAiApi', 'Scripted OpenAI'),
+};
+const selectTool = (type, name) => ({
+  name: 'Read customers', type: 'CUSTOM.selectQueryTool', typeVersion: 1,
+  parameters: { options: {} }, credentials: cred(type, name),
+});
+const memory = {
+  name: 'Chat memory', type: 'CUSTOM.memorySqliteChat', typeVersion: 1,
+  parameters: { sessionIdType: 'customKey', sessionKey: 'e2e-session', databasePath: memoryDb },
+};
+const faultTool = {
+  name: 'Fault', type: 'CUSTOM.faultTool', typeVersion: 1, parameters: { fault: 'panic' },
+};
+const n8nPostgresTool = {
+  name: 'Read customers', type: 'n8n-nodes-base.postgresTool', typeVersion: 2.6,
+  parameters: {
+    descriptionType: 'manual', toolDescription: 'Reads the customers table',
+    operation: 'select', schema: { __rl: true, mode: 'list', value: 'public' },
+    table: { __rl: true, mode: 'name', value: 'customers' }, returnAll: true, options: {},
+  },
+  credentials: cred('postgres', 'Shop PostgreSQL'),
+};
+
+const subNodes = {
+  'n8n-model': [n8nModel, selectTool('sqlite', 'Shop database'), memory],
+  'nodekit-model': [nodekitModel, selectTool('sqlite', 'Shop database'), memory],
+  fault: [n8nModel, faultTool],
+  'pg-nodekit': [n8nModel, selectTool('postgres', 'Shop PostgreSQL')],
+  'pg-n8n': [n8nModel, n8nPostgresTool],
+}[variant];
+if (!subNodes) throw new Error(`unknown variant ${variant}`);
+
+const connection = { 'Chat Model': 'ai_languageModel', 'Read customers': 'ai_tool', Fault: 'ai_tool', 'Chat memory': 'ai_memory' };
+const nodes = [
+  { name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, parameters: {} },
+  {
+    name: 'AI Agent', type: '@n8n/n8n-nodes-langchain.agent', typeVersion: 3.1,
+    parameters: { promptType: 'define', text: 'Who are our customers?', options: {} },
+  },
+  ...subNodes,
+].map((n, i) => ({ id: `n${i}`, position: [i * 200, i > 1 ? 200 : 0], ...n }));
+const connections = { Start: { main: [[{ node: 'AI Agent', type: 'main', index: 0 }]] } };
+for (const n of subNodes) {
+  const type = connection[n.name];
+  connections[n.name] = { [type]: [[{ node: 'AI Agent', type, index: 0 }]] };
+}
+console.log(JSON.stringify({ name: `nodekit e2e ${variant}`, nodes, connections, settings: { executionOrder: 'v1' }, active: false }));
