@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Starts the PostgreSQL and Redis servers the tests use, on 127.0.0.1 only,
-# installing them from Debian's packages when they are missing. Prints the
+# installing them (and Node.js, which the n8n package tests run) from
+# Debian's packages when they are missing. Prints the
 # variables the tests read; use it as:   eval "$(scripts/services.sh)"
 #
 # A DATABASE_URL or REDIS_URL already set is used as it is. Servers started
@@ -29,6 +30,8 @@ fi
 missing=()
 if [ -z "${DATABASE_URL:-}" ] && [ ! -x "$(pg_bin)/initdb" ]; then missing+=(postgresql); fi
 if [ -z "${REDIS_URL:-}" ] && ! command -v redis-server >/dev/null; then missing+=(redis-server); fi
+# Node.js runs the n8n package's shims in examples/n8n-package's tests.
+if ! command -v node >/dev/null; then missing+=(nodejs); fi
 if [ ${#missing[@]} -gt 0 ]; then
   log "installing ${missing[*]} from Debian's packages"
   sudo=; [ "$(id -u)" = 0 ] || sudo=sudo
