@@ -76,9 +76,11 @@ fi
 n8n() { node "$n8n_dir/node_modules/n8n/bin/n8n" "$@"; }
 
 # ---- 2. the package
-say "building the n8n-package example"
-(cd "$root" && cargo build -p n8n-package --locked)
-program="$root/target/debug/n8n-package"
+# The benchmark (BENCH_RUNS) measures the release build.
+if [ -n "${BENCH_RUNS:-}" ]; then profile=release; else profile=debug; fi
+say "building the n8n-package example ($profile)"
+(cd "$root" && cargo build -p n8n-package --locked --profile "${profile/debug/dev}")
+program="$root/target/$profile/n8n-package"
 pkg="$work/custom/n8n-nodes-text"
 "$program" package --out "$pkg" --name n8n-nodes-text > "$work/package-report.json"
 

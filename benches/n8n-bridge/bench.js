@@ -4,11 +4,14 @@
 //
 //   node bench.js PACKAGE_DIR [CALLS] [CONCURRENCY]
 //
-// Three kinds of call, CALLS each (default 5000) after 200 warm-up calls:
-// `hello` (the bridge alone), a toolCall of the Text Statistics tool (JSON
-// in and out plus a node that does almost nothing), and the same toolCall
-// with CONCURRENCY (default 16) calls in flight. Prints one JSON object.
+// CALLS each (default 5000) after 200 warm-up calls: a line echoed by `cat`
+// (the pipe round trip itself, the floor), `hello` (the bridge alone), a
+// toolCall of the Text Statistics tool (JSON in and out plus a node that does
+// almost nothing), and the same toolCall with CONCURRENCY (default 16) calls
+// in flight. Prints one JSON object.
 const path = require('path');
+const { spawn } = require('child_process');
+const readline = require('readline');
 const dir = path.resolve(process.argv[2]);
 const calls = Number(process.argv[3] || 5000);
 const concurrency = Number(process.argv[4] || 16);
@@ -45,10 +48,26 @@ async function concurrent(n, inFlight) {
   return { calls_per_s: Math.round(n / seconds), in_flight: inFlight };
 }
 
+async function echo(n) {
+  const cat = spawn('cat', [], { stdio: ['pipe', 'pipe', 'inherit'] });
+  let answered;
+  readline.createInterface({ input: cat.stdout }).on('line', () => answered());
+  const times = [];
+  for (let i = 0; i < n; i++) {
+    const t = process.hrtime.bigint();
+    await new Promise((resolve) => { answered = resolve; cat.stdin.write('{"id":1}\n'); });
+    times.push(Number(process.hrtime.bigint() - t) / 1e3);
+  }
+  cat.kill();
+  times.sort((a, b) => a - b);
+  return { p50_us: Math.round(percentile(times, 0.5)), p99_us: Math.round(percentile(times, 0.99)) };
+}
+
 (async () => {
   await sequential('toolCall', tool, 200);
   const out = {
     calls,
+    pipe_echo: await echo(calls),
     hello: await sequential('hello', {}, calls),
     tool_call: await sequential('toolCall', tool, calls),
     tool_call_concurrent: await concurrent(calls, concurrency),

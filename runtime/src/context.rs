@@ -66,8 +66,10 @@ impl RunLog {
 
     /// A log for objects that outlive one run (the n8n bridge keeps them
     /// between calls): it keeps nothing itself, and each entry goes to the
-    /// log of the [`RunLog::capture`] scope it is written in. Entries
-    /// written outside any scope (a background task's) are dropped.
+    /// log of the [`RunLog::capture`] scope it is written in. The scope is
+    /// the task's: entries written outside any scope, by a task spawned
+    /// inside a call (`tokio::spawn`, a background observer) or by another
+    /// thread, are dropped.
     pub fn per_call() -> Arc<RunLog> {
         Arc::new(RunLog {
             per_call: true,
@@ -75,11 +77,10 @@ impl RunLog {
         })
     }
 
-    /// Runs `work` and returns what it wrote to [`RunLog::per_call`] logs.
-    pub async fn capture<T>(work: impl Future<Output = T>) -> (T, Vec<LogEntry>) {
-        let log = RunLog::new();
-        let out = CAPTURE.scope(log.clone(), work).await;
-        (out, log.entries())
+    /// Runs `work`, with what it writes to [`RunLog::per_call`] logs going
+    /// to `log` (also when `work` panics or is dropped half-way).
+    pub async fn capture<T>(log: Arc<RunLog>, work: impl Future<Output = T>) -> T {
+        CAPTURE.scope(log, work).await
     }
 
     /// Appends an entry.

@@ -1,6 +1,7 @@
 //! Nodes of an imaginary `n8n-nodes-text` package: a text tool, and a tool
 //! that misbehaves on purpose so you can see how n8n shows a failing Rust
-//! node (a panic, a hang, a crash of the process, stray output).
+//! node (a panic, a hang, a blocked thread, a crash of the process, stray
+//! output).
 
 use nodekit::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -54,6 +55,8 @@ pub enum Fault {
     Panic,
     /// Never answers.
     Hang,
+    /// Blocks its thread for an hour (the bridge cannot cancel it).
+    Block,
     /// Aborts the whole process.
     Abort,
     /// Prints a line that is not JSON on standard output, then answers.
@@ -84,6 +87,7 @@ impl ToolNode for FaultTool {
             Fault::None => {}
             Fault::Panic => panic!("the fault tool panics on purpose"),
             Fault::Hang => std::future::pending::<()>().await,
+            Fault::Block => std::thread::sleep(std::time::Duration::from_secs(3600)),
             Fault::Abort => std::process::abort(),
             Fault::Print => println!("this line is not JSON"),
         }

@@ -17,12 +17,19 @@ const NodeClass = require(file)[className];
 const node = new NodeClass();
 
 const context = (c) => ({
-  getNode: () => ({ name: c.nodeName || node.description.defaults.name, type: `CUSTOM.${node.description.name}`, typeVersion: 1, parameters: c.parameters || {} }),
-  getNodeParameter: (name, itemIndex, fallback) => {
-    const p = c.parameters || {};
-    if (name in p) return p[name];
+  getNode: () => ({
+    name: c.nodeName || node.description.defaults.name,
+    type: `CUSTOM.${node.description.name}`,
+    typeVersion: 1,
+    parameters: c.parameters || {},
+    credentials: Object.fromEntries(Object.keys(c.credentials || {}).map((k) => [k, { id: k, name: k }])),
+  }),
+  getNodeParameter: (path, itemIndex, fallback) => {
+    let value = c.parameters || {};
+    for (const key of path.split('.')) value = value === undefined || value === null ? undefined : value[key];
+    if (value !== undefined) return value;
     if (fallback !== undefined) return fallback;
-    throw new Error(`Could not get parameter "${name}"`);
+    throw new Error(`Could not get parameter "${path}"`);
   },
   getCredentials: async (name) => {
     const creds = c.credentials || {};

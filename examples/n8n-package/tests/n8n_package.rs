@@ -381,6 +381,12 @@ fn the_bridge_protocol_round_trips_and_survives_faults() {
     assert_eq!(unreadable["id"], Value::Null);
     assert_eq!(unreadable["error"]["kind"], "request");
 
+    // serde cannot read a lone UTF-16 surrogate (JSON.stringify writes them): the id is still answered.
+    writeln!(bridge.stdin, r#"{{"id": 12, "op": "toolCall", "node": "textStatsTool", "input": {{"text": "\ud800"}}}}"#).unwrap();
+    let lone: Value = serde_json::from_str(&bridge.next_line().unwrap()).unwrap();
+    assert_eq!(lone["id"], 12, "{lone}");
+    assert_eq!(lone["error"]["kind"], "request", "{lone}");
+
     let unknown = bridge.ask(json!({"id": 8, "op": "toolCall", "node": "textStatTool", "input": {}}));
     let message = unknown["error"]["message"].as_str().unwrap();
     assert!(message.contains("textStatsTool"), "a suggestion: {message}");
@@ -401,13 +407,36 @@ fn the_bridge_protocol_round_trips_and_survives_faults() {
 }
 
 #[test]
+fn package_refuses_a_folder_that_is_not_a_package() {
+    let dir = scratch("not-a-package");
+    std::fs::write(dir.join("notes.txt"), "mine").unwrap();
+    let out = Command::new(PROGRAM)
+        .args(["package", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not empty"));
+    assert!(dir.join("notes.txt").exists());
+    // An earlier package is replaced.
+    let again = scratch("earlier-package");
+    package(&again, &["textStatsTool"]);
+    package(&again, &["faultTool"]);
+    assert!(!again.join("nodes/TextStatsTool").exists());
+}
+
+#[test]
 fn the_bridge_finishes_running_calls_when_its_input_closes() {
     let mut bridge = Bridge::start();
-    bridge.send(&text_stats(1, "toolCall", json!({"text": "a b"})));
+    // A call that never ends does not keep the bridge alive past its 5 s of grace.
+    bridge.send(&fault(1, "hang", None));
+    bridge.send(&text_stats(2, "toolCall", json!({"text": "a b"})));
     drop(bridge.stdin);
     let answer: Value = serde_json::from_str(&bridge.lines.next().unwrap().unwrap()).unwrap();
     assert_eq!(answer["result"]["words"], 2);
+    let start = std::time::Instant::now();
     assert!(bridge.child.wait().unwrap().success());
+    assert!(start.elapsed() < Duration::from_secs(20), "{:?}", start.elapsed());
 }
 
 #[test]
@@ -479,14 +508,29 @@ fn the_shim_runs_a_tool_call_as_n8ns_agent_does() {
 }
 
 #[test]
+fn from_ai_in_any_case_reaches_nodekit_as_written() {
+    if !node_available() {
+        return;
+    }
+    let dir = scratch("shim-fromai");
+    package(&dir, &["textStatsTool"]);
+    let mut params = serde_json::Map::new();
+    params.insert("text".into(), json!("={{ $fromai('text', 'what to count') }}"));
+    params.insert("wordCounts".into(), json!(false));
+    let item = json!({"text": "one two", "toolCallId": "c1"});
+    let (answers, stderr) = harness(&dir, "TextStatsTool", json!([tool_case(params, item)]), &[]);
+    assert_eq!(answers[0]["output"][0][0]["json"]["words"], 2, "{answers:?} {stderr}");
+}
+
+#[test]
 fn the_shim_runs_a_sql_tool_on_a_real_sqlite_database() {
     if !node_available() {
         return;
     }
     let dir = scratch("shim-sql");
     let db = dir.join("shop.db");
-    create_shop(&db);
     package(&dir, &["selectQueryTool"]);
+    create_shop(&db);
     let params = defaults(&dir.join("nodes/SelectQueryTool/SelectQueryTool.node.js"));
     let case = json!({
         "parameters": params,
@@ -542,6 +586,8 @@ fn faults_are_clear_node_errors() {
             case("print", false),
             case("abort", false),
             case("none", false),
+            case("block", false),
+            case("none", false),
         ]),
         &[("NODEKIT_BRIDGE_TIMEOUT_MS", "500")],
     );
@@ -561,6 +607,27 @@ fn faults_are_clear_node_errors() {
     );
     // The next call starts a new bridge process.
     assert_eq!(answers[5]["output"][0][0]["json"], json!({"echo": "hi"}), "{answers:?}");
+    // A blocked thread cannot be cancelled: no answer comes, and the bridge is killed and restarted.
+    assert!(
+        error(6).contains("did not answer within 0.5 s, and the nodekit bridge did not cancel it"),
+        "{answers:?}"
+    );
+    assert_eq!(answers[7]["output"][0][0]["json"], json!({"echo": "hi"}), "{answers:?}");
+}
+
+#[test]
+fn a_failing_tool_answers_the_model() {
+    if !node_available() {
+        return;
+    }
+    let dir = scratch("shim-tool-error");
+    package(&dir, &["selectQueryTool"]);
+    let params = defaults(&dir.join("nodes/SelectQueryTool/SelectQueryTool.node.js"));
+    // No database credential: the tool fails, and n8n's agent hands the error to the model.
+    let case = json!({"parameters": params, "items": [{"tableName": "customers", "toolCallId": "c1"}]});
+    let (answers, _) = harness(&dir, "SelectQueryTool", json!([case]), &[]);
+    let error = answers[0]["output"][0][0]["json"]["error"].as_str().unwrap_or_default();
+    assert!(error.contains("postgres or sqlite"), "{answers:?}");
 }
 
 #[test]

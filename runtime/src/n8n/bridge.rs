@@ -37,13 +37,13 @@
 //! carries only its own call's entries.
 
 use std::collections::HashMap;
-use std::io::Write;
+use std::io::{BufRead, Write};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufRead, AsyncBufReadExt};
+use futures::FutureExt;
 
 use crate::context::{Credentials, LogEntry, RunLog, SupplyContext};
 use crate::error::{Error, Result};
@@ -192,10 +192,19 @@ pub struct Bridge {
 }
 
 /// Supplied objects by request key, with their last use.
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct Supplies {
     by_key: HashMap<String, (Supply, u64)>,
     clock: u64,
+}
+
+impl std::fmt::Debug for Supplies {
+    // The keys hold credentials.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Supplies")
+            .field("cached", &self.by_key.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Supplies {
@@ -233,24 +242,34 @@ impl Bridge {
     }
 
     /// Answers every line of `input` on `output` until `input` ends, then
-    /// lets running calls finish (up to 5 s). Answers are written whole,
-    /// one line each, by one thread, so a node's own `println!` can come
-    /// between two answers but never inside one.
+    /// lets running calls finish (up to 5 s). Lines are read and answers
+    /// written by threads of their own (a pipe's blocking reads and writes
+    /// never hold a worker of the runtime); answers are written whole, one
+    /// line each, so a node's own `println!` can come between two answers
+    /// but never inside one.
     pub async fn serve(
         self: Arc<Self>,
-        input: impl AsyncBufRead + Unpin,
+        input: impl BufRead + Send + 'static,
         output: impl Write + Send + 'static,
     ) -> std::io::Result<()> {
-        let (tx, rx) = std::sync::mpsc::channel::<String>();
-        let writer = std::thread::spawn(move || write_lines(rx, output));
-        let mut lines = input.lines();
+        let (answers, to_write) = std::sync::mpsc::channel::<String>();
+        let writer = std::thread::spawn(move || write_lines(to_write, output));
+        let (lines, mut requests) = tokio::sync::mpsc::unbounded_channel();
+        let reader = std::thread::spawn(move || {
+            for line in input.lines() {
+                if lines.send(line?).is_err() {
+                    break;
+                }
+            }
+            Ok::<(), std::io::Error>(())
+        });
         let mut running = tokio::task::JoinSet::new();
-        while let Some(line) = lines.next_line().await? {
+        while let Some(line) = requests.recv().await {
             if line.trim().is_empty() {
                 continue;
             }
             let bridge = self.clone();
-            let tx = tx.clone();
+            let answers = answers.clone();
             running.spawn(async move {
                 let response = bridge.answer(&line).await;
                 let text = serde_json::to_string(&response).unwrap_or_else(|e| {
@@ -261,21 +280,27 @@ impl Bridge {
                     ))
                     .expect("a failure serialises")
                 });
-                let _ = tx.send(text);
+                let _ = answers.send(text);
             });
+            while running.try_join_next().is_some() {}
         }
         let _ = tokio::time::timeout(DRAIN, async { while running.join_next().await.is_some() {} })
             .await;
-        drop(tx);
-        writer
+        // Calls still running hold senders: without this the writer would wait for them.
+        running.abort_all();
+        drop(answers);
+        let read = reader
             .join()
-            .unwrap_or_else(|_| Err(std::io::Error::other("the writer thread panicked")))
+            .unwrap_or_else(|_| Err(std::io::Error::other("the reader thread panicked")));
+        let written = writer
+            .join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the writer thread panicked")));
+        read.and(written)
     }
 
     /// Serves standard input and output.
     pub async fn serve_stdio(self: Arc<Self>) -> std::io::Result<()> {
-        let input = tokio::io::BufReader::new(tokio::io::stdin());
-        self.serve(input, std::io::stdout()).await
+        self.serve(std::io::BufReader::new(std::io::stdin()), std::io::stdout()).await
     }
 
     /// The answer to one request line.
@@ -283,10 +308,11 @@ impl Bridge {
         let request: Request = match serde_json::from_str(line) {
             Ok(r) => r,
             Err(e) => {
-                let id = serde_json::from_str::<Value>(line)
-                    .ok()
-                    .and_then(|v| v.get("id").and_then(Value::as_u64));
-                return Response::failed(id, "request", format!("not a bridge request: {e}"));
+                return Response::failed(
+                    leading_id(line),
+                    "request",
+                    format!("not a bridge request: {e}"),
+                );
             }
         };
         let id = request.id;
@@ -294,38 +320,35 @@ impl Bridge {
         let limit = request
             .timeout_ms
             .map_or(DEFAULT_TIMEOUT, Duration::from_millis);
-        let bridge = self.clone();
-        let mut task = tokio::spawn(RunLog::capture(async move { bridge.run(request).await }));
-        match tokio::time::timeout(limit, &mut task).await {
-            Ok(Ok((Ok(result), log))) => Response {
-                id: Some(id),
-                result: Some(result),
-                error: None,
-                log,
-            },
-            Ok(Ok((Err(fail), log))) => Response {
-                id: Some(id),
-                result: None,
-                error: Some(fail.into()),
-                log,
-            },
-            Ok(Err(e)) if e.is_panic() => Response::failed(
-                Some(id),
-                "panic",
-                format!("{who} panicked: {}", panic_message(e.into_panic())),
-            ),
-            Ok(Err(e)) => Response::failed(Some(id), "node", format!("{who} was cancelled: {e}")),
-            Err(_) => {
-                task.abort();
-                Response::failed(
-                    Some(id),
-                    "timeout",
-                    format!(
-                        "{who} did not answer within {}; the call was cancelled",
-                        seconds(limit)
-                    ),
-                )
+        let key = self.supply_key(&request);
+        let log = RunLog::new();
+        // A panic is caught here, and the timeout drops (cancels) the call.
+        // A node that blocks its thread is not cancelled: it answers
+        // nothing, and the shims kill and restart the bridge.
+        let call = std::panic::AssertUnwindSafe(RunLog::capture(log.clone(), self.run(request)))
+            .catch_unwind();
+        let (result, error) = match tokio::time::timeout(limit, call).await {
+            Ok(Ok(Ok(result))) => (Some(result), None),
+            Ok(Ok(Err(fail))) => (None, Some(fail.into())),
+            Ok(Err(panic)) => {
+                // What panicked may have been left half-changed.
+                self.lock().by_key.remove(&key);
+                let message = format!("{who} panicked: {}", panic_message(panic));
+                (None, Some(Failure { kind: "panic", message }))
             }
+            Err(_) => {
+                let message = format!(
+                    "{who} did not answer within {}; the call was cancelled",
+                    seconds(limit)
+                );
+                (None, Some(Failure { kind: "timeout", message }))
+            }
+        };
+        Response {
+            id: Some(id),
+            result,
+            error,
+            log: log.entries(),
         }
     }
 
@@ -353,14 +376,7 @@ impl Bridge {
         entry: &CatalogEntry,
         request: &Request,
     ) -> Outcome<Supply> {
-        let key = serde_json::to_string(&(
-            entry.full_name(),
-            &request.node_name,
-            &request.parameters,
-            &request.credentials,
-            &request.item,
-        ))
-        .expect("JSON values serialise");
+        let key = self.supply_key(request);
         if let Some(supply) = self.lock().get(&key) {
             return Ok(supply);
         }
@@ -379,6 +395,22 @@ impl Bridge {
         let supply = make(request.parameters.clone(), ctx).await?;
         self.lock().insert(key, supply.clone());
         Ok(supply)
+    }
+
+    /// What a supply is cached under: everything it is made from.
+    fn supply_key(&self, request: &Request) -> String {
+        let node = self
+            .catalog
+            .find(&request.node)
+            .map_or_else(|_| request.node.clone(), CatalogEntry::full_name);
+        serde_json::to_string(&(
+            node,
+            &request.node_name,
+            &request.parameters,
+            &request.credentials,
+            &request.item,
+        ))
+        .expect("JSON values serialise")
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Supplies> {
@@ -543,6 +575,16 @@ fn write_lines(lines: std::sync::mpsc::Receiver<String>, mut out: impl Write) ->
         out.flush()?;
     }
     Ok(())
+}
+
+/// The id of a request line serde cannot read (a lone UTF-16 surrogate in
+/// a string, say): the shims write `id` first, so the call fails at once
+/// instead of waiting for its time limit.
+fn leading_id(line: &str) -> Option<u64> {
+    let rest = line.trim_start().strip_prefix('{')?.trim_start();
+    let rest = rest.strip_prefix("\"id\"")?.trim_start().strip_prefix(':')?.trim_start();
+    let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+    rest[..digits].parse().ok()
 }
 
 fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {

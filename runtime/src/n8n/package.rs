@@ -105,6 +105,9 @@ pub fn shim_kind(entry: &CatalogEntry) -> std::result::Result<ShimKind, String> 
             "it is a root node with AI inputs, which inside n8n would be n8n's objects, not nodekit's"
                 .into(),
         ),
+        [ConnectionType::Main, ..] if entry.runtime.execute.is_some() && !d.credentials.is_empty() => {
+            Err("it is a root node with credentials, which a root node's context does not carry".into())
+        }
         [ConnectionType::Main, ..] if entry.runtime.execute.is_some() => Ok(ShimKind::Main),
         _ if !supplies && entry.runtime.execute.is_none() => {
             Err("it has no run-time code (no SupplyData, ToolNode, DbTool or Execute)".into())
@@ -148,6 +151,7 @@ pub fn write(catalog: &Catalog, options: &PackageOptions) -> Result<PackageRepor
         ));
     }
     let out = &options.out;
+    check_out(out)?;
     for dir in ["nodes", "credentials", "lib", "bin"] {
         let path = out.join(dir);
         if path.exists() {
@@ -290,6 +294,30 @@ fn choose<'a>(catalog: &'a Catalog, wanted: &[String]) -> Result<Chosen<'a>> {
         }
     }
     Ok((chosen, skipped))
+}
+
+/// `out` must be new, empty, or an earlier package: its folders are replaced.
+fn check_out(out: &Path) -> Result<()> {
+    let mut entries = match std::fs::read_dir(out) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io(out, e)),
+    };
+    if entries.next().is_none() {
+        return Ok(());
+    }
+    let earlier = std::fs::read_to_string(out.join("package.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        .is_some_and(|manifest| manifest.get("nodekit").is_some());
+    if earlier {
+        Ok(())
+    } else {
+        Err(Error::Workflow(format!(
+            "{} is not empty and holds no earlier nodekit package; give a new or empty folder",
+            out.display()
+        )))
+    }
 }
 
 /// npm's rules for a package name, the ones a typo breaks.

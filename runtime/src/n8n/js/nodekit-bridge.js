@@ -32,7 +32,7 @@ class BridgeError extends Error {
 }
 
 function timeoutFromEnv() {
-  const v = Number(process.env.NODEKIT_BRIDGE_TIMEOUT_MS);
+  const v = Math.floor(Number(process.env.NODEKIT_BRIDGE_TIMEOUT_MS));
   return Number.isFinite(v) && v > 0 ? v : DEFAULT_TIMEOUT_MS;
 }
 
@@ -55,7 +55,8 @@ class Bridge {
       return Promise.reject(e);
     }
     const id = this.nextId++;
-    const line = JSON.stringify({ ...body, id, op, timeoutMs }) + '\n';
+    // The id first: the bridge can then answer even a request it cannot read.
+    const line = JSON.stringify({ id, op, ...body, timeoutMs }) + '\n';
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this._settle(id, new BridgeError(
@@ -85,17 +86,27 @@ class Bridge {
     this.child = child;
     this.stderr = '';
     child.on('error', (e) => this._gone(child, `cannot run the nodekit bridge ${this.program}: ${e.message}`));
-    child.on('exit', (code, signal) => this._gone(child,
+    // 'close', not 'exit': answers and standard error written before the end are read first.
+    child.on('close', (code, signal) => this._gone(child,
       `the nodekit bridge process ${signal ? `was killed by ${signal}` : `exited with status ${code}`}`));
-    child.stdin.on('error', () => {});
+    // Pipe errors end in 'close'; unhandled, they would be exceptions in n8n.
+    for (const stream of [child.stdin, child.stdout, child.stderr]) stream.on('error', () => {});
     child.stderr.on('data', (chunk) => {
-      this.stderr = (this.stderr + chunk.toString()).slice(-STDERR_KEEP);
+      if (this.child === child) this.stderr = (this.stderr + chunk.toString()).slice(-STDERR_KEEP);
     });
-    readline.createInterface({ input: child.stdout }).on('line', (text) => this._line(text));
+    const lines = readline.createInterface({ input: child.stdout });
+    lines.on('error', () => {});
+    lines.on('line', (text) => this._line(text));
     return child;
   }
 
   _line(text) {
+    // A node's own output without a newline ends up in front of the answer.
+    const at = text.indexOf('{"id":');
+    if (at > 0) {
+      console.warn(`nodekit bridge printed: ${text.slice(0, Math.min(at, 500))}`);
+      text = text.slice(at);
+    }
     let answer;
     try {
       answer = JSON.parse(text);

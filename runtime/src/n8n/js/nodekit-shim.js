@@ -69,41 +69,50 @@ function nodeError(ctx, error, itemIndex) {
     const { NodeOperationError } = n8nRequire('n8n-workflow');
     const options = { itemIndex };
     if (error && error.kind) options.description = `nodekit bridge: ${error.kind}`;
-    return new NodeOperationError(ctx.getNode(), message, options);
+    const e = new NodeOperationError(ctx.getNode(), message, options);
+    e.bridgeKind = error && error.kind;
+    return e;
   } catch (e) {
-    return new Error(message);
+    const plain = new Error(message);
+    plain.bridgeKind = error && error.kind;
+    return plain;
   }
 }
 
+// n8n accepts any case ($fromAI, $fromai, $fromAi).
+const FROM_AI = /\$fromai/i;
+
 function hasFromAi(value) {
-  return value !== undefined && JSON.stringify(value).includes('$fromAI');
+  return value !== undefined && FROM_AI.test(JSON.stringify(value));
 }
 
 /**
- * The node's parameters, resolved by n8n. Parameters that call `$fromAI`
- * are sent as written: nodekit builds the tool schema from them and fills
- * them from the model's arguments, as n8n does.
+ * The node's parameters, resolved by n8n. Values that call `$fromAI` are
+ * sent as written: nodekit builds the tool schema from them and fills them
+ * from the model's arguments, as n8n does. The other values of a
+ * collection around them are resolved one by one.
  */
 function parameters(ctx, itemIndex) {
+  const resolve = (raw, path) => {
+    if (!hasFromAi(raw)) return ctx.getNodeParameter(path, itemIndex, null);
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return raw;
+    const out = {};
+    for (const key of Object.keys(raw)) out[key] = resolve(raw[key], `${path}.${key}`);
+    return out;
+  };
   const raw = ctx.getNode().parameters || {};
   const out = {};
-  for (const name of Object.keys(raw)) {
-    out[name] = hasFromAi(raw[name]) ? raw[name] : ctx.getNodeParameter(name, itemIndex, null);
-  }
+  for (const name of Object.keys(raw)) out[name] = resolve(raw[name], name);
   return out;
 }
 
-/** The node's credentials by type; an optional one that is not set is left out. */
+/** The node's credentials by type; an optional one the node has none of is left out. */
 async function credentials(ctx, description, itemIndex) {
+  const chosen = ctx.getNode().credentials || {};
   const out = {};
   for (const c of description.credentials || []) {
-    let value;
-    try {
-      value = await ctx.getCredentials(c.name, itemIndex);
-    } catch (e) {
-      if (c.required) throw e;
-      continue;
-    }
+    if (!c.required && !chosen[c.name]) continue;
+    const value = await ctx.getCredentials(c.name, itemIndex);
     if (value) out[c.name] = value;
   }
   return out;
@@ -154,12 +163,12 @@ class Target {
     this.body = null;
   }
 
-  async prepare(item) {
+  async prepare(item, withCredentials = true) {
     this.body = {
       node: this.node,
       nodeName: this.ctx.getNode().name,
       parameters: parameters(this.ctx, this.itemIndex),
-      credentials: await credentials(this.ctx, this.description, this.itemIndex),
+      credentials: withCredentials ? await credentials(this.ctx, this.description, this.itemIndex) : {},
       item: item === undefined ? null : item,
     };
     return this;
@@ -203,24 +212,37 @@ async function supplyTool(ctx, node, description, itemIndex) {
   };
 }
 
-async function executeTool(ctx, node, description) {
+/**
+ * Runs `run(itemIndex, json)` for each input item. A failure stops the
+ * node, unless it is set to continue on fail (then it is the item's output),
+ * or `toModel(error)` says the model should see it.
+ */
+async function perItem(ctx, run, toModel) {
   const items = ctx.getInputData();
   const out = [];
   for (let i = 0; i < items.length; i++) {
-    // The item holds the agent's own input fields, the model's arguments and `toolCallId`;
-    // the bridge keeps only the arguments the tool's schema names.
-    const args = { ...items[i].json };
-    delete args.toolCallId;
     try {
-      const target = await new Target(ctx, node, description, i, null).prepare(null);
-      const result = await target.call('toolCall', args);
-      out.push({ json: asResponse(result), pairedItem: { item: i } });
+      for (const json of await run(i, items[i].json)) out.push({ json, pairedItem: { item: i } });
     } catch (e) {
-      if (!ctx.continueOnFail()) throw e;
+      if (!ctx.continueOnFail() && !toModel(e)) throw e;
       out.push({ json: { error: e.message }, pairedItem: { item: i } });
     }
   }
   return [out];
+}
+
+// n8n 2.x's agent runs a tool call as this node's execution, the model's
+// arguments in the item (with the agent's own input fields and `toolCallId`;
+// the bridge keeps only the arguments the tool's schema names). A failure of
+// the tool itself goes back to the model, as nodekit's own agent does; a
+// panic, hang or crash stops the workflow.
+async function executeTool(ctx, node, description) {
+  return perItem(ctx, async (i, json) => {
+    const args = { ...json };
+    delete args.toolCallId;
+    const target = await new Target(ctx, node, description, i, null).prepare(null);
+    return [asResponse(await target.call('toolCall', args))];
+  }, (e) => e.bridgeKind === 'node');
 }
 
 function asResponse(result) {
@@ -230,7 +252,11 @@ function asResponse(result) {
 // ---- memory ----
 
 async function supplyMemory(ctx, node, description, itemIndex) {
-  const target = await new Target(ctx, node, description, itemIndex, 'ai_memory').prepare(currentItem(ctx, itemIndex));
+  // The item's `sessionId` (what n8n's own memory nodes read), so that one
+  // conversation keeps one memory object (and its connections) in the bridge.
+  const { sessionId } = currentItem(ctx, itemIndex);
+  const target = await new Target(ctx, node, description, itemIndex, 'ai_memory')
+    .prepare(sessionId === undefined ? {} : { sessionId });
   const { mapStoredMessagesToChatMessages, mapChatMessagesToStoredMessages } = n8nRequire('@langchain/core/messages');
   const load = async (input) => {
     const result = await target.call('memoryLoad', input === undefined ? {} : { input });
@@ -280,15 +306,17 @@ function textOf(content) {
 
 // ---- chat models ----
 
-async function supplyModel(ctx, node, description, itemIndex) {
-  const target = await new Target(ctx, node, description, itemIndex, 'ai_languageModel').prepare(null);
+let ChatModel;
+/** The LangChain chat model class, made once from n8n's own @langchain/core. */
+function chatModelClass() {
+  if (ChatModel) return ChatModel;
   const { BaseChatModel } = n8nRequire('@langchain/core/language_models/chat_models');
   const { mapStoredMessagesToChatMessages, mapChatMessagesToStoredMessages } = n8nRequire('@langchain/core/messages');
   const { convertToOpenAITool } = n8nRequire('@langchain/core/utils/function_calling');
-
-  class NodekitChatModel extends BaseChatModel {
-    constructor(fields) {
-      super(fields || {});
+  ChatModel = class NodekitChatModel extends BaseChatModel {
+    constructor(target) {
+      super({});
+      this.target = target;
     }
 
     _llmType() {
@@ -308,17 +336,22 @@ async function supplyModel(ctx, node, description, itemIndex) {
       if (tools.length) input.tools = tools;
       if (options && options.tool_choice) input.toolChoice = options.tool_choice;
       if (options && options.stop) input.stop = options.stop;
-      const result = await target.call('modelInvoke', input);
+      const result = await this.target.call('modelInvoke', input);
       const [message] = mapStoredMessagesToChatMessages([result.message]);
-      const text = textOf(message.content);
       const usage = result.message.data && result.message.data.usage_metadata;
       return {
-        generations: [{ text, message }],
+        generations: [{ text: textOf(message.content), message }],
         llmOutput: usage ? { tokenUsage: { promptTokens: usage.input_tokens, completionTokens: usage.output_tokens, totalTokens: usage.total_tokens } } : {},
       };
     }
-  }
-  return { response: new NodekitChatModel({}) };
+  };
+  return ChatModel;
+}
+
+async function supplyModel(ctx, node, description, itemIndex) {
+  const target = await new Target(ctx, node, description, itemIndex, 'ai_languageModel').prepare(null);
+  const NodekitChatModel = chatModelClass();
+  return { response: new NodekitChatModel(target) };
 }
 
 // ---- embeddings ----
@@ -340,20 +373,12 @@ async function supplyEmbeddings(ctx, node, description, itemIndex) {
 
 // ---- main nodes ----
 
+// A root node's context carries no credentials: none are sent.
 async function executeMain(ctx, node, description) {
-  const items = ctx.getInputData();
-  const out = [];
-  for (let i = 0; i < items.length; i++) {
-    try {
-      const target = await new Target(ctx, node, description, i, null).prepare(items[i].json);
-      const result = await target.call('execute', { items: [items[i].json] });
-      for (const json of result.items) out.push({ json: asJson(json), pairedItem: { item: i } });
-    } catch (e) {
-      if (!ctx.continueOnFail()) throw e;
-      out.push({ json: { error: e.message }, pairedItem: { item: i } });
-    }
-  }
-  return [out];
+  return perItem(ctx, async (i, json) => {
+    const target = await new Target(ctx, node, description, i, null).prepare(json, false);
+    return (await target.call('execute', { items: [json] })).items.map(asJson);
+  }, () => false);
 }
 
 /** Gives a generated node class its n8n methods. */
