@@ -549,7 +549,8 @@ fn run(command: Command) -> Result<Option<String>, String> {
                 program,
                 nodes: node,
             };
-            let report = nodekit::n8n::package::write(catalog, &options).map_err(|e| e.to_string())?;
+            let report =
+                nodekit::n8n::package::write(catalog, &options).map_err(|e| e.to_string())?;
             for (node, why) in &report.skipped {
                 eprintln!("nodekit: left out {node}: {why}");
             }

@@ -49,7 +49,8 @@ fn scratch(name: &str) -> PathBuf {
 /// Writes the package of `nodes` (all runnable ones when empty) and returns `package`'s report.
 fn package(dir: &Path, nodes: &[&str]) -> Value {
     let mut cmd = Command::new(PROGRAM);
-    cmd.args(["package", "--name", "n8n-nodes-text", "--out"]).arg(dir);
+    cmd.args(["package", "--name", "n8n-nodes-text", "--out"])
+        .arg(dir);
     for n in nodes {
         cmd.args(["--node", n]);
     }
@@ -114,7 +115,11 @@ fn defaults(class_file: &Path) -> serde_json::Map<String, Value> {
         .arg(class_file)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -147,7 +152,10 @@ fn the_package_has_n8ns_structure() {
         "MemoryAgent",
     ] {
         let file = format!("nodes/{class}/{class}.node.js");
-        assert!(files.contains(&file.as_str()), "{file} missing from {files:?}");
+        assert!(
+            files.contains(&file.as_str()),
+            "{file} missing from {files:?}"
+        );
     }
     for file in &files {
         assert!(dir.join(file).is_file(), "{file} is listed but not written");
@@ -167,7 +175,9 @@ fn the_package_has_n8ns_structure() {
         json!(["credentials/Sqlite.credentials.js"])
     );
     let program = dir.join(manifest["nodekit"]["bridge"].as_str().unwrap());
-    let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&program).unwrap().permissions());
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(&program).unwrap().permissions(),
+    );
     assert!(mode & 0o111 != 0, "{} is not executable", program.display());
 }
 
@@ -184,7 +194,11 @@ fn every_file_passes_node_check_and_exports_its_class() {
     }
     assert!(js.len() > 10, "{js:?}");
     for file in &js {
-        let out = Command::new("node").arg("--check").arg(file).output().unwrap();
+        let out = Command::new("node")
+            .arg("--check")
+            .arg(file)
+            .output()
+            .unwrap();
         assert!(
             out.status.success(),
             "node --check {}: {}",
@@ -209,7 +223,11 @@ fn every_file_passes_node_check_and_exports_its_class() {
         .args(loadable)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn collect_js(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -246,7 +264,11 @@ fn descriptions_are_byte_identical_to_the_catalog() {
         .arg(&dir)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let loaded: serde_json::Map<String, Value> = serde_json::from_slice(&out.stdout).unwrap();
     let nodes = report["nodes"].as_array().unwrap();
     assert_eq!(loaded.len(), nodes.len() + 1);
@@ -256,7 +278,10 @@ fn descriptions_are_byte_identical_to_the_catalog() {
         let expected = serde_json::to_string(entry.description).unwrap();
         assert_eq!(loaded[name].as_str().unwrap(), expected, "{name}");
     }
-    let sqlite = nodekit::credential::find("sqlite").unwrap().definition().unwrap();
+    let sqlite = nodekit::credential::find("sqlite")
+        .unwrap()
+        .definition()
+        .unwrap();
     assert_eq!(
         loaded["sqlite"].as_str().unwrap(),
         serde_json::to_string(&sqlite).unwrap()
@@ -331,7 +356,10 @@ fn the_bridge_protocol_round_trips_and_survives_faults() {
     let mut bridge = Bridge::start();
     let hello = bridge.ask(json!({"id": 1, "op": "hello"}));
     let nodes = hello["result"]["nodes"].as_array().unwrap();
-    assert!(nodes.contains(&json!("n8n-nodes-text.textStatsTool")), "{hello}");
+    assert!(
+        nodes.contains(&json!("n8n-nodes-text.textStatsTool")),
+        "{hello}"
+    );
 
     let tool = bridge.ask(text_stats(2, "toolDescribe", Value::Null));
     assert_eq!(tool["result"]["name"], "Count_words", "{tool}");
@@ -350,16 +378,26 @@ fn the_bridge_protocol_round_trips_and_survives_faults() {
     assert_eq!(call["result"]["words"], 6, "{call}");
     assert_eq!(call["result"]["wordCounts"]["be"], 2, "{call}");
     assert_eq!(call["log"][0]["action"], "tool", "{call}");
-    assert_eq!(call["log"][0]["input"], json!({"text": "to be or not to be"}), "{call}");
+    assert_eq!(
+        call["log"][0]["input"],
+        json!({"text": "to be or not to be"}),
+        "{call}"
+    );
 
     let panic = bridge.ask(fault(4, "panic", None));
     assert_eq!(panic["error"]["kind"], "panic", "{panic}");
     let message = panic["error"]["message"].as_str().unwrap();
-    assert!(message.contains("`Fault`") && message.contains("the fault tool panics on purpose"), "{message}");
+    assert!(
+        message.contains("`Fault`") && message.contains("the fault tool panics on purpose"),
+        "{message}"
+    );
 
     let hang = bridge.ask(fault(5, "hang", Some(200)));
     assert_eq!(hang["error"]["kind"], "timeout", "{hang}");
-    assert!(hang["error"]["message"].as_str().unwrap().contains("0.2 s"), "{hang}");
+    assert!(
+        hang["error"]["message"].as_str().unwrap().contains("0.2 s"),
+        "{hang}"
+    );
 
     // A node printing on standard output: the line stands alone, the answer follows intact.
     bridge.send(&fault(6, "print", None));
@@ -382,18 +420,31 @@ fn the_bridge_protocol_round_trips_and_survives_faults() {
     assert_eq!(unreadable["error"]["kind"], "request");
 
     // serde cannot read a lone UTF-16 surrogate (JSON.stringify writes them): the id is still answered.
-    writeln!(bridge.stdin, r#"{{"id": 12, "op": "toolCall", "node": "textStatsTool", "input": {{"text": "\ud800"}}}}"#).unwrap();
+    writeln!(
+        bridge.stdin,
+        r#"{{"id": 12, "op": "toolCall", "node": "textStatsTool", "input": {{"text": "\ud800"}}}}"#
+    )
+    .unwrap();
     let lone: Value = serde_json::from_str(&bridge.next_line().unwrap()).unwrap();
     assert_eq!(lone["id"], 12, "{lone}");
     assert_eq!(lone["error"]["kind"], "request", "{lone}");
 
-    let unknown = bridge.ask(json!({"id": 8, "op": "toolCall", "node": "textStatTool", "input": {}}));
+    let unknown =
+        bridge.ask(json!({"id": 8, "op": "toolCall", "node": "textStatTool", "input": {}}));
     let message = unknown["error"]["message"].as_str().unwrap();
     assert!(message.contains("textStatsTool"), "a suggestion: {message}");
 
-    let wrong = bridge.ask(json!({"id": 9, "op": "memoryLoad", "node": "textStatsTool", "nodeName": "T",
-        "parameters": {"text": "x"}}));
-    assert!(wrong["error"]["message"].as_str().unwrap().contains("supplies a tool"), "{wrong}");
+    let wrong = bridge.ask(
+        json!({"id": 9, "op": "memoryLoad", "node": "textStatsTool", "nodeName": "T",
+        "parameters": {"text": "x"}}),
+    );
+    assert!(
+        wrong["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("supplies a tool"),
+        "{wrong}"
+    );
 
     // Still answering after all that.
     let again = bridge.ask(text_stats(10, "toolCall", json!({"text": "one"})));
@@ -428,15 +479,21 @@ fn package_refuses_a_folder_that_is_not_a_package() {
 #[test]
 fn the_bridge_finishes_running_calls_when_its_input_closes() {
     let mut bridge = Bridge::start();
-    // A call that never ends does not keep the bridge alive past its 5 s of grace.
+    // Calls that never end, even one blocking its thread, do not keep the
+    // bridge alive past its 5 s of grace.
     bridge.send(&fault(1, "hang", None));
+    bridge.send(&fault(3, "block", None));
     bridge.send(&text_stats(2, "toolCall", json!({"text": "a b"})));
     drop(bridge.stdin);
     let answer: Value = serde_json::from_str(&bridge.lines.next().unwrap().unwrap()).unwrap();
     assert_eq!(answer["result"]["words"], 2);
     let start = std::time::Instant::now();
     assert!(bridge.child.wait().unwrap().success());
-    assert!(start.elapsed() < Duration::from_secs(20), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
 }
 
 #[test]
@@ -457,10 +514,18 @@ fn memory_saves_and_loads_through_the_bridge() {
         json!({"type": "tool", "data": {"content": "1", "tool_call_id": "c1"}}),
         json!({"type": "ai", "data": {"content": "One word."}}),
     ];
-    let saved = bridge.ask(memory(1, "memorySaveTurn", json!({"input": "count a", "turn": turn})));
+    let saved = bridge.ask(memory(
+        1,
+        "memorySaveTurn",
+        json!({"input": "count a", "turn": turn}),
+    ));
     assert_eq!(saved["result"], json!({}), "{saved}");
     assert_eq!(saved["log"][0]["action"], "saveMemory", "{saved}");
-    let saved = bridge.ask(memory(2, "memorySave", json!({"input": "thanks", "output": "You are welcome."})));
+    let saved = bridge.ask(memory(
+        2,
+        "memorySave",
+        json!({"input": "thanks", "output": "You are welcome."}),
+    ));
     assert!(saved["error"].is_null(), "{saved}");
 
     // A new process: the messages are in the SQLite file.
@@ -470,7 +535,12 @@ fn memory_saves_and_loads_through_the_bridge() {
     let messages = loaded["result"]["messages"].as_array().unwrap();
     let texts: Vec<(&str, &str)> = messages
         .iter()
-        .map(|m| (m["type"].as_str().unwrap(), m["data"]["content"].as_str().unwrap()))
+        .map(|m| {
+            (
+                m["type"].as_str().unwrap(),
+                m["data"]["content"].as_str().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(
         texts,
@@ -497,7 +567,8 @@ fn the_shim_runs_a_tool_call_as_n8ns_agent_does() {
         "{params:?}"
     );
     params.insert("wordCounts".into(), json!(true));
-    let item = json!({"chatInput": "how many words?", "text": "a rose is a rose", "toolCallId": "call_1"});
+    let item =
+        json!({"chatInput": "how many words?", "text": "a rose is a rose", "toolCallId": "call_1"});
     let (answers, stderr) = harness(&dir, "TextStatsTool", json!([tool_case(params, item)]), &[]);
     assert_eq!(
         answers[0]["output"][0][0]["json"],
@@ -515,11 +586,17 @@ fn from_ai_in_any_case_reaches_nodekit_as_written() {
     let dir = scratch("shim-fromai");
     package(&dir, &["textStatsTool"]);
     let mut params = serde_json::Map::new();
-    params.insert("text".into(), json!("={{ $fromai('text', 'what to count') }}"));
+    params.insert(
+        "text".into(),
+        json!("={{ $fromai('text', 'what to count') }}"),
+    );
     params.insert("wordCounts".into(), json!(false));
     let item = json!({"text": "one two", "toolCallId": "c1"});
     let (answers, stderr) = harness(&dir, "TextStatsTool", json!([tool_case(params, item)]), &[]);
-    assert_eq!(answers[0]["output"][0][0]["json"]["words"], 2, "{answers:?} {stderr}");
+    assert_eq!(
+        answers[0]["output"][0][0]["json"]["words"], 2,
+        "{answers:?} {stderr}"
+    );
 }
 
 #[test]
@@ -540,7 +617,11 @@ fn the_shim_runs_a_sql_tool_on_a_real_sqlite_database() {
     let (answers, stderr) = harness(&dir, "SelectQueryTool", json!([case]), &[]);
     let json = &answers[0]["output"][0][0]["json"];
     assert_eq!(json["success"], true, "{answers:?} {stderr}");
-    assert_eq!(json["data"], json!([{"id": 1, "name": "Ada"}, {"id": 2, "name": "Grace"}]), "{json}");
+    assert_eq!(
+        json["data"],
+        json!([{"id": 1, "name": "Ada"}, {"id": 2, "name": "Grace"}]),
+        "{json}"
+    );
 }
 
 fn create_shop(db: &Path) {
@@ -591,28 +672,56 @@ fn faults_are_clear_node_errors() {
         ]),
         &[("NODEKIT_BRIDGE_TIMEOUT_MS", "500")],
     );
-    let error = |i: usize| answers[i]["error"]["message"].as_str().unwrap_or_default().to_owned();
-    assert!(error(0).contains("panicked: the fault tool panics on purpose"), "{answers:?}");
+    let error = |i: usize| {
+        answers[i]["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(
+        error(0).contains("panicked: the fault tool panics on purpose"),
+        "{answers:?}"
+    );
     assert_eq!(
-        answers[1]["output"][0][0]["json"]["error"].as_str().map(|e| e.contains("panicked")),
+        answers[1]["output"][0][0]["json"]["error"]
+            .as_str()
+            .map(|e| e.contains("panicked")),
         Some(true),
         "continue on fail: {answers:?}"
     );
-    assert!(error(2).contains("did not answer within 0.5 s"), "{answers:?}");
-    assert_eq!(answers[3]["output"][0][0]["json"], json!({"echo": "hi"}), "{answers:?}");
-    assert!(stderr.contains("nodekit bridge printed: this line is not JSON"), "{stderr}");
+    assert!(
+        error(2).contains("did not answer within 0.5 s"),
+        "{answers:?}"
+    );
+    assert_eq!(
+        answers[3]["output"][0][0]["json"],
+        json!({"echo": "hi"}),
+        "{answers:?}"
+    );
+    assert!(
+        stderr.contains("nodekit bridge printed: this line is not JSON"),
+        "{stderr}"
+    );
     assert!(
         error(4).contains("killed by SIGABRT") && error(4).contains("while node \"Fault Tool\""),
         "{answers:?}"
     );
     // The next call starts a new bridge process.
-    assert_eq!(answers[5]["output"][0][0]["json"], json!({"echo": "hi"}), "{answers:?}");
+    assert_eq!(
+        answers[5]["output"][0][0]["json"],
+        json!({"echo": "hi"}),
+        "{answers:?}"
+    );
     // A blocked thread cannot be cancelled: no answer comes, and the bridge is killed and restarted.
     assert!(
         error(6).contains("did not answer within 0.5 s, and the nodekit bridge did not cancel it"),
         "{answers:?}"
     );
-    assert_eq!(answers[7]["output"][0][0]["json"], json!({"echo": "hi"}), "{answers:?}");
+    assert_eq!(
+        answers[7]["output"][0][0]["json"],
+        json!({"echo": "hi"}),
+        "{answers:?}"
+    );
 }
 
 #[test]
@@ -624,9 +733,12 @@ fn a_failing_tool_answers_the_model() {
     package(&dir, &["selectQueryTool"]);
     let params = defaults(&dir.join("nodes/SelectQueryTool/SelectQueryTool.node.js"));
     // No database credential: the tool fails, and n8n's agent hands the error to the model.
-    let case = json!({"parameters": params, "items": [{"tableName": "customers", "toolCallId": "c1"}]});
+    let case =
+        json!({"parameters": params, "items": [{"tableName": "customers", "toolCallId": "c1"}]});
     let (answers, _) = harness(&dir, "SelectQueryTool", json!([case]), &[]);
-    let error = answers[0]["output"][0][0]["json"]["error"].as_str().unwrap_or_default();
+    let error = answers[0]["output"][0][0]["json"]["error"]
+        .as_str()
+        .unwrap_or_default();
     assert!(error.contains("postgres or sqlite"), "{answers:?}");
 }
 
@@ -643,15 +755,24 @@ fn a_missing_or_wedged_bridge_program_is_a_clear_error() {
     let (answers, _) = harness(&dir, "TextStatsTool", cases.clone(), &[]);
     let message = answers[0]["error"]["message"].as_str().unwrap();
     assert!(
-        message.contains("the nodekit bridge program is missing") && message.contains("nodekit package"),
+        message.contains("the nodekit bridge program is missing")
+            && message.contains("nodekit package"),
         "{message}"
     );
 
     // A program that reads requests and never answers.
     let wedged = dir.join("wedged.sh");
-    std::fs::write(&wedged, "#!/bin/sh\necho starting >&2\nexec cat >/dev/null\n").unwrap();
+    std::fs::write(
+        &wedged,
+        "#!/bin/sh\necho starting >&2\nexec cat >/dev/null\n",
+    )
+    .unwrap();
     let exits = dir.join("exits.sh");
-    std::fs::write(&exits, "#!/bin/sh\necho '{not json'\necho 'cannot open the catalog' >&2\nexit 3\n").unwrap();
+    std::fs::write(
+        &exits,
+        "#!/bin/sh\necho '{not json'\necho 'cannot open the catalog' >&2\nexit 3\n",
+    )
+    .unwrap();
     for f in [&wedged, &exits] {
         let mut perms = std::fs::metadata(f).unwrap().permissions();
         std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
@@ -661,10 +782,16 @@ fn a_missing_or_wedged_bridge_program_is_a_clear_error() {
         &dir,
         "TextStatsTool",
         cases.clone(),
-        &[("NODEKIT_BRIDGE", wedged.to_str().unwrap()), ("NODEKIT_BRIDGE_TIMEOUT_MS", "300")],
+        &[
+            ("NODEKIT_BRIDGE", wedged.to_str().unwrap()),
+            ("NODEKIT_BRIDGE_TIMEOUT_MS", "300"),
+        ],
     );
     let message = answers[0]["error"]["message"].as_str().unwrap();
-    assert!(message.contains("did not answer within 0.3 s") && message.contains("killed"), "{message}");
+    assert!(
+        message.contains("did not answer within 0.3 s") && message.contains("killed"),
+        "{message}"
+    );
     let (answers, stderr) = harness(
         &dir,
         "TextStatsTool",
@@ -676,5 +803,8 @@ fn a_missing_or_wedged_bridge_program_is_a_clear_error() {
         message.contains("exited with status 3") && message.contains("cannot open the catalog"),
         "{message}"
     );
-    assert!(stderr.contains("nodekit bridge printed: {not json"), "{stderr}");
+    assert!(
+        stderr.contains("nodekit bridge printed: {not json"),
+        "{stderr}"
+    );
 }

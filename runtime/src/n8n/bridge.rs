@@ -41,9 +41,9 @@ use std::io::{BufRead, Write};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures::FutureExt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use futures::FutureExt;
 
 use crate::context::{Credentials, LogEntry, RunLog, SupplyContext};
 use crate::error::{Error, Result};
@@ -284,23 +284,34 @@ impl Bridge {
             });
             while running.try_join_next().is_some() {}
         }
-        let _ = tokio::time::timeout(DRAIN, async { while running.join_next().await.is_some() {} })
-            .await;
+        let _ = tokio::time::timeout(DRAIN, async {
+            while running.join_next().await.is_some() {}
+        })
+        .await;
         // Calls still running hold senders: without this the writer would wait for them.
         running.abort_all();
         drop(answers);
         let read = reader
             .join()
             .unwrap_or_else(|_| Err(std::io::Error::other("the reader thread panicked")));
-        let written = writer
-            .join()
-            .unwrap_or_else(|_| Err(std::io::Error::other("the writer thread panicked")));
-        read.and(written)
+        // A call blocking its thread cannot be aborted and keeps a sender:
+        // the writer is not waited for past a second.
+        for _ in 0..100 {
+            if writer.is_finished() {
+                let written = writer
+                    .join()
+                    .unwrap_or_else(|_| Err(std::io::Error::other("the writer thread panicked")));
+                return read.and(written);
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        read
     }
 
     /// Serves standard input and output.
     pub async fn serve_stdio(self: Arc<Self>) -> std::io::Result<()> {
-        self.serve(std::io::BufReader::new(std::io::stdin()), std::io::stdout()).await
+        self.serve(std::io::BufReader::new(std::io::stdin()), std::io::stdout())
+            .await
     }
 
     /// The answer to one request line.
@@ -334,14 +345,26 @@ impl Bridge {
                 // What panicked may have been left half-changed.
                 self.lock().by_key.remove(&key);
                 let message = format!("{who} panicked: {}", panic_message(panic));
-                (None, Some(Failure { kind: "panic", message }))
+                (
+                    None,
+                    Some(Failure {
+                        kind: "panic",
+                        message,
+                    }),
+                )
             }
             Err(_) => {
                 let message = format!(
                     "{who} did not answer within {}; the call was cancelled",
                     seconds(limit)
                 );
-                (None, Some(Failure { kind: "timeout", message }))
+                (
+                    None,
+                    Some(Failure {
+                        kind: "timeout",
+                        message,
+                    }),
+                )
             }
         };
         Response {
@@ -371,11 +394,7 @@ impl Bridge {
     }
 
     /// What the node supplies for this request, from the cache or made now.
-    async fn supply(
-        &self,
-        entry: &CatalogEntry,
-        request: &Request,
-    ) -> Outcome<Supply> {
+    async fn supply(&self, entry: &CatalogEntry, request: &Request) -> Outcome<Supply> {
         let key = self.supply_key(request);
         if let Some(supply) = self.lock().get(&key) {
             return Ok(supply);
@@ -419,12 +438,7 @@ impl Bridge {
 }
 
 /// Runs `op` on what a node supplied.
-async fn call(
-    op: Op,
-    supply: Supply,
-    input: Value,
-    node: &str,
-) -> Outcome<Value> {
+async fn call(op: Op, supply: Supply, input: Value, node: &str) -> Outcome<Value> {
     match (op, &supply) {
         (Op::ToolDescribe, Supply::Tool(tool)) => {
             Ok(serde_json::to_value(tool.definition()).expect("a definition serialises"))
@@ -446,7 +460,10 @@ async fn call(
             Ok(json!({}))
         }
         (Op::MemorySaveTurn, Supply::Memory(memory)) => {
-            let text = input.get("input").and_then(Value::as_str).unwrap_or_default();
+            let text = input
+                .get("input")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             let turn = input
                 .get("turn")
                 .and_then(Value::as_array)
@@ -514,8 +531,12 @@ fn model_call(input: &Value) -> Outcome<(Vec<Message>, CallOptions)> {
     let field = |k: &str| input.get(k).cloned().filter(|v| !v.is_null());
     let mut options = CallOptions::default();
     if let Some(tools) = field("tools") {
-        options.tools = serde_json::from_value::<Vec<ToolDefinition>>(tools)
-            .map_err(|e| bad("`tools` must be a list of {name, description, parameters}", &e))?;
+        options.tools = serde_json::from_value::<Vec<ToolDefinition>>(tools).map_err(|e| {
+            bad(
+                "`tools` must be a list of {name, description, parameters}",
+                &e,
+            )
+        })?;
     }
     if let Some(choice) = field("toolChoice") {
         // OpenAI's forms: "auto", "none", "required", or {"function": {"name"}}; or a tool's name.
@@ -540,10 +561,7 @@ fn model_call(input: &Value) -> Outcome<(Vec<Message>, CallOptions)> {
 }
 
 /// Runs a root node on the request's items.
-async fn execute(
-    entry: &CatalogEntry,
-    request: Request,
-) -> Outcome<Value> {
+async fn execute(entry: &CatalogEntry, request: Request) -> Outcome<Value> {
     let run = entry.runtime.execute.ok_or_else(|| {
         Fail::Refused(format!(
             "node `{}` is not a root node: it cannot execute",
@@ -567,7 +585,10 @@ async fn execute(
     Ok(json!({ "items": items }))
 }
 
-fn write_lines(lines: std::sync::mpsc::Receiver<String>, mut out: impl Write) -> std::io::Result<()> {
+fn write_lines(
+    lines: std::sync::mpsc::Receiver<String>,
+    mut out: impl Write,
+) -> std::io::Result<()> {
     for line in lines {
         let mut text = line.into_bytes();
         text.push(b'\n');
@@ -582,8 +603,14 @@ fn write_lines(lines: std::sync::mpsc::Receiver<String>, mut out: impl Write) ->
 /// instead of waiting for its time limit.
 fn leading_id(line: &str) -> Option<u64> {
     let rest = line.trim_start().strip_prefix('{')?.trim_start();
-    let rest = rest.strip_prefix("\"id\"")?.trim_start().strip_prefix(':')?.trim_start();
-    let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+    let rest = rest
+        .strip_prefix("\"id\"")?
+        .trim_start()
+        .strip_prefix(':')?
+        .trim_start();
+    let digits = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
     rest[..digits].parse().ok()
 }
 

@@ -176,7 +176,9 @@ pub fn write(catalog: &Catalog, options: &PackageOptions) -> Result<PackageRepor
             match credential::find(&c.name) {
                 Some(r) => {
                     if let Some(def) = r.definition()
-                        && !credential_types.iter().any(|d: &credential::CredentialType| d.name == def.name)
+                        && !credential_types
+                            .iter()
+                            .any(|d: &credential::CredentialType| d.name == def.name)
                     {
                         credential_types.push(def);
                     }
@@ -346,7 +348,8 @@ fn check_package_name(name: &str) -> Result<()> {
 }
 
 fn node_js(entry: &CatalogEntry, class: &str, kind: ShimKind) -> String {
-    let description = pretty(&serde_json::to_value(entry.description).expect("descriptions serialise"));
+    let description =
+        pretty(&serde_json::to_value(entry.description).expect("descriptions serialise"));
     let kind = serde_json::to_string(&kind).expect("kinds serialise");
     let node = serde_json::to_string(&entry.full_name()).expect("names serialise");
     let mut js = String::new();

@@ -471,7 +471,11 @@ mod hnsw {
         pub(super) fn capacity(&self) -> usize {
             match *self {}
         }
-        pub(super) fn reserve_capacity_and_threads(&self, _: usize, _: usize) -> Result<(), String> {
+        pub(super) fn reserve_capacity_and_threads(
+            &self,
+            _: usize,
+            _: usize,
+        ) -> Result<(), String> {
             match *self {}
         }
         pub(super) fn contains(&self, _: u64) -> bool {
