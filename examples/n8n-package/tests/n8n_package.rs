@@ -579,23 +579,36 @@ fn the_shim_runs_a_tool_call_as_n8ns_agent_does() {
 }
 
 #[test]
-fn from_ai_in_any_case_reaches_nodekit_as_written() {
+fn parameters_as_n8n_resolves_them() {
     if !node_available() {
         return;
     }
     let dir = scratch("shim-fromai");
     package(&dir, &["textStatsTool"]);
+    // `$fromai` in lower case; `wordCounts` missing, so its default applies.
     let mut params = serde_json::Map::new();
     params.insert(
         "text".into(),
         json!("={{ $fromai('text', 'what to count') }}"),
     );
-    params.insert("wordCounts".into(), json!(false));
     let item = json!({"text": "one two", "toolCallId": "c1"});
-    let (answers, stderr) = harness(&dir, "TextStatsTool", json!([tool_case(params, item)]), &[]);
+    // A value n8n resolved already (a fixed text): the model's argument is not used.
+    let mut fixed = serde_json::Map::new();
+    fixed.insert("text".into(), json!("a fixed text of six words"));
+    let (answers, stderr) = harness(
+        &dir,
+        "TextStatsTool",
+        json!([tool_case(params, item.clone()), tool_case(fixed, item)]),
+        &[],
+    );
     assert_eq!(
-        answers[0]["output"][0][0]["json"]["words"], 2,
+        answers[0]["output"][0][0]["json"],
+        json!({"words": 2, "lines": 1, "characters": 7}),
         "{answers:?} {stderr}"
+    );
+    assert_eq!(
+        answers[1]["output"][0][0]["json"]["words"], 6,
+        "{answers:?}"
     );
 }
 

@@ -150,6 +150,21 @@ pub fn write(catalog: &Catalog, options: &PackageOptions) -> Result<PackageRepor
                 .into(),
         ));
     }
+    // Everything is checked before anything is written.
+    let mut classes = std::collections::HashSet::new();
+    let mut planned = Vec::new();
+    for (entry, kind) in chosen {
+        let class = class_name(&entry.description.name);
+        if classes.insert(class.clone()) {
+            planned.push((entry, kind, class));
+        } else {
+            skipped.push((
+                entry.full_name(),
+                format!("another node of the package already has class name `{class}`"),
+            ));
+        }
+    }
+    let credential_types = credential_types(planned.iter().map(|(entry, ..)| *entry))?;
     let out = &options.out;
     check_out(out)?;
     for dir in ["nodes", "credentials", "lib", "bin"] {
@@ -161,40 +176,7 @@ pub fn write(catalog: &Catalog, options: &PackageOptions) -> Result<PackageRepor
     }
 
     let mut nodes = Vec::new();
-    let mut classes = std::collections::HashSet::new();
-    let mut credential_types = Vec::new();
-    for (entry, kind) in chosen {
-        let class = class_name(&entry.description.name);
-        if !classes.insert(class.clone()) {
-            skipped.push((
-                entry.full_name(),
-                format!("another node of the package already has class name `{class}`"),
-            ));
-            continue;
-        }
-        for c in &entry.description.credentials {
-            match credential::find(&c.name) {
-                Some(r) => {
-                    if let Some(def) = r.definition()
-                        && !credential_types
-                            .iter()
-                            .any(|d: &credential::CredentialType| d.name == def.name)
-                    {
-                        credential_types.push(def);
-                    }
-                }
-                None => {
-                    return Err(Error::Workflow(format!(
-                        "node `{}` uses credential type `{}`, which this program does not register: \
-                         declare it with `nodekit::credential_type!`, or with \
-                         `nodekit::n8n_credentials!(\"{}\")` if n8n ships it",
-                        entry.full_name(),
-                        c.name,
-                        c.name
-                    )));
-                }
-            }
-        }
+    for (entry, kind, class) in planned {
         let file = format!("nodes/{class}/{class}.node.js");
         let path = out.join(&file);
         std::fs::create_dir_all(path.parent().expect("a node file has a folder"))
@@ -266,6 +248,34 @@ pub fn write(catalog: &Catalog, options: &PackageOptions) -> Result<PackageRepor
         credentials,
         skipped,
     })
+}
+
+/// The credential types the nodes use that the package must define; an
+/// error names a type registered neither as n8n's nor as this program's.
+fn credential_types<'a>(
+    entries: impl Iterator<Item = &'a CatalogEntry>,
+) -> Result<Vec<credential::CredentialType>> {
+    let mut types: Vec<credential::CredentialType> = Vec::new();
+    for entry in entries {
+        for c in &entry.description.credentials {
+            let registration = credential::find(&c.name).ok_or_else(|| {
+                Error::Workflow(format!(
+                    "node `{}` uses credential type `{}`, which this program does not register: \
+                     declare it with `nodekit::credential_type!`, or with \
+                     `nodekit::n8n_credentials!(\"{}\")` if n8n ships it",
+                    entry.full_name(),
+                    c.name,
+                    c.name
+                ))
+            })?;
+            if let Some(def) = registration.definition()
+                && !types.iter().any(|d| d.name == def.name)
+            {
+                types.push(def);
+            }
+        }
+    }
+    Ok(types)
 }
 
 type Chosen<'a> = (Vec<(&'a CatalogEntry, ShimKind)>, Vec<(String, String)>);
@@ -411,4 +421,72 @@ fn pretty(v: &Value) -> String {
 
 fn io(path: &Path, e: std::io::Error) -> Error {
     Error::Workflow(format!("cannot write {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::node::{NodeRuntime, Supply};
+
+    fn refuse(
+        _: Value,
+        _: crate::context::SupplyContext,
+    ) -> crate::model::BoxFuture<'static, Result<Supply>> {
+        Box::pin(async { Err(Error::Workflow("not run here".into())) })
+    }
+
+    fn tool(name: &str, credential: &str) -> CatalogEntry {
+        let description: crate::description::NodeDescription = serde_json::from_value(json!({
+            "displayName": name, "name": name, "group": ["transform"], "version": 1,
+            "description": "A tool.", "defaults": {"name": name}, "inputs": [], "outputs": ["ai_tool"],
+            "credentials": [{"name": credential, "required": true}], "properties": [],
+        }))
+        .unwrap();
+        CatalogEntry {
+            package: "n8n-nodes-test",
+            description: Box::leak(Box::new(description)),
+            runtime: NodeRuntime {
+                supply: Some(refuse),
+                execute: None,
+            },
+        }
+    }
+
+    fn options(out: &Path) -> PackageOptions {
+        PackageOptions {
+            out: out.to_path_buf(),
+            name: "n8n-nodes-test".into(),
+            version: "1.0.0".into(),
+            program: std::env::current_exe().unwrap(),
+            nodes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn an_unregistered_credential_type_is_refused_before_anything_is_written() {
+        let out = std::env::temp_dir().join(format!("nodekit-package-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        let catalog = Catalog::from_entries(vec![tool("weatherTool", "weatherApi")]);
+        let e = write(&catalog, &options(&out)).unwrap_err().to_string();
+        assert!(
+            e.contains("`weatherApi`") && e.contains("nodekit::credential_type!"),
+            "{e}"
+        );
+        assert!(!out.exists());
+    }
+
+    #[test]
+    fn class_names_are_javascript_identifiers() {
+        assert_eq!(class_name("selectQueryTool"), "SelectQueryTool");
+        assert_eq!(class_name("2fa-tool"), "N2fatool");
+        assert_eq!(class_name("--"), "Node");
+    }
+
+    #[test]
+    fn package_names_follow_npm() {
+        assert!(check_package_name("n8n-nodes-weather").is_ok());
+        assert!(check_package_name("@acme/n8n-nodes-weather").is_ok());
+        assert!(check_package_name("N8n Nodes").is_err());
+        assert!(check_package_name(".hidden").is_err());
+    }
 }
