@@ -123,6 +123,14 @@ fn defaults(class_file: &Path) -> serde_json::Map<String, Value> {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// Packages `node` alone into a fresh folder: the folder and the parameters n8n gives a new node of it.
+fn packaged(name: &str, node: &str, class: &str) -> (PathBuf, serde_json::Map<String, Value>) {
+    let dir = scratch(name);
+    package(&dir, &[node]);
+    let params = defaults(&dir.join(format!("nodes/{class}/{class}.node.js")));
+    (dir, params)
+}
+
 fn tool_case(params: serde_json::Map<String, Value>, item: Value) -> Value {
     json!({"parameters": params, "items": [item]})
 }
@@ -559,9 +567,7 @@ fn the_shim_runs_a_tool_call_as_n8ns_agent_does() {
     if !node_available() {
         return;
     }
-    let dir = scratch("shim-tool");
-    package(&dir, &["textStatsTool"]);
-    let mut params = defaults(&dir.join("nodes/TextStatsTool/TextStatsTool.node.js"));
+    let (dir, mut params) = packaged("shim-tool", "textStatsTool", "TextStatsTool");
     assert!(
         params["text"].as_str().unwrap().contains("$fromAI"),
         "{params:?}"
@@ -617,11 +623,9 @@ fn the_shim_runs_a_sql_tool_on_a_real_sqlite_database() {
     if !node_available() {
         return;
     }
-    let dir = scratch("shim-sql");
+    let (dir, params) = packaged("shim-sql", "selectQueryTool", "SelectQueryTool");
     let db = dir.join("shop.db");
-    package(&dir, &["selectQueryTool"]);
     create_shop(&db);
-    let params = defaults(&dir.join("nodes/SelectQueryTool/SelectQueryTool.node.js"));
     let case = json!({
         "parameters": params,
         "credentials": {"sqlite": {"databasePath": db}},
@@ -662,9 +666,7 @@ fn faults_are_clear_node_errors() {
     if !node_available() {
         return;
     }
-    let dir = scratch("shim-faults");
-    package(&dir, &["faultTool"]);
-    let params = defaults(&dir.join("nodes/FaultTool/FaultTool.node.js"));
+    let (dir, params) = packaged("shim-faults", "faultTool", "FaultTool");
     let case = |fault: &str, continue_on_fail: bool| {
         let mut p = params.clone();
         p.insert("fault".into(), json!(fault));
@@ -742,9 +744,7 @@ fn a_failing_tool_answers_the_model() {
     if !node_available() {
         return;
     }
-    let dir = scratch("shim-tool-error");
-    package(&dir, &["selectQueryTool"]);
-    let params = defaults(&dir.join("nodes/SelectQueryTool/SelectQueryTool.node.js"));
+    let (dir, params) = packaged("shim-tool-error", "selectQueryTool", "SelectQueryTool");
     // No database credential: the tool fails, and n8n's agent hands the error to the model.
     let case =
         json!({"parameters": params, "items": [{"tableName": "customers", "toolCallId": "c1"}]});
@@ -760,9 +760,7 @@ fn a_missing_or_wedged_bridge_program_is_a_clear_error() {
     if !node_available() {
         return;
     }
-    let dir = scratch("shim-missing");
-    package(&dir, &["textStatsTool"]);
-    let params = defaults(&dir.join("nodes/TextStatsTool/TextStatsTool.node.js"));
+    let (dir, params) = packaged("shim-missing", "textStatsTool", "TextStatsTool");
     let cases = json!([tool_case(params, json!({"text": "a"}))]);
     std::fs::remove_dir_all(dir.join("bin")).unwrap();
     let (answers, _) = harness(&dir, "TextStatsTool", cases.clone(), &[]);

@@ -464,14 +464,7 @@ async fn call(op: Op, supply: Supply, input: Value, node: &str) -> Outcome<Value
                 .get("input")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            let turn = input
-                .get("turn")
-                .and_then(Value::as_array)
-                .ok_or_else(|| Fail::Refused("`memorySaveTurn` needs `turn`, a list".into()))?
-                .iter()
-                .map(Message::from_stored)
-                .collect::<Result<Vec<_>>>()
-                .map_err(|e| Fail::Refused(format!("`memorySaveTurn`: {e}")))?;
+            let turn = stored_messages(&input, "turn", op)?;
             memory.save_turn(text, &turn).await?;
             Ok(json!({}))
         }
@@ -515,19 +508,24 @@ fn only_declared(args: Value, schema: &Value) -> Value {
     }
 }
 
+/// The list of LangChain stored messages at `input[field]`.
+fn stored_messages(input: &Value, field: &str, op: Op) -> Outcome<Vec<Message>> {
+    input
+        .get(field)
+        .and_then(Value::as_array)
+        .ok_or_else(|| Fail::Refused(format!("`{op:?}` needs `{field}`, a list of messages")))?
+        .iter()
+        .map(Message::from_stored)
+        .collect::<Result<Vec<_>>>()
+        .map_err(|e| Fail::Refused(format!("`{op:?}`: {e}")))
+}
+
 /// The messages and options of a `modelInvoke` request.
 fn model_call(input: &Value) -> Outcome<(Vec<Message>, CallOptions)> {
     let bad = |what: &str, e: &dyn std::fmt::Display| {
         Fail::Refused(format!("`modelInvoke`: {what}: {e}"))
     };
-    let messages = input
-        .get("messages")
-        .and_then(Value::as_array)
-        .ok_or_else(|| Fail::Refused("`modelInvoke` needs `messages`, a list".into()))?
-        .iter()
-        .map(Message::from_stored)
-        .collect::<Result<Vec<_>>>()
-        .map_err(|e| bad("a message is not a stored LangChain message", &e))?;
+    let messages = stored_messages(input, "messages", Op::ModelInvoke)?;
     let field = |k: &str| input.get(k).cloned().filter(|v| !v.is_null());
     let mut options = CallOptions::default();
     if let Some(tools) = field("tools") {
