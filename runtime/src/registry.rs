@@ -118,7 +118,13 @@ impl Catalog {
 
     /// Finds a node by catalog name (`pkg.nodeName`) or, when unambiguous, by bare name.
     pub fn find(&self, name: &str) -> Result<&CatalogEntry> {
-        if let Some(e) = self.entries.iter().find(|e| e.full_name() == name) {
+        // `package.nodeName`, compared without building each full name.
+        if let Some((package, node)) = name.rsplit_once('.')
+            && let Some(e) = self
+                .entries
+                .iter()
+                .find(|e| e.package == package && e.description.name == node)
+        {
             return Ok(e);
         }
         let bare: Vec<&CatalogEntry> = self

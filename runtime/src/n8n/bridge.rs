@@ -331,13 +331,14 @@ impl Bridge {
         let limit = request
             .timeout_ms
             .map_or(DEFAULT_TIMEOUT, Duration::from_millis);
-        let key = self.supply_key(&request);
+        let key = supply_key(&request);
         let log = RunLog::new();
         // A panic is caught here, and the timeout drops (cancels) the call.
         // A node that blocks its thread is not cancelled: it answers
         // nothing, and the shims kill and restart the bridge.
-        let call = std::panic::AssertUnwindSafe(RunLog::capture(log.clone(), self.run(request)))
-            .catch_unwind();
+        let call =
+            std::panic::AssertUnwindSafe(RunLog::capture(log.clone(), self.run(request, &key)))
+                .catch_unwind();
         let (result, error) = match tokio::time::timeout(limit, call).await {
             Ok(Ok(Ok(result))) => (Some(result), None),
             Ok(Ok(Err(fail))) => (None, Some(fail.into())),
@@ -375,7 +376,7 @@ impl Bridge {
         }
     }
 
-    async fn run(&self, request: Request) -> Outcome<Value> {
+    async fn run(&self, request: Request, key: &str) -> Outcome<Value> {
         if request.op == Op::Hello {
             return Ok(json!({
                 "version": env!("CARGO_PKG_VERSION"),
@@ -389,14 +390,13 @@ impl Bridge {
         if request.op == Op::Execute {
             return execute(entry, request).await;
         }
-        let supply = self.supply(entry, &request).await?;
+        let supply = self.supply(entry, &request, key).await?;
         call(request.op, supply, request.input, &request.node_name).await
     }
 
     /// What the node supplies for this request, from the cache or made now.
-    async fn supply(&self, entry: &CatalogEntry, request: &Request) -> Outcome<Supply> {
-        let key = self.supply_key(request);
-        if let Some(supply) = self.lock().get(&key) {
+    async fn supply(&self, entry: &CatalogEntry, request: &Request, key: &str) -> Outcome<Supply> {
+        if let Some(supply) = self.lock().get(key) {
             return Ok(supply);
         }
         let make = entry.runtime.supply.ok_or_else(|| {
@@ -412,29 +412,26 @@ impl Bridge {
             RunLog::per_call(),
         );
         let supply = make(request.parameters.clone(), ctx).await?;
-        self.lock().insert(key, supply.clone());
+        self.lock().insert(key.to_owned(), supply.clone());
         Ok(supply)
-    }
-
-    /// What a supply is cached under: everything it is made from.
-    fn supply_key(&self, request: &Request) -> String {
-        let node = self
-            .catalog
-            .find(&request.node)
-            .map_or_else(|_| request.node.clone(), CatalogEntry::full_name);
-        serde_json::to_string(&(
-            node,
-            &request.node_name,
-            &request.parameters,
-            &request.credentials,
-            &request.item,
-        ))
-        .expect("JSON values serialise")
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Supplies> {
         self.supplies.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// What a request's supply is cached under: everything it is made from.
+/// Made once per request (it serialises parameters and credentials).
+fn supply_key(request: &Request) -> String {
+    serde_json::to_string(&(
+        &request.node,
+        &request.node_name,
+        &request.parameters,
+        &request.credentials,
+        &request.item,
+    ))
+    .expect("JSON values serialise")
 }
 
 /// Runs `op` on what a node supplied.
