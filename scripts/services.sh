@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# Starts the PostgreSQL and Redis servers the tests use, on 127.0.0.1 only,
-# installing them (and Node.js, which the n8n package tests run) from
-# Debian's packages when they are missing. Prints the
-# variables the tests read; use it as:   eval "$(scripts/services.sh)"
+# Starts the servers the tests use, on 127.0.0.1 only: PostgreSQL, a second
+# PostgreSQL with the pgvector extension, and Redis. Installs PostgreSQL,
+# Redis (and Node.js, which the n8n package tests run) from Debian's
+# packages when they are missing. Prints the variables the tests read; use
+# it as:   eval "$(scripts/services.sh)"
 #
-# A DATABASE_URL or REDIS_URL already set is used as it is. Servers started
+# A DATABASE_URL, PGVECTOR_DATABASE_URL or REDIS_URL already set is used as
+# it is. Servers started
 # here keep their data under $NODEKIT_SERVICES_DIR (default: a folder in
 # /tmp) and are reused by later runs; `scripts/services.sh stop` stops them.
 set -euo pipefail
 
 state=${NODEKIT_SERVICES_DIR:-${TMPDIR:-/tmp}/nodekit-services}
 pg_port=${NODEKIT_PG_PORT:-55432}
+pgvector_port=${NODEKIT_PGVECTOR_PORT:-55433}
 redis_port=${NODEKIT_REDIS_PORT:-56379}
 log() { echo "services: $*" >&2; }
 
@@ -23,6 +26,7 @@ as_pg() {
 
 if [ "${1:-}" = stop ]; then
   [ -d "$state/pg" ] && as_pg "$(pg_bin)/pg_ctl" -D "$state/pg" -m fast stop >/dev/null 2>&1 || true
+  [ -d "$state/pgvector" ] && as_pg "$state/pgserver/pgserver/pginstall/bin/pg_ctl" -D "$state/pgvector" -m fast stop >/dev/null 2>&1 || true
   [ -f "$state/redis.pid" ] && kill "$(cat "$state/redis.pid")" 2>/dev/null || true
   exit 0
 fi
@@ -39,18 +43,6 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
   # The packages start system-wide servers; ours run on their own ports.
 fi
-# pgvector, for semantic recall's HNSW index, where Debian packages it for
-# this PostgreSQL (trixie does; bookworm does not, and recall then uses its
-# exact fallback, see runtime/src/agent_memory/recall.rs).
-if [ -z "${DATABASE_URL:-}" ] && [ -n "$(pg_bin)" ]; then
-  pgv="postgresql-$(basename "$(dirname "$(pg_bin)")")-pgvector"
-  if ! dpkg -s "$pgv" >/dev/null 2>&1 && apt-cache policy "$pgv" 2>/dev/null | grep -q 'Candidate: [0-9]'; then
-    log "installing $pgv from Debian's packages"
-    sudo=; [ "$(id -u)" = 0 ] || sudo=sudo
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$pgv" >&2 || true
-  fi
-fi
-
 mkdir -p "$state"
 chmod 777 "$state"
 
@@ -68,6 +60,48 @@ if [ -z "${DATABASE_URL:-}" ]; then
   echo "export DATABASE_URL=postgres://postgres@127.0.0.1:$pg_port/postgres"
 else
   echo "export DATABASE_URL=$DATABASE_URL"
+fi
+
+# A second PostgreSQL with the pgvector extension, for semantic recall's
+# pgvector index. Debian bookworm packages no pgvector, so the server comes
+# from the PyPI wheel `pgserver` (PostgreSQL 16.2 with pgvector 0.6.2, plain
+# binaries that need only glibc and zlib), fetched once into the cache.
+pgserver=0.1.4
+# Runs where `set -e` does not apply (its caller has `||`): every step
+# returns on failure.
+start_pgvector() {
+  cache=${XDG_CACHE_HOME:-$HOME/.cache}/nodekit-services
+  # The whole wheel: its binaries find their libraries in pgserver.libs/.
+  install="$state/pgserver/pgserver/pginstall"
+  if [ ! -x "$install/bin/postgres" ]; then
+    if ! ls "$cache"/pgserver-$pgserver-*.whl >/dev/null 2>&1; then
+      log "downloading pgserver $pgserver (PostgreSQL with pgvector) from PyPI"
+      mkdir -p "$cache"
+      python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.11 \
+        --platform manylinux2014_x86_64 -d "$cache" "pgserver==$pgserver" >&2 || return 1
+    fi
+    rm -rf "$state/pgserver"
+    python3 -m zipfile -e "$(ls "$cache"/pgserver-$pgserver-*.whl | head -n 1)" "$state/pgserver" || return 1
+    chmod -R a+rX "$state/pgserver" && chmod a+x "$install"/bin/* || return 1
+  fi
+  if [ ! -f "$state/pgvector/PG_VERSION" ]; then
+    log "creating a PostgreSQL cluster with pgvector in $state/pgvector"
+    mkdir -p "$state/pgvector" || return 1
+    if [ "$(id -u)" = 0 ]; then chown postgres "$state/pgvector" || return 1; fi
+    as_pg "$install/bin/initdb" -D "$state/pgvector" -A trust -U postgres --no-instructions >/dev/null || return 1
+  fi
+  if ! as_pg "$install/bin/pg_ctl" -D "$state/pgvector" status >/dev/null 2>&1; then
+    log "starting PostgreSQL with pgvector on 127.0.0.1:$pgvector_port"
+    as_pg "$install/bin/pg_ctl" -D "$state/pgvector" -l "$state/pgvector.log" -w -t 60 \
+      -o "-p $pgvector_port -k $state -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100" start >/dev/null || return 1
+  fi
+  echo "export PGVECTOR_DATABASE_URL=postgres://postgres@127.0.0.1:$pgvector_port/postgres"
+}
+if [ -n "${PGVECTOR_DATABASE_URL:-}" ]; then
+  echo "export PGVECTOR_DATABASE_URL=$PGVECTOR_DATABASE_URL"
+else
+  # Without it the pgvector tests skip (outside CI) or fail (under CI).
+  start_pgvector || log "PostgreSQL with pgvector could not be started"
 fi
 
 if [ -z "${REDIS_URL:-}" ]; then

@@ -10,11 +10,11 @@ cargo fmt --all -- --check
 echo "== lints"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
-echo "== services (PostgreSQL, Redis)"
+echo "== services (PostgreSQL, PostgreSQL with pgvector, Redis)"
 if services=$(scripts/services.sh); then
   eval "$services"
 elif [ "${CI:-}" = true ]; then
-  echo "services: PostgreSQL or Redis could not be started; CI needs them" >&2
+  echo "services: the servers could not be started; CI needs them" >&2
   exit 1
 else
   echo "services: PostgreSQL or Redis could not be started; the tests that need them will skip" >&2

@@ -1,16 +1,18 @@
-//! Semantic recall (tier 5) on SQLite (sqlite-vec) and PostgreSQL (pgvector,
-//! or the exact fallback when the extension is missing), with a
+//! Semantic recall (tier 5) on SQLite (sqlite-vec), PostgreSQL with pgvector
+//! and PostgreSQL without it (the fallback), with a
 //! deterministic embedder served over real HTTP on 127.0.0.1 in the OpenAI
 //! embeddings protocol and called through `OpenAiEmbedder`.
 //!
-//! PostgreSQL tests need `DATABASE_URL` (`scripts/services.sh`): outside CI
+//! PostgreSQL tests need `DATABASE_URL` and `PGVECTOR_DATABASE_URL`
+//! (`scripts/services.sh`): outside CI
 //! a missing server skips them with a reason; under `CI=true` it fails them.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use nodekit::agent_memory::{
-    AssembleOptions, MemoryConfig, PartKind, Recaller, Store, StoredMessage, assemble_with,
+    AssembleOptions, IndexKind, MemoryConfig, PartKind, Recaller, Store, StoredMessage,
+    assemble_with,
 };
 use nodekit::embed::{Embedder, EmbeddingsConfig, OpenAiEmbedder};
 use nodekit::message::Message;
@@ -370,13 +372,12 @@ async fn graph_search(store: &Store, other: &Store) {
         store.index_pending("r", "t", &*embedder).await.unwrap(),
         200
     );
-    let kind = store.recall_index().await.unwrap().unwrap().kind;
-    if kind == nodekit::agent_memory::IndexKind::PgVector {
-        eprintln!("pgvector searches long threads itself: no graph to test");
-        return;
-    }
+    // pgvector searches long threads through its own HNSW index: the same
+    // answers are asked of it, without an in-process graph.
+    let graphs = store.recall_index().await.unwrap().unwrap().kind != IndexKind::PgVector;
+    let loaded = |n: usize| if graphs { (1, n) } else { (0, 0) };
     let mut waited = 0;
-    while store.loaded_graphs() != (1, 200) {
+    while store.loaded_graphs() != loaded(200) {
         assert!(
             waited < 400,
             "the graph was never built: {:?}",
@@ -392,7 +393,7 @@ async fn graph_search(store: &Store, other: &Store) {
         .await
         .unwrap();
     store.index_pending("r", "t", &*embedder).await.unwrap();
-    assert_eq!(store.loaded_graphs(), (1, 201));
+    assert_eq!(store.loaded_graphs(), loaded(201));
     let found = store
         .recall_text("r", "t", &zebra, &*embedder, 1, &[])
         .await
@@ -419,7 +420,7 @@ async fn graph_search(store: &Store, other: &Store) {
         waited += 1;
     };
     assert_eq!(seqs(&found), vec![200, 201, 202]);
-    assert_eq!(store.loaded_graphs(), (1, 202));
+    assert_eq!(store.loaded_graphs(), loaded(202));
     // The same answers as the exact search.
     let exact = store.clone().with_exact_limit(i64::MAX);
     for i in [3, 17, 150] {
@@ -542,6 +543,72 @@ async fn postgres_graph_search() {
     pg.drop().await;
 }
 
+/// Long threads through pgvector's HNSW index, short ones exactly; the
+/// index rows go with a deleted thread.
+#[tokio::test]
+async fn pgvector_long_thread_search() {
+    let Some(pg) = Pg::pgvector().await else {
+        return;
+    };
+    let other = Store::open_postgres(pg.options.clone()).await.unwrap();
+    graph_search(&pg.store, &other).await;
+    other.close().await;
+    assert_eq!(
+        pg.store.recall_index().await.unwrap().unwrap().kind,
+        IndexKind::PgVector
+    );
+    let pool = sqlx::PgPool::connect_with(pg.options.clone())
+        .await
+        .unwrap();
+    let left: i64 = sqlx::query_scalar("SELECT count(*) FROM nodekit_am_vectors")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(left, 0, "a deleted thread's pgvector rows");
+    pool.close().await;
+    pg.drop().await;
+}
+
+#[tokio::test]
+async fn pgvector_recalled_tool_pairs() {
+    let Some(pg) = Pg::pgvector().await else {
+        return;
+    };
+    recalled_tool_pairs(&pg.store).await;
+    pg.drop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pgvector_slow_embedder() {
+    let Some(pg) = Pg::pgvector().await else {
+        return;
+    };
+    slow_embedder(&pg.store).await;
+    pg.drop().await;
+}
+
+#[tokio::test]
+async fn pgvector_neighbours_isolation_and_dimensions() {
+    let Some(pg) = Pg::pgvector().await else {
+        return;
+    };
+    neighbours_isolation_dims(&pg.store).await;
+    assert_eq!(
+        pg.store.recall_index().await.unwrap().unwrap().kind,
+        IndexKind::PgVector
+    );
+    pg.drop().await;
+}
+
+#[tokio::test]
+async fn pgvector_failing_embedder_then_recovery() {
+    let Some(pg) = Pg::pgvector().await else {
+        return;
+    };
+    failing_then_recovery(&pg.store).await;
+    pg.drop().await;
+}
+
 #[tokio::test]
 async fn sqlite_recalled_tool_pairs() {
     recalled_tool_pairs(&sqlite().await).await;
@@ -609,7 +676,7 @@ async fn sqlite_neighbours_isolation_and_dimensions() {
     neighbours_isolation_dims(&store).await;
     assert_eq!(
         store.recall_index().await.unwrap().unwrap().kind,
-        nodekit::agent_memory::IndexKind::SqliteVec
+        IndexKind::SqliteVec
     );
 }
 
@@ -622,10 +689,23 @@ async fn sqlite_failing_embedder_then_recovery() {
 async fn postgres_neighbours_isolation_and_dimensions() {
     let Some(pg) = Pg::new().await else { return };
     neighbours_isolation_dims(&pg.store).await;
-    eprintln!(
-        "PostgreSQL recall index: {:?}",
-        pg.store.recall_index().await.unwrap()
-    );
+    // The fallback, on a server without pgvector (as services.sh starts).
+    let pool = sqlx::PgPool::connect_with(pg.options.clone())
+        .await
+        .unwrap();
+    let has_pgvector: bool = sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    pool.close().await;
+    if !has_pgvector {
+        assert_eq!(
+            pg.store.recall_index().await.unwrap().unwrap().kind,
+            IndexKind::BruteForce
+        );
+    }
     pg.drop().await;
 }
 

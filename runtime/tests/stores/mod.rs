@@ -61,14 +61,37 @@ pub struct Pg {
 }
 
 impl Pg {
-    /// `None` when `DATABASE_URL` is not set outside CI.
+    /// On the plain server (`DATABASE_URL`); `None` when the variable is
+    /// not set outside CI.
     pub async fn new() -> Option<Pg> {
-        let url = server("DATABASE_URL")?;
+        Pg::on("DATABASE_URL").await
+    }
+
+    /// On the server with pgvector (`PGVECTOR_DATABASE_URL`), the extension
+    /// created in `public` (where a database administrator puts it) so
+    /// that every test schema sees it.
+    pub async fn pgvector() -> Option<Pg> {
+        let pg = Pg::on("PGVECTOR_DATABASE_URL").await?;
+        // Concurrent tests: one creates it, the others wait on the lock.
+        sqlx::raw_sql(
+            "SELECT pg_advisory_lock(4242);
+             CREATE EXTENSION IF NOT EXISTS vector SCHEMA public;
+             SELECT pg_advisory_unlock(4242);",
+        )
+        .execute(&pg.admin)
+        .await
+        .unwrap();
+        Some(pg)
+    }
+
+    async fn on(var: &str) -> Option<Pg> {
+        let url = server(var)?;
         let admin = PgPoolOptions::new()
             .max_connections(2)
             .connect(&url)
             .await
             .unwrap();
+
         let schema = unique("am_test");
         sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
             .execute(&admin)

@@ -23,7 +23,7 @@
 //! | backend | index | query |
 //! | --- | --- | --- |
 //! | SQLite | sqlite-vec's `vec0` virtual table `nodekit_am_vec`: rowid = message id, `thread_id` a **partition key**, `resource_id` and `seq` metadata columns, `float[N]` cosine | `embedding MATCH ? AND k = ? AND thread_id = ? AND resource_id = ?`: only the thread's partition is scanned (sqlite-vec's exact scan) |
-//! | PostgreSQL with the `vector` extension | `nodekit_am_vectors(embedding vector(N))` with an **HNSW** index (`vector_cosine_ops`) and a B-tree on `thread_id` | `WHERE thread_id = $1 AND resource_id = $2 ORDER BY embedding <=> $3 LIMIT k`; the planner picks the B-tree and an exact sort for small threads, the HNSW index (with `hnsw.iterative_scan = relaxed_order` on pgvector ≥ 0.8, so the thread filter does not starve the result) for large ones |
+//! | PostgreSQL with the `vector` extension | `nodekit_am_vectors(embedding vector(N))` with an **HNSW** index (`vector_cosine_ops`) and a B-tree on `thread_id` | threads of at most [`EXACT_LIMIT`] messages: their rows through the B-tree, sorted exactly; longer ones: `WHERE thread_id = $1 AND resource_id = $2 ORDER BY embedding <=> $3 LIMIT k` through the HNSW index (with `hnsw.iterative_scan = relaxed_order` on pgvector ≥ 0.8 and a wider `hnsw.ef_search`, so the thread filter does not starve the result; a short answer falls back to an exact scan of the newest vectors) |
 //! | PostgreSQL without it | none: the vectors stay in `nodekit_am_embeddings.vector` (little-endian `f32`s in `BYTEA`) | exact search in the process |
 //!
 //! An exact scan is used only for threads of at most [`EXACT_LIMIT`]
@@ -308,12 +308,13 @@ impl Store {
                         .await
                         .map_err(db)?;
                 if existing.is_none() {
-                    let has_vector: bool = sqlx::query_scalar(
-                        "SELECT EXISTS (SELECT 1 FROM pg_type WHERE typname = 'vector')",
-                    )
-                    .fetch_one(&mut *tx)
-                    .await
-                    .map_err(db)?;
+                    // Visible from this connection's search path, not just
+                    // installed in some schema.
+                    let has_vector: bool =
+                        sqlx::query_scalar("SELECT to_regtype('vector') IS NOT NULL")
+                            .fetch_one(&mut *tx)
+                            .await
+                            .map_err(db)?;
                     let kind = if has_vector && dims <= 2000 {
                         let ddl = format!(
                             "CREATE TABLE IF NOT EXISTS nodekit_am_vectors (
@@ -800,30 +801,7 @@ impl Store {
             .await
             .map_err(db),
             (Pools::Postgres(pool), IndexKind::PgVector) => {
-                let mut conn = pool.begin().await.map_err(db)?;
-                // pgvector ≥ 0.8: keep scanning the HNSW graph until the
-                // thread filter has k rows. Older versions lack the setting.
-                let iterative = sqlx::raw_sql("SET LOCAL hnsw.iterative_scan = relaxed_order")
-                    .execute(&mut *conn)
-                    .await;
-                if iterative.is_err() {
-                    conn.rollback().await.map_err(db)?;
-                    conn = pool.begin().await.map_err(db)?;
-                }
-                let ids = sqlx::query_scalar(
-                    "SELECT message_id FROM nodekit_am_vectors
-                     WHERE thread_id = $1 AND resource_id = $2
-                     ORDER BY embedding <=> $3::vector LIMIT $4",
-                )
-                .bind(thread)
-                .bind(resource)
-                .bind(pg_vector(query))
-                .bind(k)
-                .fetch_all(&mut *conn)
-                .await
-                .map_err(db)?;
-                conn.commit().await.map_err(db)?;
-                Ok(ids)
+                self.pgvector_nearest(pool, resource, info, query, k).await
             }
             (Pools::Postgres(pool), IndexKind::BruteForce) => {
                 let rows: Vec<(i64, Vec<u8>)> = sqlx::query_as(
@@ -852,6 +830,74 @@ impl Store {
                 "the store's index kind {kind:?} does not match its database"
             ))),
         }
+    }
+
+    /// [`Store::nearest`] through pgvector. A thread of at most
+    /// [`EXACT_LIMIT`] messages is scanned exactly: its rows are read through
+    /// the B-tree on `thread_id` first (a materialised CTE), so the HNSW
+    /// index, which filters only after its search, cannot come back with
+    /// fewer than `k` of them. A longer thread goes through the HNSW index,
+    /// with `hnsw.iterative_scan` on pgvector ≥ 0.8 and a wider
+    /// `hnsw.ef_search` before; if it still comes back short, the newest
+    /// [`EXACT_LIMIT`] vectors are scanned exactly.
+    async fn pgvector_nearest(
+        &self,
+        pool: &sqlx::PgPool,
+        resource: &str,
+        info: &ThreadInfo,
+        query: &[f32],
+        k: i64,
+    ) -> Result<Vec<i64>> {
+        const EXACT: &str = "WITH t AS MATERIALIZED (
+                 SELECT message_id, embedding FROM nodekit_am_vectors
+                 WHERE thread_id = $1 AND resource_id = $2 AND seq > $5)
+             SELECT message_id FROM t ORDER BY embedding <=> $3::vector LIMIT $4";
+        let exact = |after: i64| {
+            sqlx::query_scalar::<_, i64>(EXACT)
+                .bind(info.id.as_str())
+                .bind(resource)
+                .bind(pg_vector(query))
+                .bind(k)
+                .bind(after)
+                .fetch_all(pool)
+        };
+        let newest = info.last_seq - self.exact_limit();
+        if newest <= 0 {
+            return exact(0).await.map_err(db);
+        }
+        let mut tx = pool.begin().await.map_err(db)?;
+        // `SET LOCAL` of a setting pgvector does not have fails and aborts
+        // the transaction: each is tried in a savepoint.
+        for setting in [
+            "SET LOCAL hnsw.iterative_scan = relaxed_order".to_owned(),
+            format!("SET LOCAL hnsw.ef_search = {}", (4 * k).clamp(40, 1000)),
+        ] {
+            let mut sp = sqlx::Acquire::begin(&mut *tx).await.map_err(db)?;
+            match sqlx::raw_sql(sqlx::AssertSqlSafe(setting))
+                .execute(&mut *sp)
+                .await
+            {
+                Ok(_) => sp.commit().await.map_err(db)?,
+                Err(_) => sp.rollback().await.map_err(db)?,
+            }
+        }
+        let ids: Vec<i64> = sqlx::query_scalar(
+            "SELECT message_id FROM nodekit_am_vectors
+             WHERE thread_id = $1 AND resource_id = $2
+             ORDER BY embedding <=> $3::vector LIMIT $4",
+        )
+        .bind(info.id.as_str())
+        .bind(resource)
+        .bind(pg_vector(query))
+        .bind(k)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(db)?;
+        tx.commit().await.map_err(db)?;
+        if ids.len() as i64 >= k {
+            return Ok(ids);
+        }
+        exact(newest).await.map_err(db)
     }
 
     /// seq by message id, for ids of this thread and resource only: one
