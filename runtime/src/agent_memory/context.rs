@@ -130,38 +130,53 @@ pub async fn assemble_with(
             tokens,
         });
     };
-    let info = store.thread(resource, thread).await?;
-    // The reads and the input's embedding run concurrently; recall's search
-    // needs both.
     let recall_with = match (&config.embedder_model, options.embedder, input) {
         (Some(_), Some(embedder), Some(text)) => Some((embedder, text)),
         _ => None,
     };
-    let timeout = options
-        .recall_timeout
-        .unwrap_or(recall::DEFAULT_RECALL_TIMEOUT);
-    let started = std::time::Instant::now();
-    let reads = async {
-        tokio::try_join!(
-            async {
-                match config.working_memory {
-                    true => store.working_memory(resource).await,
-                    false => Ok(None),
-                }
-            },
-            store.plan(resource, thread),
-            super::observe::block(store, resource, thread),
-            store.recent(resource, thread, config.last_messages),
-        )
-    };
-    let embedding = async {
-        match recall_with {
-            Some((embedder, text)) => recall::embed_query(embedder, text, timeout).await,
+    let deadline = tokio::time::Instant::now()
+        + options
+            .recall_timeout
+            .unwrap_or(recall::DEFAULT_RECALL_TIMEOUT);
+    // Everything that does not need the recent window runs concurrently:
+    // the reads, and (the thread's ownership check and the input's
+    // embedding, then) recall's search. A thread of another resource fails
+    // the whole call; the other reads filter on the resource and find
+    // nothing of it meanwhile. The search asks for enough candidates that
+    // `top_k` remain once the recent window's are left out.
+    let top_k = config.semantic_recall_top_k;
+    let search = async {
+        let embedding = async {
+            match recall_with {
+                Some((embedder, text)) => recall::embed_query(embedder, text, deadline).await,
+                None => None,
+            }
+        };
+        let (info, query) = tokio::join!(store.thread(resource, thread), embedding);
+        let info = info?;
+        let candidates = match query {
+            Some(q) => {
+                let k = top_k + config.last_messages;
+                let found = store.recall_candidates(resource, &info, &q, k);
+                recall::by_deadline(deadline, found).await
+            }
             None => None,
-        }
+        };
+        Ok((info, candidates))
     };
-    let (reads, query) = tokio::join!(reads, embedding);
-    let (working, plan, observed, mut recent) = reads?;
+    let (searched, working, plan, observed, mut recent) = tokio::try_join!(
+        search,
+        async {
+            match config.working_memory {
+                true => store.working_memory(resource).await,
+                false => Ok(None),
+            }
+        },
+        store.plan(resource, thread),
+        super::observe::block(store, resource, thread),
+        store.recent(resource, thread, config.last_messages),
+    )?;
+    let (info, candidates) = searched;
     if config.working_memory {
         let content = working.map_or_else(|| config.template.clone(), |w| w.content);
         system(
@@ -182,10 +197,12 @@ pub async fn assemble_with(
         });
     }
     recent.retain(|m| m.seq > observed.observed_through);
-    if let Some(query) = query {
-        let left = timeout.saturating_sub(started.elapsed());
-        let top_k = config.semantic_recall_top_k;
-        let found = recall::for_context(store, resource, &info, &query, top_k, &recent, left).await;
+    if let Some(candidates) = candidates {
+        let exclude = recent.iter().map(|m| m.seq).collect();
+        let around = store.recall_around(resource, &info, candidates, top_k, &exclude);
+        let found = recall::by_deadline(deadline, around)
+            .await
+            .unwrap_or_default();
         if !found.is_empty() {
             parts.push(ContextPart {
                 kind: PartKind::Recalled,

@@ -17,9 +17,9 @@
 //!   [`EXACT_LIMIT`] vectors are searched exactly;
 //! - it holds every vector up to the highest message id it has read, and
 //!   reads the rows above that id after each write of this process
-//!   (awaited) and after each search (in the background, so a search never
-//!   waits and vectors another process wrote are found from the next
-//!   search on). The recall indexer writes a thread's vectors oldest first,
+//!   (awaited) and after a search, at most every 250 ms (in the background,
+//!   so a search never waits and vectors another process wrote are found
+//!   from a search a moment later on). The recall indexer writes a thread's vectors oldest first,
 //!   so ids only grow; [`Store::index_messages`] says so too;
 //! - the graphs of one database are shared by every [`Store`] this process
 //!   opens on it ([`Store::open_sqlite`], [`Store::open_postgres`]), so a
@@ -28,17 +28,18 @@
 //! - at most [`MAX_GRAPHS`] graphs are kept per database, the least recently
 //!   used ready one is dropped (a build in progress then stops); a deleted
 //!   thread's graph is dropped at once. A graph is keyed by the thread's
-//!   creation time, so a thread deleted and created again gets a new one,
-//!   and every id is read back through the resource and thread filter.
+//!   creation time, so a thread deleted and created again gets a new one.
+//!   Its keys are the messages' seqs, read back through the resource and
+//!   thread filter.
 //!
 //! With 384 dimensions a process holding a million-message graph peaked at
 //! 726 MB in all (BENCHMARKS.md, agent memory); larger embeddings cost
 //! proportionally more. A restarted process rebuilds its graphs.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use hnsw::Index;
 
@@ -111,7 +112,13 @@ struct Graph {
     /// Additions one at a time (the capacity check and `contains` with them).
     adding: Mutex<()>,
     used: Mutex<Instant>,
+    /// When a search may next read new rows, in ms since `born`.
+    catch_up_at: AtomicU64,
+    born: Instant,
 }
+
+/// How often a search looks for vectors another process wrote.
+const CATCH_UP_EVERY: Duration = Duration::from_millis(250);
 
 fn poisoned(e: impl std::fmt::Display) -> crate::error::Error {
     err(format!("a graph lock was poisoned: {e}"))
@@ -128,7 +135,22 @@ impl Graph {
             filling: Arc::new(tokio::sync::Mutex::new(())),
             adding: Mutex::new(()),
             used: Mutex::new(Instant::now()),
+            catch_up_at: AtomicU64::new(0),
+            born: Instant::now(),
         })
+    }
+
+    /// Whether a search should read new rows now; if so, the next one
+    /// waits [`CATCH_UP_EVERY`].
+    fn catch_up_due(&self) -> bool {
+        let now = u64::try_from(self.born.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let due = self.catch_up_at.load(Ordering::Relaxed);
+        let next = now.saturating_add(CATCH_UP_EVERY.as_millis() as u64);
+        now >= due
+            && self
+                .catch_up_at
+                .compare_exchange(due, next, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
     }
 
     fn touch(&self) {
@@ -141,7 +163,7 @@ impl Graph {
         self.index.read().map_or(0, |i| i.size())
     }
 
-    /// Adds `rows` (id, vector) that are not in the graph yet, spread over
+    /// Adds `rows` (seq, vector) that are not in the graph yet, spread over
     /// the machine's cores.
     fn add(&self, rows: &[(i64, Vec<f32>)]) -> Result<()> {
         let _adding = self.adding.lock().map_err(poisoned)?;
@@ -166,10 +188,10 @@ impl Graph {
                 .map(|part| {
                     let index = &*index;
                     s.spawn(move || {
-                        for (id, v) in part {
+                        for (seq, v) in part {
                             // A row read again after an interrupted page.
-                            if !index.contains(*id as u64) {
-                                index.add(*id as u64, v).map_err(|e| e.to_string())?;
+                            if !index.contains(*seq as u64) {
+                                index.add(*seq as u64, v).map_err(|e| e.to_string())?;
                             }
                         }
                         Ok::<(), String>(())
@@ -293,7 +315,7 @@ impl Store {
         Ok(graph.ready.load(Ordering::Acquire).then_some(graph))
     }
 
-    /// The `k` nearest message ids through the thread's graph, or `None`
+    /// The seqs of the `k` nearest messages through the thread's graph, or `None`
     /// when the thread is short or its graph is not ready (the caller
     /// searches exactly). Rows written since are read after the search, in
     /// the background.
@@ -310,7 +332,11 @@ impl Store {
         };
         // Well under a millisecond: cheaper here than a hop to a blocking thread.
         let found = graph.search(query, k)?;
-        if let Ok(guard) = graph.filling.clone().try_lock_owned() {
+        // Another process's rows, read at most every CATCH_UP_EVERY (this
+        // process's own writes are read when they are written).
+        if graph.catch_up_due()
+            && let Ok(guard) = graph.filling.clone().try_lock_owned()
+        {
             let (store, resource, thread) = (self.clone(), resource.to_owned(), thread.id.clone());
             tokio::spawn(async move {
                 if let Err(e) = store.fill(&graph, &resource, &thread).await {
@@ -378,12 +404,15 @@ impl Store {
     /// Adds the thread's vectors above the graph's highest id. The caller
     /// holds `graph.filling`.
     async fn fill(&self, graph: &Arc<Graph>, resource: &str, thread: &str) -> Result<()> {
-        const SQL: &str = "SELECT message_id, vector FROM nodekit_am_embeddings
-             WHERE thread_id = $1 AND resource_id = $2 AND dims > 0 AND message_id > $3
-             ORDER BY message_id LIMIT $4";
+        // Keyed by seq (unique in a thread, and a thread's messages are
+        // only ever deleted with it); paged by message id.
+        const SQL: &str = "SELECT e.message_id, m.seq, e.vector FROM nodekit_am_embeddings e
+             JOIN nodekit_am_messages m ON m.id = e.message_id
+             WHERE e.thread_id = $1 AND e.resource_id = $2 AND e.dims > 0 AND e.message_id > $3
+             ORDER BY e.message_id LIMIT $4";
         while !graph.dropped.load(Ordering::Acquire) {
             let after = graph.max_id.load(Ordering::Acquire);
-            let rows: Vec<(i64, Vec<u8>)> = match self.pools() {
+            let rows: Vec<(i64, i64, Vec<u8>)> = match self.pools() {
                 Pools::Sqlite { read, .. } => sqlx::query_as(SQL)
                     .bind(thread)
                     .bind(resource)
@@ -401,13 +430,13 @@ impl Store {
                     .await
                     .map_err(db)?,
             };
-            let Some(&(last, _)) = rows.last() else {
+            let Some(&(last, _, _)) = rows.last() else {
                 return Ok(());
             };
             let full = rows.len() as i64 == PAGE;
             let vectors: Vec<(i64, Vec<f32>)> = rows
                 .into_iter()
-                .map(|(id, b)| (id, bytes_vector(&b)))
+                .map(|(_, seq, b)| (seq, bytes_vector(&b)))
                 .collect();
             let g = graph.clone();
             tokio::task::spawn_blocking(move || {

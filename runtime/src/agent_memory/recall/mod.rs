@@ -45,8 +45,9 @@
 //!
 //! # Ownership and isolation
 //!
-//! Every query filters on thread *and* resource, and the ids the index
-//! returns are read back from `nodekit_am_messages` with the same filter, so
+//! Every query filters on thread *and* resource. The indexes return seqs,
+//! and the messages around them are read from `nodekit_am_messages` with
+//! the same filter (a seq whose message is not found there is dropped), so
 //! a stale vector (a deleted thread whose id was reused) can never bring
 //! back a message of another thread or resource.
 //!
@@ -59,7 +60,7 @@
 //! the thread stays queued and is retried with a growing delay (up to 60 s),
 //! and a restarted process catches up with [`Recaller::catch_up`].
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -709,48 +710,87 @@ impl Store {
         top_k: usize,
         exclude_seqs: &[i64],
     ) -> Result<Vec<StoredMessage>> {
-        let thread = info.id.as_str();
-        if top_k == 0 {
+        let exclude: HashSet<i64> = exclude_seqs.iter().copied().collect();
+        let candidates = self
+            .recall_candidates(resource, info, query, top_k + exclude.len())
+            .await?;
+        self.recall_around(resource, info, candidates, top_k, &exclude)
+            .await
+    }
+
+    /// The seqs of the thread's `k` messages nearest to `query`, nearest
+    /// first (the first step of [`Store::recall`]).
+    pub(crate) async fn recall_candidates(
+        &self,
+        resource: &str,
+        info: &ThreadInfo,
+        query: &[f32],
+        k: usize,
+    ) -> Result<Vec<i64>> {
+        if k == 0 {
             return Ok(Vec::new());
         }
         let Some(index) = self.recall_index().await? else {
             return Ok(Vec::new());
         };
         check_dims(index, query.len())?;
-        let exclude: HashSet<i64> = exclude_seqs.iter().copied().collect();
-        let k = (top_k + exclude.len()).min(MAX_K);
-        let candidates = self.nearest(resource, info, index, query, k).await?;
-        // Read the ids back from the messages with the same filter.
-        let seqs = self.seqs_of(resource, thread, &candidates).await?;
-        let matches: Vec<i64> = candidates
-            .iter()
-            .filter_map(|id| seqs.get(id).copied())
+        self.nearest(resource, info, index, query, k.min(MAX_K))
+            .await
+    }
+
+    /// The first `top_k` of `candidates` not in `exclude`, each with its
+    /// neighbours (the second step of [`Store::recall`]).
+    pub(crate) async fn recall_around(
+        &self,
+        resource: &str,
+        info: &ThreadInfo,
+        candidates: Vec<i64>,
+        top_k: usize,
+        exclude: &HashSet<i64>,
+    ) -> Result<Vec<StoredMessage>> {
+        let thread = info.id.as_str();
+        let mut matches: Vec<i64> = candidates
+            .into_iter()
             .filter(|seq| !exclude.contains(seq))
             .take(top_k)
             .collect();
         if matches.is_empty() {
             return Ok(Vec::new());
         }
-        // Merge the [seq - 2, seq + 1] ranges.
-        let merged = merge_ranges(
-            matches
-                .iter()
-                .map(|&s| ((s - CONTEXT_BEFORE).max(1), s + CONTEXT_AFTER))
-                .collect(),
-        );
-        // The ranges with a margin for tool pairs, read in one query.
-        let widen = |(a, b): (i64, i64)| ((a - TOOL_MARGIN).max(1), b + TOOL_MARGIN);
-        let read = self
-            .messages_in_ranges(
-                resource,
-                thread,
-                &merge_ranges(merged.iter().copied().map(widen).collect()),
+        // The [seq - 2, seq + 1] ranges, merged, in one query; read again
+        // with a margin when a range may cut a tool call from its results.
+        let around = |matches: &[i64]| {
+            merge_ranges(
+                matches
+                    .iter()
+                    .map(|&s| ((s - CONTEXT_BEFORE).max(1), s + CONTEXT_AFTER))
+                    .collect(),
             )
-            .await?;
+        };
+        let mut merged = around(&matches);
+        let mut read = self.messages_in_ranges(resource, thread, &merged).await?;
+        // The messages are read with the thread's and resource's filter: a
+        // match without its message (a stale vector) is dropped.
+        let present: HashSet<i64> = read.iter().map(|m| m.seq).collect();
+        if matches.iter().any(|s| !present.contains(s)) {
+            matches.retain(|s| present.contains(s));
+            merged = around(&matches);
+        }
+        let widen = |(a, b): (i64, i64)| ((a - TOOL_MARGIN).max(1), b + TOOL_MARGIN);
+        let open = merged.iter().any(|&(a, b)| {
+            let first = read.iter().find(|m| m.seq >= a);
+            let last = read.iter().rev().find(|m| m.seq <= b);
+            first.is_some_and(is_tool_result)
+                || last.is_some_and(|m| is_tool_result(m) || !m.message.tool_calls.is_empty())
+        });
+        if open {
+            let wide = merge_ranges(merged.iter().copied().map(widen).collect());
+            read = self.messages_in_ranges(resource, thread, &wide).await?;
+        }
         let mut out = Vec::new();
         let mut seen = BTreeSet::new();
         for (a, b) in merged {
-            let (from, to) = widen((a, b));
+            let (from, to) = if open { widen((a, b)) } else { (a, b) };
             let around = read
                 .iter()
                 .filter(|m| (from..=to).contains(&m.seq))
@@ -766,7 +806,7 @@ impl Store {
         Ok(out)
     }
 
-    /// Message ids nearest first.
+    /// The seqs of the nearest messages, nearest first.
     async fn nearest(
         &self,
         resource: &str,
@@ -787,7 +827,7 @@ impl Store {
         match (self.pools(), index.kind) {
             // A long thread whose graph is not ready: its newest vectors only.
             (Pools::Sqlite { read, .. }, IndexKind::SqliteVec) => sqlx::query_scalar(
-                "SELECT rowid FROM nodekit_am_vec
+                "SELECT seq FROM nodekit_am_vec
                  WHERE embedding MATCH $1 AND k = $2 AND thread_id = $3 AND resource_id = $4
                    AND seq > $5
                  ORDER BY distance",
@@ -805,9 +845,10 @@ impl Store {
             }
             (Pools::Postgres(pool), IndexKind::BruteForce) => {
                 let rows: Vec<(i64, Vec<u8>)> = sqlx::query_as(
-                    "SELECT message_id, vector FROM nodekit_am_embeddings
-                     WHERE thread_id = $1 AND resource_id = $2 AND dims > 0
-                     ORDER BY message_id DESC LIMIT $3",
+                    "SELECT m.seq, e.vector FROM nodekit_am_embeddings e
+                     JOIN nodekit_am_messages m ON m.id = e.message_id
+                     WHERE e.thread_id = $1 AND e.resource_id = $2 AND e.dims > 0
+                     ORDER BY e.message_id DESC LIMIT $3",
                 )
                 .bind(thread)
                 .bind(resource)
@@ -817,13 +858,13 @@ impl Store {
                 .map_err(db)?;
                 let mut scored: Vec<(f32, i64)> = rows
                     .iter()
-                    .map(|(id, b)| (cosine_distance(query, &bytes_vector(b)), *id))
+                    .map(|(seq, b)| (cosine_distance(query, &bytes_vector(b)), *seq))
                     .collect();
                 scored.sort_by(|a, b| a.0.total_cmp(&b.0));
                 Ok(scored
                     .into_iter()
                     .take(k as usize)
-                    .map(|(_, id)| id)
+                    .map(|(_, seq)| seq)
                     .collect())
             }
             (_, kind) => Err(err(format!(
@@ -849,9 +890,9 @@ impl Store {
         k: i64,
     ) -> Result<Vec<i64>> {
         const EXACT: &str = "WITH t AS MATERIALIZED (
-                 SELECT message_id, embedding FROM nodekit_am_vectors
+                 SELECT seq, embedding FROM nodekit_am_vectors
                  WHERE thread_id = $1 AND resource_id = $2 AND seq > $5)
-             SELECT message_id FROM t ORDER BY embedding <=> $3::vector LIMIT $4";
+             SELECT seq FROM t ORDER BY embedding <=> $3::vector LIMIT $4";
         let exact = |after: i64| {
             sqlx::query_scalar::<_, i64>(EXACT)
                 .bind(info.id.as_str())
@@ -882,7 +923,7 @@ impl Store {
             }
         }
         let ids: Vec<i64> = sqlx::query_scalar(
-            "SELECT message_id FROM nodekit_am_vectors
+            "SELECT seq FROM nodekit_am_vectors
              WHERE thread_id = $1 AND resource_id = $2
              ORDER BY embedding <=> $3::vector LIMIT $4",
         )
@@ -898,45 +939,6 @@ impl Store {
             return Ok(ids);
         }
         exact(newest).await.map_err(db)
-    }
-
-    /// seq by message id, for ids of this thread and resource only: one
-    /// query for all ids (the ids go as a JSON array on SQLite, an array on
-    /// PostgreSQL).
-    async fn seqs_of(
-        &self,
-        resource: &str,
-        thread: &str,
-        ids: &[i64],
-    ) -> Result<BTreeMap<i64, i64>> {
-        if ids.is_empty() {
-            return Ok(BTreeMap::new());
-        }
-        let rows: Vec<(i64, i64)> = match self.pools() {
-            Pools::Sqlite { read, .. } => sqlx::query_as(
-                // CROSS JOIN keeps json_each outside: the planner would
-                // otherwise walk the whole thread's index.
-                "SELECT m.id, m.seq FROM json_each($3) AS j CROSS JOIN nodekit_am_messages AS m \
-                 ON m.id = j.value WHERE m.thread_id = $1 AND m.resource_id = $2",
-            )
-            .bind(thread)
-            .bind(resource)
-            .bind(serde_json::to_string(ids).expect("ids serialise"))
-            .fetch_all(read)
-            .await
-            .map_err(db)?,
-            Pools::Postgres(pool) => sqlx::query_as(
-                "SELECT id, seq FROM nodekit_am_messages WHERE thread_id = $1 AND resource_id = $2 \
-                 AND id = ANY($3)",
-            )
-            .bind(thread)
-            .bind(resource)
-            .bind(ids)
-            .fetch_all(pool)
-            .await
-            .map_err(db)?,
-        };
-        Ok(rows.into_iter().collect())
     }
 }
 
@@ -1190,58 +1192,37 @@ async fn catch_up(store: &Store, queued: &mut BTreeSet<(String, String)>) {
 pub const DEFAULT_RECALL_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The input's vector for recall: `None` (with a warning) when the embedder
-/// fails or is slower than `timeout`, so a request never fails or hangs
-/// because of recall.
+/// fails or `deadline` passes first.
 pub(crate) async fn embed_query(
     embedder: &dyn Embedder,
     input: &str,
-    timeout: Duration,
+    deadline: tokio::time::Instant,
 ) -> Option<Vec<f32>> {
     if input.trim().is_empty() {
         return None;
     }
     let texts = [input.to_owned()];
-    match tokio::time::timeout(timeout, embedder.embed(&texts)).await {
-        Ok(Ok(v)) => v.into_iter().next(),
-        Ok(Err(e)) => {
-            tracing::warn!(error = %e, "semantic recall left out of the context");
-            None
-        }
-        Err(_) => {
-            tracing::warn!(
-                ?timeout,
-                "semantic recall timed out; left out of the context"
-            );
-            None
-        }
-    }
+    by_deadline(deadline, embedder.embed(&texts))
+        .await?
+        .into_iter()
+        .next()
 }
 
-/// The recalled messages for the context, minus the `recent` window:
-/// empty (with a warning) on an error or after `timeout`.
-pub(crate) async fn for_context(
-    store: &Store,
-    resource: &str,
-    thread: &ThreadInfo,
-    query: &[f32],
-    top_k: usize,
-    recent: &[StoredMessage],
-    timeout: Duration,
-) -> Vec<StoredMessage> {
-    let exclude: Vec<i64> = recent.iter().map(|m| m.seq).collect();
-    let search = store.recall_in(resource, thread, query, top_k, &exclude);
-    match tokio::time::timeout(timeout, search).await {
-        Ok(Ok(found)) => found,
+/// `fut`'s value, or `None` (with a warning) when it fails or `deadline`
+/// passes first: recall never fails or holds up a request.
+pub(crate) async fn by_deadline<T>(
+    deadline: tokio::time::Instant,
+    fut: impl std::future::Future<Output = Result<T>>,
+) -> Option<T> {
+    match tokio::time::timeout_at(deadline, fut).await {
+        Ok(Ok(v)) => Some(v),
         Ok(Err(e)) => {
             tracing::warn!(error = %e, "semantic recall left out of the context");
-            Vec::new()
+            None
         }
         Err(_) => {
-            tracing::warn!(
-                ?timeout,
-                "semantic recall timed out; left out of the context"
-            );
-            Vec::new()
+            tracing::warn!("semantic recall timed out; left out of the context");
+            None
         }
     }
 }
