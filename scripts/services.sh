@@ -70,7 +70,7 @@ pgserver=0.1.4
 # Runs where `set -e` does not apply (its caller has `||`): every step
 # returns on failure.
 start_pgvector() {
-  cache=${XDG_CACHE_HOME:-$HOME/.cache}/nodekit-services
+  cache=${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/nodekit-services
   # The whole wheel: its binaries find their libraries in pgserver.libs/.
   install="$state/pgserver/pgserver/pginstall"
   if [ ! -x "$install/bin/postgres" ]; then
@@ -81,7 +81,9 @@ start_pgvector() {
         --platform manylinux2014_x86_64 -d "$cache" "pgserver==$pgserver" >&2 || return 1
     fi
     rm -rf "$state/pgserver"
-    python3 -m zipfile -e "$(ls "$cache"/pgserver-$pgserver-*.whl | head -n 1)" "$state/pgserver" || return 1
+    wheel=$(ls "$cache"/pgserver-$pgserver-*.whl | head -n 1)
+    # A damaged download is fetched again on the next run.
+    python3 -m zipfile -e "$wheel" "$state/pgserver" || { rm -f "$wheel"; return 1; }
     chmod -R a+rX "$state/pgserver" && chmod a+x "$install"/bin/* || return 1
   fi
   if [ ! -f "$state/pgvector/PG_VERSION" ]; then

@@ -420,6 +420,142 @@ on_both!(
     a_failed_reflection_keeps_the_generation
 );
 
+/// A reflection computed ahead in the background becomes the new
+/// generation with one database update once the threshold is crossed: the
+/// request path makes no model call, and the observation made since the
+/// reflection was computed follows it in the block.
+async fn buffered_reflection_activates_without_a_model_call(store: Store) {
+    let filler = |tag: &str| format!("- [09:00] {tag} {}", "fact about the build ".repeat(25));
+    let server = Server::start(vec![observations(
+        "- [09:00] REFLECTED AHEAD: the user builds a morning workflow.",
+    )])
+    .await;
+    // No observing here (the observations are written directly); reflected
+    // ahead past 320 tokens, activated past 400.
+    let config = config(100_000, 400);
+    let observer = Observer::new(store.clone(), config.clone(), model(&server));
+    append(&store, &["m1", "m2", "m3", "m4"]).await;
+    for seq in 1..=3 {
+        let content = filler(&format!("OBS-{seq}"));
+        store
+            .add_observation(R, T, 0, &content, seq, seq)
+            .await
+            .unwrap();
+    }
+    let (before, tokens) = observer.block(R, T).await.unwrap();
+    assert!((321..=400).contains(&tokens), "{tokens} block tokens");
+    // The background run reflects ahead; the block does not change.
+    observer.after_append(R, T).await.unwrap();
+    assert_eq!(server.seen().len(), 1);
+    assert!(user_text_of(&server.seen()[0].body).contains("OBS-3"));
+    assert!(
+        store
+            .observation_marks(R, T)
+            .await
+            .unwrap()
+            .reflection_buffered
+    );
+    assert_eq!(observer.block(R, T).await.unwrap().0, before);
+    assert!(
+        store
+            .observations(R, T)
+            .await
+            .unwrap()
+            .iter()
+            .all(|o| !o.content.contains("REFLECTED")),
+        "a buffered reflection is not an observation yet"
+    );
+    // A later observation crosses the threshold: the request path activates
+    // the reflection, with no model call.
+    store
+        .add_observation(R, T, 0, &filler("OBS-4"), 4, 4)
+        .await
+        .unwrap();
+    let done = observer.prepare(R, T).await.unwrap();
+    assert!(done.reflection_activated && !done.reflected, "{done:?}");
+    assert_eq!(server.seen().len(), 1, "no model call on the request path");
+    let (block, _) = observer.block(R, T).await.unwrap();
+    assert!(block.contains("REFLECTED AHEAD") && block.contains("OBS-4"));
+    assert!(!block.contains("OBS-1") && !block.contains("OBS-3"));
+    assert!(block.find("REFLECTED AHEAD") < block.find("OBS-4"));
+    let marks = store.observation_marks(R, T).await.unwrap();
+    assert_eq!(marks.generation, 1);
+    assert!(!marks.reflection_buffered);
+}
+on_both!(
+    buffered_reflection_activates_without_a_model_call_sqlite,
+    buffered_reflection_activates_without_a_model_call_postgres,
+    buffered_reflection_activates_without_a_model_call
+);
+
+/// A buffered reflection of a generation that was reflected meanwhile is
+/// dropped, never activated over the newer one.
+async fn a_stale_buffered_reflection_is_dropped(store: Store) {
+    append(&store, &["a", "b", "c", "d"]).await;
+    store
+        .add_observation(R, T, 0, "- OBS-A", 1, 2)
+        .await
+        .unwrap();
+    store
+        .add_buffered_reflection(R, T, 0, "- STALE", 1, 2)
+        .await
+        .unwrap();
+    assert!(
+        store
+            .observation_marks(R, T)
+            .await
+            .unwrap()
+            .reflection_buffered
+    );
+    store
+        .add_observation(R, T, 0, "- OBS-B", 3, 4)
+        .await
+        .unwrap();
+    store
+        .add_reflection(R, T, 0, "- FRESH", 1, 4)
+        .await
+        .unwrap();
+    assert!(!store.activate_reflection(R, T).await.unwrap());
+    // One computed from generation 0 after generation 1 exists.
+    store
+        .add_buffered_reflection(R, T, 0, "- STALE TOO", 1, 2)
+        .await
+        .unwrap();
+    assert!(
+        !store
+            .observation_marks(R, T)
+            .await
+            .unwrap()
+            .reflection_buffered
+    );
+    assert!(!store.activate_reflection(R, T).await.unwrap());
+    let block = nodekit::agent_memory::observe::block(&store, R, T)
+        .await
+        .unwrap();
+    assert!(block.text.contains("FRESH") && !block.text.contains("STALE"));
+    // Computed ahead for generation 1, then activated.
+    store
+        .add_buffered_reflection(R, T, 1, "- NEXT", 1, 4)
+        .await
+        .unwrap();
+    store
+        .add_observation(R, T, 1, "- OBS-C", 5, 5)
+        .await
+        .unwrap();
+    assert!(store.activate_reflection(R, T).await.unwrap());
+    let block = nodekit::agent_memory::observe::block(&store, R, T)
+        .await
+        .unwrap();
+    assert!(block.text.contains("NEXT") && block.text.contains("OBS-C"));
+    assert!(!block.text.contains("FRESH"));
+    assert_eq!(store.observation_marks(R, T).await.unwrap().generation, 2);
+}
+on_both!(
+    a_stale_buffered_reflection_is_dropped_sqlite,
+    a_stale_buffered_reflection_is_dropped_postgres,
+    a_stale_buffered_reflection_is_dropped
+);
+
 // ----------------------------------------------------------------- buffering
 
 async fn buffered_chunks_activate_without_a_model_call(store: Store) {

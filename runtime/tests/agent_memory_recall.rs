@@ -716,6 +716,30 @@ async fn postgres_failing_embedder_then_recovery() {
     pg.drop().await;
 }
 
+/// A thread deleted and imported again (its creation time and seqs kept)
+/// is indexed again: how far the old one was indexed is forgotten.
+#[tokio::test]
+async fn reimported_thread_is_indexed_again() {
+    let store = sqlite().await;
+    let http = EmbedServer::start(384).await;
+    let recaller = Recaller::spawn(store.clone(), http.embedder());
+    recaller.append("r", "t", &conversation()).await.unwrap();
+    recaller.flush().await.unwrap();
+    assert!(store.unindexed("r", "t", 100).await.unwrap().is_empty());
+    let export = store.export_thread("r", "t").await.unwrap();
+    assert!(store.delete_thread("r", "t").await.unwrap());
+    store.import_thread("r", export).await.unwrap();
+    assert!(!store.unindexed("r", "t", 100).await.unwrap().is_empty());
+    recaller.notify("r", "t");
+    recaller.flush().await.unwrap();
+    assert!(store.unindexed("r", "t", 100).await.unwrap().is_empty());
+    let found = store
+        .recall_text("r", "t", "zebra stripes", &*http.embedder(), 1, &[])
+        .await
+        .unwrap();
+    assert!(!found.is_empty());
+}
+
 /// The agent's path: a `ThreadMemory` with recall indexes what it saves in
 /// the background and recalls by the input when it loads.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

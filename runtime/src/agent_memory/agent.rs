@@ -48,10 +48,12 @@ impl ThreadMemory {
 
     /// Turns semantic recall on (with `embedder_model` set in the config):
     /// each save queues the new messages for indexing in the background, and
-    /// each load recalls past messages similar to the input.
+    /// each load recalls past messages similar to the input. The thread's
+    /// messages not indexed yet are queued at once (only this thread's:
+    /// [`Recaller::catch_up`] scans the whole store, for a process start).
     pub fn with_recall(mut self, embedder: Arc<dyn Embedder>) -> ThreadMemory {
         let recaller = Recaller::spawn(self.store.clone(), embedder.clone());
-        recaller.catch_up();
+        recaller.notify(&self.resource, &self.thread);
         self.recall = Some((embedder, recaller));
         self
     }

@@ -147,13 +147,15 @@ pub async fn assemble_with(
     let top_k = config.semantic_recall_top_k;
     let search = async {
         let embedding = async {
-            match recall_with {
-                Some((embedder, text)) => recall::embed_query(embedder, text, deadline).await,
-                None => None,
-            }
+            Ok(match recall_with {
+                Some((embedder, text)) if top_k > 0 => {
+                    recall::embed_query(embedder, text, deadline).await
+                }
+                _ => None,
+            })
         };
-        let (info, query) = tokio::join!(store.thread(resource, thread), embedding);
-        let info = info?;
+        // A foreign thread fails at once, without waiting for the embedder.
+        let (info, query) = tokio::try_join!(store.thread(resource, thread), embedding)?;
         let candidates = match query {
             Some(q) => {
                 let k = top_k + config.last_messages;

@@ -45,8 +45,18 @@
 //! buffered chunks with one database update: no model call, no wait. Only
 //! when no buffered chunk is ready does it observe synchronously, and only
 //! when no background run of the same thread holds the thread's lock
-//! (otherwise the request goes on with the raw messages). The background
-//! run also activates and reflects once the thresholds are crossed.
+//! (otherwise the request goes on with the raw messages).
+//!
+//! Reflections are buffered the same way: once the block passes the last
+//! step before the reflector's threshold (four fifths of it), the background
+//! run reflects ahead and stores the reflection buffered
+//! ([`Store::add_buffered_reflection`]); the block does not change. When the
+//! threshold is crossed, [`Observer::prepare`] activates it in one
+//! transaction ([`Store::activate_reflection`]): it becomes the new
+//! generation, followed by the observations made since it was computed.
+//! Only without a buffered reflection of the current generation does the
+//! request path reflect itself. The background run also activates, observes
+//! and reflects once the thresholds are crossed.
 //!
 //! # Failures
 //!
@@ -111,6 +121,8 @@ pub struct Prepared {
     pub observed: bool,
     /// Whether a reflection was made on the request path.
     pub reflected: bool,
+    /// Whether a reflection computed ahead was activated (no model call).
+    pub reflection_activated: bool,
     /// Why observing or reflecting failed (nothing was lost; it is retried).
     pub error: Option<String>,
 }
@@ -213,8 +225,9 @@ impl Observer {
 
     /// Schedules the background work after messages were appended to the
     /// thread and returns at once: buffering chunks ahead of the threshold,
-    /// activating or observing once it is crossed, reflecting when the
-    /// block is too large. Failures are logged. The handle may be awaited
+    /// activating or observing once it is crossed, reflecting ahead when the
+    /// block nears its threshold and activating (or reflecting) once it is
+    /// crossed. Failures are logged. The handle may be awaited
     /// (tests) or dropped.
     pub fn after_append(&self, resource: &str, thread: &str) -> JoinHandle<()> {
         let this = self.clone();
@@ -229,8 +242,9 @@ impl Observer {
     /// The request path, before the context is assembled: when the
     /// unobserved messages exceed the threshold, activates the buffered
     /// observations (no model call); only when none is ready, observes
-    /// synchronously (unless a background run holds the thread). Reflects
-    /// when the block exceeds its threshold and the thread is free.
+    /// synchronously (unless a background run holds the thread). When the
+    /// block exceeds its threshold, activates the buffered reflection, or
+    /// reflects when there is none and the thread is free.
     /// Observer or reflector failures are reported in [`Prepared::error`],
     /// not as an error: nothing is lost.
     pub async fn prepare(&self, resource: &str, thread: &str) -> Result<Prepared> {
@@ -259,10 +273,14 @@ impl Observer {
             }
         }
         if self.block_tokens(resource, thread).await? > self.reflector_threshold() {
+            if marks.reflection_buffered && store.activate_reflection(resource, thread).await? {
+                done.reflection_activated = true;
+                return Ok(done);
+            }
             let Some(_guard) = self.try_lock(resource, thread) else {
                 return Ok(done);
             };
-            match self.reflect(resource, thread).await {
+            match self.reflect(resource, thread, false).await {
                 Ok(reflected) => done.reflected = reflected,
                 Err(e) => {
                     warn("reflector", &e);
@@ -289,7 +307,7 @@ impl Observer {
             any |= self.observe_sync(resource, thread).await?;
         }
         if self.block_tokens(resource, thread).await? > self.reflector_threshold() {
-            any |= self.reflect(resource, thread).await?;
+            any |= self.reflect(resource, thread, false).await?;
         }
         Ok(any)
     }
@@ -333,14 +351,31 @@ impl Observer {
                 self.observe_sync(resource, thread).await?;
             }
         }
-        if self.block_tokens(resource, thread).await? > self.reflector_threshold() {
-            self.reflect(resource, thread).await?;
+        // Over the reflector's threshold: activate the reflection computed
+        // ahead, or reflect. Nearly there: compute one ahead.
+        let tokens = self.block_tokens(resource, thread).await?;
+        let buffered = store
+            .observation_marks(resource, thread)
+            .await?
+            .reflection_buffered;
+        if tokens > self.reflector_threshold() {
+            if !(buffered && store.activate_reflection(resource, thread).await?) {
+                self.reflect(resource, thread, false).await?;
+            }
+        } else if tokens > self.reflect_ahead_threshold() && !buffered {
+            self.reflect(resource, thread, true).await?;
         }
         Ok(())
     }
 
     fn reflector_threshold(&self) -> usize {
         self.inner.config.reflector_observation_tokens
+    }
+
+    /// Where a reflection is computed ahead: the last of the
+    /// [`BUFFER_STEPS`] steps before the reflector's threshold.
+    fn reflect_ahead_threshold(&self) -> usize {
+        self.reflector_threshold() / BUFFER_STEPS * (BUFFER_STEPS - 1)
     }
 
     async fn block_tokens(&self, resource: &str, thread: &str) -> Result<usize> {
@@ -434,12 +469,17 @@ impl Observer {
         Ok(chunk)
     }
 
-    /// Condenses the newest generation into the next one.
-    async fn reflect(&self, resource: &str, thread: &str) -> Result<bool> {
+    /// Condenses the newest generation into the next one; `ahead`: stores
+    /// it buffered, for [`Store::activate_reflection`].
+    async fn reflect(&self, resource: &str, thread: &str, ahead: bool) -> Result<bool> {
         let store = &self.inner.store;
         let rows = store.current_observations(resource, thread).await?;
         let current = render(store, &rows);
-        if current.tokens <= self.reflector_threshold() || rows.is_empty() {
+        let threshold = match ahead {
+            true => self.reflect_ahead_threshold(),
+            false => self.reflector_threshold(),
+        };
+        if current.tokens <= threshold || rows.is_empty() {
             return Ok(false);
         }
         let input: Vec<&str> = rows
@@ -462,16 +502,21 @@ impl Observer {
         }
         let first_seq = rows.iter().map(|r| r.first_seq).min().unwrap_or(0);
         let last_seq = rows.iter().map(|r| r.last_seq).max().unwrap_or(0);
-        store
-            .add_reflection(
-                resource,
-                thread,
-                rows[0].generation,
-                &answer,
-                first_seq,
-                last_seq,
-            )
-            .await?;
+        let generation = rows[0].generation;
+        match ahead {
+            true => {
+                store
+                    .add_buffered_reflection(
+                        resource, thread, generation, &answer, first_seq, last_seq,
+                    )
+                    .await?
+            }
+            false => {
+                store
+                    .add_reflection(resource, thread, generation, &answer, first_seq, last_seq)
+                    .await?
+            }
+        };
         Ok(true)
     }
 

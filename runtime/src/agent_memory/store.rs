@@ -225,9 +225,21 @@ pub struct Observation {
     /// When it was written, Unix milliseconds.
     pub created_at: i64,
     /// Computed ahead in the background and not yet part of the observation
-    /// block (async buffering); activated when the observer's threshold is crossed.
+    /// block (async buffering); activated when the observer's (or, for a
+    /// buffered reflection, the reflector's) threshold is crossed.
     #[serde(default)]
     pub buffered: bool,
+}
+
+/// The `buffered` column of `nodekit_am_observations`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RowState {
+    /// Part of its generation (shown when that generation is the newest).
+    Active = 0,
+    /// An observation computed ahead ([`Store::add_buffered_observation`]).
+    Buffered = 1,
+    /// A reflection computed ahead ([`Store::add_buffered_reflection`]).
+    BufferedReflection = 2,
 }
 
 /// Where a thread's observations stand ([`Store::observation_marks`]).
@@ -239,6 +251,9 @@ pub struct ObservationMarks {
     pub covered_through: i64,
     /// The newest active generation.
     pub generation: i64,
+    /// Whether a reflection of that generation, computed ahead, waits for
+    /// [`Store::activate_reflection`].
+    pub reflection_buffered: bool,
 }
 
 /// One entry of a thread's event history.
@@ -385,6 +400,22 @@ macro_rules! claim_thread {
             Some(row) => row.try_get::<i64, _>("last_seq").map_err(db_err)?,
             None => return Err(ownership($resource, $thread)),
         }
+    }};
+}
+
+/// Inside a transaction: the thread's newest active observation generation.
+macro_rules! newest_generation {
+    ($tx:ident, $resource:expr, $thread:expr) => {{
+        let g: i64 = sqlx::query_scalar(
+            "SELECT CAST(COALESCE(MAX(generation), 0) AS BIGINT) FROM nodekit_am_observations
+             WHERE thread_id = $1 AND resource_id = $2 AND buffered = 0",
+        )
+        .bind($thread)
+        .bind($resource)
+        .fetch_one(&mut *$tx)
+        .await
+        .map_err(db_err)?;
+        g
     }};
 }
 
@@ -1380,8 +1411,10 @@ impl Store {
 
     // -------------------------------------------------------- observations
 
-    /// Stores an observation covering messages `first_seq..=last_seq`; its
-    /// tokens are counted here. For the observational tier.
+    /// Stores an observation covering messages `first_seq..=last_seq` in
+    /// `generation`, or in the newest active generation when a reflection
+    /// made a newer one meanwhile (so the block shows it); its tokens are
+    /// counted here. For the observational tier.
     pub async fn add_observation(
         &self,
         resource: &str,
@@ -1392,7 +1425,13 @@ impl Store {
         last_seq: i64,
     ) -> Result<Observation> {
         self.insert_observation(
-            resource, thread, generation, content, first_seq, last_seq, false,
+            resource,
+            thread,
+            generation,
+            content,
+            first_seq,
+            last_seq,
+            RowState::Active,
         )
         .await
     }
@@ -1407,8 +1446,16 @@ impl Store {
         first_seq: i64,
         last_seq: i64,
     ) -> Result<Observation> {
-        self.insert_observation(resource, thread, 0, content, first_seq, last_seq, true)
-            .await
+        self.insert_observation(
+            resource,
+            thread,
+            0,
+            content,
+            first_seq,
+            last_seq,
+            RowState::Buffered,
+        )
+        .await
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1420,7 +1467,7 @@ impl Store {
         content: &str,
         first_seq: i64,
         last_seq: i64,
-        buffered: bool,
+        state: RowState,
     ) -> Result<Observation> {
         check_id("resource", resource)?;
         check_id("thread", thread)?;
@@ -1428,6 +1475,20 @@ impl Store {
         let now = now_ms();
         in_write_tx!(self, tx => {
             claim_thread!(tx, resource, thread, now, 0i64);
+            if state == RowState::BufferedReflection {
+                // One waiting reflection per thread: the newest.
+                sqlx::query("DELETE FROM nodekit_am_observations WHERE thread_id = $1 AND resource_id = $2 AND buffered = $3")
+                    .bind(thread)
+                    .bind(resource)
+                    .bind(state as i64)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db_err)?;
+            }
+            let generation = match state {
+                RowState::Active => generation.max(newest_generation!(tx, resource, thread)),
+                _ => generation,
+            };
             let row = sqlx::query(
                 "INSERT INTO nodekit_am_observations (thread_id, resource_id, generation, content, token_count, first_seq, last_seq, created_at, buffered)
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
@@ -1441,7 +1502,7 @@ impl Store {
             .bind(first_seq)
             .bind(last_seq)
             .bind(now)
-            .bind(i64::from(buffered))
+            .bind(state as i64)
             .fetch_one(&mut *tx)
             .await
             .map_err(db_err)?;
@@ -1453,7 +1514,8 @@ impl Store {
 
     /// Where the thread's observations stand: the last message seq covered
     /// by an active observation (0: none), the last covered by any
-    /// observation, buffered ones included, and the newest active generation.
+    /// observation, buffered ones included, the newest active generation and
+    /// whether a buffered reflection of it waits.
     pub async fn observation_marks(
         &self,
         resource: &str,
@@ -1461,11 +1523,12 @@ impl Store {
     ) -> Result<ObservationMarks> {
         check_id("resource", resource)?;
         check_id("thread", thread)?;
-        let (observed_through, covered_through, generation): (i64, i64, i64) = on_reader!(self, pool => {
+        let (observed_through, covered_through, generation, reflected): (i64, i64, i64, i64) = on_reader!(self, pool => {
             sqlx::query_as(
                 "SELECT CAST(COALESCE(MAX(CASE WHEN buffered = 0 THEN last_seq END), 0) AS BIGINT),
                         CAST(COALESCE(MAX(last_seq), 0) AS BIGINT),
-                        CAST(COALESCE(MAX(CASE WHEN buffered = 0 THEN generation END), 0) AS BIGINT)
+                        CAST(COALESCE(MAX(CASE WHEN buffered = 0 THEN generation END), 0) AS BIGINT),
+                        CAST(COALESCE(MAX(CASE WHEN buffered = 2 THEN generation END), 0) AS BIGINT)
                  FROM nodekit_am_observations WHERE thread_id = $1 AND resource_id = $2",
             )
             .bind(thread)
@@ -1481,6 +1544,7 @@ impl Store {
             observed_through,
             covered_through,
             generation,
+            reflection_buffered: reflected == generation + 1,
         })
     }
 
@@ -1554,7 +1618,8 @@ impl Store {
     }
 
     /// Stores a reflection: generation `from_generation + 1`, covering
-    /// `first_seq..=last_seq`. Active observations of `from_generation`
+    /// `first_seq..=last_seq`; an error, storing nothing, when
+    /// `from_generation` is no longer the newest. Active observations of `from_generation`
     /// made after the reflector read them (covering messages after
     /// `last_seq`) move to the new generation, after the reflection, so none
     /// leaves the block.
@@ -1574,6 +1639,18 @@ impl Store {
         let generation = from_generation + 1;
         in_write_tx!(self, tx => {
             claim_thread!(tx, resource, thread, now, 0i64);
+            if newest_generation!(tx, resource, thread) != from_generation {
+                return Err(Error::AgentMemory {
+                    what: format!("generation {from_generation} is no longer the newest (another run reflected meanwhile): this reflection was dropped"),
+                });
+            }
+            // A reflection computed ahead is superseded by this one.
+            sqlx::query("DELETE FROM nodekit_am_observations WHERE thread_id = $1 AND resource_id = $2 AND buffered = 2")
+                .bind(thread)
+                .bind(resource)
+                .execute(&mut *tx)
+                .await
+                .map_err(db_err)?;
             sqlx::query(
                 "UPDATE nodekit_am_observations SET generation = $3
                  WHERE thread_id = $1 AND resource_id = $2 AND buffered = 0 AND generation = $4 AND first_seq > $5",
@@ -1608,14 +1685,100 @@ impl Store {
         })
     }
 
-    /// The thread's observations, by generation, then by the messages they cover.
+    /// Stores a *buffered* reflection of generation `from_generation`,
+    /// covering `first_seq..=last_seq`: computed ahead in the background,
+    /// not part of the block until [`Store::activate_reflection`]. It
+    /// replaces the thread's earlier buffered reflection, if any.
+    pub async fn add_buffered_reflection(
+        &self,
+        resource: &str,
+        thread: &str,
+        from_generation: i64,
+        content: &str,
+        first_seq: i64,
+        last_seq: i64,
+    ) -> Result<Observation> {
+        self.insert_observation(
+            resource,
+            thread,
+            from_generation + 1,
+            content,
+            first_seq,
+            last_seq,
+            RowState::BufferedReflection,
+        )
+        .await
+    }
+
+    /// Activates the thread's buffered reflection in one transaction, no
+    /// model call: when it condenses the newest active generation, it
+    /// becomes that generation + 1, and the active observations made since
+    /// it was computed (covering messages after its `last_seq`) move after
+    /// it, as in [`Store::add_reflection`]. A buffered reflection of an
+    /// older generation is dropped. Returns whether one was activated.
+    pub async fn activate_reflection(&self, resource: &str, thread: &str) -> Result<bool> {
+        check_id("resource", resource)?;
+        check_id("thread", thread)?;
+        let now = now_ms();
+        in_write_tx!(self, tx => {
+            claim_thread!(tx, resource, thread, now, 0i64);
+            let current = newest_generation!(tx, resource, thread);
+            let waiting: Option<(i64, i64, i64)> = sqlx::query_as(
+                "SELECT id, generation, last_seq FROM nodekit_am_observations
+                 WHERE thread_id = $1 AND resource_id = $2 AND buffered = 2 ORDER BY id DESC LIMIT 1",
+            )
+            .bind(thread)
+            .bind(resource)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(db_err)?;
+            let activated = match waiting {
+                Some((id, generation, last_seq)) if generation == current + 1 => {
+                    sqlx::query(
+                        "UPDATE nodekit_am_observations SET generation = $3
+                         WHERE thread_id = $1 AND resource_id = $2 AND buffered = 0 AND generation = $4 AND first_seq > $5",
+                    )
+                    .bind(thread)
+                    .bind(resource)
+                    .bind(generation)
+                    .bind(current)
+                    .bind(last_seq)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db_err)?;
+                    sqlx::query("UPDATE nodekit_am_observations SET buffered = 0 WHERE id = $1")
+                        .bind(id)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(db_err)?;
+                    true
+                }
+                Some(_) => {
+                    sqlx::query("DELETE FROM nodekit_am_observations WHERE thread_id = $1 AND resource_id = $2 AND buffered = 2")
+                        .bind(thread)
+                        .bind(resource)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(db_err)?;
+                    false
+                }
+                None => false,
+            };
+            tx.commit().await.map_err(db_err)?;
+            Ok(activated)
+        })
+    }
+
+    /// The thread's observations, by generation, then by the messages they
+    /// cover. A buffered reflection is not among them (nor exported): it is
+    /// a model answer kept ahead, computed again when missing.
     pub async fn observations(&self, resource: &str, thread: &str) -> Result<Vec<Observation>> {
         check_id("resource", resource)?;
         check_id("thread", thread)?;
         let list: Vec<Observation> = on_reader!(self, pool => {
             let rows = sqlx::query(
                 "SELECT id, generation, content, token_count, first_seq, last_seq, created_at, buffered FROM nodekit_am_observations
-                 WHERE thread_id = $1 AND resource_id = $2 ORDER BY generation, first_seq, id",
+                 WHERE thread_id = $1 AND resource_id = $2 AND buffered < 2 ORDER BY generation, first_seq, id",
             )
             .bind(thread)
             .bind(resource)

@@ -72,15 +72,18 @@ impl Pg {
     /// that every test schema sees it.
     pub async fn pgvector() -> Option<Pg> {
         let pg = Pg::on("PGVECTOR_DATABASE_URL").await?;
-        // Concurrent tests: one creates it, the others wait on the lock.
-        sqlx::raw_sql(
-            "SELECT pg_advisory_lock(4242);
-             CREATE EXTENSION IF NOT EXISTS vector SCHEMA public;
-             SELECT pg_advisory_unlock(4242);",
-        )
-        .execute(&pg.admin)
-        .await
-        .unwrap();
+        // Concurrent tests: one creates it, the others wait on the lock,
+        // held until the creating transaction commits.
+        let mut tx = pg.admin.begin().await.unwrap();
+        sqlx::query("SELECT pg_advisory_xact_lock(4242)")
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        sqlx::query("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
         Some(pg)
     }
 

@@ -29,8 +29,10 @@
 //!   used ready one is dropped (a build in progress then stops); a deleted
 //!   thread's graph is dropped at once. A graph is keyed by the thread's
 //!   creation time, so a thread deleted and created again gets a new one.
-//!   Its keys are the messages' seqs, read back through the resource and
-//!   thread filter.
+//!   Its keys are the messages' seqs. A thread deleted and imported again
+//!   (same creation time) by another process is noticed at the next
+//!   catch-up, when rows with seqs the graph holds arrive: the graph is
+//!   dropped and built again.
 //!
 //! With 384 dimensions a process holding a million-message graph peaked at
 //! 726 MB in all (BENCHMARKS.md, agent memory); larger embeddings cost
@@ -43,7 +45,7 @@ use std::time::{Duration, Instant};
 
 use hnsw::Index;
 
-use super::{bytes_vector, db, err};
+use super::{Mark, bytes_vector, db, err};
 use crate::agent_memory::store::{Pools, Store, ThreadInfo};
 use crate::error::Result;
 
@@ -58,11 +60,17 @@ const PAGE: i64 = 4096;
 /// Concurrent searches and additions one graph allows.
 const GRAPH_THREADS: usize = 64;
 
-/// The graphs of one database, by thread.
+/// What this process keeps in memory for one database's recall: the graphs,
+/// by thread, and how far each thread is indexed.
 pub(crate) struct Graphs {
     by_thread: Mutex<HashMap<GraphKey, Arc<Graph>>>,
     /// One build at a time: a build uses every core.
     builds: Arc<tokio::sync::Semaphore>,
+    /// How far each (resource, thread) is indexed, for every
+    /// [`Recaller`](super::Recaller) on this database: a new one (the
+    /// Agent Memory node makes one per run) does not read again what
+    /// another one indexed.
+    marks: Mutex<HashMap<(String, String), Mark>>,
 }
 
 impl Default for Graphs {
@@ -70,6 +78,7 @@ impl Default for Graphs {
         Graphs {
             by_thread: Mutex::default(),
             builds: Arc::new(tokio::sync::Semaphore::new(1)),
+            marks: Mutex::default(),
         }
     }
 }
@@ -164,8 +173,8 @@ impl Graph {
     }
 
     /// Adds `rows` (seq, vector) that are not in the graph yet, spread over
-    /// the machine's cores.
-    fn add(&self, rows: &[(i64, Vec<f32>)]) -> Result<()> {
+    /// the machine's cores; returns how many were there already.
+    fn add(&self, rows: &[(i64, Vec<f32>)]) -> Result<usize> {
         let _adding = self.adding.lock().map_err(poisoned)?;
         {
             let index = self.index.read().map_err(poisoned)?;
@@ -188,22 +197,26 @@ impl Graph {
                 .map(|part| {
                     let index = &*index;
                     s.spawn(move || {
+                        let mut there = 0;
                         for (seq, v) in part {
-                            // A row read again after an interrupted page.
-                            if !index.contains(*seq as u64) {
+                            if index.contains(*seq as u64) {
+                                there += 1;
+                            } else {
                                 index.add(*seq as u64, v).map_err(|e| e.to_string())?;
                             }
                         }
-                        Ok::<(), String>(())
+                        Ok::<usize, String>(there)
                     })
                 })
                 .collect();
+            let mut there = 0;
             for h in handles {
-                h.join()
+                there += h
+                    .join()
                     .map_err(|_| err("a graph worker panicked"))?
                     .map_err(|e| err(format!("cannot add to a graph: {e}")))?;
             }
-            Ok(())
+            Ok(there)
         })
     }
 
@@ -218,6 +231,16 @@ impl Graph {
 }
 
 impl Graphs {
+    pub(super) fn mark(&self, key: &(String, String)) -> Option<Mark> {
+        self.marks.lock().ok()?.get(key).copied()
+    }
+
+    pub(super) fn set_mark(&self, key: (String, String), mark: Mark) {
+        if let Ok(mut marks) = self.marks.lock() {
+            marks.insert(key, mark);
+        }
+    }
+
     /// The thread's graph, and whether it was just created (and must be
     /// built); `None` when the cache is full of graphs still building.
     fn get_or_insert(&self, key: GraphKey, dims: usize) -> Result<Option<(Arc<Graph>, bool)>> {
@@ -254,8 +277,11 @@ impl Graphs {
         }
     }
 
-    /// Drops the thread's graphs (the thread was deleted).
+    /// Drops the thread's graphs and index marks (the thread was deleted or replaced).
     pub(crate) fn forget(&self, thread: &str) {
+        if let Ok(mut marks) = self.marks.lock() {
+            marks.retain(|(_, t), _| t != thread);
+        }
         if let Ok(mut map) = self.by_thread.lock() {
             map.retain(|(t, _), g| {
                 let keep = t != thread;
@@ -439,13 +465,21 @@ impl Store {
                 .map(|(_, seq, b)| (seq, bytes_vector(&b)))
                 .collect();
             let g = graph.clone();
-            tokio::task::spawn_blocking(move || {
-                g.add(&vectors)?;
+            let there = tokio::task::spawn_blocking(move || {
+                let there = g.add(&vectors)?;
                 g.max_id.store(last, Ordering::Release);
-                Ok::<(), crate::error::Error>(())
+                Ok::<usize, crate::error::Error>(there)
             })
             .await
             .map_err(|e| err(format!("graph build stopped: {e}")))??;
+            if there > 0 {
+                // New rows with seqs the graph holds: the thread was deleted
+                // and imported again (by another process, or after a failed
+                // page). The graph is dropped; the next search builds anew.
+                graph.dropped.store(true, Ordering::Release);
+                self.graphs().forget(thread);
+                return Ok(());
+            }
             if !full {
                 return Ok(());
             }

@@ -49,7 +49,9 @@
 //! and the messages around them are read from `nodekit_am_messages` with
 //! the same filter (a seq whose message is not found there is dropped), so
 //! a stale vector (a deleted thread whose id was reused) can never bring
-//! back a message of another thread or resource.
+//! back a message of another thread or resource. Vectors are deleted with
+//! their thread; a graph of a thread another process replaced is dropped at
+//! its next catch-up ([`ann`]).
 //!
 //! # Background indexing
 //!
@@ -60,7 +62,7 @@
 //! the thread stays queued and is retried with a growing delay (up to 60 s),
 //! and a restarted process catches up with [`Recaller::catch_up`].
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -611,42 +613,68 @@ impl Store {
     ) -> Result<(usize, Mark)> {
         check_id("resource", resource)?;
         check_id("thread", thread)?;
-        let Some(info) = self.owned_thread(resource, thread).await? else {
-            return Ok((
-                0,
-                Mark {
-                    created_at: 0,
-                    seq: 0,
-                },
-            ));
+        let none = Mark {
+            created_at: 0,
+            seq: 0,
+            id: 0,
         };
-        let mut after = match mark {
-            Some(m) if m.created_at == info.created_at && m.seq <= info.last_seq => m.seq,
-            _ => 0,
+        let Some(info) = self.owned_thread(resource, thread).await? else {
+            return Ok((0, none));
+        };
+        let mut mark = match mark {
+            Some(m)
+                if m.created_at == info.created_at
+                    && m.seq <= info.last_seq
+                    && self.id_at(resource, thread, m.seq).await? == Some(m.id) =>
+            {
+                m
+            }
+            _ => Mark {
+                created_at: info.created_at,
+                ..none
+            },
         };
         let mut total = 0;
         loop {
             let batch = self
-                .unindexed_after(resource, thread, after, EMBED_BATCH * 4)
+                .unindexed_after(resource, thread, mark.seq, EMBED_BATCH * 4)
                 .await?;
-            let Some(last) = batch.last().map(|m| m.seq) else {
+            let Some(last) = batch.last() else {
                 break;
             };
+            let (seq, id) = (last.seq, last.id);
             let n = self
                 .index_messages(resource, thread, &batch, embedder)
                 .await?;
             total += n;
-            after = last;
+            mark = Mark { seq, id, ..mark };
             if n == 0 {
                 // Rows that vanished meanwhile (a deleted thread).
                 break;
             }
         }
-        let mark = Mark {
-            created_at: info.created_at,
-            seq: after,
-        };
         Ok((total, mark))
+    }
+
+    /// The id of the thread's message at `seq`.
+    async fn id_at(&self, resource: &str, thread: &str, seq: i64) -> Result<Option<i64>> {
+        const SQL: &str = "SELECT id FROM nodekit_am_messages WHERE thread_id = $1 AND resource_id = $2 AND seq = $3";
+        match self.pools() {
+            Pools::Sqlite { read, .. } => sqlx::query_scalar(SQL)
+                .bind(thread)
+                .bind(resource)
+                .bind(seq)
+                .fetch_optional(read)
+                .await
+                .map_err(db),
+            Pools::Postgres(pool) => sqlx::query_scalar(SQL)
+                .bind(thread)
+                .bind(resource)
+                .bind(seq)
+                .fetch_optional(pool)
+                .await
+                .map_err(db),
+        }
     }
 
     /// The (resource, thread) pairs with unindexed messages (a full scan:
@@ -710,6 +738,9 @@ impl Store {
         top_k: usize,
         exclude_seqs: &[i64],
     ) -> Result<Vec<StoredMessage>> {
+        if top_k == 0 {
+            return Ok(Vec::new());
+        }
         let exclude: HashSet<i64> = exclude_seqs.iter().copied().collect();
         let candidates = self
             .recall_candidates(resource, info, query, top_k + exclude.len())
@@ -880,7 +911,7 @@ impl Store {
     /// fewer than `k` of them. A longer thread goes through the HNSW index,
     /// with `hnsw.iterative_scan` on pgvector ≥ 0.8 and a wider
     /// `hnsw.ef_search` before; if it still comes back short, the newest
-    /// [`EXACT_LIMIT`] vectors are scanned exactly.
+    /// [`EXACT_LIMIT`] vectors and what it found are scanned exactly.
     async fn pgvector_nearest(
         &self,
         pool: &sqlx::PgPool,
@@ -889,22 +920,24 @@ impl Store {
         query: &[f32],
         k: i64,
     ) -> Result<Vec<i64>> {
+        // The rows after seq $5, and those of $6 (what the HNSW index found).
         const EXACT: &str = "WITH t AS MATERIALIZED (
                  SELECT seq, embedding FROM nodekit_am_vectors
-                 WHERE thread_id = $1 AND resource_id = $2 AND seq > $5)
+                 WHERE thread_id = $1 AND resource_id = $2 AND (seq > $5 OR seq = ANY($6)))
              SELECT seq FROM t ORDER BY embedding <=> $3::vector LIMIT $4";
-        let exact = |after: i64| {
+        let exact = |after: i64, found: Vec<i64>| {
             sqlx::query_scalar::<_, i64>(EXACT)
                 .bind(info.id.as_str())
                 .bind(resource)
                 .bind(pg_vector(query))
                 .bind(k)
                 .bind(after)
+                .bind(found)
                 .fetch_all(pool)
         };
         let newest = info.last_seq - self.exact_limit();
         if newest <= 0 {
-            return exact(0).await.map_err(db);
+            return exact(0, Vec::new()).await.map_err(db);
         }
         let mut tx = pool.begin().await.map_err(db)?;
         // `SET LOCAL` of a setting pgvector does not have fails and aborts
@@ -938,7 +971,7 @@ impl Store {
         if ids.len() as i64 >= k {
             return Ok(ids);
         }
-        exact(newest).await.map_err(db)
+        exact(newest, ids).await.map_err(db)
     }
 }
 
@@ -1020,11 +1053,14 @@ fn check_dims(index: RecallIndex, dims: usize) -> Result<RecallIndex> {
 }
 
 /// How far a thread is indexed: every message up to `seq` of the thread
-/// created at `created_at` has a vector.
+/// created at `created_at` has a vector, and message `id` is at `seq`
+/// (message ids are never reused, so a thread deleted and imported again,
+/// with its creation time, is told apart).
 #[derive(Debug, Clone, Copy)]
 struct Mark {
     created_at: i64,
     seq: i64,
+    id: i64,
 }
 
 enum Command {
@@ -1098,7 +1134,6 @@ impl Recaller {
 
 async fn run(store: Store, embedder: Arc<dyn Embedder>, mut rx: mpsc::UnboundedReceiver<Command>) {
     let mut queued: BTreeSet<(String, String)> = BTreeSet::new();
-    let mut marks: HashMap<(String, String), Mark> = HashMap::new();
     let mut delay = Duration::ZERO;
     loop {
         let command = if queued.is_empty() {
@@ -1147,7 +1182,7 @@ async fn run(store: Store, embedder: Arc<dyn Embedder>, mut rx: mpsc::UnboundedR
         let threads: Vec<_> = queued.iter().cloned().collect();
         for (r, t) in threads {
             let key = (r, t);
-            let mark = marks.get(&key).copied();
+            let mark = store.graphs().mark(&key);
             match store
                 .index_pending_after(&key.0, &key.1, &*embedder, mark)
                 .await
@@ -1155,7 +1190,7 @@ async fn run(store: Store, embedder: Arc<dyn Embedder>, mut rx: mpsc::UnboundedR
                 Ok((n, mark)) => {
                     total += n;
                     queued.remove(&key);
-                    marks.insert(key, mark);
+                    store.graphs().set_mark(key, mark);
                 }
                 Err(e) => {
                     tracing::warn!(resource = %key.0, thread = %key.1, error = %e, "semantic recall: indexing failed; will retry");
