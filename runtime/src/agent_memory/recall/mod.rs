@@ -445,12 +445,18 @@ impl Store {
         rows: &[(&StoredMessage, Option<&Vec<f32>>)],
     ) -> Result<usize> {
         // The marker row copies thread and resource from the message row
-        // itself, so a vector can only ever be filed under its own thread.
+        // itself, so a vector can only ever be filed under its own thread
+        // (and the index row its seq too).
         const MARK: &str =
             "INSERT INTO nodekit_am_embeddings (message_id, thread_id, resource_id, dims, vector)
              SELECT id, thread_id, resource_id, $4, $5 FROM nodekit_am_messages
              WHERE id = $1 AND thread_id = $2 AND resource_id = $3
              ON CONFLICT (message_id) DO NOTHING";
+        const VEC_SQLITE: &str =
+            "INSERT INTO nodekit_am_vec (rowid, thread_id, resource_id, seq, embedding)
+             SELECT id, thread_id, resource_id, seq, $2 FROM nodekit_am_messages WHERE id = $1";
+        const VEC_PG: &str = "INSERT INTO nodekit_am_vectors (message_id, thread_id, resource_id, seq, embedding)
+             SELECT id, thread_id, resource_id, seq, $2::vector FROM nodekit_am_messages WHERE id = $1";
         let mut written = 0;
         match self.pools() {
             Pools::Sqlite { write, .. } => {
@@ -468,11 +474,8 @@ impl Store {
                         .await
                         .map_err(db)?;
                     if done.rows_affected() == 1 && v.is_some() && index.is_some() {
-                        sqlx::query("INSERT INTO nodekit_am_vec (rowid, thread_id, resource_id, seq, embedding) VALUES ($1, $2, $3, $4, $5)")
+                        sqlx::query(VEC_SQLITE)
                             .bind(m.id)
-                            .bind(thread)
-                            .bind(resource)
-                            .bind(m.seq)
                             .bind(&bytes)
                             .execute(&mut *tx)
                             .await
@@ -515,11 +518,8 @@ impl Store {
                         && pgvector
                         && let Some(v) = v
                     {
-                        sqlx::query("INSERT INTO nodekit_am_vectors (message_id, thread_id, resource_id, seq, embedding) VALUES ($1, $2, $3, $4, $5::vector)")
+                        sqlx::query(VEC_PG)
                             .bind(m.id)
-                            .bind(thread)
-                            .bind(resource)
-                            .bind(m.seq)
                             .bind(pg_vector(v))
                             .execute(&mut *tx)
                             .await
