@@ -13,7 +13,7 @@
 //!
 //! - it is built from `nodekit_am_embeddings` on a background task the first
 //!   time a long thread is written to or searched, one build at a time (a
-//!   build uses every core); until it is ready the thread's newest
+//!   build uses all cores but one); until it is ready the thread's newest
 //!   [`EXACT_LIMIT`] vectors are searched exactly;
 //! - it holds every vector up to the highest message id it has read, and
 //!   reads the rows above that id after each write of this process
@@ -64,7 +64,7 @@ const GRAPH_THREADS: usize = 64;
 /// by thread, and how far each thread is indexed.
 pub(crate) struct Graphs {
     by_thread: Mutex<HashMap<GraphKey, Arc<Graph>>>,
-    /// One build at a time: a build uses every core.
+    /// One build at a time: a build uses all cores but one.
     builds: Arc<tokio::sync::Semaphore>,
     /// How far each (resource, thread) is indexed, for every
     /// [`Recaller`](super::Recaller) on this database: a new one (the
@@ -173,7 +173,7 @@ impl Graph {
     }
 
     /// Adds `rows` (seq, vector) that are not in the graph yet, spread over
-    /// the machine's cores; returns how many were there already.
+    /// all the machine's cores but one; returns how many were there already.
     fn add(&self, rows: &[(i64, Vec<f32>)]) -> Result<usize> {
         let _adding = self.adding.lock().map_err(poisoned)?;
         {
@@ -189,7 +189,10 @@ impl Graph {
             }
         }
         let index = self.index.read().map_err(poisoned)?;
-        let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // One core is left to the requests (a build at a million messages
+        // takes minutes).
+        let workers =
+            std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1).max(1));
         let chunk = rows.len().div_ceil(workers).max(64);
         std::thread::scope(|s| {
             let handles: Vec<_> = rows
