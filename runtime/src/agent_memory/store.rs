@@ -403,6 +403,40 @@ macro_rules! claim_thread {
     }};
 }
 
+/// Inside a transaction: deletes the thread's buffered reflection.
+macro_rules! drop_waiting_reflection {
+    ($tx:ident, $resource:expr, $thread:expr) => {
+        sqlx::query(
+            "DELETE FROM nodekit_am_observations WHERE thread_id = $1 AND resource_id = $2 AND buffered = 2",
+        )
+        .bind($thread)
+        .bind($resource)
+        .execute(&mut *$tx)
+        .await
+        .map_err(db_err)?
+    };
+}
+
+/// Inside a transaction: the active observations of generation `$from`
+/// covering messages after `$last_seq` (made after a reflection read its
+/// input) move to generation `$to`, after the reflection.
+macro_rules! move_after_reflection {
+    ($tx:ident, $resource:expr, $thread:expr, $from:expr, $to:expr, $last_seq:expr) => {
+        sqlx::query(
+            "UPDATE nodekit_am_observations SET generation = $3
+             WHERE thread_id = $1 AND resource_id = $2 AND buffered = 0 AND generation = $4 AND first_seq > $5",
+        )
+        .bind($thread)
+        .bind($resource)
+        .bind($to)
+        .bind($from)
+        .bind($last_seq)
+        .execute(&mut *$tx)
+        .await
+        .map_err(db_err)?
+    };
+}
+
 /// Inside a transaction: the thread's newest active observation generation.
 macro_rules! newest_generation {
     ($tx:ident, $resource:expr, $thread:expr) => {{
@@ -1477,13 +1511,7 @@ impl Store {
             claim_thread!(tx, resource, thread, now, 0i64);
             if state == RowState::BufferedReflection {
                 // One waiting reflection per thread: the newest.
-                sqlx::query("DELETE FROM nodekit_am_observations WHERE thread_id = $1 AND resource_id = $2 AND buffered = $3")
-                    .bind(thread)
-                    .bind(resource)
-                    .bind(state as i64)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(db_err)?;
+                drop_waiting_reflection!(tx, resource, thread);
             }
             let generation = match state {
                 RowState::Active => generation.max(newest_generation!(tx, resource, thread)),
@@ -1645,24 +1673,8 @@ impl Store {
                 });
             }
             // A reflection computed ahead is superseded by this one.
-            sqlx::query("DELETE FROM nodekit_am_observations WHERE thread_id = $1 AND resource_id = $2 AND buffered = 2")
-                .bind(thread)
-                .bind(resource)
-                .execute(&mut *tx)
-                .await
-                .map_err(db_err)?;
-            sqlx::query(
-                "UPDATE nodekit_am_observations SET generation = $3
-                 WHERE thread_id = $1 AND resource_id = $2 AND buffered = 0 AND generation = $4 AND first_seq > $5",
-            )
-            .bind(thread)
-            .bind(resource)
-            .bind(generation)
-            .bind(from_generation)
-            .bind(last_seq)
-            .execute(&mut *tx)
-            .await
-            .map_err(db_err)?;
+            drop_waiting_reflection!(tx, resource, thread);
+            move_after_reflection!(tx, resource, thread, from_generation, generation, last_seq);
             let row = sqlx::query(
                 "INSERT INTO nodekit_am_observations (thread_id, resource_id, generation, content, token_count, first_seq, last_seq, created_at, buffered)
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0)
@@ -1734,18 +1746,7 @@ impl Store {
             .map_err(db_err)?;
             let activated = match waiting {
                 Some((id, generation, last_seq)) if generation == current + 1 => {
-                    sqlx::query(
-                        "UPDATE nodekit_am_observations SET generation = $3
-                         WHERE thread_id = $1 AND resource_id = $2 AND buffered = 0 AND generation = $4 AND first_seq > $5",
-                    )
-                    .bind(thread)
-                    .bind(resource)
-                    .bind(generation)
-                    .bind(current)
-                    .bind(last_seq)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(db_err)?;
+                    move_after_reflection!(tx, resource, thread, current, generation, last_seq);
                     sqlx::query("UPDATE nodekit_am_observations SET buffered = 0 WHERE id = $1")
                         .bind(id)
                         .execute(&mut *tx)
@@ -1754,12 +1755,7 @@ impl Store {
                     true
                 }
                 Some(_) => {
-                    sqlx::query("DELETE FROM nodekit_am_observations WHERE thread_id = $1 AND resource_id = $2 AND buffered = 2")
-                        .bind(thread)
-                        .bind(resource)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(db_err)?;
+                    drop_waiting_reflection!(tx, resource, thread);
                     false
                 }
                 None => false,
