@@ -27,6 +27,49 @@ async fn sqlite() -> Store {
     stores::sqlite("recall").await
 }
 
+/// Runs `$body(&store)` on SQLite, on PostgreSQL without pgvector (its
+/// fallback) and on PostgreSQL with pgvector.
+macro_rules! on_every_backend {
+    ($body:ident: $sqlite:ident, $postgres:ident, $pgvector:ident) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $sqlite() {
+            $body(&sqlite().await).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $postgres() {
+            let Some(pg) = Pg::new().await else { return };
+            $body(&pg.store).await;
+            pg.drop().await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $pgvector() {
+            let Some(pg) = Pg::pgvector().await else {
+                return;
+            };
+            $body(&pg.store).await;
+            pg.drop().await;
+        }
+    };
+}
+
+on_every_backend!(
+    recalled_tool_pairs: sqlite_recalled_tool_pairs,
+    postgres_recalled_tool_pairs,
+    pgvector_recalled_tool_pairs
+);
+on_every_backend!(
+    slow_embedder: sqlite_slow_embedder,
+    postgres_slow_embedder,
+    pgvector_slow_embedder
+);
+on_every_backend!(
+    failing_then_recovery: sqlite_failing_embedder_then_recovery,
+    postgres_failing_embedder_then_recovery,
+    pgvector_failing_embedder_then_recovery
+);
+
 /// A bag-of-words vector: each word hashed (FNV-1a) into one of `dims`
 /// slots, then normalised. Texts sharing no word are orthogonal.
 fn bag_of_words(text: &str, dims: usize) -> Vec<f32> {
@@ -570,24 +613,6 @@ async fn pgvector_long_thread_search() {
 }
 
 #[tokio::test]
-async fn pgvector_recalled_tool_pairs() {
-    let Some(pg) = Pg::pgvector().await else {
-        return;
-    };
-    recalled_tool_pairs(&pg.store).await;
-    pg.drop().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn pgvector_slow_embedder() {
-    let Some(pg) = Pg::pgvector().await else {
-        return;
-    };
-    slow_embedder(&pg.store).await;
-    pg.drop().await;
-}
-
-#[tokio::test]
 async fn pgvector_neighbours_isolation_and_dimensions() {
     let Some(pg) = Pg::pgvector().await else {
         return;
@@ -597,27 +622,6 @@ async fn pgvector_neighbours_isolation_and_dimensions() {
         pg.store.recall_index().await.unwrap().unwrap().kind,
         IndexKind::PgVector
     );
-    pg.drop().await;
-}
-
-#[tokio::test]
-async fn pgvector_failing_embedder_then_recovery() {
-    let Some(pg) = Pg::pgvector().await else {
-        return;
-    };
-    failing_then_recovery(&pg.store).await;
-    pg.drop().await;
-}
-
-#[tokio::test]
-async fn sqlite_recalled_tool_pairs() {
-    recalled_tool_pairs(&sqlite().await).await;
-}
-
-#[tokio::test]
-async fn postgres_recalled_tool_pairs() {
-    let Some(pg) = Pg::new().await else { return };
-    recalled_tool_pairs(&pg.store).await;
     pg.drop().await;
 }
 
@@ -658,18 +662,6 @@ async fn slow_embedder(store: &Store) {
     assert!(ctx.parts.iter().any(|p| p.kind == PartKind::Recalled));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sqlite_slow_embedder() {
-    slow_embedder(&sqlite().await).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_slow_embedder() {
-    let Some(pg) = Pg::new().await else { return };
-    slow_embedder(&pg.store).await;
-    pg.drop().await;
-}
-
 #[tokio::test]
 async fn sqlite_neighbours_isolation_and_dimensions() {
     let store = sqlite().await;
@@ -678,11 +670,6 @@ async fn sqlite_neighbours_isolation_and_dimensions() {
         store.recall_index().await.unwrap().unwrap().kind,
         IndexKind::SqliteVec
     );
-}
-
-#[tokio::test]
-async fn sqlite_failing_embedder_then_recovery() {
-    failing_then_recovery(&sqlite().await).await;
 }
 
 #[tokio::test]
@@ -706,13 +693,6 @@ async fn postgres_neighbours_isolation_and_dimensions() {
             IndexKind::BruteForce
         );
     }
-    pg.drop().await;
-}
-
-#[tokio::test]
-async fn postgres_failing_embedder_then_recovery() {
-    let Some(pg) = Pg::new().await else { return };
-    failing_then_recovery(&pg.store).await;
     pg.drop().await;
 }
 
