@@ -10,6 +10,18 @@ cargo fmt --all -- --check
 echo "== lints"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+# nodekit's features: authoring alone, then each feature alone, so that no
+# combination a user picks breaks unseen (the workspace build has them all).
+echo "== features"
+cargo clippy -p nodekit --no-default-features --all-targets --locked -- -D warnings
+for feature in openai agent tiktoken sqlite postgres redis sql-tools agent-memory ann n8n; do
+  echo "-- nodekit with --features $feature"
+  cargo clippy -p nodekit --no-default-features --features "$feature" --all-targets --locked -- -D warnings
+done
+
+echo "== docs"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+
 echo "== services (PostgreSQL, PostgreSQL with pgvector, Redis)"
 if services=$(scripts/services.sh); then
   eval "$services"
@@ -22,3 +34,6 @@ fi
 
 echo "== tests"
 cargo test --workspace --locked
+
+echo "== tests of nodekit with authoring only"
+cargo test -p nodekit --no-default-features --locked

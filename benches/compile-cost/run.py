@@ -90,7 +90,7 @@ impl Node for Node{i} {{
 }}
 
 nodekit::__private::inventory::submit! {{
-    nodekit::registry::Registration::new("bench", <Node{i} as Node>::description)
+    nodekit::__private::Registration::new("bench", <Node{i} as Node>::description)
 }}
 '''
 
@@ -108,7 +108,8 @@ pub enum Order {
 HAND_PRELUDE = '''
 use std::sync::OnceLock;
 use nodekit::description::*;
-use nodekit::params::{Checks, Location, convert, lookup, missing};
+use nodekit::params::Location;
+use nodekit::__private::{Checks, convert, lookup, missing};
 use nodekit::{Node, Params};
 use serde_json::{Map, Value, json};
 

@@ -378,7 +378,7 @@ fn request(form: &Form, fields: &[Field]) -> TokenStream {
                 quote_spanned!(ty.span()=> <#ty as ::nodekit::sql::ToBind>::to_bind(&self.#ident))
             });
             quote! {
-                ::nodekit::sql::Request::Template(::nodekit::sql::request::TemplateRequest {
+                ::nodekit::sql::Request::Template(::nodekit::sql::TemplateRequest {
                     sql: #query,
                     read_only: #read_only,
                     binds: ::std::vec![#(#binds),*],
@@ -405,7 +405,7 @@ fn request(form: &Form, fields: &[Field]) -> TokenStream {
             let rest = (used.len() < operation_args(op).len())
                 .then(|| quote!(..::core::default::Default::default()));
             quote! {
-                ::nodekit::sql::Request::#variant(::nodekit::sql::request::#request {
+                ::nodekit::sql::Request::#variant(::nodekit::sql::#request {
                     #(#values,)*
                     #rest
                 })

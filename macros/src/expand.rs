@@ -610,8 +610,8 @@ fn node_impl(attrs: &NodeAttrs, c: &Container, versions: &[f64]) -> TokenStream 
         /// Whichever run-time traits the node implements (none is fine).
         fn __nodekit_runtime() -> ::nodekit::node::NodeRuntime {
             #[allow(unused_imports)]
-            use ::nodekit::node::ProbeFallback as _;
-            let probe = ::nodekit::node::Probe::<#ident>::new();
+            use ::nodekit::__private::ProbeFallback as _;
+            let probe = ::nodekit::__private::Probe::<#ident>::new();
             ::nodekit::node::NodeRuntime {
                 supply: probe.supply_data().or(probe.tool_node()).or(probe.db_tool()),
                 execute: probe.execute(),
@@ -619,7 +619,7 @@ fn node_impl(attrs: &NodeAttrs, c: &Container, versions: &[f64]) -> TokenStream 
         }
 
         ::nodekit::__private::inventory::submit! {
-            ::nodekit::registry::Registration::new(#package, <#ident as ::nodekit::Node>::description)
+            ::nodekit::__private::Registration::new(#package, <#ident as ::nodekit::Node>::description)
                 .with_runtime(__nodekit_runtime)
         }
     }

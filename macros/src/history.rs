@@ -149,11 +149,11 @@ pub fn chat_history(args: TokenStream, item: TokenStream) -> TokenStream {
     let register = (!generic).then(|| {
         quote! {
             ::nodekit::__private::inventory::submit! {
-                ::nodekit::memory::HistoryRegistration { namespace: &[#(#namespace),*], type_name: #name }
+                ::nodekit::history::HistoryRegistration { namespace: &[#(#namespace),*], type_name: #name }
             }
             // Fails to compile, with a clear note, if the struct does not implement the trait.
             const _: fn() = || {
-                fn implements_chat_history<T: ::nodekit::memory::ChatHistory>() {}
+                fn implements_chat_history<T: ::nodekit::history::ChatHistory>() {}
                 implements_chat_history::<#ident>();
             };
         }
@@ -163,7 +163,7 @@ pub fn chat_history(args: TokenStream, item: TokenStream) -> TokenStream {
 
         const _: () = {
             #[automatically_derived]
-            impl #impl_generics ::nodekit::memory::HistoryNamespace for #ident #ty_generics #where_clause {
+            impl #impl_generics ::nodekit::history::HistoryNamespace for #ident #ty_generics #where_clause {
                 const NAMESPACE: &'static [&'static str] = &[#(#namespace),*];
             }
 
@@ -174,7 +174,7 @@ pub fn chat_history(args: TokenStream, item: TokenStream) -> TokenStream {
                     #[allow(unused_imports)]
                     use ::nodekit::__private::DebugFieldFallback as _;
                     f.debug_struct(#name)
-                        .field("namespace", &<Self as ::nodekit::memory::HistoryNamespace>::NAMESPACE)
+                        .field("namespace", &<Self as ::nodekit::history::HistoryNamespace>::NAMESPACE)
                         #(#debug_fields)*
                         .finish()
                 }

@@ -9,9 +9,11 @@ mod ast;
 mod attr;
 mod case;
 mod ctxt;
+#[cfg(feature = "db-tool")]
 mod db_tool;
 mod expand;
 mod history;
+#[cfg(feature = "db-tool")]
 mod sql_template;
 mod symbol;
 mod valid;
@@ -26,6 +28,7 @@ pub fn ai_node(args: TokenStream, item: TokenStream) -> TokenStream {
 
 /// Declares a SQL tool node (a fixed template or one operation); see `nodekit::sql`
 /// and the `nodekit` crate documentation for every option.
+#[cfg(feature = "db-tool")]
 #[proc_macro_attribute]
 pub fn db_tool(args: TokenStream, item: TokenStream) -> TokenStream {
     db_tool::db_tool(args.into(), item.into()).into()

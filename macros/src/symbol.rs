@@ -68,6 +68,7 @@ pub const KINDS: &[&str] = &[
 /// The argument types `$fromAI` accepts.
 pub const FROM_AI_TYPES: &[&str] = &["string", "number", "boolean", "json"];
 
+#[cfg(feature = "db-tool")]
 /// Keys of `#[db_tool(...)]`: those of `#[ai_node]` that a SQL tool may set,
 /// and its own. `output`, `main_input`, `optional_credentials` and
 /// `usable_as_tool` are fixed by the macro (see [`DB_TOOL_FIXED_KEYS`]).
@@ -88,6 +89,7 @@ pub const DB_TOOL_KEYS: &[&str] = &[
     "notice",
 ];
 
+#[cfg(feature = "db-tool")]
 /// `#[ai_node]` keys that `#[db_tool]` sets itself, with why.
 pub const DB_TOOL_FIXED_KEYS: &[(&str, &str)] = &[
     (
@@ -105,9 +107,11 @@ pub const DB_TOOL_FIXED_KEYS: &[(&str, &str)] = &[
     ),
 ];
 
+#[cfg(feature = "db-tool")]
 /// Values of `#[db_tool(operation = ...)]`.
 pub const OPERATIONS: &[&str] = &["select", "insert", "update", "delete", "execute"];
 
+#[cfg(feature = "db-tool")]
 /// The request arguments of each operation, named as the request structs
 /// (`nodekit::sql::SelectRequest`, ...) name them, with whether each is required.
 pub const OPERATION_ARGS: &[(&str, &[(&str, bool)])] = &[
@@ -131,5 +135,6 @@ pub const OPERATION_ARGS: &[(&str, &[(&str, bool)])] = &[
     ("execute", &[("sql", true)]),
 ];
 
+#[cfg(feature = "db-tool")]
 /// The credential types `#[db_tool]` adds, optional: the tool uses whichever is set.
 pub const DB_CREDENTIALS: &[&str] = &["postgres", "sqlite"];

@@ -21,9 +21,9 @@ use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 use nodekit::Catalog;
-use nodekit::agent::AgentEvent;
-use nodekit::context::Credentials;
+use nodekit::event::{AgentEvent, EventSender};
 use nodekit::from_ai;
+use nodekit::node::Credentials;
 use nodekit::tool::NodeTool;
 use nodekit::workflow::{RunOptions, RunResult, Workflow};
 use serde_json::Value;
@@ -254,8 +254,8 @@ fn tool_call(
     let name = entry.description.defaults.name.clone();
     let runtime = async_runtime()?;
     let answer = runtime.block_on(async move {
-        let log = nodekit::context::RunLog::new();
-        let ctx = nodekit::context::SupplyContext::new(&name, credentials, Value::Null, log);
+        let log = nodekit::run_log::RunLog::new();
+        let ctx = nodekit::node::SupplyContext::new(&name, credentials, Value::Null, log);
         match supply(params, ctx).await.map_err(|e| e.to_string())? {
             nodekit::node::Supply::Tool(tool) => tool.call(args).await.map_err(|e| e.to_string()),
             other => Err(format!(
@@ -397,7 +397,7 @@ async fn run_once(
     message: &str,
     session: &str,
 ) -> Result<RunResult, String> {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, mut rx) = EventSender::channel();
     let printer = tokio::spawn(async move {
         let mut printed = false;
         let mut out = std::io::stdout();

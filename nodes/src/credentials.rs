@@ -12,8 +12,9 @@ pub fn openai(credential: &Value, model: &str) -> nodekit::Result<OpenAiConfig> 
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty())
     };
-    let api_key = text("apiKey").ok_or_else(|| {
-        nodekit::Error::Workflow("the `openAiApi` credential has no `apiKey`".into())
+    let api_key = text("apiKey").ok_or_else(|| nodekit::Error::InvalidCredentials {
+        credential: "openAiApi".into(),
+        problem: "has no `apiKey`".into(),
     })?;
     let mut config = OpenAiConfig::new(api_key, model);
     if let Some(url) = text("url") {

@@ -228,8 +228,9 @@ async fn failures_are_clear_errors() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_embeddings_node_supplies_a_logged_embedder() {
-    use nodekit::context::{RunLog, SupplyContext};
     use nodekit::node::Supply;
+    use nodekit::node::SupplyContext;
+    use nodekit::run_log::RunLog;
     nodekit_nodes::link();
     let server = Server::start(vec![Reply::json(
         200,

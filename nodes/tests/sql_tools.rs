@@ -10,9 +10,10 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use nodekit::Catalog;
-use nodekit::context::{RunLog, SupplyContext};
 use nodekit::db_tool;
 use nodekit::node::Supply;
+use nodekit::node::SupplyContext;
+use nodekit::run_log::RunLog;
 use nodekit::sql::ToolOptions;
 use nodekit::tool::Tool;
 use serde_json::{Map, Value, json};

@@ -14,8 +14,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use nodekit::agent::{Agent, AgentOptions};
-use nodekit::context::{ChatModelOptions, RunLog, SupplyContext};
 use nodekit::model::openai::OpenAiConfig;
+use nodekit::node::{ChatModelOptions, SupplyContext};
+use nodekit::run_log::RunLog;
 use nodekit::tool::{FnTool, Tool, ToolDefinition};
 use serde_json::{Value, json};
 

@@ -10,10 +10,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use nodekit::history::ChatHistory;
 use nodekit::history::postgres::PostgresChatHistory;
 use nodekit::history::redis::RedisChatHistory;
 use nodekit::history::sqlite::SqliteChatHistory;
-use nodekit::memory::{ChatHistory, ConversationMemory, Memory, MemoryOptions};
+use nodekit::memory::{ConversationMemory, Memory, MemoryOptions};
 use serde_json::json;
 
 const TABLE: &str = "bench_chat_histories";
@@ -125,7 +126,7 @@ async fn run() {
 async fn token_buffer(database_url: Option<String>) -> serde_json::Value {
     const HISTORY: usize = 10_000;
     let in_process: Arc<dyn ChatHistory> =
-        Arc::new(nodekit::memory::InProcessHistory::session("bench-tokens"));
+        Arc::new(nodekit::history::InProcessHistory::session("bench-tokens"));
     if in_process.messages().await.unwrap().is_empty() {
         let all: Vec<_> = (0..HISTORY)
             .map(|i| {

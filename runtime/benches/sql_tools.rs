@@ -13,13 +13,8 @@ use std::future::Future;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
-use nodekit::sql::database::Database;
-use nodekit::sql::filter::Filter;
-use nodekit::sql::operation::run;
-use nodekit::sql::{
-    Column, ColumnKind, Dialect, InsertRequest, Request, SelectRequest, SqlWriter, Table,
-    ToolOptions,
-};
+use nodekit::sql::__bench::{Column, ColumnKind, Database, Dialect, Filter, SqlWriter, Table, run};
+use nodekit::sql::{InsertRequest, Request, SelectRequest, ToolOptions};
 use serde_json::{Value, json};
 use sqlx::Row;
 

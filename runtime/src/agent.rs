@@ -14,10 +14,11 @@ use std::sync::Arc;
 use futures::StreamExt;
 use serde::Serialize;
 use serde_json::Value;
-use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Result, shorten};
+pub use crate::event::AgentEvent;
+use crate::event::EventSender;
 use crate::memory::Memory;
 use crate::message::{Message, Role, ToolCall, Usage};
 use crate::model::{
@@ -39,37 +40,6 @@ pub const MAX_CONCURRENT_TOOLS: usize = 8;
 
 /// Most characters of one tool result sent to the model.
 pub const MAX_TOOL_OUTPUT_CHARS: usize = 100_000;
-
-/// Progress of a run, for streaming to a user.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "camelCase")]
-pub enum AgentEvent {
-    /// More answer text from the model.
-    TextDelta {
-        /// The new text.
-        text: String,
-    },
-    /// The model called a tool.
-    ToolCall {
-        /// Call id.
-        id: String,
-        /// Tool name.
-        name: String,
-        /// Arguments.
-        args: Value,
-    },
-    /// A tool answered.
-    ToolResult {
-        /// Call id.
-        id: String,
-        /// Tool name.
-        name: String,
-        /// What the model is told.
-        output: String,
-        /// Whether it failed.
-        error: bool,
-    },
-}
 
 /// One tool call of a run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -170,11 +140,7 @@ impl Agent {
     }
 
     /// Answers `input`; progress goes to `events` if given (the model is then streamed).
-    pub async fn run(
-        &self,
-        input: &str,
-        events: Option<&UnboundedSender<AgentEvent>>,
-    ) -> Result<AgentOutput> {
+    pub async fn run(&self, input: &str, events: Option<&EventSender>) -> Result<AgentOutput> {
         let mut messages = Vec::new();
         if !self.options.system_message.is_empty() {
             messages.push(Message::system(self.options.system_message.as_str()));
@@ -274,7 +240,7 @@ impl Agent {
         &self,
         messages: &[Message],
         options: &CallOptions,
-        events: Option<&UnboundedSender<AgentEvent>>,
+        events: Option<&EventSender>,
     ) -> Result<Message> {
         let Some(events) = events else {
             return self.model.invoke(messages, options).await;
@@ -284,7 +250,7 @@ impl Agent {
         while let Some(chunk) = stream.next().await {
             let chunk = chunk?;
             if let StreamChunk::TextDelta { text } = &chunk {
-                let _ = events.send(AgentEvent::TextDelta { text: text.clone() });
+                events.send(AgentEvent::TextDelta { text: text.clone() });
             }
             acc.push(&chunk);
         }
@@ -297,7 +263,7 @@ impl Agent {
     async fn call_tools(
         &self,
         calls: &[ToolCall],
-        events: Option<&UnboundedSender<AgentEvent>>,
+        events: Option<&EventSender>,
     ) -> Result<Vec<(String, bool)>> {
         // Owned items: a stream of borrowed ones trips the compiler's Send check.
         let work = futures::stream::iter(calls.iter().cloned().enumerate())
@@ -321,13 +287,9 @@ impl Agent {
     }
 
     /// Runs one call; the text for the model, and whether it is an error.
-    async fn call_tool(
-        &self,
-        call: &ToolCall,
-        events: Option<&UnboundedSender<AgentEvent>>,
-    ) -> (String, bool) {
+    async fn call_tool(&self, call: &ToolCall, events: Option<&EventSender>) -> (String, bool) {
         if let Some(events) = events {
-            let _ = events.send(AgentEvent::ToolCall {
+            events.send(AgentEvent::ToolCall {
                 id: call.id.clone(),
                 name: call.name.clone(),
                 args: call.args.clone(),
@@ -364,7 +326,7 @@ impl Agent {
         };
         let output = shorten(&output, MAX_TOOL_OUTPUT_CHARS);
         if let Some(events) = events {
-            let _ = events.send(AgentEvent::ToolResult {
+            events.send(AgentEvent::ToolResult {
                 id: call.id.clone(),
                 name: call.name.clone(),
                 output: output.clone(),

@@ -147,9 +147,32 @@ pub enum Error {
         /// What is accepted.
         expected: String,
     },
-    /// A workflow cannot be run.
+    /// A credential is present but cannot be used. The text never quotes
+    /// the credential's values.
+    #[error("the `{credential}` credential {problem}")]
+    InvalidCredentials {
+        /// The credential type, e.g. `postgres`.
+        credential: String,
+        /// What is wrong with it, e.g. `has no \`apiKey\``.
+        problem: String,
+    },
+    /// A node could not do its work (a refused request, a failed call).
+    #[error("node `{node}`: {message}")]
+    NodeFailed {
+        /// The node.
+        node: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// A workflow export cannot be read or run as it is.
     #[error("workflow: {0}")]
     Workflow(String),
+    /// The n8n community package cannot be written.
+    #[error("n8n package: {what}")]
+    Package {
+        /// What is wrong, and what to do.
+        what: String,
+    },
     /// The agent could not finish.
     #[error("agent: {0}")]
     Agent(String),

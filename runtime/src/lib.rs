@@ -5,6 +5,60 @@
 //! of the arguments an LLM fills through `$fromAI`, a typed constructor from
 //! the node's parameter JSON, and the node's entry in the global [`Catalog`].
 //!
+//! # Modules
+//!
+//! | module | what it holds | feature |
+//! | --- | --- | --- |
+//! | [`prelude`] | everything a node author needs, in one import | |
+//! | [`description`] | n8n's node description (`INodeTypeDescription`) and its JSON | |
+//! | [`params`] | the [`Params`] and [`Node`] traits, the Rust → n8n type mapping, defaults | |
+//! | [`from_ai`] | `$fromAI(...)` parsing, argument schemas, substitution | |
+//! | [`registry`] | the global [`Catalog`] of registered nodes | |
+//! | [`node`] | the [`Node`] trait, what nodes do at run time (`SupplyData`, `ToolNode`, `Execute`) and both contexts with their logging factories | |
+//! | [`run_log`] | the run log of a workflow run and the decorators that write it | |
+//! | [`tool`] | the [`Tool`](tool::Tool) trait and [`NodeTool`](tool::NodeTool) (a node as an LLM tool) | |
+//! | [`message`] | chat messages in LangChain's and nodekit's forms | |
+//! | [`model`] | the [`ChatModel`](model::ChatModel) trait, custom models; the OpenAI-compatible client | `openai` |
+//! | [`embed`] | the [`Embedder`](embed::Embedder) trait; the OpenAI-compatible embeddings client | `openai` |
+//! | [`memory`] | conversation memory: the [`Memory`](memory::Memory) trait and LangChain's buffer, window and token-buffer memories | exact token counts: `tiktoken` |
+//! | [`history`] | where messages are stored: [`ChatHistory`](history::ChatHistory), the in-process history; stores on SQLite, PostgreSQL and Redis | stores: `sqlite`, `postgres`, `redis` |
+//! | [`event`] | progress of a run (streamed text, tool calls) | |
+//! | [`expression`] | the `$json` expressions nodekit evaluates | |
+//! | [`credential`] | credential types nodes name | |
+//! | `agent`, `workflow` | the tools-agent loop; workflows in n8n's export format | `agent` |
+//! | `sql` | the five SQL tool nodes' engine and `#[db_tool]` | `sql-tools` |
+//! | `agent_memory` | agent memory tiers: storage, working memory, observations, recall, plans | `agent-memory` |
+//! | `n8n` | `nodekit package` and the bridge that runs nodes inside n8n | `n8n` |
+//!
+//! # Features
+//!
+//! The default feature `full` turns everything on. A crate that only
+//! declares nodes needs none of it:
+//!
+//! ```toml
+//! nodekit = { version = "0.1", default-features = false }
+//! ```
+//!
+//! builds [`ai_node`], [`NodeParams`], descriptions, `$fromAI`, the
+//! catalog, tools, custom chat models and the in-process memories, without
+//! an HTTP client, a database driver or a tokenizer.
+//!
+//! | feature | adds | main dependencies |
+//! | --- | --- | --- |
+//! | `openai` | the OpenAI-compatible chat-model and embeddings client | reqwest (rustls) |
+//! | `agent` | the tools-agent loop and the workflow runner | |
+//! | `tiktoken` | exact `cl100k_base` / `o200k_base` token counts (otherwise LangChain's length estimate) | tiktoken-rs |
+//! | `sqlite` | the SQLite chat history | sqlx |
+//! | `postgres` | the PostgreSQL chat history | sqlx, rustls |
+//! | `redis` | the Redis chat history | redis |
+//! | `sql-tools` | the SQL tool nodes' engine and `#[db_tool]` (SQLite and PostgreSQL) | sqlx, sqlparser |
+//! | `agent-memory` | agent memory tiers (turns on `sqlite`, `postgres`, `tiktoken`) | sqlx, sqlite-vec |
+//! | `ann` | HNSW graphs for recall in long threads (turns on `agent-memory`) | usearch |
+//! | `n8n` | the n8n community package writer and bridge | |
+//! | `full` | all of the above (default) | |
+//!
+//! # A node
+//!
 //! ```
 //! use nodekit::prelude::*;
 //!
@@ -74,13 +128,14 @@
 
 //! # `#[db_tool(...)]`
 //!
-//! A SQL tool node: `#[ai_node(output = tool, main_input,
+//! With the `sql-tools` feature. A SQL tool node: `#[ai_node(output = tool, main_input,
 //! optional_credentials = ["postgres", "sqlite"])]` (so fields are
 //! parameters as above, `#[param]` and `#[from_ai]` included) plus an
 //! implementation of [`sql::DbTool`] whose `request()` is built from the
 //! fields. Exactly one of `query` and `operation` is given.
 //!
 //! ```
+//! # #[cfg(feature = "sql-tools")] mod m {
 //! use nodekit::prelude::*;
 //!
 //! /// Finds a user by e-mail address.
@@ -95,6 +150,7 @@
 //!     /// The workflow author's settings (allowed tables, row limit, timeout).
 //!     options: ToolOptions,
 //! }
+//! # }
 //! ```
 //!
 //! | key | type | usage |
@@ -114,26 +170,32 @@
 // Lets the crate use its own macros, whose expansions name `::nodekit`.
 extern crate self as nodekit;
 
+#[cfg(feature = "agent")]
 pub mod agent;
+#[cfg(feature = "agent-memory")]
 pub mod agent_memory;
-pub mod context;
 pub mod credential;
 pub mod description;
 pub mod embed;
 pub mod error;
+pub mod event;
 pub mod expression;
 pub mod from_ai;
 pub mod history;
 pub mod memory;
 pub mod message;
 pub mod model;
+#[cfg(feature = "n8n")]
 pub mod n8n;
 pub mod node;
 pub mod params;
 pub mod registry;
+pub mod run_log;
+#[cfg(feature = "sql-tools")]
 pub mod sql;
 mod text;
 pub mod tool;
+#[cfg(feature = "agent")]
 pub mod workflow;
 
 #[doc(hidden)]
@@ -141,16 +203,29 @@ pub mod workflow;
 pub mod __private;
 
 pub use error::{Error, Result};
-pub use nodekit_macros::{NodeParams, ai_node, chat_history, db_tool};
-pub use params::{Node, Params};
+// What authors name in their own derives, e.g. `#[schemars(crate = "nodekit::schemars")]`
+// on an enum parameter, so a crate that declares nodes needs only `nodekit`.
+pub use node::Node;
+#[cfg(feature = "sql-tools")]
+pub use nodekit_macros::db_tool;
+pub use nodekit_macros::{NodeParams, ai_node, chat_history};
+pub use params::Params;
 pub use registry::Catalog;
+pub use schemars;
+pub use serde;
+pub use serde_json;
 
 /// Everything a node author needs, in one import.
 pub mod prelude {
-    pub use crate::context::{ChatModelOptions, SupplyContext};
+    #[cfg(feature = "sql-tools")]
+    pub use crate::db_tool;
     pub use crate::description::NodeDescription;
-    pub use crate::memory::{ChatHistory, Memory};
-    pub use crate::node::{Execute, ExecuteContext, Supply, SupplyData, ToolNode};
+    pub use crate::history::ChatHistory;
+    pub use crate::memory::Memory;
+    pub use crate::node::{
+        ChatModelOptions, Execute, ExecuteContext, Supply, SupplyContext, SupplyData, ToolNode,
+    };
+    #[cfg(feature = "sql-tools")]
     pub use crate::sql::{DbTool, ToolOptions};
-    pub use crate::{Catalog, Node, NodeParams, Params, ai_node, chat_history, db_tool};
+    pub use crate::{Catalog, Node, NodeParams, Params, ai_node, chat_history};
 }

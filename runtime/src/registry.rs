@@ -1,6 +1,6 @@
 //! The global node registry (through `inventory`) and the catalog built from it.
 //!
-//! `#[ai_node]` submits a [`Registration`] for each node. Registrations are
+//! `#[ai_node]` submits a registration for each node. Registrations are
 //! collected at link time: a crate's nodes exist in a program only if its
 //! final binary links that crate. A library that is a dependency but whose
 //! items are never used may be dropped by the linker; call one of its
@@ -15,30 +15,41 @@ use crate::description::NodeDescription;
 use crate::error::{Error, Result};
 use crate::node::NodeRuntime;
 
-/// One registered node type.
-#[derive(Debug)]
-pub struct Registration {
-    package: &'static str,
-    describe: fn() -> &'static NodeDescription,
-    runtime: fn() -> NodeRuntime,
-}
+/// What generated code submits: reached through `nodekit::__private` only.
+pub(crate) mod registration {
+    use crate::description::NodeDescription;
+    use crate::node::NodeRuntime;
 
-impl Registration {
-    /// Registers a node of `package` (n8n package name) described by `describe`.
-    pub const fn new(package: &'static str, describe: fn() -> &'static NodeDescription) -> Self {
-        Registration {
-            package,
-            describe,
-            runtime: NodeRuntime::default_fn,
+    /// One registered node type.
+    #[derive(Debug)]
+    pub struct Registration {
+        pub(crate) package: &'static str,
+        pub(crate) describe: fn() -> &'static NodeDescription,
+        pub(crate) runtime: fn() -> NodeRuntime,
+    }
+
+    impl Registration {
+        /// Registers a node of `package` (n8n package name) described by `describe`.
+        pub const fn new(
+            package: &'static str,
+            describe: fn() -> &'static NodeDescription,
+        ) -> Self {
+            Registration {
+                package,
+                describe,
+                runtime: NodeRuntime::default_fn,
+            }
+        }
+
+        /// The same registration with run-time entry points.
+        pub const fn with_runtime(mut self, runtime: fn() -> NodeRuntime) -> Self {
+            self.runtime = runtime;
+            self
         }
     }
-
-    /// The same registration with run-time entry points.
-    pub const fn with_runtime(mut self, runtime: fn() -> NodeRuntime) -> Self {
-        self.runtime = runtime;
-        self
-    }
 }
+
+use registration::Registration;
 
 inventory::collect!(Registration);
 

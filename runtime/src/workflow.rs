@@ -13,15 +13,15 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
-use tokio::sync::mpsc::UnboundedSender;
 
-use crate::agent::AgentEvent;
-use crate::context::{Credentials, RunLog, SupplyContext};
 use crate::description::ConnectionType;
 use crate::error::{Error, Result, describe_value};
+use crate::event::EventSender;
+use crate::node::{Credentials, SupplyContext};
 use crate::node::{ExecuteContext, Supply};
 use crate::params::with_defaults;
 use crate::registry::{Catalog, CatalogEntry};
+use crate::run_log::RunLog;
 
 /// A workflow in n8n's export format.
 #[derive(Debug, Clone, Deserialize)]
@@ -68,7 +68,7 @@ pub struct RunOptions {
     /// Credentials by type.
     pub credentials: Arc<Credentials>,
     /// Where agents send progress.
-    pub events: Option<UnboundedSender<AgentEvent>>,
+    pub events: Option<EventSender>,
 }
 
 impl std::fmt::Debug for RunOptions {

@@ -9,11 +9,13 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use nodekit::agent::{Agent, AgentEvent, AgentOptions};
-use nodekit::context::{ChatModelOptions, RunLog, SupplyContext};
-use nodekit::memory::{ChatHistory, ConversationMemory, InProcessHistory, Memory, MemoryOptions};
+use nodekit::history::{ChatHistory, InProcessHistory};
+use nodekit::memory::{ConversationMemory, Memory, MemoryOptions};
 use nodekit::message::{Message, Role, ToolCall, Usage};
 use nodekit::model::custom::CustomChatModel;
 use nodekit::model::{CallOptions, ChatModel, StreamChunk};
+use nodekit::node::{ChatModelOptions, SupplyContext};
+use nodekit::run_log::RunLog;
 use nodekit::tool::{FnTool, Tool, ToolDefinition};
 use serde_json::{Value, json};
 
@@ -271,7 +273,7 @@ async fn events_stream_text_and_tool_calls() {
     let add = tool("add", |a| {
         Ok(json!(a["a"].as_i64().unwrap() + a["b"].as_i64().unwrap()))
     });
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, mut rx) = nodekit::event::EventSender::channel();
     agent(model, vec![add]).run("go", Some(&tx)).await.unwrap();
     drop(tx);
     let mut events = Vec::new();

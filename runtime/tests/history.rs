@@ -5,10 +5,10 @@
 
 use std::sync::Arc;
 
+use nodekit::history::ChatHistory;
 use nodekit::history::postgres::PostgresChatHistory;
 use nodekit::history::redis::RedisChatHistory;
 use nodekit::history::sqlite::SqliteChatHistory;
-use nodekit::memory::ChatHistory;
 use nodekit::message::{Message, Role};
 use serde_json::json;
 

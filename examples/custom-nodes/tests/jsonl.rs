@@ -3,9 +3,8 @@
 use std::sync::Arc;
 
 use custom_nodes::jsonl_history::JsonlHistory;
-use nodekit::memory::{
-    ChatHistory, ConversationMemory, HistoryNamespace, Memory, MemoryOptions, find_history_type,
-};
+use nodekit::history::{ChatHistory, HistoryNamespace, find_history_type};
+use nodekit::memory::{ConversationMemory, Memory, MemoryOptions};
 
 #[tokio::test]
 async fn jsonl_history_is_memory() {

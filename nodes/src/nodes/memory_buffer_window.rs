@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use nodekit::memory::{InProcessHistory, MemoryOptions};
+use nodekit::history::InProcessHistory;
+use nodekit::memory::MemoryOptions;
 use nodekit::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -69,9 +70,9 @@ pub(crate) fn session_id(
         SessionIdType::CustomKey => key,
     };
     session.filter(|s| !s.is_empty()).map(str::to_owned).ok_or_else(|| {
-        nodekit::Error::Workflow(format!(
-            "node `{}`: no session ID found: the input item has no `sessionId` (or set \"Session ID\" to \"Define below\")",
-            ctx.node_name()
-        ))
+        nodekit::Error::NodeFailed {
+            node: ctx.node_name().to_owned(),
+            message: "no session ID found: the input item has no `sessionId` (or set \"Session ID\" to \"Define below\")".into(),
+        }
     })
 }

@@ -42,11 +42,11 @@ impl SupplyData for MemoryPostgresChat {
     async fn supply_data(self, ctx: &SupplyContext) -> nodekit::Result<Supply> {
         let session = session_id(ctx, self.session_id_type, self.session_key.as_deref())?;
         let config: PostgresConfig = serde_json::from_value(ctx.credentials("postgres")?.clone())
-            .map_err(|e| {
-            nodekit::Error::Workflow(format!(
-                "the `postgres` credential needs host, database and user ({e})"
-            ))
-        })?;
+            // serde's message may quote a value, and a value may be the password.
+            .map_err(|_| nodekit::Error::InvalidCredentials {
+                credential: "postgres".into(),
+                problem: "is invalid; it needs host, database and user (text), and optionally port (a number), password and ssl (text)".into(),
+            })?;
         let table = if self.table_name.is_empty() {
             DEFAULT_TABLE
         } else {

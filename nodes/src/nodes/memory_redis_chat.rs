@@ -68,9 +68,10 @@ pub(crate) fn redis_url(credential: &Value) -> nodekit::Result<String> {
     };
     let host = match text("host") {
         "" => {
-            return Err(nodekit::Error::Workflow(
-                "the `redis` credential has no `host`".into(),
-            ));
+            return Err(nodekit::Error::InvalidCredentials {
+                credential: "redis".into(),
+                problem: "has no `host`".into(),
+            });
         }
         h => h,
     };

@@ -48,9 +48,11 @@ pub struct ToolHttpRequest {
 }
 
 impl ToolNode for ToolHttpRequest {
-    async fn call(self, _ctx: &SupplyContext) -> nodekit::Result<serde_json::Value> {
-        let failed =
-            |what: String| nodekit::Error::Workflow(format!("HTTP request failed: {what}"));
+    async fn call(self, ctx: &SupplyContext) -> nodekit::Result<serde_json::Value> {
+        let failed = |what: String| nodekit::Error::NodeFailed {
+            node: ctx.node_name().to_owned(),
+            message: format!("HTTP request failed: {what}"),
+        };
         let client = reqwest::Client::builder()
             .timeout(Duration::from_secs(self.timeout.into()))
             .build()

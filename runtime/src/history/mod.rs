@@ -1,4 +1,7 @@
-//! Persistent chat histories: SQLite, PostgreSQL and Redis, in the layouts
+//! Where a conversation's messages are stored: the object-safe
+//! [`ChatHistory`] trait (n8n's `N8nChatHistory`), [`InProcessHistory`],
+//! the registry of `#[chat_history]` types, and persistent stores on
+//! SQLite, PostgreSQL and Redis (features `sqlite`, `postgres`, `redis`) in the layouts
 //! and message forms n8n and LangChain use, so existing data keeps working:
 //! the SQL stores hold LangChain's flat form (`{"type": "human", "content":
 //! ...}`, as its PostgreSQL store writes), Redis its wrapped form
@@ -16,74 +19,143 @@
 //! stored row that cannot be read is skipped with a warning naming its id;
 //! the rest still loads.
 
+#[cfg(feature = "postgres")]
 pub mod postgres;
+#[cfg(feature = "redis")]
 pub mod redis;
+#[cfg(feature = "sqlite")]
 pub mod sqlite;
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+mod store;
 
-use crate::error::{Error, Result};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::error::Result;
 use crate::message::Message;
+use crate::model::BoxFuture;
+
+/// A store of one conversation's messages. Object-safe.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is declared with `#[chat_history]` but does not implement `ChatHistory`",
+    label = "needs `impl nodekit::history::ChatHistory for {Self}`",
+    note = "implement `messages`, `add_message` and `clear` (and `add_messages` for batch writes)"
+)]
+pub trait ChatHistory: Send + Sync + std::fmt::Debug {
+    /// Every stored message, oldest first.
+    fn messages(&self) -> BoxFuture<'_, Result<Vec<Message>>>;
+
+    /// The last `n` messages, oldest first; stores override this to read only those.
+    fn last_messages(&self, n: usize) -> BoxFuture<'_, Result<Vec<Message>>> {
+        Box::pin(async move {
+            let mut all = self.messages().await?;
+            let skip = all.len().saturating_sub(n);
+            all.drain(..skip);
+            Ok(all)
+        })
+    }
+
+    /// Appends one message.
+    fn add_message<'a>(&'a self, message: &'a Message) -> BoxFuture<'a, Result<()>>;
+
+    /// Appends several; stores override this with one batch write.
+    fn add_messages<'a>(&'a self, messages: &'a [Message]) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            for m in messages {
+                self.add_message(m).await?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Removes every message.
+    fn clear(&self) -> BoxFuture<'_, Result<()>>;
+}
 
 /// Longest session id accepted (n8n's column is `VARCHAR(255)`).
 pub const MAX_SESSION_ID_CHARS: usize = 255;
 
-/// A validated, double-quoted SQL identifier for a table name.
-pub(crate) fn quoted_table(name: &str, store: &'static str) -> Result<String> {
-    let ok = name.len() <= 50
-        && name
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if !ok {
-        return Err(Error::Store {
-            store,
-            message: format!(
-                "invalid table name {:?}: use 1 to 50 letters, digits and `_`, starting with a letter or `_`",
-                crate::error::shorten(name, 60)
-            ),
-        });
-    }
-    Ok(format!("\"{name}\""))
+/// One session's messages, shared by every handle to it.
+type SharedMessages = Arc<Mutex<Vec<Message>>>;
+
+/// Messages kept in this process, by session id (n8n's "Simple Memory").
+#[derive(Debug, Clone)]
+pub struct InProcessHistory {
+    messages: SharedMessages,
 }
 
-/// Checks a session id: not empty, not too long, no NUL.
-pub(crate) fn check_session(id: &str, store: &'static str) -> Result<()> {
-    let problem = if id.is_empty() {
-        Some("the session id is empty".to_owned())
-    } else if id.chars().count() > MAX_SESSION_ID_CHARS {
-        Some(format!(
-            "the session id is longer than {MAX_SESSION_ID_CHARS} characters"
-        ))
-    } else if id.contains('\0') {
-        Some("the session id contains a NUL character".to_owned())
-    } else {
-        None
-    };
-    match problem {
-        Some(message) => Err(Error::Store { store, message }),
-        None => Ok(()),
-    }
-}
-
-/// Reads one stored row; a row that is not a message is skipped with a warning.
-pub(crate) fn decode(
-    store: &'static str,
-    id: impl std::fmt::Display,
-    stored: &serde_json::Value,
-) -> Option<Message> {
-    match Message::from_json(stored) {
-        Ok(m) => Some(m),
-        Err(e) => {
-            tracing::warn!(store, id = %id, error = %e, "skipping a stored chat message that cannot be read");
-            None
+impl InProcessHistory {
+    /// The history of `session` in this process, shared by every caller.
+    pub fn session(session: &str) -> Self {
+        static SESSIONS: OnceLock<Mutex<HashMap<String, SharedMessages>>> = OnceLock::new();
+        let sessions = SESSIONS.get_or_init(Default::default);
+        let mut sessions = sessions.lock().unwrap_or_else(|e| e.into_inner());
+        InProcessHistory {
+            messages: sessions.entry(session.to_owned()).or_default().clone(),
         }
     }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Message>> {
+        self.messages.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
-/// A store error with its message, never a connection string.
-pub(crate) fn store_error(store: &'static str, e: impl std::fmt::Display) -> Error {
-    Error::Store {
-        store,
-        message: e.to_string(),
+impl ChatHistory for InProcessHistory {
+    fn messages(&self) -> BoxFuture<'_, Result<Vec<Message>>> {
+        let messages = self.lock().clone();
+        Box::pin(async move { Ok(messages) })
     }
+
+    fn last_messages(&self, n: usize) -> BoxFuture<'_, Result<Vec<Message>>> {
+        let all = self.lock();
+        let tail = all[all.len().saturating_sub(n)..].to_vec();
+        drop(all);
+        Box::pin(async move { Ok(tail) })
+    }
+
+    fn add_message<'a>(&'a self, message: &'a Message) -> BoxFuture<'a, Result<()>> {
+        self.lock().push(message.clone());
+        Box::pin(async { Ok(()) })
+    }
+
+    fn add_messages<'a>(&'a self, messages: &'a [Message]) -> BoxFuture<'a, Result<()>> {
+        self.lock().extend_from_slice(messages);
+        Box::pin(async { Ok(()) })
+    }
+
+    fn clear(&self) -> BoxFuture<'_, Result<()>> {
+        self.lock().clear();
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// A chat-history type declared with `#[chat_history(namespace = [...])]`.
+pub trait HistoryNamespace {
+    /// Where stored histories of this type are found again (the seed's `namespace`).
+    const NAMESPACE: &'static [&'static str];
+}
+
+/// A registered chat-history type.
+#[derive(Debug)]
+pub struct HistoryRegistration {
+    /// Its namespace, e.g. `["n8n", "memory", "redis"]`.
+    pub namespace: &'static [&'static str],
+    /// The Rust type's name.
+    pub type_name: &'static str,
+}
+
+inventory::collect!(HistoryRegistration);
+
+/// Every chat-history type linked into this program, sorted by namespace.
+pub fn history_types() -> Vec<&'static HistoryRegistration> {
+    let mut all: Vec<_> = inventory::iter::<HistoryRegistration>.into_iter().collect();
+    all.sort_by_key(|r| r.namespace);
+    all
+}
+
+/// The chat-history type registered under `namespace`, if any.
+pub fn find_history_type(namespace: &[&str]) -> Option<&'static HistoryRegistration> {
+    inventory::iter::<HistoryRegistration>
+        .into_iter()
+        .find(|r| r.namespace == namespace)
 }

@@ -3,9 +3,9 @@
 use sqlx::Row;
 use sqlx::postgres::{PgPool, PgPoolOptions};
 
-use super::{check_session, decode, quoted_table, store_error};
+use super::store::{check_session, decode, quoted_table, store_error};
 use crate::error::{Error, Result};
-use crate::memory::ChatHistory;
+use crate::history::ChatHistory;
 use crate::message::Message;
 use crate::model::BoxFuture;
 

@@ -5,9 +5,9 @@
 use redis::AsyncCommands;
 use redis::aio::ConnectionManager;
 
-use super::{check_session, decode, store_error};
+use super::store::{check_session, decode, store_error};
 use crate::error::{Error, Result};
-use crate::memory::ChatHistory;
+use crate::history::ChatHistory;
 use crate::message::Message;
 use crate::model::BoxFuture;
 

@@ -6,9 +6,9 @@ use std::time::Duration;
 use sqlx::Row;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 
-use super::{check_session, decode, quoted_table, store_error};
+use super::store::{check_session, decode, quoted_table, store_error};
 use crate::error::Result;
-use crate::memory::ChatHistory;
+use crate::history::ChatHistory;
 use crate::message::Message;
 use crate::model::BoxFuture;
 

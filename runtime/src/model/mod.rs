@@ -1,11 +1,14 @@
 //! Chat models: the object-safe [`ChatModel`] trait, per-call options,
-//! streaming chunks, and typed errors. Implementations: the
-//! OpenAI-compatible client ([`openai`]) and author-supplied custom models
-//! ([`custom`]).
+//! streaming chunks, and typed errors. Implementations: author-supplied
+//! custom models ([`custom`]) and, with the `openai` feature, the
+//! OpenAI-compatible client (`openai`).
 
 pub mod custom;
+#[cfg(feature = "openai")]
 pub(crate) mod http;
+#[cfg(feature = "openai")]
 pub mod openai;
+#[cfg(feature = "openai")]
 mod sse;
 
 use std::fmt;
@@ -22,6 +25,7 @@ use crate::error::Result;
 use crate::message::{Message, Role, ToolCall, Usage};
 use crate::tool::ToolDefinition;
 
+#[cfg(feature = "openai")]
 pub use sse::{SseEvent, SseParser};
 
 /// A boxed, sendable future (what object-safe async methods return).

@@ -45,12 +45,13 @@ use futures::FutureExt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::context::{Credentials, LogEntry, RunLog, SupplyContext};
 use crate::error::{Error, Result};
 use crate::message::Message;
 use crate::model::{CallOptions, ModelSettings, ToolChoice};
+use crate::node::{Credentials, SupplyContext};
 use crate::node::{ExecuteContext, Supply};
 use crate::registry::{Catalog, CatalogEntry};
+use crate::run_log::{LogEntry, RunLog};
 use crate::tool::ToolDefinition;
 
 /// How many supplied objects the bridge keeps between calls.

@@ -145,9 +145,8 @@ pub fn write(catalog: &Catalog, options: &PackageOptions) -> Result<PackageRepor
     check_package_name(&options.name)?;
     let (chosen, mut skipped) = choose(catalog, &options.nodes)?;
     if chosen.is_empty() {
-        return Err(Error::Workflow(
-            "no node can be packaged for n8n; see `nodekit catalog` for the nodes and their outputs"
-                .into(),
+        return Err(package_error(
+            "no node can be packaged for n8n; see `nodekit catalog` for the nodes and their outputs",
         ));
     }
     // Everything is checked before anything is written.
@@ -208,7 +207,7 @@ pub fn write(catalog: &Catalog, options: &PackageOptions) -> Result<PackageRepor
     let program_name = options
         .program
         .file_name()
-        .ok_or_else(|| Error::Workflow(format!("{} is not a program", options.program.display())))?
+        .ok_or_else(|| package_error(format!("{} is not a program", options.program.display())))?
         .to_string_lossy()
         .into_owned();
     let bridge = format!("bin/{program_name}");
@@ -259,7 +258,7 @@ fn credential_types<'a>(
     for entry in entries {
         for c in &entry.description.credentials {
             let registration = credential::find(&c.name).ok_or_else(|| {
-                Error::Workflow(format!(
+                package_error(format!(
                     "node `{}` uses credential type `{}`, which this program does not register: \
                      declare it with `nodekit::credential_type!`, or with \
                      `nodekit::n8n_credentials!(\"{}\")` if n8n ships it",
@@ -295,7 +294,7 @@ fn choose<'a>(catalog: &'a Catalog, wanted: &[String]) -> Result<Chosen<'a>> {
         for name in wanted {
             let entry = catalog.find(name)?;
             let kind = shim_kind(entry).map_err(|why| {
-                Error::Workflow(format!(
+                package_error(format!(
                     "node `{}` cannot run inside n8n: {why}",
                     entry.full_name()
                 ))
@@ -325,7 +324,7 @@ fn check_out(out: &Path) -> Result<()> {
     if earlier {
         Ok(())
     } else {
-        Err(Error::Workflow(format!(
+        Err(package_error(format!(
             "{} is not empty and holds no earlier nodekit package; give a new or empty folder",
             out.display()
         )))
@@ -345,7 +344,7 @@ fn check_package_name(name: &str) -> Result<()> {
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-._~@/".contains(c));
     if !ok {
-        return Err(Error::Workflow(format!(
+        return Err(package_error(format!(
             "`{name}` is not an npm package name: use lowercase letters, digits and `-._~`, \
              e.g. `n8n-nodes-weather`"
         )));
@@ -419,8 +418,12 @@ fn pretty(v: &Value) -> String {
     serde_json::to_string_pretty(v).expect("JSON values serialise")
 }
 
+fn package_error(what: impl Into<String>) -> Error {
+    Error::Package { what: what.into() }
+}
+
 fn io(path: &Path, e: std::io::Error) -> Error {
-    Error::Workflow(format!("cannot write {}: {e}", path.display()))
+    package_error(format!("cannot write {}: {e}", path.display()))
 }
 
 #[cfg(test)]
@@ -430,9 +433,9 @@ mod tests {
 
     fn refuse(
         _: Value,
-        _: crate::context::SupplyContext,
+        _: crate::node::SupplyContext,
     ) -> crate::model::BoxFuture<'static, Result<Supply>> {
-        Box::pin(async { Err(Error::Workflow("not run here".into())) })
+        Box::pin(async { Err(Error::Agent("not run here".into())) })
     }
 
     fn tool(name: &str, credential: &str) -> CatalogEntry {

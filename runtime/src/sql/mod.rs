@@ -80,24 +80,34 @@
 //! parser types them and `numeric` keeps its precision. On SQLite they must
 //! fit the column's declared type.
 
-pub mod database;
-pub mod error;
-pub mod filter;
-pub mod names;
-pub mod operation;
-pub mod request;
-pub mod response;
-pub mod schema;
+mod database;
+mod error;
+mod filter;
+mod names;
+mod operation;
+mod request;
+mod response;
+mod schema;
 mod sqlite_guard;
-pub mod statement;
-pub mod tool;
-pub mod value;
-pub mod writer;
+mod statement;
+pub(crate) mod tool;
+mod value;
+mod writer;
 
+pub use database::SqliteConfig;
 pub use request::{
     DbTool, DeleteRequest, ExecuteRequest, InsertRequest, Request, SelectRequest, TemplateRequest,
     ToBind, ToolOptions, UpdateRequest,
 };
 pub use response::{ErrorType, ToolError};
-pub use schema::{Column, ColumnKind, Dialect, Table};
-pub use writer::{Bind, SqlWriter};
+pub use writer::Bind;
+
+/// The engine's internals, for nodekit's own benchmarks. Not public API.
+#[doc(hidden)]
+pub mod __bench {
+    pub use super::database::Database;
+    pub use super::filter::Filter;
+    pub use super::operation::run;
+    pub use super::schema::{Column, ColumnKind, Dialect, Table};
+    pub use super::writer::SqlWriter;
+}

@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::context::SupplyContext;
 use crate::error::{Error, Result};
 use crate::history::postgres::PostgresConfig;
 use crate::model::BoxFuture;
 use crate::node::Supply;
+use crate::node::SupplyContext;
 use crate::tool::{NodeTool, Tool, ToolDefinition};
 
 use super::database::{Database, SqliteConfig};
@@ -23,13 +23,14 @@ use super::response::ToolError;
 /// (`{"databasePath": "..."}`).
 pub fn database_from_credentials(ctx: &SupplyContext) -> Result<Database> {
     // serde's message would quote the offending value, which may be a password.
-    let invalid = |kind: &str, fields: &str| {
-        Error::Workflow(format!(
-            "node `{}`: the `{kind}` credential is invalid; it needs {fields}",
-            ctx.node_name()
-        ))
+    let invalid = |kind: &str, fields: &str| Error::InvalidCredentials {
+        credential: kind.to_owned(),
+        problem: format!("is invalid; it needs {fields}"),
     };
-    let refused = |e: ToolError| Error::Workflow(format!("node `{}`: {e}", ctx.node_name()));
+    let refused = |e: ToolError| Error::NodeFailed {
+        node: ctx.node_name().to_owned(),
+        message: e.to_string(),
+    };
     if let Ok(value) = ctx.credentials("postgres") {
         let config: PostgresConfig =
             serde_json::from_value(value.clone()).map_err(|_| {

@@ -12,7 +12,7 @@
 //!
 //! # PostgreSQL
 //!
-//! [`pg_row`] reads the raw bytes of each value and decodes them itself, so
+//! [`pg_row_keyed`] reads the raw bytes of each value and decodes them itself, so
 //! no value goes through a lossy Rust type. Rows should come from the
 //! extended protocol (`sqlx::query(..)`, `query_with`, `fetch*` on a
 //! `Query`), which sqlx always runs with *binary* results; that is the exact
@@ -58,7 +58,7 @@
 //!
 //! # SQLite
 //!
-//! [`sqlite_row`] follows each value's storage class, since SQLite types
+//! [`sqlite_row_keyed`] follows each value's storage class, since SQLite types
 //! values, not columns: `NULL` → `null`, `INTEGER` → number, `REAL` → number
 //! (`±Infinity` as strings; SQLite stores no NaN), `TEXT` → string (invalid
 //! UTF-8 replaced by U+FFFD), `BLOB` → base64 string. An integer 0 or 1 in a
@@ -88,22 +88,18 @@ const MAX_DEPTH: u32 = 32;
 const PG_EPOCH_DAYS: i64 = 10_957;
 const USECS_PER_DAY: i64 = 86_400_000_000;
 
-/// One PostgreSQL row as a JSON object (see the module docs for the mapping
-/// and for duplicate column names).
-///
-/// Fails only when the server sends bytes that do not fit the column's
-/// declared type; unknown types become strings instead.
-pub fn pg_row(row: &PgRow) -> Result<Map<String, Value>, ToolError> {
-    pg_row_keyed(row, &row_keys(row))
-}
-
 /// The keys of a result's rows (see "Keys" above). Every row of one result
 /// has the same columns, so a caller reading many rows computes them once.
 pub fn row_keys<R: Row>(row: &R) -> Vec<String> {
     unique_keys(row.columns().iter().map(|c| c.name()))
 }
 
-/// [`pg_row`] with keys from [`row_keys`] of the same result.
+/// One PostgreSQL row as a JSON object, with keys from [`row_keys`] of the
+/// same result (see the module docs for the mapping and for duplicate column
+/// names).
+///
+/// Fails only when the server sends bytes that do not fit the column's
+/// declared type; unknown types become strings instead.
 pub fn pg_row_keyed(row: &PgRow, keys: &[String]) -> Result<Map<String, Value>, ToolError> {
     let columns = row.columns();
     let mut out = Map::with_capacity(columns.len());
@@ -126,13 +122,9 @@ pub fn pg_row_keyed(row: &PgRow, keys: &[String]) -> Result<Map<String, Value>, 
     Ok(out)
 }
 
-/// One SQLite row as a JSON object (see the module docs for the mapping and
-/// for duplicate column names).
-pub fn sqlite_row(row: &SqliteRow) -> Result<Map<String, Value>, ToolError> {
-    sqlite_row_keyed(row, &row_keys(row))
-}
-
-/// [`sqlite_row`] with keys from [`row_keys`] of the same result.
+/// One SQLite row as a JSON object, with keys from [`row_keys`] of the same
+/// result (see the module docs for the mapping and for duplicate column
+/// names).
 pub fn sqlite_row_keyed(row: &SqliteRow, keys: &[String]) -> Result<Map<String, Value>, ToolError> {
     use sqlx::{Decode, Sqlite};
     let columns = row.columns();
@@ -1144,6 +1136,14 @@ mod tests {
     use super::*;
     use serde_json::json;
     use sqlx::{Connection, Executor, PgConnection, SqliteConnection};
+
+    fn pg_row(row: &PgRow) -> Result<Map<String, Value>, ToolError> {
+        pg_row_keyed(row, &row_keys(row))
+    }
+
+    fn sqlite_row(row: &SqliteRow) -> Result<Map<String, Value>, ToolError> {
+        sqlite_row_keyed(row, &row_keys(row))
+    }
 
     /// The server from `scripts/services.sh`; outside CI a missing or
     /// unreachable server skips the test with a reason, under `CI=true` it

@@ -1,7 +1,8 @@
 //! A custom store: namespace, registration, a Debug that hides secrets, and use as memory.
 use std::sync::{Arc, Mutex};
 
-use nodekit::memory::{ConversationMemory, MemoryOptions, ChatHistory, HistoryNamespace, Memory, find_history_type};
+use nodekit::memory::{ConversationMemory, MemoryOptions, Memory};
+use nodekit::history::{ChatHistory, HistoryNamespace, find_history_type};
 use nodekit::message::Message;
 use nodekit::model::BoxFuture;
 use nodekit::prelude::*;

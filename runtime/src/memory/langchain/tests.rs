@@ -5,7 +5,8 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use crate::memory::{ChatHistory, InProcessHistory, Memory};
+use crate::history::{ChatHistory, InProcessHistory};
+use crate::memory::Memory;
 use crate::message::{Message, ToolCall};
 use serde_json::{Map, Value, json};
 

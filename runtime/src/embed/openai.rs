@@ -1,28 +1,14 @@
-//! Embeddings: the object-safe [`Embedder`] trait and the OpenAI-compatible
-//! `/embeddings` client (batching, `dimensions`, float or base64 encoding).
+//! The OpenAI-compatible `/embeddings` client.
 
 use base64::Engine;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::Embedder;
 use crate::error::Result;
 use crate::model::http::Transport;
 use crate::model::{BoxFuture, ModelError, ModelErrorKind};
-
-/// Turns texts into vectors. Object-safe: memory holds `Arc<dyn Embedder>`.
-pub trait Embedder: Send + Sync + std::fmt::Debug {
-    /// The model's name.
-    fn name(&self) -> &str;
-
-    /// One vector per text, in order.
-    fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>>>;
-    /// Whether this object already writes to a run log (nodekit's wrappers say yes).
-    #[doc(hidden)]
-    fn is_logged(&self) -> bool {
-        false
-    }
-}
 
 /// How vectors travel over the wire.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,8 +1,6 @@
-//! What a node sees while it runs: its name, credentials and input item,
-//! and the run log. Factories take the context first (`ctx.chat_model(..)`,
-//! `ctx.embeddings(..)`, `ctx.memory(..)`), so every object they return is
-//! already wrapped: each call appends an entry to the supplying node's run
-//! log and emits a tracing span. There is no unwrapped path.
+//! The run log: every model, memory, tool and embedder call of a workflow
+//! run, in n8n's `runData` shape, and the decorators that write it. The
+//! node contexts' factories wrap each object they return in one of these.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -10,16 +8,13 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use crate::embed::{Embedder, EmbeddingsConfig, OpenAiEmbedder};
-use crate::error::{Error, Result};
+use crate::embed::Embedder;
+use crate::error::Result;
 use crate::memory::Memory;
 use crate::message::{Message, Usage};
-use crate::model::custom::CustomChatModel;
-use crate::model::openai::{OpenAiChatModel, OpenAiConfig};
 use crate::model::{
     BoxFuture, CallOptions, ChatModel, ChunkStream, StreamAccumulator, StreamChunk,
 };
-use crate::node::Supply;
 use crate::tool::{Tool, ToolDefinition};
 
 /// One logged call.
@@ -205,145 +200,52 @@ fn messages_json(messages: &[Message]) -> Value {
     json!({"messages": messages})
 }
 
-/// How `ctx.chat_model(..)` makes a model (the seed's `createChatModel` options).
-pub enum ChatModelOptions {
-    /// An OpenAI-compatible API.
-    OpenAiCompatible(OpenAiConfig),
-    /// Author-supplied invoke (and optionally stream).
-    Custom(CustomChatModel),
+/// `inner` with its calls logged as node `node`'s.
+pub(crate) fn logged_model(
+    inner: Arc<dyn ChatModel>,
+    node: &str,
+    log: &Arc<RunLog>,
+) -> Arc<dyn ChatModel> {
+    Arc::new(LoggedModel {
+        inner,
+        node: node.to_owned(),
+        log: log.clone(),
+    })
 }
 
-/// Credentials by type name, as resolved for one node.
-pub type Credentials = Map<String, Value>;
-
-/// What a sub-node's `supply_data` sees.
-#[derive(Clone)]
-pub struct SupplyContext {
-    node: String,
-    credentials: Arc<Credentials>,
-    item: Value,
-    log: Arc<RunLog>,
+/// `inner` with its loads and saves logged as node `node`'s.
+pub(crate) fn logged_memory(
+    inner: Arc<dyn Memory>,
+    node: &str,
+    log: &Arc<RunLog>,
+) -> Arc<dyn Memory> {
+    Arc::new(LoggedMemory {
+        inner,
+        node: node.to_owned(),
+        log: log.clone(),
+    })
 }
 
-impl SupplyContext {
-    /// A context for workflow node `node` with its resolved credentials and input item.
-    pub fn new(
-        node: impl Into<String>,
-        credentials: Arc<Credentials>,
-        item: Value,
-        log: Arc<RunLog>,
-    ) -> Self {
-        SupplyContext {
-            node: node.into(),
-            credentials,
-            item,
-            log,
-        }
-    }
-
-    /// The node's name in the workflow.
-    pub fn node_name(&self) -> &str {
-        &self.node
-    }
-
-    /// The input item's JSON (`$json`).
-    pub fn item(&self) -> &Value {
-        &self.item
-    }
-
-    /// The run log this node writes to.
-    pub fn log(&self) -> &Arc<RunLog> {
-        &self.log
-    }
-
-    /// The credential of type `name`, e.g. `openAiApi`.
-    pub fn credentials(&self, name: &str) -> Result<&Value> {
-        self.credentials
-            .get(name)
-            .ok_or_else(|| Error::MissingCredentials {
-                node: self.node.clone(),
-                credential: name.to_owned(),
-            })
-    }
-
-    /// A chat model, wrapped for the run log.
-    pub fn chat_model(&self, options: ChatModelOptions) -> Result<Arc<dyn ChatModel>> {
-        let inner: Arc<dyn ChatModel> = match options {
-            ChatModelOptions::OpenAiCompatible(config) => Arc::new(OpenAiChatModel::new(config)?),
-            ChatModelOptions::Custom(model) => Arc::new(model),
-        };
-        Ok(Arc::new(LoggedModel {
-            inner,
-            node: self.node.clone(),
-            log: self.log.clone(),
-        }))
-    }
-
-    /// An OpenAI-compatible embeddings model, wrapped for the run log.
-    pub fn embeddings(&self, config: EmbeddingsConfig) -> Result<Arc<dyn Embedder>> {
-        Ok(self.wrap_embedder(Arc::new(OpenAiEmbedder::new(config)?)))
-    }
-
-    /// Any embedder, wrapped for the run log.
-    pub fn wrap_embedder(&self, inner: Arc<dyn Embedder>) -> Arc<dyn Embedder> {
-        Arc::new(LoggedEmbedder {
-            inner,
-            node: self.node.clone(),
-            log: self.log.clone(),
-        })
-    }
+/// `inner` with its calls logged as node `node`'s.
+pub(crate) fn logged_tool(inner: Arc<dyn Tool>, node: &str, log: &Arc<RunLog>) -> Arc<dyn Tool> {
+    Arc::new(LoggedTool {
+        inner,
+        node: node.to_owned(),
+        log: log.clone(),
+    })
 }
 
-impl std::fmt::Debug for SupplyContext {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // Credential values are secrets: only their types are shown.
-        f.debug_struct("SupplyContext")
-            .field("node", &self.node)
-            .field("credentials", &self.credentials.keys().collect::<Vec<_>>())
-            .field("item", &self.item)
-            .finish_non_exhaustive()
-    }
-}
-
-impl SupplyContext {
-    /// `supply` with its object wrapped for the run log, unless a factory already did.
-    pub fn ensure_logged(&self, supply: Supply) -> Supply {
-        match supply {
-            Supply::ChatModel(m) if !m.is_logged() => Supply::ChatModel(Arc::new(LoggedModel {
-                inner: m,
-                node: self.node.clone(),
-                log: self.log.clone(),
-            })),
-            Supply::Embedder(e) if !e.is_logged() => Supply::Embedder(self.wrap_embedder(e)),
-            Supply::Memory(m) if !m.is_logged() => Supply::Memory(self.wrap_memory(m)),
-            Supply::Tool(t) if !t.is_logged() => Supply::Tool(self.tool(t)),
-            logged => logged,
-        }
-    }
-
-    /// Conversation memory (the seed's `createMemory`): buffer, window or
-    /// token buffer over a chat history, wrapped for the run log.
-    pub fn memory(&self, options: crate::memory::MemoryOptions) -> Arc<dyn Memory> {
-        self.wrap_memory(Arc::new(crate::memory::ConversationMemory::new(options)))
-    }
-
-    /// Any [`Memory`] implementation, wrapped for the run log.
-    pub fn wrap_memory(&self, memory: Arc<dyn Memory>) -> Arc<dyn Memory> {
-        Arc::new(LoggedMemory {
-            inner: memory,
-            node: self.node.clone(),
-            log: self.log.clone(),
-        })
-    }
-
-    /// A tool, wrapped for the run log.
-    pub fn tool(&self, tool: Arc<dyn Tool>) -> Arc<dyn Tool> {
-        Arc::new(LoggedTool {
-            inner: tool,
-            node: self.node.clone(),
-            log: self.log.clone(),
-        })
-    }
+/// `inner` with its calls logged as node `node`'s.
+pub(crate) fn logged_embedder(
+    inner: Arc<dyn Embedder>,
+    node: &str,
+    log: &Arc<RunLog>,
+) -> Arc<dyn Embedder> {
+    Arc::new(LoggedEmbedder {
+        inner,
+        node: node.to_owned(),
+        log: log.clone(),
+    })
 }
 
 /// Memory whose loads and saves go to the run log.

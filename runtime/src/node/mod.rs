@@ -4,21 +4,37 @@
 //! `$fromAI` parameters the LLM fills), and a root node implements
 //! [`Execute`]. `#[ai_node]` registers whichever of them the struct
 //! implements; a node with none is listed in the catalog but cannot run.
+//!
+//! A sub-node or tool node sees a [`SupplyContext`], a root node an
+//! [`ExecuteContext`].
 
-use std::collections::HashMap;
+mod execute;
+mod supply;
+
+pub use execute::ExecuteContext;
+pub use supply::{ChatModelOptions, Credentials, SupplyContext};
+
 use std::marker::PhantomData;
 use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::context::{RunLog, SupplyContext};
-use crate::description::ConnectionType;
+use crate::description::{ConnectionType, NodeDescription};
 use crate::embed::Embedder;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::memory::Memory;
 use crate::model::{BoxFuture, ChatModel};
-use crate::params::{Node, Params};
+use crate::params::Params;
 use crate::tool::{NodeTool, Tool, ToolDefinition};
+
+/// A node type: its parameters plus its n8n description.
+pub trait Node: Params {
+    /// The node's internal name, e.g. `memoryRedis`.
+    const NAME: &'static str;
+
+    /// The node's description, built once and cached.
+    fn description() -> &'static NodeDescription;
+}
 
 /// What a sub-node hands to the root node it is connected to.
 #[derive(Debug, Clone)]
@@ -106,93 +122,7 @@ impl NodeRuntime {
     }
 }
 
-/// What a root node sees: its input items, what its sub-nodes supplied, and the log.
-#[derive(Debug, Clone)]
-pub struct ExecuteContext {
-    node: String,
-    items: Vec<Value>,
-    inputs: HashMap<ConnectionType, Vec<Supply>>,
-    log: Arc<RunLog>,
-    events: Option<tokio::sync::mpsc::UnboundedSender<crate::agent::AgentEvent>>,
-}
-
-impl ExecuteContext {
-    /// A context for root node `node`.
-    pub fn new(
-        node: impl Into<String>,
-        items: Vec<Value>,
-        inputs: HashMap<ConnectionType, Vec<Supply>>,
-        log: Arc<RunLog>,
-        events: Option<tokio::sync::mpsc::UnboundedSender<crate::agent::AgentEvent>>,
-    ) -> Self {
-        ExecuteContext {
-            node: node.into(),
-            items,
-            inputs,
-            log,
-            events,
-        }
-    }
-
-    /// The node's name in the workflow.
-    pub fn node_name(&self) -> &str {
-        &self.node
-    }
-
-    /// The input items' JSON.
-    pub fn items(&self) -> &[Value] {
-        &self.items
-    }
-
-    /// The run log.
-    pub fn log(&self) -> &Arc<RunLog> {
-        &self.log
-    }
-
-    /// Where to send progress (streamed text, tool calls), if anyone listens.
-    pub fn events(&self) -> Option<&tokio::sync::mpsc::UnboundedSender<crate::agent::AgentEvent>> {
-        self.events.as_ref()
-    }
-
-    /// Everything supplied on connection `kind` (n8n's `getInputConnectionData`).
-    pub fn input(&self, kind: ConnectionType) -> &[Supply] {
-        self.inputs.get(&kind).map_or(&[], Vec::as_slice)
-    }
-
-    /// The one chat model connected, or an error naming the node.
-    pub fn chat_model(&self) -> Result<Arc<dyn ChatModel>> {
-        match self.input(ConnectionType::LanguageModel) {
-            [Supply::ChatModel(m), ..] => Ok(m.clone()),
-            _ => Err(Error::MissingInput {
-                node: self.node.clone(),
-                input: "a chat model (ai_languageModel)".into(),
-            }),
-        }
-    }
-
-    /// The connected memory, if any.
-    pub fn memory(&self) -> Option<Arc<dyn Memory>> {
-        self.input(ConnectionType::Memory)
-            .iter()
-            .find_map(|s| match s {
-                Supply::Memory(m) => Some(m.clone()),
-                _ => None,
-            })
-    }
-
-    /// Every connected tool.
-    pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
-        self.input(ConnectionType::Tool)
-            .iter()
-            .filter_map(|s| match s {
-                Supply::Tool(t) => Some(t.clone()),
-                _ => None,
-            })
-            .collect()
-    }
-}
-
-fn supply_with<T: SupplyData>(
+pub(crate) fn supply_with<T: SupplyData>(
     params: Value,
     ctx: SupplyContext,
 ) -> BoxFuture<'static, Result<Supply>> {
@@ -204,7 +134,10 @@ fn supply_with<T: SupplyData>(
     })
 }
 
-fn tool_with<T: ToolNode>(params: Value, ctx: SupplyContext) -> BoxFuture<'static, Result<Supply>> {
+pub(crate) fn tool_with<T: ToolNode>(
+    params: Value,
+    ctx: SupplyContext,
+) -> BoxFuture<'static, Result<Supply>> {
     Box::pin(async move {
         let tool = NodeTool::new(T::description(), ctx.node_name(), &params)?;
         let runner: Arc<dyn Tool> = Arc::new(ToolNodeRunner::<T> {
@@ -216,7 +149,7 @@ fn tool_with<T: ToolNode>(params: Value, ctx: SupplyContext) -> BoxFuture<'stati
     })
 }
 
-fn execute_with<T: Execute>(
+pub(crate) fn execute_with<T: Execute>(
     params: Value,
     ctx: ExecuteContext,
 ) -> BoxFuture<'static, Result<Vec<Value>>> {
@@ -253,68 +186,3 @@ impl<T: ToolNode> Tool for ToolNodeRunner<T> {
         })
     }
 }
-
-/// Finds which run-time traits a node type implements, without requiring
-/// any: an inherent method (bounded by the trait) wins over the fallback
-/// trait method of the same name when the bound holds.
-#[doc(hidden)]
-pub struct Probe<T>(PhantomData<fn() -> T>);
-
-impl<T> Probe<T> {
-    #[doc(hidden)]
-    #[allow(clippy::new_without_default)]
-    pub fn new() -> Self {
-        Probe(PhantomData)
-    }
-}
-
-impl<T: SupplyData> Probe<T> {
-    #[doc(hidden)]
-    pub fn supply_data(&self) -> Option<SupplyFn> {
-        Some(supply_with::<T>)
-    }
-}
-
-impl<T: ToolNode> Probe<T> {
-    #[doc(hidden)]
-    pub fn tool_node(&self) -> Option<SupplyFn> {
-        Some(tool_with::<T>)
-    }
-}
-
-impl<T: crate::sql::DbTool> Probe<T> {
-    #[doc(hidden)]
-    pub fn db_tool(&self) -> Option<SupplyFn> {
-        Some(crate::sql::tool::supply_db_tool::<T>)
-    }
-}
-
-impl<T: Execute> Probe<T> {
-    #[doc(hidden)]
-    pub fn execute(&self) -> Option<ExecuteFn> {
-        Some(execute_with::<T>)
-    }
-}
-
-/// Fallbacks of [`Probe`] for types without the traits.
-#[doc(hidden)]
-pub trait ProbeFallback {
-    #[doc(hidden)]
-    fn supply_data(&self) -> Option<SupplyFn> {
-        None
-    }
-    #[doc(hidden)]
-    fn tool_node(&self) -> Option<SupplyFn> {
-        None
-    }
-    #[doc(hidden)]
-    fn db_tool(&self) -> Option<SupplyFn> {
-        None
-    }
-    #[doc(hidden)]
-    fn execute(&self) -> Option<ExecuteFn> {
-        None
-    }
-}
-
-impl<T> ProbeFallback for Probe<T> {}

@@ -1,0 +1,69 @@
+//! What every store shares: checks of session ids and table names, reading
+//! a stored row, and errors without connection strings.
+
+use super::MAX_SESSION_ID_CHARS;
+use crate::error::{Error, Result};
+use crate::message::Message;
+
+/// A validated, double-quoted SQL identifier for a table name.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn quoted_table(name: &str, store: &'static str) -> Result<String> {
+    let ok = name.len() <= 50
+        && name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !ok {
+        return Err(Error::Store {
+            store,
+            message: format!(
+                "invalid table name {:?}: use 1 to 50 letters, digits and `_`, starting with a letter or `_`",
+                crate::error::shorten(name, 60)
+            ),
+        });
+    }
+    Ok(format!("\"{name}\""))
+}
+
+/// Checks a session id: not empty, not too long, no NUL.
+pub(crate) fn check_session(id: &str, store: &'static str) -> Result<()> {
+    let problem = if id.is_empty() {
+        Some("the session id is empty".to_owned())
+    } else if id.chars().count() > MAX_SESSION_ID_CHARS {
+        Some(format!(
+            "the session id is longer than {MAX_SESSION_ID_CHARS} characters"
+        ))
+    } else if id.contains('\0') {
+        Some("the session id contains a NUL character".to_owned())
+    } else {
+        None
+    };
+    match problem {
+        Some(message) => Err(Error::Store { store, message }),
+        None => Ok(()),
+    }
+}
+
+/// Reads one stored row; a row that is not a message is skipped with a warning.
+pub(crate) fn decode(
+    store: &'static str,
+    id: impl std::fmt::Display,
+    stored: &serde_json::Value,
+) -> Option<Message> {
+    match Message::from_json(stored) {
+        Ok(m) => Some(m),
+        Err(e) => {
+            tracing::warn!(store, id = %id, error = %e, "skipping a stored chat message that cannot be read");
+            None
+        }
+    }
+}
+
+/// A store error with its message, never a connection string.
+pub(crate) fn store_error(store: &'static str, e: impl std::fmt::Display) -> Error {
+    Error::Store {
+        store,
+        message: e.to_string(),
+    }
+}

@@ -1,0 +1,102 @@
+//! What a root node sees: its input items, what its sub-nodes supplied,
+//! the run log and where to send progress.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::Supply;
+use crate::description::ConnectionType;
+use crate::error::{Error, Result};
+use crate::event::EventSender;
+use crate::memory::Memory;
+use crate::model::ChatModel;
+use crate::run_log::RunLog;
+use crate::tool::Tool;
+
+/// What a root node sees: its input items, what its sub-nodes supplied, and the log.
+#[derive(Debug, Clone)]
+pub struct ExecuteContext {
+    node: String,
+    items: Vec<Value>,
+    inputs: HashMap<ConnectionType, Vec<Supply>>,
+    log: Arc<RunLog>,
+    events: Option<EventSender>,
+}
+
+impl ExecuteContext {
+    /// A context for root node `node`.
+    pub fn new(
+        node: impl Into<String>,
+        items: Vec<Value>,
+        inputs: HashMap<ConnectionType, Vec<Supply>>,
+        log: Arc<RunLog>,
+        events: Option<EventSender>,
+    ) -> Self {
+        ExecuteContext {
+            node: node.into(),
+            items,
+            inputs,
+            log,
+            events,
+        }
+    }
+
+    /// The node's name in the workflow.
+    pub fn node_name(&self) -> &str {
+        &self.node
+    }
+
+    /// The input items' JSON.
+    pub fn items(&self) -> &[Value] {
+        &self.items
+    }
+
+    /// The run log.
+    pub fn log(&self) -> &Arc<RunLog> {
+        &self.log
+    }
+
+    /// Where to send progress (streamed text, tool calls), if anyone listens.
+    pub fn events(&self) -> Option<&EventSender> {
+        self.events.as_ref()
+    }
+
+    /// Everything supplied on connection `kind` (n8n's `getInputConnectionData`).
+    pub fn input(&self, kind: ConnectionType) -> &[Supply] {
+        self.inputs.get(&kind).map_or(&[], Vec::as_slice)
+    }
+
+    /// The one chat model connected, or an error naming the node.
+    pub fn chat_model(&self) -> Result<Arc<dyn ChatModel>> {
+        match self.input(ConnectionType::LanguageModel) {
+            [Supply::ChatModel(m), ..] => Ok(m.clone()),
+            _ => Err(Error::MissingInput {
+                node: self.node.clone(),
+                input: "a chat model (ai_languageModel)".into(),
+            }),
+        }
+    }
+
+    /// The connected memory, if any.
+    pub fn memory(&self) -> Option<Arc<dyn Memory>> {
+        self.input(ConnectionType::Memory)
+            .iter()
+            .find_map(|s| match s {
+                Supply::Memory(m) => Some(m.clone()),
+                _ => None,
+            })
+    }
+
+    /// Every connected tool.
+    pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        self.input(ConnectionType::Tool)
+            .iter()
+            .filter_map(|s| match s {
+                Supply::Tool(t) => Some(t.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,149 @@
+//! What a sub-node sees while it supplies its object: its name, credentials
+//! and input item, and the run log. Factories take the context first
+//! (`ctx.chat_model(..)`, `ctx.embeddings(..)`, `ctx.memory(..)`), so every
+//! object they return is already wrapped: each call appends an entry to the
+//! supplying node's run log and emits a tracing span. There is no unwrapped
+//! path.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::Supply;
+use crate::embed::Embedder;
+#[cfg(feature = "openai")]
+use crate::embed::{EmbeddingsConfig, OpenAiEmbedder};
+use crate::error::{Error, Result};
+use crate::memory::Memory;
+use crate::model::ChatModel;
+use crate::model::custom::CustomChatModel;
+#[cfg(feature = "openai")]
+use crate::model::openai::{OpenAiChatModel, OpenAiConfig};
+use crate::run_log::{self, RunLog};
+use crate::tool::Tool;
+
+/// How `ctx.chat_model(..)` makes a model (the seed's `createChatModel` options).
+pub enum ChatModelOptions {
+    /// An OpenAI-compatible API.
+    #[cfg(feature = "openai")]
+    OpenAiCompatible(OpenAiConfig),
+    /// Author-supplied invoke (and optionally stream).
+    Custom(CustomChatModel),
+}
+
+/// Credentials by type name, as resolved for one node.
+pub type Credentials = Map<String, Value>;
+
+/// What a sub-node's `supply_data` sees.
+#[derive(Clone)]
+pub struct SupplyContext {
+    node: String,
+    credentials: Arc<Credentials>,
+    item: Value,
+    log: Arc<RunLog>,
+}
+
+impl SupplyContext {
+    /// A context for workflow node `node` with its resolved credentials and input item.
+    pub fn new(
+        node: impl Into<String>,
+        credentials: Arc<Credentials>,
+        item: Value,
+        log: Arc<RunLog>,
+    ) -> Self {
+        SupplyContext {
+            node: node.into(),
+            credentials,
+            item,
+            log,
+        }
+    }
+
+    /// The node's name in the workflow.
+    pub fn node_name(&self) -> &str {
+        &self.node
+    }
+
+    /// The input item's JSON (`$json`).
+    pub fn item(&self) -> &Value {
+        &self.item
+    }
+
+    /// The run log this node writes to.
+    pub fn log(&self) -> &Arc<RunLog> {
+        &self.log
+    }
+
+    /// The credential of type `name`, e.g. `openAiApi`.
+    pub fn credentials(&self, name: &str) -> Result<&Value> {
+        self.credentials
+            .get(name)
+            .ok_or_else(|| Error::MissingCredentials {
+                node: self.node.clone(),
+                credential: name.to_owned(),
+            })
+    }
+
+    /// A chat model, wrapped for the run log.
+    pub fn chat_model(&self, options: ChatModelOptions) -> Result<Arc<dyn ChatModel>> {
+        let inner: Arc<dyn ChatModel> = match options {
+            #[cfg(feature = "openai")]
+            ChatModelOptions::OpenAiCompatible(config) => Arc::new(OpenAiChatModel::new(config)?),
+            ChatModelOptions::Custom(model) => Arc::new(model),
+        };
+        Ok(run_log::logged_model(inner, &self.node, &self.log))
+    }
+
+    /// An OpenAI-compatible embeddings model, wrapped for the run log.
+    #[cfg(feature = "openai")]
+    pub fn embeddings(&self, config: EmbeddingsConfig) -> Result<Arc<dyn Embedder>> {
+        Ok(self.wrap_embedder(Arc::new(OpenAiEmbedder::new(config)?)))
+    }
+
+    /// Any embedder, wrapped for the run log.
+    pub fn wrap_embedder(&self, inner: Arc<dyn Embedder>) -> Arc<dyn Embedder> {
+        run_log::logged_embedder(inner, &self.node, &self.log)
+    }
+}
+
+impl std::fmt::Debug for SupplyContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Credential values are secrets: only their types are shown.
+        f.debug_struct("SupplyContext")
+            .field("node", &self.node)
+            .field("credentials", &self.credentials.keys().collect::<Vec<_>>())
+            .field("item", &self.item)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SupplyContext {
+    /// `supply` with its object wrapped for the run log, unless a factory already did.
+    pub fn ensure_logged(&self, supply: Supply) -> Supply {
+        match supply {
+            Supply::ChatModel(m) if !m.is_logged() => {
+                Supply::ChatModel(run_log::logged_model(m, &self.node, &self.log))
+            }
+            Supply::Embedder(e) if !e.is_logged() => Supply::Embedder(self.wrap_embedder(e)),
+            Supply::Memory(m) if !m.is_logged() => Supply::Memory(self.wrap_memory(m)),
+            Supply::Tool(t) if !t.is_logged() => Supply::Tool(self.tool(t)),
+            logged => logged,
+        }
+    }
+
+    /// Conversation memory (the seed's `createMemory`): buffer, window or
+    /// token buffer over a chat history, wrapped for the run log.
+    pub fn memory(&self, options: crate::memory::MemoryOptions) -> Arc<dyn Memory> {
+        self.wrap_memory(Arc::new(crate::memory::ConversationMemory::new(options)))
+    }
+
+    /// Any [`Memory`] implementation, wrapped for the run log.
+    pub fn wrap_memory(&self, memory: Arc<dyn Memory>) -> Arc<dyn Memory> {
+        run_log::logged_memory(memory, &self.node, &self.log)
+    }
+
+    /// A tool, wrapped for the run log.
+    pub fn tool(&self, tool: Arc<dyn Tool>) -> Arc<dyn Tool> {
+        run_log::logged_tool(tool, &self.node, &self.log)
+    }
+}
