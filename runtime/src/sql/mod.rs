@@ -21,10 +21,10 @@
 //!   missing table and a forbidden one get the same answer, whose
 //!   suggestion lists only the tables the tool may use.
 //! - Columns (`columns`, `orderBy`, `values`, `rows` keys) must be columns of
-//!   that table ([`names`]).
+//!   that table.
 //! - Filters are parsed as one expression, checked against an allow-list and
-//!   rewritten by us with every literal bound and typed from its column
-//!   ([`filter`]). Update and delete need a filter, and one that matches
+//!   rewritten by us with every literal bound and typed from its column.
+//!   Update and delete need a filter, and one that matches
 //!   every row (`1=1`, `id = id`, `x OR TRUE`, ...) is refused. Behind the
 //!   static check, the database decides: an update or delete (the execute
 //!   tool's too) that touched every row of a table of more than one row is
@@ -33,7 +33,7 @@
 //!   unless the author set `allowWrites` (then INSERT, UPDATE and DELETE
 //!   with a WHERE too; never DDL). Every relation and function in every
 //!   position is checked against allow-lists, and the SQL sent is our
-//!   rendering of the checked tree ([`statement`]).
+//!   rendering of the checked tree.
 //! - Statements go through the extended protocol on PostgreSQL (one
 //!   statement per message). Reads run in `BEGIN READ ONLY` with
 //!   `statement_timeout` and `lock_timeout` set for the transaction, and
@@ -41,23 +41,23 @@
 //!   connection opened read-only, and a progress handler interrupts any
 //!   statement at the deadline.
 //! - Rows are streamed and cut at the row limit or at 2 MiB of answer
-//!   ([`database::MAX_ANSWER_BYTES`]), with `truncated: true` and a warning.
+//!   with `truncated: true` and a warning.
 //! - SQLite connections refuse values over 4 MiB and `LIKE` patterns over
 //!   100 characters, and read double-quoted unknown names as errors, not
 //!   strings (`sqlite_guard`): one step of SQLite's VM stays short, so the
 //!   deadline holds.
-//! - Errors are sanitized and sorted into the seed's categories ([`error`]).
+//! - Errors are sanitized and sorted into the categories of [`ErrorType`].
 //!
 //! # Defaults and limits
 //!
 //! | setting | default | bounds |
 //! | --- | --- | --- |
-//! | `maxRows` | 1,000 | 1 to 10,000 ([`request::HARD_MAX_ROWS`]) |
+//! | `maxRows` | 1,000 | 1 to 10,000 |
 //! | `timeout` | 30 s | 1 s to 1 h |
 //! | `schema` | `public` (PostgreSQL), `main` (SQLite) | |
 //! | `allowedTables` | every table of the schema | |
 //! | `allowWrites` | off | execute tool only |
-//! | rows per insert | | 1,000 ([`operation::MAX_INSERT_ROWS`]) |
+//! | rows per insert | | 1,000 |
 //! | filter | | 4,096 characters, 256 nodes, `LIKE` patterns of 100 characters |
 //! | executed statement | | 16 KiB, 2,000 tokens |
 //! | one value the model sends | | 1 MiB |
@@ -73,7 +73,7 @@
 //!
 //! # Values
 //!
-//! Results are typed JSON ([`value`]): numbers, booleans and null as such,
+//! Results are typed JSON: numbers, booleans and null as such,
 //! `numeric` as exact strings, timestamps in ISO 8601, `bytea`/BLOB as
 //! base64, `json` as JSON. Values the model sends for a PostgreSQL column
 //! are bound as text and cast to the column's type, so the server's own
@@ -83,6 +83,7 @@
 mod database;
 mod error;
 mod filter;
+mod lexical;
 mod names;
 mod operation;
 mod request;
