@@ -21,8 +21,8 @@ use sqlparser::ast::{
     FunctionArguments, ObjectNamePart, UnaryOperator, Value,
 };
 use sqlparser::dialect::{PostgreSqlDialect, SQLiteDialect};
-use sqlparser::parser::{Parser, ParserError};
-use sqlparser::tokenizer::{Token, Tokenizer, Whitespace};
+use sqlparser::parser::Parser;
+use sqlparser::tokenizer::Token;
 
 use super::lexical::{check_text, parser_error, tokenize_checked};
 use super::response::{ErrorType, ToolError};

@@ -7,7 +7,7 @@
 //! quoted by the writer. So these parsers only have to split the text
 //! reliably; anything that is not exactly a column's name fails the lookup.
 
-use super::filter::check_text;
+use super::lexical::check_text;
 use super::response::{ErrorType, ToolError};
 use super::schema::{Column, Table};
 use super::writer::clip;

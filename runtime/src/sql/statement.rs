@@ -14,14 +14,9 @@
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
-    CastKind, CeilFloorKind, CharacterLength, DataType, DateTimeField, Delete, DuplicateTreatment,
-    Expr, FromTable, Function, FunctionArg, FunctionArgExpr, FunctionArgumentClause,
-    FunctionArguments, GroupByExpr, Ident, Insert, JoinConstraint, JoinOperator, LimitClause,
-    ObjectName, ObjectNamePart, OnConflictAction, OnInsert, OrderByKind, Query, Select,
-    SelectFlavor, SelectItem, SelectItemQualifiedWildcardKind, SetExpr, SqliteOnConflict,
-    Statement, TableFactor, TableObject, TableWithJoins, UnaryOperator, Update,
-    UpdateTableFromKind, Value, ValueWithSpan, Visit, VisitMut, Visitor, VisitorMut,
-    WildcardAdditionalOptions,
+    Delete, Expr, FromTable, Ident, Insert, LimitClause, OnConflictAction, OnInsert, Query,
+    SetExpr, SqliteOnConflict, Statement, TableFactor, TableObject, Update, UpdateTableFromKind,
+    Value, ValueWithSpan, VisitMut,
 };
 use sqlparser::dialect::{PostgreSqlDialect, SQLiteDialect};
 use sqlparser::parser::{Parser, ParserError};
@@ -29,11 +24,11 @@ use sqlparser::tokenizer::{Span, Token};
 
 mod checker;
 
-use checker::{Checker, brk, check_joins};
 use super::lexical::{check_text, parser_error, tokenize_checked};
-use super::response::{ErrorType, ToolError};
+use super::response::ToolError;
 use super::schema::Dialect;
 use super::writer::clip;
+use checker::{Checker, brk, check_joins};
 
 /// Largest statement accepted, in bytes (16 KiB).
 pub const MAX_STATEMENT_BYTES: usize = 16 * 1024;

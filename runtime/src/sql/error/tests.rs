@@ -403,13 +403,12 @@ async fn sqlite_errors() {
     );
 
     std::fs::write(&missing, vec![b'x'; 4096]).unwrap();
-    let e =
-        match SqliteConnection::connect_with(&SqliteConnectOptions::new().filename(&missing))
-            .await
-        {
-            Ok(mut c) => lite_fail(&mut c, "SELECT * FROM sqlite_master").await,
-            Err(err) => classify(&err),
-        };
+    let e = match SqliteConnection::connect_with(&SqliteConnectOptions::new().filename(&missing))
+        .await
+    {
+        Ok(mut c) => lite_fail(&mut c, "SELECT * FROM sqlite_master").await,
+        Err(err) => classify(&err),
+    };
     assert_eq!(
         (e.error_type, e.sql_state.as_deref()),
         (ErrorType::ConnectionError, Some("26"))

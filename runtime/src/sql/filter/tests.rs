@@ -45,8 +45,7 @@ fn err(r: Result<Filter, ToolError>) -> ToolError {
 /// Both dialects refuse `text` with `ty`.
 fn refused(text: &str, ty: ErrorType) {
     for d in [Dialect::Postgres, Dialect::Sqlite] {
-        let e =
-            Filter::parse(d, &users(), text).expect_err(&format!("{d:?} must refuse {text:?}"));
+        let e = Filter::parse(d, &users(), text).expect_err(&format!("{d:?} must refuse {text:?}"));
         assert_eq!(e.error_type, ty, "{d:?} {text:?}: {e:?}");
         assert!(
             e.message.chars().count() < 300,

@@ -7,28 +7,22 @@
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
-    CastKind, CeilFloorKind, CharacterLength, DataType, DateTimeField, Delete, DuplicateTreatment,
-    Expr, FromTable, Function, FunctionArg, FunctionArgExpr, FunctionArgumentClause,
-    FunctionArguments, GroupByExpr, Ident, Insert, JoinConstraint, JoinOperator, LimitClause,
-    ObjectName, ObjectNamePart, OnConflictAction, OnInsert, OrderByKind, Query, Select,
-    SelectFlavor, SelectItem, SelectItemQualifiedWildcardKind, SetExpr, SqliteOnConflict,
-    Statement, TableFactor, TableObject, TableWithJoins, UnaryOperator, Update,
-    UpdateTableFromKind, Value, ValueWithSpan, Visit, VisitMut, Visitor, VisitorMut,
+    CastKind, CeilFloorKind, CharacterLength, DataType, DateTimeField, DuplicateTreatment, Expr,
+    Function, FunctionArg, FunctionArgExpr, FunctionArgumentClause, FunctionArguments, GroupByExpr,
+    Ident, JoinConstraint, JoinOperator, ObjectName, ObjectNamePart, OrderByKind, Query, Select,
+    SelectFlavor, SelectItem, SelectItemQualifiedWildcardKind, SetExpr, Statement, TableFactor,
+    TableObject, TableWithJoins, UnaryOperator, Value, ValueWithSpan, Visit, Visitor, VisitorMut,
     WildcardAdditionalOptions,
 };
-use sqlparser::dialect::{PostgreSqlDialect, SQLiteDialect};
-use sqlparser::parser::{Parser, ParserError};
-use sqlparser::tokenizer::{Span, Token};
 
-use crate::sql::lexical::{check_text, parser_error, tokenize_checked};
 use crate::sql::response::{ErrorType, ToolError};
 use crate::sql::schema::Dialect;
 use crate::sql::writer::clip;
 
 use super::{
-    AGGREGATE_FUNCTIONS, MAX_CAST_LENGTH, NILADIC_FUNCTIONS, POSTGRES_FUNCTIONS,
-    SCALAR_FUNCTIONS, SQLITE_FUNCTIONS, StatementPolicy, WINDOW_FUNCTIONS, fold_ident, is_column,
-    no_growth, parse, unsupported,
+    AGGREGATE_FUNCTIONS, MAX_CAST_LENGTH, NILADIC_FUNCTIONS, POSTGRES_FUNCTIONS, SCALAR_FUNCTIONS,
+    SQLITE_FUNCTIONS, StatementPolicy, WINDOW_FUNCTIONS, fold_ident, is_column, no_growth,
+    unsupported,
 };
 
 /// A name of the CTE scope, folded as the database folds it.
@@ -1056,4 +1050,3 @@ impl VisitorMut for Checker<'_> {
         })
     }
 }
-

@@ -1,4 +1,5 @@
 use super::*;
+use crate::sql::ErrorType;
 
 fn tables() -> Vec<String> {
     ["users", "orders", "Mixed Case"]
@@ -63,8 +64,7 @@ fn pg_rw(sql: &str) -> Result<CheckedStatement, ToolError> {
 fn refused_rw(sql: &str, ty: ErrorType, allow_writes: bool) -> ToolError {
     let mut last = None;
     for d in [Dialect::Postgres, Dialect::Sqlite] {
-        let e =
-            check_with(d, sql, allow_writes).expect_err(&format!("{d:?} must refuse {sql:?}"));
+        let e = check_with(d, sql, allow_writes).expect_err(&format!("{d:?} must refuse {sql:?}"));
         assert_eq!(e.error_type, ty, "{d:?} {sql:?}: {e:?}");
         assert!(
             e.message.chars().count() < 300,
@@ -234,10 +234,9 @@ fn legitimate_queries_pass() {
 
 #[test]
 fn tables_used_are_collected_once() {
-    let c = pg(
-        "SELECT * FROM users u JOIN orders o ON o.user_id = u.id JOIN users u2 ON u2.id = u.id",
-    )
-    .unwrap();
+    let c =
+        pg("SELECT * FROM users u JOIN orders o ON o.user_id = u.id JOIN users u2 ON u2.id = u.id")
+            .unwrap();
     assert_eq!(c.tables, vec!["users".to_string(), "orders".to_string()]);
     let c = pg("WITH x AS (SELECT * FROM orders) SELECT * FROM x").unwrap();
     assert_eq!(c.tables, vec!["orders".to_string()]);
@@ -328,8 +327,7 @@ fn write_statements_need_permission_and_where() {
     let c = pg_rw("DELETE FROM users WHERE id IN (SELECT user_id FROM orders)").unwrap();
     assert_eq!(c.tables, vec!["users".to_string(), "orders".to_string()]);
     assert!(
-        pg_rw("INSERT INTO users (id) SELECT id FROM orders ON CONFLICT (id) DO NOTHING")
-            .is_ok()
+        pg_rw("INSERT INTO users (id) SELECT id FROM orders ON CONFLICT (id) DO NOTHING").is_ok()
     );
 
     let e = refused_rw("UPDATE users SET a=1", ErrorType::PermissionDenied, true);
