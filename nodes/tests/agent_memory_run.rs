@@ -2,8 +2,7 @@
 //! the memory's tools, working memory written in one conversation reaches
 //! the model in the next, and each thread keeps its own messages.
 
-#[path = "../../runtime/tests/support/mod.rs"]
-mod support;
+use nodekit_test_support::openai as support;
 
 use std::process::Command;
 

@@ -1,8 +1,7 @@
 //! `nodekit run` and `nodekit chat` end to end: a workflow with an agent,
 //! memory and two tools, against a scripted OpenAI-compatible server.
 
-#[path = "../../runtime/tests/support/mod.rs"]
-mod support;
+use nodekit_test_support::openai as support;
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
@@ -342,19 +341,6 @@ async fn memory_survives_processes(memory_type: &str, memory_params: Value, cred
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-fn env_or_skip(var: &str) -> Option<String> {
-    match std::env::var(var) {
-        Ok(v) => Some(v),
-        Err(_) if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("{var} is not set: CI needs the server")
-        }
-        Err(_) => {
-            eprintln!("skipping: {var} is not set");
-            None
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_memory_persists_across_runs() {
     memory_survives_processes(
@@ -367,7 +353,7 @@ async fn sqlite_memory_persists_across_runs() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_memory_persists_across_runs() {
-    let Some(url) = env_or_skip("DATABASE_URL") else {
+    let Some(url) = nodekit_test_support::server("DATABASE_URL") else {
         return;
     };
     // postgres://user@host:port/db, as scripts/services.sh prints it.
@@ -386,7 +372,7 @@ async fn postgres_memory_persists_across_runs() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_memory_persists_across_runs() {
-    let Some(url) = env_or_skip("REDIS_URL") else {
+    let Some(url) = nodekit_test_support::server("REDIS_URL") else {
         return;
     };
     let rest = url.trim_start_matches("redis://");

@@ -3,8 +3,7 @@
 //! `examples/workflows/sql-agent.json` with a scripted OpenAI-compatible
 //! model that calls both SQL tools.
 
-#[path = "../../runtime/tests/support/mod.rs"]
-mod support;
+use nodekit_test_support::openai as support;
 
 use std::process::{Command, Output};
 

@@ -129,16 +129,7 @@ impl Fixture {
     }
 
     async fn postgres() -> Option<Fixture> {
-        let Ok(url) = std::env::var("DATABASE_URL") else {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "CI=true but DATABASE_URL is not set: scripts/services.sh must start PostgreSQL"
-            );
-            eprintln!(
-                "skipping the PostgreSQL half: DATABASE_URL is not set (run scripts/services.sh)"
-            );
-            return None;
-        };
+        let url = nodekit_test_support::server("DATABASE_URL")?;
         let options = sqlx::postgres::PgConnectOptions::from_str(&url).unwrap();
         let pool = sqlx::postgres::PgPoolOptions::new()
             .max_connections(2)

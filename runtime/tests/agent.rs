@@ -2,7 +2,7 @@
 //! custom models (the seed's `type: 'custom'`) scripted per call; the HTTP
 //! client itself is covered in `openai.rs`.
 
-mod support;
+use nodekit_test_support::openai as support;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

@@ -4,8 +4,7 @@
 //! behind a scripted OpenAI-compatible server on 127.0.0.1.
 
 mod stores;
-#[path = "support/mod.rs"]
-mod support;
+use nodekit_test_support::openai as support;
 
 use std::sync::Arc;
 use std::time::Duration;

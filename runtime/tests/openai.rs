@@ -1,7 +1,7 @@
 //! The OpenAI-compatible client against scripted servers on 127.0.0.1:
 //! every tolerance the issue lists, retries, timeouts and cancellation.
 
-mod support;
+use nodekit_test_support::openai as support;
 
 use std::time::{Duration, Instant};
 

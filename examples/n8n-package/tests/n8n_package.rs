@@ -30,7 +30,7 @@ fn node_available() -> bool {
     });
     if !found {
         assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
+            !nodekit_test_support::in_ci(),
             "Node.js is not installed; scripts/test.sh installs it"
         );
         eprintln!("skipped: Node.js is not installed (scripts/test.sh installs it)");

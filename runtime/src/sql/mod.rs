@@ -95,6 +95,27 @@ pub(crate) mod tool;
 mod value;
 mod writer;
 
+/// What the engine's unit tests share.
+#[cfg(test)]
+mod testing {
+    use sqlx::{Connection, PgConnection};
+
+    /// A connection to the PostgreSQL of `scripts/services.sh`; outside CI a
+    /// missing or unreachable server skips the test with a reason, under
+    /// `CI=true` it fails it.
+    pub(crate) async fn pg() -> Option<PgConnection> {
+        let url = nodekit_test_support::server("DATABASE_URL")?;
+        match PgConnection::connect(&url).await {
+            Ok(conn) => Some(conn),
+            Err(e) if nodekit_test_support::in_ci() => panic!("PostgreSQL is not reachable: {e}"),
+            Err(e) => {
+                eprintln!("skipping: PostgreSQL is not reachable: {e}");
+                None
+            }
+        }
+    }
+}
+
 pub use database::SqliteConfig;
 pub use request::{
     DbTool, DeleteRequest, ExecuteRequest, InsertRequest, Request, SelectRequest, TemplateRequest,

@@ -7,38 +7,11 @@
 #![allow(dead_code)]
 
 use std::str::FromStr;
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use nodekit::agent_memory::Store;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 
-/// The URL in `var`, or `None` (with a printed reason) outside CI.
-pub fn server(var: &str) -> Option<String> {
-    match std::env::var(var) {
-        Ok(url) => Some(url),
-        Err(_) if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("{var} is not set: CI needs the server (scripts/services.sh)")
-        }
-        Err(_) => {
-            eprintln!("skipping: {var} is not set (run `eval \"$(scripts/services.sh)\"`)");
-            None
-        }
-    }
-}
-
-/// A name unique to this run and call, so runs do not see each other's rows.
-pub fn unique(prefix: &str) -> String {
-    static N: AtomicU32 = AtomicU32::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!(
-        "{prefix}_{}_{nanos}_{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    )
-}
+pub use nodekit_test_support::{server, unique};
 
 /// A fresh SQLite file path in the temporary folder.
 pub fn temp_db(name: &str) -> std::path::PathBuf {

@@ -1,37 +1,9 @@
 use super::*;
+use crate::sql::testing::pg;
 use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{ConnectOptions, Connection, Executor, PgConnection, SqliteConnection};
 use std::str::FromStr;
 use std::time::Duration;
-
-fn pg_url() -> Option<String> {
-    match std::env::var("DATABASE_URL") {
-        Ok(url) => Some(url),
-        Err(_) if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("DATABASE_URL is not set: CI needs PostgreSQL")
-        }
-        Err(_) => {
-            eprintln!("skipping: DATABASE_URL is not set (eval \"$(scripts/services.sh)\")");
-            None
-        }
-    }
-}
-
-/// The server from `scripts/services.sh`, or a skip with a reason
-/// (a failure under `CI=true`).
-async fn pg() -> Option<PgConnection> {
-    let url = pg_url()?;
-    match PgConnection::connect(&url).await {
-        Ok(conn) => Some(conn),
-        Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("PostgreSQL is not reachable: {e}")
-        }
-        Err(e) => {
-            eprintln!("skipping: PostgreSQL is not reachable: {e}");
-            None
-        }
-    }
-}
 
 /// Runs `sql` (extended protocol, with optional text binds) and
 /// classifies the error it must raise.
@@ -230,7 +202,9 @@ async fn pg_read_only_timeout_and_lock() {
 
 #[tokio::test]
 async fn pg_connection_and_login_errors() {
-    let Some(url) = pg_url() else { return };
+    let Some(url) = nodekit_test_support::server("DATABASE_URL") else {
+        return;
+    };
     if pg().await.is_none() {
         return;
     }

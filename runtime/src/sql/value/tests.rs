@@ -1,4 +1,5 @@
 use super::*;
+use crate::sql::testing::pg;
 use serde_json::json;
 use sqlx::{Connection, Executor, PgConnection, SqliteConnection};
 
@@ -8,29 +9,6 @@ fn pg_row(row: &PgRow) -> Result<Map<String, Value>, ToolError> {
 
 fn sqlite_row(row: &SqliteRow) -> Result<Map<String, Value>, ToolError> {
     sqlite_row_keyed(row, &row_keys(row))
-}
-
-/// The server from `scripts/services.sh`; outside CI a missing or
-/// unreachable server skips the test with a reason, under `CI=true` it
-/// fails it.
-async fn pg() -> Option<PgConnection> {
-    let ci = std::env::var("CI").as_deref() == Ok("true");
-    let url = match std::env::var("DATABASE_URL") {
-        Ok(url) => url,
-        Err(_) if ci => panic!("DATABASE_URL is not set: CI needs PostgreSQL"),
-        Err(_) => {
-            eprintln!("skipping: DATABASE_URL is not set (eval \"$(scripts/services.sh)\")");
-            return None;
-        }
-    };
-    match PgConnection::connect(&url).await {
-        Ok(conn) => Some(conn),
-        Err(e) if ci => panic!("PostgreSQL is not reachable: {e}"),
-        Err(e) => {
-            eprintln!("skipping: PostgreSQL is not reachable: {e}");
-            None
-        }
-    }
 }
 
 /// Every column of the first row of `sql`, run through the extended

@@ -2,8 +2,6 @@
 //! server whose replies are written piece by piece, with pauses, and may
 //! break off, so the client code under test is the code users run.
 
-#![allow(dead_code)]
-
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -103,12 +101,16 @@ fn reason(status: u16) -> &'static str {
 /// A request as the server saw it.
 #[derive(Clone, Debug)]
 pub struct Seen {
+    /// The request path, e.g. `/v1/chat/completions`.
     pub path: String,
+    /// The headers, in order.
     pub headers: Vec<(String, String)>,
+    /// The JSON body (`null` when it is not JSON).
     pub body: Value,
 }
 
 impl Seen {
+    /// The first header named `name` (any case).
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
@@ -119,11 +121,13 @@ impl Seen {
 
 /// The server: replies are used in order; the last one repeats.
 pub struct Server {
+    /// The API root to configure clients with, `http://127.0.0.1:PORT/v1`.
     pub base_url: String,
     seen: Arc<Mutex<Vec<Seen>>>,
 }
 
 impl Server {
+    /// Starts a server on a free port of 127.0.0.1.
     pub async fn start(replies: Vec<Reply>) -> Server {
         Server::start_with(|_| replies).await
     }
@@ -170,6 +174,7 @@ impl Server {
         }
     }
 
+    /// Every request so far, in order.
     pub fn seen(&self) -> Vec<Seen> {
         self.seen.lock().unwrap().clone()
     }

@@ -1,0 +1,46 @@
+//! Test helpers shared by nodekit's crates (a dev-dependency only).
+//!
+//! - [`server`]: the address of a server a test needs (PostgreSQL, Redis,
+//!   ...), from the variable `scripts/services.sh` prints. Outside CI a
+//!   missing variable skips the test with a printed reason; under `CI=true`
+//!   it fails the test, so CI never passes by skipping.
+//! - [`unique`]: names that runs and tests do not share.
+//! - [`openai`]: a scripted OpenAI-compatible HTTP server on 127.0.0.1, so
+//!   the client code under test is the code users run.
+
+pub mod openai;
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Whether this run is CI's (`CI=true`), where a missing server is a failure.
+pub fn in_ci() -> bool {
+    std::env::var("CI").as_deref() == Ok("true")
+}
+
+/// The value of `var` (a server's URL), or `None` after printing why the
+/// test is skipped. Under `CI=true` a missing variable panics instead.
+pub fn server(var: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ if in_ci() => {
+            panic!("{var} is not set: CI needs this server (scripts/services.sh starts it)")
+        }
+        _ => {
+            eprintln!("skipping: {var} is not set (run `eval \"$(scripts/services.sh)\"`)");
+            None
+        }
+    }
+}
+
+/// A name unique to this process and call, e.g. for a table, schema or file.
+pub fn unique(prefix: &str) -> String {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!(
+        "{prefix}_{}_{nanos}_{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
