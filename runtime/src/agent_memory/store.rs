@@ -794,10 +794,10 @@ impl Store {
 
 // The store's methods, by what they work on. Declared after the macros
 // above, which they use.
-mod threads;
 mod messages;
-mod resource;
 mod observations;
+mod resource;
+mod threads;
 mod transfer;
 
 #[cfg(test)]

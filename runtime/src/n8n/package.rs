@@ -77,7 +77,7 @@ pub struct PackagedNode {
     pub kind: ShimKind,
 }
 
-/// What [`write`] did.
+/// What [`write()`] did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PackageReport {
     /// The package folder.

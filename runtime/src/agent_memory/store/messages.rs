@@ -59,7 +59,7 @@ impl Store {
         })
     }
 
-    async fn raw_messages(
+    pub(super) async fn raw_messages(
         &self,
         resource: &str,
         thread: &str,
@@ -122,7 +122,7 @@ impl Store {
     }
 
     /// Up to `limit` messages before seq `before`, newest first.
-    async fn messages_before(
+    pub(super) async fn messages_before(
         &self,
         resource: &str,
         thread: &str,

@@ -51,7 +51,7 @@ impl Store {
     }
 
     #[allow(clippy::too_many_arguments)]
-    async fn insert_observation(
+    pub(super) async fn insert_observation(
         &self,
         resource: &str,
         thread: &str,

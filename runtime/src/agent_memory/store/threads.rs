@@ -4,7 +4,7 @@ use super::*;
 
 impl Store {
     /// The thread's row, whoever owns it.
-    async fn find_thread(&self, thread: &str) -> Result<Option<ThreadInfo>> {
+    pub(super) async fn find_thread(&self, thread: &str) -> Result<Option<ThreadInfo>> {
         let sql = "SELECT id, resource_id, title, metadata, last_seq, created_at, updated_at FROM nodekit_am_threads WHERE id = $1";
         on_reader!(self, pool => {
             match sqlx::query(sql).bind(thread).fetch_optional(pool).await.map_err(db_err)? {
@@ -17,7 +17,7 @@ impl Store {
     /// Errors if `thread` exists and belongs to another resource. Reads call
     /// it only when they found nothing: rows they find carry `resource`
     /// already, since every row's resource is its thread's.
-    async fn check_not_foreign(&self, resource: &str, thread: &str) -> Result<()> {
+    pub(super) async fn check_not_foreign(&self, resource: &str, thread: &str) -> Result<()> {
         self.owned_thread(resource, thread).await.map(drop)
     }
 

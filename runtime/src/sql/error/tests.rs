@@ -1,7 +1,7 @@
 use super::*;
 use crate::sql::testing::pg;
 use sqlx::sqlite::SqliteConnectOptions;
-use sqlx::{ConnectOptions, Connection, Executor, PgConnection, SqliteConnection};
+use sqlx::{ConnectOptions, Connection, Executor, SqliteConnection};
 use std::str::FromStr;
 use std::time::Duration;
 
