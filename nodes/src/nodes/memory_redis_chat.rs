@@ -46,7 +46,7 @@ pub struct MemoryRedisChat {
 impl SupplyData for MemoryRedisChat {
     async fn supply_data(self, ctx: &SupplyContext) -> nodekit::Result<Supply> {
         let session = session_id(ctx, self.session_id_type, self.session_key.as_deref())?;
-        let url = redis_url(ctx.credentials("redis")?)?;
+        let url = RedisChatHistory::url_from_credential(ctx.credentials("redis")?)?;
         let history =
             Arc::new(RedisChatHistory::connect(&url, &session, Some(self.session_ttl)).await?);
         Ok(ctx
@@ -56,53 +56,4 @@ impl SupplyData for MemoryRedisChat {
             ))
             .into())
     }
-}
-
-/// n8n's `redis` credential (`host`, `port`, `password`, `user`, `database`, `ssl`) as a URL.
-pub(crate) fn redis_url(credential: &Value) -> nodekit::Result<String> {
-    let text = |k: &str| {
-        credential
-            .get(k)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-    };
-    let host = match text("host") {
-        "" => {
-            return Err(nodekit::Error::InvalidCredentials {
-                credential: "redis".into(),
-                problem: "has no `host`".into(),
-            });
-        }
-        h => h,
-    };
-    let port = credential
-        .get("port")
-        .and_then(Value::as_u64)
-        .unwrap_or(6379);
-    let db = credential
-        .get("database")
-        .and_then(Value::as_u64)
-        .unwrap_or(0);
-    let scheme = if credential.get("ssl").and_then(Value::as_bool) == Some(true) {
-        "rediss"
-    } else {
-        "redis"
-    };
-    let auth = match (text("user"), text("password")) {
-        ("", "") => String::new(),
-        (user, password) => format!("{}:{}@", encode(user), encode(password)),
-    };
-    Ok(format!("{scheme}://{auth}{host}:{port}/{db}"))
-}
-
-/// Percent-encodes everything but RFC 3986's unreserved characters.
-fn encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }

@@ -262,16 +262,7 @@ fn postgres_from_vars(var: &impl Fn(&str) -> Option<String>) -> Result<Storage> 
     if port.parse::<u16>().is_err() {
         return Err(invalid("DB_POSTGRESDB_PORT", &port, "a port number"));
     }
-    let enc = |s: String| -> String {
-        s.bytes()
-            .map(|b| match b {
-                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                    (b as char).to_string()
-                }
-                _ => format!("%{b:02X}"),
-            })
-            .collect()
-    };
+    let enc = |s: String| crate::text::percent_encode(&s);
     let url = format!(
         "postgres://{}:{}@{}:{port}/{}",
         enc(get("DB_POSTGRESDB_USER", "postgres")),

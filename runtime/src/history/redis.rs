@@ -4,12 +4,14 @@
 
 use redis::AsyncCommands;
 use redis::aio::ConnectionManager;
+use serde_json::Value;
 
 use super::store::{check_session, decode, store_error};
 use crate::error::{Error, Result};
 use crate::history::ChatHistory;
 use crate::message::Message;
 use crate::model::BoxFuture;
+use crate::text::percent_encode;
 
 const STORE: &str = "Redis";
 
@@ -29,6 +31,44 @@ impl std::fmt::Debug for RedisChatHistory {
             .finish_non_exhaustive()
     }
 }
+
+    /// The URL of n8n's `redis` credential (`host`, `port`, `password`,
+    /// `user`, `database`, `ssl`), user and password percent-encoded.
+    pub fn url_from_credential(credential: &Value) -> Result<String> {
+        let text = |k: &str| {
+            credential
+                .get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+        };
+        let host = match text("host") {
+            "" => {
+                return Err(Error::InvalidCredentials {
+                    credential: "redis".into(),
+                    problem: "has no `host`".into(),
+                });
+            }
+            h => h,
+        };
+        let port = credential
+            .get("port")
+            .and_then(Value::as_u64)
+            .unwrap_or(6379);
+        let db = credential
+            .get("database")
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        let scheme = if credential.get("ssl").and_then(Value::as_bool) == Some(true) {
+            "rediss"
+        } else {
+            "redis"
+        };
+        let auth = match (text("user"), text("password")) {
+            ("", "") => String::new(),
+            (user, password) => format!("{}:{}@", percent_encode(user), percent_encode(password)),
+        };
+        Ok(format!("{scheme}://{auth}{host}:{port}/{db}"))
+    }
 
 impl RedisChatHistory {
     /// Connects to `url` (`redis://[:password@]host:port[/db]`); `ttl_secs` of `None` or 0 keeps the list forever.
