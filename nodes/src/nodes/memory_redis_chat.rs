@@ -5,7 +5,6 @@ use std::sync::Arc;
 use nodekit::history::redis::RedisChatHistory;
 use nodekit::memory::MemoryOptions;
 use nodekit::prelude::*;
-use serde_json::Value;
 
 use super::memory_buffer_window::{SessionIdType, session_id};
 
