@@ -60,7 +60,7 @@ impl ChatHistory for JsonlHistory {
             for line in std::io::BufReader::new(file).lines() {
                 let line = line.map_err(Self::failed)?;
                 // A line that is not a message is skipped, like nodekit's own stores do.
-                if let Ok(value) = serde_json::from_str(&line)
+                if let Ok(value) = nodekit::serde_json::from_str(&line)
                     && let Ok(m) = Message::from_json(&value)
                 {
                     out.push(m);

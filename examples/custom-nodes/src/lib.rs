@@ -6,13 +6,18 @@ use std::sync::Arc;
 use nodekit::history::redis::RedisChatHistory;
 use nodekit::memory::MemoryOptions;
 use nodekit::prelude::*;
-use serde::{Deserialize, Serialize};
+use nodekit::schemars::JsonSchema;
+use nodekit::serde::{Deserialize, Serialize};
 
 pub mod jsonl_history;
 
 /// Units for temperatures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
+///
+/// The derives come through `nodekit`, so the crate needs no serde or
+/// schemars dependency of its own; `crate = ...` tells them where.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(crate = "nodekit::serde", rename_all = "lowercase")]
+#[schemars(crate = "nodekit::schemars")]
 pub enum Units {
     /// Degrees Celsius.
     #[schemars(title = "Celsius")]

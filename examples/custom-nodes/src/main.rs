@@ -6,7 +6,7 @@
 use custom_nodes::WeatherForecastTool;
 use nodekit::prelude::*;
 use nodekit::tool::NodeTool;
-use serde_json::json;
+use nodekit::serde_json::{self, json};
 
 fn main() -> Result<(), nodekit::Error> {
     // The catalog holds exactly the nodes linked into this binary: this
