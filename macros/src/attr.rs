@@ -10,7 +10,7 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, ExprUnary, Ident, Lit, LitInt, LitStr, Token, UnOp};
 
-use crate::case::closest;
+use nodekit_rules::closest;
 use crate::ctxt::Ctxt;
 use crate::symbol::{FROM_AI_KEYS, NODE_KEYS, PARAM_KEYS};
 

@@ -46,18 +46,6 @@ pub fn title(ident: &str) -> String {
     out.trim_end().to_owned()
 }
 
-/// The candidate closest to `word`, if close enough to be a likely typo.
-/// Swapped neighbours count as one edit (`tabel` → `table`).
-pub fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    let limit = (word.len() / 3).max(1);
-    candidates
-        .iter()
-        .map(|c| (strsim::osa_distance(word, c), *c))
-        .filter(|(d, _)| *d <= limit)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,15 +58,5 @@ mod tests {
         assert_eq!(title("context_window"), "Context Window");
         assert_eq!(title("MemoryRedis"), "Memory Redis");
         assert_eq!(title("ttl"), "Ttl");
-    }
-
-    #[test]
-    fn suggestions() {
-        assert_eq!(
-            closest("defualt", &["default", "display_name"]),
-            Some("default")
-        );
-        assert_eq!(closest("zzz", &["default"]), None);
-        assert_eq!(closest("tabel", &["table", "rows"]), Some("table"));
     }
 }

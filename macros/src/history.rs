@@ -5,7 +5,7 @@ use quote::quote;
 use syn::punctuated::Punctuated;
 use syn::{LitStr, Token};
 
-use crate::case::closest;
+use nodekit_rules::closest;
 use crate::ctxt::Ctxt;
 
 /// Field names whose values are treated as secrets in the generated `Debug`.

@@ -9,7 +9,7 @@ use syn::{Expr, ExprLit, Lit, LitStr};
 
 use crate::ast::{Container, Field, Prim};
 use crate::attr::{self, NodeAttrs};
-use crate::case::closest;
+use nodekit_rules::closest;
 use crate::ctxt::Ctxt;
 use crate::symbol::{FROM_AI_TYPES, KINDS, OUTPUTS};
 
@@ -378,15 +378,8 @@ fn has_plain_default(f: &Field) -> bool {
         && !matches!(default, Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) if s.value().starts_with('='))
 }
 
-fn is_from_ai_key(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 64
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-}
-
 fn from_ai_key(cx: &Ctxt, key: &str, span: Span) {
-    if !is_from_ai_key(key) {
+    if !nodekit_rules::is_from_ai_key(key) {
         cx.syn_error(syn::Error::new(
             span,
             format!(

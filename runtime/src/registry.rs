@@ -148,7 +148,7 @@ impl Catalog {
             [] => {
                 // Typos are judged on the node name, whatever package was typed.
                 let typed = name.rsplit('.').next().unwrap_or(name);
-                let best = crate::text::closest(
+                let best = nodekit_rules::closest(
                     typed,
                     self.entries.iter().map(|e| e.description.name.as_str()),
                 )

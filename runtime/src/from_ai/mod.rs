@@ -53,7 +53,7 @@ pub const MAX_DEPTH: usize = 64;
 pub const MAX_TEXT_LEN: usize = 1024 * 1024;
 
 /// Longest key n8n accepts.
-pub const MAX_KEY_LEN: usize = 64;
+pub const MAX_KEY_LEN: usize = nodekit_rules::MAX_FROM_AI_KEY_LEN;
 
 /// How many times one string may be rescanned by nested `$fromAI(` calls,
 /// which keeps parsing linear in the input length.

@@ -219,11 +219,7 @@ pub(crate) fn check_key(key: &str, path: &str) -> Result<(), FromAiError> {
             path: path.to_owned(),
         });
     }
-    let valid = key.len() <= MAX_KEY_LEN
-        && key
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-    if valid {
+    if nodekit_rules::is_from_ai_key(key) {
         Ok(())
     } else {
         Err(FromAiError::InvalidKey {
