@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::error::FromAiError;
 use super::js::{f64_to_json, js_json_parse, js_string_to_number, js_trim, js_trim_start};
-use super::{FromAiCall, FromAiType, MAX_KEY_LEN, MAX_RESCAN_FACTOR, MAX_TEXT_LEN};
+use super::{FromAiCall, FromAiType, MAX_RESCAN_FACTOR, MAX_TEXT_LEN};
 
 /// Extra bytes of scanning allowed on top of `MAX_RESCAN_FACTOR * len`, so short
 /// strings with a few legitimately nested calls never hit the limit.
