@@ -3,7 +3,7 @@
 use sqlx::Row;
 use sqlx::postgres::{PgPool, PgPoolOptions};
 
-use super::store::{check_session, decode, quoted_table, store_error};
+use super::store::{check_session, decode, quoted_table, sql_history_common, store_error};
 use crate::error::{Error, Result};
 use crate::history::ChatHistory;
 use crate::message::Message;
@@ -182,41 +182,7 @@ impl PostgresChatHistory {
 }
 
 impl ChatHistory for PostgresChatHistory {
-    fn messages(&self) -> BoxFuture<'_, Result<Vec<Message>>> {
-        Box::pin(async move {
-            let sql = format!(
-                "SELECT id, message FROM {} WHERE session_id = $1 ORDER BY id",
-                self.table
-            );
-            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-                .bind(&self.session)
-                .fetch_all(&self.pool)
-                .await
-                .map_err(|e| store_error(STORE, e))?;
-            Ok(rows.iter().filter_map(read_row).collect())
-        })
-    }
-
-    fn last_messages(&self, n: usize) -> BoxFuture<'_, Result<Vec<Message>>> {
-        Box::pin(async move {
-            // Newest first through the index, then back to oldest first.
-            let sql = format!(
-                "SELECT id, message FROM {} WHERE session_id = $1 ORDER BY id DESC LIMIT $2",
-                self.table
-            );
-            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-                .bind(&self.session)
-                .bind(i64::try_from(n).unwrap_or(i64::MAX))
-                .fetch_all(&self.pool)
-                .await
-                .map_err(|e| store_error(STORE, e))?;
-            Ok(rows.iter().rev().filter_map(read_row).collect())
-        })
-    }
-
-    fn add_message<'a>(&'a self, message: &'a Message) -> BoxFuture<'a, Result<()>> {
-        self.add_messages(std::slice::from_ref(message))
-    }
+    sql_history_common!();
 
     fn add_messages<'a>(&'a self, messages: &'a [Message]) -> BoxFuture<'a, Result<()>> {
         Box::pin(async move {
@@ -244,18 +210,6 @@ impl ChatHistory for PostgresChatHistory {
                 .await
                 .map(|_| ())
                 .map_err(|e| store_error(STORE, e))
-        })
-    }
-
-    fn clear(&self) -> BoxFuture<'_, Result<()>> {
-        Box::pin(async move {
-            let sql = format!("DELETE FROM {} WHERE session_id = $1", self.table);
-            sqlx::query(sqlx::AssertSqlSafe(sql))
-                .bind(&self.session)
-                .execute(&self.pool)
-                .await
-                .map_err(|e| store_error(STORE, e))?;
-            Ok(())
         })
     }
 }

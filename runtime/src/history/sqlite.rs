@@ -6,7 +6,7 @@ use std::time::Duration;
 use sqlx::Row;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 
-use super::store::{check_session, decode, quoted_table, store_error};
+use super::store::{check_session, decode, quoted_table, sql_history_common, store_error};
 use crate::error::Result;
 use crate::history::ChatHistory;
 use crate::message::Message;
@@ -60,41 +60,7 @@ impl SqliteChatHistory {
 }
 
 impl ChatHistory for SqliteChatHistory {
-    fn messages(&self) -> BoxFuture<'_, Result<Vec<Message>>> {
-        Box::pin(async move {
-            let sql = format!(
-                "SELECT id, message FROM {} WHERE session_id = ? ORDER BY id",
-                self.table
-            );
-            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-                .bind(&self.session)
-                .fetch_all(&self.pool)
-                .await
-                .map_err(|e| store_error(STORE, e))?;
-            Ok(rows.iter().filter_map(read_row).collect())
-        })
-    }
-
-    fn last_messages(&self, n: usize) -> BoxFuture<'_, Result<Vec<Message>>> {
-        Box::pin(async move {
-            // Newest first through the index, then back to oldest first.
-            let sql = format!(
-                "SELECT id, message FROM {} WHERE session_id = ? ORDER BY id DESC LIMIT ?",
-                self.table
-            );
-            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-                .bind(&self.session)
-                .bind(i64::try_from(n).unwrap_or(i64::MAX))
-                .fetch_all(&self.pool)
-                .await
-                .map_err(|e| store_error(STORE, e))?;
-            Ok(rows.iter().rev().filter_map(read_row).collect())
-        })
-    }
-
-    fn add_message<'a>(&'a self, message: &'a Message) -> BoxFuture<'a, Result<()>> {
-        self.add_messages(std::slice::from_ref(message))
-    }
+    sql_history_common!();
 
     fn add_messages<'a>(&'a self, messages: &'a [Message]) -> BoxFuture<'a, Result<()>> {
         Box::pin(async move {
@@ -122,18 +88,6 @@ impl ChatHistory for SqliteChatHistory {
                     .map_err(|e| store_error(STORE, e))?;
             }
             tx.commit().await.map_err(|e| store_error(STORE, e))
-        })
-    }
-
-    fn clear(&self) -> BoxFuture<'_, Result<()>> {
-        Box::pin(async move {
-            let sql = format!("DELETE FROM {} WHERE session_id = ?", self.table);
-            sqlx::query(sqlx::AssertSqlSafe(sql))
-                .bind(&self.session)
-                .execute(&self.pool)
-                .await
-                .map_err(|e| store_error(STORE, e))?;
-            Ok(())
         })
     }
 }

@@ -67,3 +67,63 @@ pub(crate) fn store_error(store: &'static str, e: impl std::fmt::Display) -> Err
         message: e.to_string(),
     }
 }
+
+/// The parts of a SQL chat history that are the same statements on SQLite
+/// and PostgreSQL (both read `$n` placeholders): the reads, one message,
+/// and clear. Expanded inside `impl ChatHistory for ...`, whose type has
+/// `pool`, `table` (quoted) and `session` fields, next to a `read_row`
+/// function and a `STORE` name of its module.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+macro_rules! sql_history_common {
+    () => {
+        fn messages(&self) -> BoxFuture<'_, Result<Vec<Message>>> {
+            Box::pin(async move {
+                let sql = format!(
+                    "SELECT id, message FROM {} WHERE session_id = $1 ORDER BY id",
+                    self.table
+                );
+                let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+                    .bind(&self.session)
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(|e| store_error(STORE, e))?;
+                Ok(rows.iter().filter_map(read_row).collect())
+            })
+        }
+
+        fn last_messages(&self, n: usize) -> BoxFuture<'_, Result<Vec<Message>>> {
+            Box::pin(async move {
+                // Newest first through the index, then back to oldest first.
+                let sql = format!(
+                    "SELECT id, message FROM {} WHERE session_id = $1 ORDER BY id DESC LIMIT $2",
+                    self.table
+                );
+                let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+                    .bind(&self.session)
+                    .bind(i64::try_from(n).unwrap_or(i64::MAX))
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(|e| store_error(STORE, e))?;
+                Ok(rows.iter().rev().filter_map(read_row).collect())
+            })
+        }
+
+        fn add_message<'a>(&'a self, message: &'a Message) -> BoxFuture<'a, Result<()>> {
+            self.add_messages(std::slice::from_ref(message))
+        }
+
+        fn clear(&self) -> BoxFuture<'_, Result<()>> {
+            Box::pin(async move {
+                let sql = format!("DELETE FROM {} WHERE session_id = $1", self.table);
+                sqlx::query(sqlx::AssertSqlSafe(sql))
+                    .bind(&self.session)
+                    .execute(&self.pool)
+                    .await
+                    .map_err(|e| store_error(STORE, e))?;
+                Ok(())
+            })
+        }
+    };
+}
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(super) use sql_history_common;
