@@ -14,7 +14,7 @@ use std::sync::Arc;
 use futures::StreamExt;
 use serde::Serialize;
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
+use crate::model::CancelToken;
 
 use crate::error::{Error, Result, shorten};
 pub use crate::event::AgentEvent;
@@ -78,7 +78,7 @@ pub struct AgentOptions {
     /// JSON Schema the final answer must follow.
     pub output_schema: Option<Value>,
     /// Stop the run.
-    pub cancel: Option<CancellationToken>,
+    pub cancel: Option<CancelToken>,
 }
 
 impl Default for AgentOptions {

@@ -564,7 +564,7 @@ async fn review_fixes_tool_calls_are_bounded_and_cancellable() {
         .count();
     assert_eq!(refused, 6);
 
-    let token = tokio_util::sync::CancellationToken::new();
+    let token = nodekit::model::CancelToken::new();
     let (model, _) = scripted(vec![calls(&[("1", "slow", json!({}))])]);
     let slow: Arc<dyn Tool> = Arc::new(FnTool::new(
         ToolDefinition {

@@ -15,7 +15,7 @@ use nodekit::model::{
 use nodekit::tool::ToolDefinition;
 use serde_json::{Value, json};
 use support::{Reply, Server, Step};
-use tokio_util::sync::CancellationToken;
+use nodekit::model::CancelToken;
 
 const KEY: &str = "sk-test-abcdefghijklmnop";
 
@@ -403,7 +403,7 @@ async fn a_server_that_never_answers_times_out() {
 async fn cancellation_stops_a_pending_call() {
     let server = Server::start(vec![Reply(vec![Step::Sleep(Duration::from_secs(30))])]).await;
     let m = model(&server);
-    let token = CancellationToken::new();
+    let token = CancelToken::new();
     let options = CallOptions {
         cancel: Some(token.clone()),
         ..Default::default()
@@ -612,7 +612,7 @@ async fn cancelling_a_stream_stops_it() {
     steps.insert(2, Step::Sleep(Duration::from_secs(30)));
     let server = Server::start(vec![Reply(steps)]).await;
     let m = model(&server);
-    let token = CancellationToken::new();
+    let token = CancelToken::new();
     let options = CallOptions {
         cancel: Some(token.clone()),
         ..Default::default()

@@ -3,7 +3,7 @@
 use base64::Engine;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
+use crate::model::CancelToken;
 
 use super::Embedder;
 use crate::error::Result;
@@ -129,7 +129,7 @@ impl OpenAiEmbedder {
     async fn batch(
         &self,
         texts: &[String],
-        cancel: Option<&CancellationToken>,
+        cancel: Option<&CancelToken>,
     ) -> Result<Vec<Vec<f32>>> {
         let mut body =
             json!({"model": self.model, "input": texts, "encoding_format": self.encoding});

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use backon::{BackoffBuilder, ExponentialBuilder};
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
+use crate::model::CancelToken;
 
 use super::{ModelError, ModelErrorKind};
 use crate::error::shorten;
@@ -101,7 +101,7 @@ impl Transport {
         &self,
         path: &str,
         body: &bytes::Bytes,
-        cancel: Option<&CancellationToken>,
+        cancel: Option<&CancelToken>,
         whole_timeout: bool,
     ) -> Result<reqwest::Response, ModelError> {
         let mut backoff = ExponentialBuilder::default()
@@ -311,7 +311,7 @@ fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
 
 /// Runs `work` unless `cancel` fires first; dropping `work` aborts its request.
 async fn cancellable<T>(
-    cancel: Option<&CancellationToken>,
+    cancel: Option<&CancelToken>,
     work: impl std::future::Future<Output = Result<T, (ModelError, Option<Duration>)>>,
 ) -> Result<T, (ModelError, Option<Duration>)> {
     match cancel {

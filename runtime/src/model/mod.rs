@@ -19,7 +19,6 @@ use std::sync::Arc;
 use futures::Stream;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
 use crate::error::Result;
 use crate::message::{Message, Role, ToolCall, Usage};
@@ -105,13 +104,40 @@ impl ChatModel for BoundTools {
     }
 }
 
+/// Stops model calls and agent runs: cancelling it (or any clone) drops the
+/// HTTP requests of the calls that hold it at once.
+#[derive(Debug, Clone, Default)]
+pub struct CancelToken(tokio_util::sync::CancellationToken);
+
+impl CancelToken {
+    /// A token that is not cancelled yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Cancels every call holding this token or a clone of it.
+    pub fn cancel(&self) {
+        self.0.cancel();
+    }
+
+    /// Whether the token is cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.is_cancelled()
+    }
+
+    /// Completes once the token is cancelled.
+    pub async fn cancelled(&self) {
+        self.0.cancelled().await;
+    }
+}
+
 /// Options of one model call.
 #[derive(Debug, Clone, Default)]
 pub struct CallOptions {
     /// Stop sequences.
     pub stop: Vec<String>,
     /// Cancels the call: the HTTP request is dropped at once.
-    pub cancel: Option<CancellationToken>,
+    pub cancel: Option<CancelToken>,
     /// Tools the model may call.
     pub tools: Vec<ToolDefinition>,
     /// Whether and which tool the model must call.

@@ -13,7 +13,7 @@ use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use tokio_util::sync::CancellationToken;
+use crate::model::CancelToken;
 
 use super::http::{Transport, error_fields};
 use super::sse::SseParser;
@@ -226,7 +226,7 @@ impl OpenAiChatModel {
     async fn read_json(
         &self,
         response: reqwest::Response,
-        cancel: Option<&CancellationToken>,
+        cancel: Option<&CancelToken>,
     ) -> Result<Value, ModelError> {
         let read = self.transport.read_capped(response);
         let bytes = match cancel {
@@ -609,7 +609,7 @@ fn content_text(c: &Value) -> Option<String> {
 /// Reading an event stream, one chunk of model output at a time.
 struct StreamState {
     transport: Transport,
-    cancel: Option<tokio_util::sync::CancellationToken>,
+    cancel: Option<CancelToken>,
     parser: SseParser,
     deltas: DeltaState,
     /// Chunks (or the final error) parsed but not yet handed out.
@@ -626,7 +626,7 @@ struct StreamState {
 }
 
 impl StreamState {
-    fn new(transport: Transport, cancel: Option<tokio_util::sync::CancellationToken>) -> Self {
+    fn new(transport: Transport, cancel: Option<CancelToken>) -> Self {
         let parser = SseParser::new(transport.max_response_bytes);
         StreamState {
             transport,
