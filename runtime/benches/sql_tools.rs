@@ -13,7 +13,7 @@ use std::future::Future;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
-use nodekit::sql::__bench::{Column, ColumnKind, Database, Dialect, Filter, SqlWriter, Table, run};
+use nodekit::__bench::sql::{Column, ColumnKind, Database, Dialect, Filter, SqlWriter, Table, run};
 use nodekit::sql::{InsertRequest, Request, SelectRequest, ToolOptions};
 use serde_json::{Value, json};
 use sqlx::Row;

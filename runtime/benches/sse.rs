@@ -5,7 +5,7 @@
 
 use divan::counter::BytesCount;
 use futures::StreamExt;
-use nodekit::model::SseParser;
+use nodekit::__bench::SseParser;
 
 fn main() {
     divan::main();

@@ -202,6 +202,18 @@ pub mod workflow;
 #[path = "private.rs"]
 pub mod __private;
 
+/// Internals that nodekit's own benchmarks measure. Not public API: names
+/// here may change in any release.
+#[doc(hidden)]
+pub mod __bench {
+    /// The OpenAI client's server-sent-events parser.
+    #[cfg(feature = "openai")]
+    pub use crate::model::sse::{SseEvent, SseParser};
+    /// The SQL tools' engine.
+    #[cfg(feature = "sql-tools")]
+    pub use crate::sql::bench as sql;
+}
+
 pub use error::{Error, Result};
 // What authors name in their own derives, e.g. `#[schemars(crate = "nodekit::schemars")]`
 // on an enum parameter, so a crate that declares nodes needs only `nodekit`.

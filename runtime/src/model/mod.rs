@@ -9,7 +9,7 @@ pub(crate) mod http;
 #[cfg(feature = "openai")]
 pub mod openai;
 #[cfg(feature = "openai")]
-mod sse;
+pub(crate) mod sse;
 
 use std::fmt;
 use std::future::Future;
@@ -24,8 +24,6 @@ use crate::error::Result;
 use crate::message::{Message, Role, ToolCall, Usage};
 use crate::tool::ToolDefinition;
 
-#[cfg(feature = "openai")]
-pub use sse::{SseEvent, SseParser};
 
 /// A boxed, sendable future (what object-safe async methods return).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

@@ -614,7 +614,7 @@ struct StreamState {
     deltas: DeltaState,
     /// Chunks (or the final error) parsed but not yet handed out.
     pending: std::collections::VecDeque<Result<StreamChunk>>,
-    events: Vec<super::SseEvent>,
+    events: Vec<super::sse::SseEvent>,
     finish: Option<FinishReason>,
     usage: Option<Usage>,
     saw_tool_calls: bool,

@@ -124,9 +124,9 @@ pub use request::{
 pub use response::{ErrorType, ToolError};
 pub use writer::Bind;
 
-/// The engine's internals, for nodekit's own benchmarks. Not public API.
-#[doc(hidden)]
-pub mod __bench {
+/// The engine's internals, for nodekit's own benchmarks (through
+/// `nodekit::__bench`).
+pub(crate) mod bench {
     pub use super::database::Database;
     pub use super::filter::Filter;
     pub use super::operation::run;
