@@ -553,7 +553,7 @@ mod tests {
         assert_contains(
             &out,
             &[
-                ":: nodekit :: sql :: Request :: Select (:: nodekit :: sql :: request :: SelectRequest {",
+                ":: nodekit :: sql :: Request :: Select (:: nodekit :: sql :: SelectRequest {",
                 "table : < String as :: nodekit :: __private :: RequestArg < :: std :: string :: String >> :: request_arg (& self . table)",
                 "limit : < Option < u32 > as :: nodekit :: __private :: RequestArg < :: core :: option :: Option < i64 > >>",
                 ".. :: core :: default :: Default :: default ()",
