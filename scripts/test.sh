@@ -33,7 +33,7 @@ else
 fi
 
 echo "== tests"
-cargo test --workspace --locked
+cargo test --workspace --locked --no-fail-fast
 
 echo "== tests of nodekit with authoring only"
 cargo test -p nodekit --no-default-features --locked

@@ -10,9 +10,9 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, ExprUnary, Ident, Lit, LitInt, LitStr, Token, UnOp};
 
-use nodekit_rules::closest;
 use crate::ctxt::Ctxt;
 use crate::symbol::{FROM_AI_KEYS, NODE_KEYS, PARAM_KEYS};
+use nodekit_rules::closest;
 
 /// A number written in an attribute, with where it was written.
 #[derive(Clone)]

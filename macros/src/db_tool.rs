@@ -12,10 +12,10 @@ use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Fields, Ident, Lit, LitStr, Token};
 
 use crate::attr::{self, Keys, ParamAttrs};
-use nodekit_rules::closest;
 use crate::ctxt::Ctxt;
 use crate::sql_template::{self, and_list};
 use crate::symbol::{DB_CREDENTIALS, DB_TOOL_FIXED_KEYS, DB_TOOL_KEYS, OPERATION_ARGS, OPERATIONS};
+use nodekit_rules::closest;
 
 /// The field that holds the workflow author's settings (`nodekit::sql::ToolOptions`).
 const OPTIONS_FIELD: &str = "options";

@@ -5,8 +5,8 @@ use quote::quote;
 use syn::punctuated::Punctuated;
 use syn::{LitStr, Token};
 
-use nodekit_rules::closest;
 use crate::ctxt::Ctxt;
+use nodekit_rules::closest;
 
 /// Field names whose values are treated as secrets in the generated `Debug`.
 const SECRET_WORDS: &[&str] = &[

@@ -9,9 +9,9 @@ use syn::{Expr, ExprLit, Lit, LitStr};
 
 use crate::ast::{Container, Field, Prim};
 use crate::attr::{self, NodeAttrs};
-use nodekit_rules::closest;
 use crate::ctxt::Ctxt;
 use crate::symbol::{FROM_AI_TYPES, KINDS, OUTPUTS};
+use nodekit_rules::closest;
 
 /// Checks `#[ai_node(...)]` against the struct it annotates.
 pub fn node(cx: &Ctxt, attrs: &NodeAttrs, c: &Container, versions: &[f64]) {
@@ -348,7 +348,7 @@ fn field(cx: &Ctxt, f: &Field) {
         }
         if let Some(key) = &ai.key {
             from_ai_key(cx, &key.value(), key.span());
-        } else if !is_from_ai_key(&f.name) {
+        } else if !nodekit_rules::is_from_ai_key(&f.name) {
             from_ai_key(cx, &f.name, ai.span);
         }
         if let Some(ty) = &ai.ty

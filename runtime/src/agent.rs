@@ -11,10 +11,10 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use crate::model::CancelToken;
 use futures::StreamExt;
 use serde::Serialize;
 use serde_json::Value;
-use crate::model::CancelToken;
 
 use crate::error::{Error, Result, shorten};
 pub use crate::event::AgentEvent;

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use nodekit::message::{Message, Role, Usage};
+use nodekit::model::CancelToken;
 use nodekit::model::openai::{OpenAiChatModel, OpenAiConfig};
 use nodekit::model::{
     CallOptions, ChatModel, FinishReason, ModelErrorKind, StreamAccumulator, StreamChunk,
@@ -15,7 +16,6 @@ use nodekit::model::{
 use nodekit::tool::ToolDefinition;
 use serde_json::{Value, json};
 use support::{Reply, Server, Step};
-use nodekit::model::CancelToken;
 
 const KEY: &str = "sk-test-abcdefghijklmnop";
 

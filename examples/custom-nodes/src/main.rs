@@ -5,8 +5,8 @@
 
 use custom_nodes::WeatherForecastTool;
 use nodekit::prelude::*;
-use nodekit::tool::NodeTool;
 use nodekit::serde_json::{self, json};
+use nodekit::tool::NodeTool;
 
 fn main() -> Result<(), nodekit::Error> {
     // The catalog holds exactly the nodes linked into this binary: this

@@ -1,9 +1,9 @@
 //! The OpenAI-compatible `/embeddings` client.
 
+use crate::model::CancelToken;
 use base64::Engine;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use crate::model::CancelToken;
 
 use super::Embedder;
 use crate::error::Result;
@@ -126,11 +126,7 @@ impl OpenAiEmbedder {
         })
     }
 
-    async fn batch(
-        &self,
-        texts: &[String],
-        cancel: Option<&CancelToken>,
-    ) -> Result<Vec<Vec<f32>>> {
+    async fn batch(&self, texts: &[String], cancel: Option<&CancelToken>) -> Result<Vec<Vec<f32>>> {
         let mut body =
             json!({"model": self.model, "input": texts, "encoding_format": self.encoding});
         if let Some(d) = self.dimensions {

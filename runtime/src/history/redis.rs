@@ -32,6 +32,7 @@ impl std::fmt::Debug for RedisChatHistory {
     }
 }
 
+impl RedisChatHistory {
     /// The URL of n8n's `redis` credential (`host`, `port`, `password`,
     /// `user`, `database`, `ssl`), user and password percent-encoded.
     pub fn url_from_credential(credential: &Value) -> Result<String> {
@@ -70,7 +71,6 @@ impl std::fmt::Debug for RedisChatHistory {
         Ok(format!("{scheme}://{auth}{host}:{port}/{db}"))
     }
 
-impl RedisChatHistory {
     /// Connects to `url` (`redis://[:password@]host:port[/db]`); `ttl_secs` of `None` or 0 keeps the list forever.
     pub async fn connect(url: &str, session: &str, ttl_secs: Option<u64>) -> Result<Self> {
         check_session(session, STORE)?;

@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
+use crate::model::CancelToken;
 use backon::{BackoffBuilder, ExponentialBuilder};
 use serde_json::Value;
-use crate::model::CancelToken;
 
 use super::{ModelError, ModelErrorKind};
 use crate::error::shorten;

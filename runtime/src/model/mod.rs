@@ -24,7 +24,6 @@ use crate::error::Result;
 use crate::message::{Message, Role, ToolCall, Usage};
 use crate::tool::ToolDefinition;
 
-
 /// A boxed, sendable future (what object-safe async methods return).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 

@@ -24,11 +24,11 @@ use sqlparser::dialect::{PostgreSqlDialect, SQLiteDialect};
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::Token;
 
-use truth::{Truth, has_column, truth};
 use super::lexical::{check_text, parser_error, tokenize_checked};
 use super::response::{ErrorType, ToolError};
 use super::schema::{Column, ColumnKind, Dialect, Table};
 use super::writer::{Bind, SqlWriter, clip};
+use truth::{Truth, has_column, truth};
 
 /// Longest filter accepted, in characters.
 pub const MAX_FILTER_CHARS: usize = 4096;

@@ -125,8 +125,9 @@ pub use response::{ErrorType, ToolError};
 pub use writer::Bind;
 
 /// The engine's internals, for nodekit's own benchmarks (through
-/// `nodekit::__bench`).
-pub(crate) mod bench {
+/// `nodekit::__bench`). Not public API.
+#[doc(hidden)]
+pub mod bench {
     pub use super::database::Database;
     pub use super::filter::Filter;
     pub use super::operation::run;

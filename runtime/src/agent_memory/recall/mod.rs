@@ -81,8 +81,8 @@ mod search;
 
 pub use ann::{EXACT_LIMIT, MAX_GRAPHS};
 pub use indexer::Recaller;
-pub(crate) use search::{by_deadline, embed_query};
 pub use search::DEFAULT_RECALL_TIMEOUT;
+pub(crate) use search::{by_deadline, embed_query};
 
 /// Texts per embedder call.
 pub const EMBED_BATCH: usize = 64;
@@ -694,8 +694,6 @@ impl Store {
         }
     }
 }
-
-
 
 fn check_dims(index: RecallIndex, dims: usize) -> Result<RecallIndex> {
     if index.dims == dims {

@@ -351,7 +351,11 @@ pub(super) fn bits(bytes: &[u8]) -> Result<String, String> {
 /// An array: dimensions, a null flag, the element type, then each
 /// element length-prefixed in row-major order. Nests one JSON array per
 /// dimension.
-pub(super) fn array_binary(elem: Option<&PgTypeInfo>, bytes: &[u8], depth: u32) -> Result<Value, String> {
+pub(super) fn array_binary(
+    elem: Option<&PgTypeInfo>,
+    bytes: &[u8],
+    depth: u32,
+) -> Result<Value, String> {
     let mut r = Reader(bytes);
     let ndim = usize::try_from(r.i32()?).map_err(|_| "negative array dimensions")?;
     let _has_nulls = r.i32()?;

@@ -180,7 +180,10 @@ pub(super) fn parse_array(s: &str) -> Option<Item> {
     chars.next().is_none().then_some(item)
 }
 
-pub(super) fn parse_list(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, depth: u32) -> Option<Item> {
+pub(super) fn parse_list(
+    chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
+    depth: u32,
+) -> Option<Item> {
     if depth > 6 || chars.next()? != '{' {
         return None;
     }
