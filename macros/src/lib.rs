@@ -2,8 +2,11 @@
 //! re-exports them; generated code names only `::nodekit` paths.
 //!
 //! The entry points here are thin shims; the work happens on
-//! `proc_macro2` token streams in `parse` → `valid` → `expand`, so it can be
-//! unit-tested without a compiler session.
+//! `proc_macro2` token streams in three stages, so it can be unit-tested
+//! without a compiler session: `ast` and `attr` read the item and its
+//! attributes (every key from the tables in `symbol`), `valid` checks them,
+//! and `expand` writes the code. Errors are collected in a `ctxt::Ctxt` and
+//! reported together, each spanned at the user's token.
 
 mod ast;
 mod attr;
