@@ -1,5 +1,5 @@
 //! Chat messages: roles, content (text or parts), tool calls and usage, in
-//! nodekit's own JSON form (the seed's `N8nMessage` field names) and in the
+//! nodekit's own JSON form (the field names of the AI Node SDK's `N8nMessage`) and in the
 //! stored form LangChain and n8n persist (`{"type": "human", "data": {...}}`).
 
 use serde::{Deserialize, Serialize};
@@ -160,7 +160,7 @@ impl Usage {
     }
 }
 
-/// One chat message, in nodekit's JSON form (the seed's `N8nMessage`).
+/// One chat message, in nodekit's JSON form (the AI Node SDK's `N8nMessage`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Message {

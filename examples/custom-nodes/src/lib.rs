@@ -53,7 +53,7 @@ pub struct WeatherForecastTool {
 
 /// Store chat history in Redis.
 ///
-/// The seed's Redis memory node, written with nodekit.
+/// n8n's Redis memory node, written with nodekit.
 #[ai_node(
     name = "memoryRedis",
     display_name = "Redis Memory",

@@ -1,4 +1,4 @@
-//! The OpenAI-compatible chat model node (the seed's `createChatModel` with
+//! The OpenAI-compatible chat model node (the AI Node SDK's `createChatModel` with
 //! `type: 'openaiCompatible'`): OpenAI, Azure OpenAI, Ollama, vLLM, LM Studio,
 //! llama.cpp server, LiteLLM.
 

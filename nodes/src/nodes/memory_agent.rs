@@ -1,4 +1,4 @@
-//! Agent memory (the seed's memory system) as a memory node: working memory
+//! Agent memory as a memory node: working memory
 //! per user, the thread's plan and recent messages, in one store (SQLite by
 //! default, or n8n's PostgreSQL database), with the `updateWorkingMemory`
 //! and `updatePlan` tools given to the agent.

@@ -1,4 +1,4 @@
-//! The five SQL tool nodes of `db-agent-tools.md`: one focused tool per
+//! The five SQL tool nodes: one focused tool per
 //! operation, for PostgreSQL (and Neon) through the `postgres` credential
 //! and SQLite files through the `sqlite` credential.
 //!

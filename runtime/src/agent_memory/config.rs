@@ -1,5 +1,5 @@
-//! Agent-memory settings: the seed's environment variables with its
-//! defaults, and a builder for the same settings.
+//! Agent-memory settings: n8n's `N8N_INSTANCE_AI_*` environment variables
+//! with their defaults, and a builder for the same settings.
 //!
 //! | variable | default | setting |
 //! | --- | --- | --- |
@@ -10,7 +10,7 @@
 //! | `N8N_INSTANCE_AI_OBSERVER_MESSAGE_TOKENS` | 30000 | [`MemoryConfig::observer_message_tokens`] |
 //! | `N8N_INSTANCE_AI_REFLECTOR_OBSERVATION_TOKENS` | 40000 | [`MemoryConfig::reflector_observation_tokens`] |
 //!
-//! Storage follows n8n's own database settings, as the seed says: with
+//! Storage follows n8n's own database settings: with
 //! `DB_TYPE=postgresdb` the memory lives in that PostgreSQL database
 //! (`DB_POSTGRESDB_HOST`, `_PORT`, `_DATABASE`, `_USER`, `_PASSWORD`,
 //! `_SCHEMA`); otherwise in the SQLite file `instance-ai-memory.db`.
@@ -18,7 +18,7 @@
 use super::store::DEFAULT_SQLITE_PATH;
 use crate::error::{Error, Result};
 
-/// The seed's working-memory template.
+/// The default working-memory template.
 pub const DEFAULT_TEMPLATE: &str = "# User Context
 - **Name**:
 - **Role**:

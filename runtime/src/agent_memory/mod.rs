@@ -1,5 +1,5 @@
 //! Agent memory: what an AI agent remembers about a user and a conversation,
-//! after the seed's memory system (`agent-memory.md`, Mastra's `@mastra/memory`).
+//! in the manner of Mastra's `@mastra/memory`, with n8n's settings.
 //!
 //! # Tiers
 //!

@@ -24,7 +24,7 @@ use crate::error::{Error, Result, shorten};
 use crate::memory::langchain::Tokenizer;
 use crate::message::{Message, Role};
 
-/// The SQLite file used when nothing else is configured (the seed's
+/// The SQLite file used when nothing else is configured (n8n's
 /// `file:instance-ai-memory.db`), relative to the working directory.
 pub const DEFAULT_SQLITE_PATH: &str = "instance-ai-memory.db";
 
@@ -159,7 +159,7 @@ pub struct ThreadInfo {
     /// A title, if one was set.
     #[serde(default)]
     pub title: Option<String>,
-    /// Free JSON metadata (the seed keeps the iteration log here).
+    /// Free JSON metadata (for example an agent's iteration log).
     #[serde(default = "empty_object")]
     pub metadata: Value,
     /// The last message seq handed out (0: none yet).

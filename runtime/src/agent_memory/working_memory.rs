@@ -1,7 +1,7 @@
 //! Working memory: a markdown document per resource (user) that the agent
 //! rewrites as it learns, and that goes to the model with every request.
 //!
-//! As in the seed and Mastra, an update replaces the whole document. An
+//! As in Mastra, an update replaces the whole document. An
 //! update that is empty or is just the template with nothing filled in is
 //! refused (it would erase what the agent knew), and so is one over
 //! [`MAX_BYTES`]. The store serialises concurrent updates of one resource.

@@ -131,7 +131,7 @@ impl ChatHistory for InProcessHistory {
 
 /// A chat-history type declared with `#[chat_history(namespace = [...])]`.
 pub trait HistoryNamespace {
-    /// Where stored histories of this type are found again (the seed's `namespace`).
+    /// Where stored histories of this type are found again (the AI Node SDK's `namespace`).
     const NAMESPACE: &'static [&'static str];
 }
 

@@ -35,7 +35,7 @@
 //!   For the in-memory store the view equals what LangChain keeps (the
 //!   fixtures replay its runs); they could part only where a special token's
 //!   length estimate makes a longer buffer count less than a shorter one.
-//! - Defaults follow the n8n seed (`chat_history`, `input`, `output`,
+//! - Defaults follow n8n's AI Node SDK (`chat_history`, `input`, `output`,
 //!   `return_messages = true`); LangChain's own are `history`, no keys,
 //!   `false` ([`MemoryOptions::langchain_defaults`]).
 //! - `save_context` checks both values before writing anything; LangChain
@@ -101,7 +101,7 @@ pub enum MemoryKind {
     },
 }
 
-/// Settings of a [`ConversationMemory`], with the n8n seed's defaults.
+/// Settings of a [`ConversationMemory`], with n8n's defaults.
 #[derive(Debug, Clone)]
 pub struct MemoryOptions {
     /// Where the conversation is stored.
@@ -136,7 +136,7 @@ impl MemoryOptions {
         }
     }
 
-    /// All of `history` (n8n's seed defaults).
+    /// All of `history` (n8n's defaults).
     pub fn buffer(history: Arc<dyn ChatHistory>) -> Self {
         Self::with_kind(history, MemoryKind::Buffer)
     }

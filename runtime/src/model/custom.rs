@@ -1,4 +1,4 @@
-//! Custom chat models (the seed's `type: 'custom'`): the author supplies
+//! Custom chat models (the AI Node SDK's `type: 'custom'`): the author supplies
 //! `invoke`, and optionally `stream`; without `stream`, streaming yields the
 //! whole answer from `invoke` as chunks.
 

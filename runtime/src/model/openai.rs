@@ -24,7 +24,7 @@ use super::{
 use crate::error::Result;
 use crate::message::{Content, Message, Role, Usage};
 
-/// Settings of an OpenAI-compatible chat model (the seed's `openaiCompatible` options).
+/// Settings of an OpenAI-compatible chat model (the AI Node SDK's `openaiCompatible` options).
 #[derive(Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OpenAiConfig {

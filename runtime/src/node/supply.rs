@@ -22,7 +22,7 @@ use crate::model::openai::{OpenAiChatModel, OpenAiConfig};
 use crate::run_log::{self, RunLog};
 use crate::tool::Tool;
 
-/// How `ctx.chat_model(..)` makes a model (the seed's `createChatModel` options).
+/// How `ctx.chat_model(..)` makes a model (the AI Node SDK's `createChatModel` options).
 pub enum ChatModelOptions {
     /// An OpenAI-compatible API.
     #[cfg(feature = "openai")]
@@ -131,7 +131,7 @@ impl SupplyContext {
         }
     }
 
-    /// Conversation memory (the seed's `createMemory`): buffer, window or
+    /// Conversation memory (the AI Node SDK's `createMemory`): buffer, window or
     /// token buffer over a chat history, wrapped for the run log.
     pub fn memory(&self, options: crate::memory::MemoryOptions) -> Arc<dyn Memory> {
         self.wrap_memory(Arc::new(crate::memory::ConversationMemory::new(options)))

@@ -1,5 +1,5 @@
 //! SQL tools for agents: the machinery behind `#[db_tool]` and the select,
-//! insert, update, delete and execute tool nodes of `db-agent-tools.md`.
+//! insert, update, delete and execute tool nodes.
 //!
 //! # One call, end to end
 //!

@@ -1,7 +1,7 @@
 //! One call of a SQL tool, from request to response: arguments checked,
 //! the table resolved against the live schema and the tool's allow and deny
 //! lists, the statement written by us, run with the tool's limits, and the
-//! outcome (or the error) in the seed's response shape.
+//! outcome (or the error) in the tools' response shape.
 
 use std::time::{Duration, Instant};
 
@@ -61,7 +61,7 @@ impl Settings {
     }
 }
 
-/// Runs `request` on `db` and answers in the seed's response shape. A
+/// Runs `request` on `db` and answers in the tools' response shape. A
 /// refused request is an answer too (`success: false`), never an `Err`.
 pub async fn run(db: &Database, request: &Request, options: &ToolOptions) -> Value {
     let start = Instant::now();
@@ -116,7 +116,7 @@ pub async fn run(db: &Database, request: &Request, options: &ToolOptions) -> Val
     }
 }
 
-/// The seed's error response.
+/// The tools' error response.
 pub fn error_response(operation: &str, e: &ToolError) -> Value {
     let mut out = json!({
         "success": false,

@@ -1,9 +1,9 @@
-//! The answers a SQL tool gives the model: the seed's success and error
-//! shapes, with errors sorted into categories an LLM can act on.
+//! The answers a SQL tool gives the model: success and error shapes, with errors sorted into categories an LLM can act on.
 
 use serde::Serialize;
 
-/// The category of a failed request (the seed's list, plus `invalid_input`
+/// The category of a failed request (connection, authentication, table,
+/// column, syntax, constraint, permission and timeout errors, plus `invalid_input`
 /// for arguments refused before any SQL is written and `query_error` for
 /// database errors that fit no other category).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

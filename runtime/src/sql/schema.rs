@@ -1,6 +1,6 @@
 //! What the tools know about a table: its columns and their types, read from
-//! the live database on every call (the seed: "tools don't cache schema
-//! information").
+//! the live database on every call, never cached, so a changed schema is
+//! seen at once.
 
 /// Which SQL dialect a statement is written and checked in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
