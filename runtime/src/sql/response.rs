@@ -1,4 +1,5 @@
-//! The answers a SQL tool gives the model: success and error shapes, with errors sorted into categories an LLM can act on.
+//! The answers a SQL tool gives the model: success and error shapes, with
+//! errors sorted into categories an LLM can act on.
 
 use serde::Serialize;
 
