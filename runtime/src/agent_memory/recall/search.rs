@@ -356,7 +356,7 @@ fn with_tool_pairs(around: Vec<StoredMessage>, a: i64, b: i64) -> Vec<StoredMess
         .collect()
 }
 
-/// How long [`assemble_with`](super::context::assemble_with) waits for the
+/// How long [`assemble_with`](crate::agent_memory::context::assemble_with) waits for the
 /// query's embedding and the search before leaving recall out.
 pub const DEFAULT_RECALL_TIMEOUT: Duration = Duration::from_secs(2);
 
