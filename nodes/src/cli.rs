@@ -28,9 +28,11 @@ use nodekit::tool::NodeTool;
 use nodekit::workflow::{RunOptions, RunResult, Workflow};
 use serde_json::Value;
 
-/// Inspect the n8n-style nodes registered in this program.
+/// List, inspect, run and package the n8n-style AI nodes linked into this
+/// program: print their catalog and tool schemas, call a tool, run or chat
+/// with a workflow, inspect agent memory, and write an n8n community package.
 #[derive(Parser, Debug)]
-#[command(name = "nodekit", version, about, long_about = None)]
+#[command(name = "nodekit", version, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
