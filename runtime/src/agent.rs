@@ -92,7 +92,30 @@ impl Default for AgentOptions {
     }
 }
 
-/// A tools agent.
+/// A tools agent: calls the model, runs the tools it asks for (independent
+/// calls of one turn concurrently), and answers when the model does.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use nodekit::agent::{Agent, AgentOptions};
+/// use nodekit::message::Message;
+/// use nodekit::model::ChatModel;
+/// use nodekit::model::custom::CustomChatModel;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> nodekit::Result<()> {
+/// // Any chat model works; inside a node it comes from `ctx.chat_model(..)`.
+/// let model: Arc<dyn ChatModel> = Arc::new(CustomChatModel::new("greeter", |_, _| async {
+///     Ok(Message::ai("Hello, Ada!"))
+/// }));
+/// let agent = Agent::new(model, Vec::new(), AgentOptions::default())?;
+/// let answer = agent.run("Hi, I am Ada.", None).await?;
+/// assert_eq!(answer.output, "Hello, Ada!");
+/// assert_eq!(answer.iterations, 1);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub struct Agent {
     model: Arc<dyn ChatModel>,

@@ -81,6 +81,26 @@ impl CatalogEntry {
 }
 
 /// Every node registered in this program, sorted by catalog name.
+///
+/// ```
+/// use nodekit::prelude::*;
+///
+/// /// Looks a word up.
+/// #[ai_node(name = "lookupTool", output = tool, package = "docs")]
+/// pub struct Lookup {
+///     /// The word.
+///     #[from_ai]
+///     pub word: String,
+/// }
+///
+/// let catalog = Catalog::global();
+/// let entry = catalog.find("lookupTool")?;                 // or "docs.lookupTool"
+/// assert_eq!(entry.full_name(), "docs.lookupTool");
+/// assert_eq!(entry.description.display_name, "Lookup");
+/// let nodes_json = catalog.to_nodes_json();               // n8n's types/nodes.json
+/// assert!(nodes_json.as_array().is_some_and(|nodes| !nodes.is_empty()));
+/// # Ok::<(), nodekit::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Catalog {
     entries: Vec<CatalogEntry>,

@@ -40,7 +40,36 @@ impl ToolDefinition {
     }
 }
 
-/// A node configured by a workflow, ready to run as a tool.
+/// A node configured by a workflow, ready to run as a tool: its definition
+/// (name, description, JSON schema of the `$fromAI` arguments) and the
+/// typed node built from an LLM's arguments.
+///
+/// ```
+/// use nodekit::prelude::*;
+/// use nodekit::serde_json::json;
+/// use nodekit::tool::NodeTool;
+///
+/// /// Get the weather forecast for a city.
+/// #[ai_node(name = "forecastTool", output = tool)]
+/// pub struct Forecast {
+///     /// The city, e.g. "Berlin".
+///     #[from_ai]
+///     pub city: String,
+///     /// How many days ahead.
+///     #[param(default = 3, min = 1, max = 7)]
+///     pub days: u32,
+/// }
+///
+/// // The workflow fixed `days`; the model fills `city`.
+/// let tool = NodeTool::new(Forecast::description(), "Forecast", &json!({"days": 2}))?;
+/// assert_eq!(tool.definition().name, "Forecast");
+/// assert_eq!(tool.definition().parameters["required"], json!(["city"]));
+/// let node: Forecast = tool.instantiate(&json!({"city": "Berlin"}))?;
+/// assert_eq!((node.city.as_str(), node.days), ("Berlin", 2));
+/// // Wrong arguments get one message the model can correct itself from.
+/// assert!(tool.instantiate::<Forecast>(&json!({"city": 7})).is_err());
+/// # Ok::<(), nodekit::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct NodeTool {
     node_name: String,

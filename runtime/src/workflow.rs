@@ -24,6 +24,40 @@ use crate::registry::{Catalog, CatalogEntry};
 use crate::run_log::RunLog;
 
 /// A workflow in n8n's export format.
+///
+/// ```
+/// use nodekit::prelude::*;
+/// use nodekit::serde_json::{Value, json};
+/// use nodekit::workflow::{RunOptions, Workflow};
+///
+/// /// Greets whoever the chat trigger names.
+/// #[ai_node(name = "greet", package = "docs")]
+/// pub struct Greet {
+///     /// The greeting.
+///     #[param(default = "Hello")]
+///     pub greeting: String,
+/// }
+///
+/// impl Execute for Greet {
+///     async fn execute(self, ctx: &ExecuteContext) -> nodekit::Result<Vec<Value>> {
+///         let greet = |item: &Value| {
+///             json!({"output": format!("{}, {}!", self.greeting, item["chatInput"].as_str().unwrap_or("you"))})
+///         };
+///         Ok(ctx.items().iter().map(greet).collect())
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> nodekit::Result<()> {
+/// let workflow = Workflow::from_json(
+///     r#"{"nodes": [{"name": "Greet", "type": "docs.greet", "typeVersion": 1, "parameters": {"greeting": "Hi"}}]}"#,
+/// )?;
+/// let options = RunOptions { input: json!({"chatInput": "Ada"}), ..RunOptions::default() };
+/// let result = workflow.run(Catalog::global(), options).await?;
+/// assert_eq!(result.items, [json!({"output": "Hi, Ada!"})]);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Deserialize)]
 pub struct Workflow {
     /// The workflow's name.

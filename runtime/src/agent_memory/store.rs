@@ -137,6 +137,26 @@ pub(crate) enum Pools<'a> {
 }
 
 /// The agent-memory store. Cheap to clone (the pools are shared).
+///
+/// ```
+/// use nodekit::agent_memory::Store;
+/// use nodekit::message::Message;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> nodekit::Result<()> {
+/// let path = std::env::temp_dir().join(format!("nodekit-docs-{}.db", std::process::id()));
+/// let store = Store::open_sqlite(&path).await?;
+/// // A thread belongs to one resource (user); naming it with another is refused.
+/// store.append("ada", "t1", &[Message::human("Hi"), Message::ai("Hello!")]).await?;
+/// let recent = store.recent("ada", "t1", 10).await?;
+/// assert_eq!(recent.len(), 2);
+/// assert_eq!(recent[1].message.text(), "Hello!");
+/// assert!(store.recent("bob", "t1", 10).await.is_err());
+/// store.close().await;
+/// # std::fs::remove_file(&path).ok();
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub struct Store {
     db: Arc<Db>,

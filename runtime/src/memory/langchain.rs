@@ -213,6 +213,26 @@ pub enum MemoryError {
 }
 
 /// A LangChain-compatible conversation memory over a [`ChatHistory`].
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use nodekit::history::InProcessHistory;
+/// use nodekit::memory::{ConversationMemory, Memory, MemoryOptions};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> nodekit::Result<()> {
+/// let history = Arc::new(InProcessHistory::session("docs-ada"));
+/// // The last exchange only (LangChain's BufferWindowMemory with k = 1).
+/// let memory = ConversationMemory::new(MemoryOptions::buffer_window(history, 1));
+/// memory.save("Hi, I am Ada.", "Hello Ada!").await?;
+/// memory.save("What is my name?", "Ada.").await?;
+/// let shown = memory.load().await?;
+/// assert_eq!(shown.len(), 2);
+/// assert_eq!(shown[0].text(), "What is my name?");
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub struct ConversationMemory {
     options: MemoryOptions,
