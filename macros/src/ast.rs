@@ -121,12 +121,10 @@ impl<'a> Container<'a> {
 
 fn field<'a>(cx: &Ctxt, f: &'a syn::Field) -> Field<'a> {
     let ident = f.ident.as_ref().expect("named fields have identifiers");
-    let mut attrs = ParamAttrs::default();
+    let attrs = attr::param_attrs(cx, &f.attrs);
     let mut from_ai = None;
     for a in &f.attrs {
-        if a.path().is_ident("param") {
-            attr::param_attrs(cx, a, &mut attrs);
-        } else if a.path().is_ident("from_ai") {
+        if a.path().is_ident("from_ai") {
             if from_ai.is_some() {
                 cx.error_spanned_by(a, "duplicate `#[from_ai]` attribute");
             }

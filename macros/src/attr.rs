@@ -252,9 +252,20 @@ pub fn node_attrs(cx: &Ctxt, args: TokenStream) -> NodeAttrs {
     out
 }
 
-/// Parses one `#[param(...)]` attribute into `out`.
-pub fn param_attrs(cx: &Ctxt, attr: &syn::Attribute, out: &mut ParamAttrs) {
+/// Parses every `#[param(...)]` attribute of a field. A key may appear
+/// once across all of them: a second one is an error at its token, never
+/// a silent override.
+pub fn param_attrs(cx: &Ctxt, attrs: &[syn::Attribute]) -> ParamAttrs {
     let mut keys = Keys::new(cx, "param", PARAM_KEYS);
+    let mut out = ParamAttrs::default();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("param")) {
+        param_attr(cx, attr, &mut keys, &mut out);
+    }
+    out
+}
+
+/// Parses one `#[param(...)]` attribute into `out`.
+fn param_attr(cx: &Ctxt, attr: &syn::Attribute, keys: &mut Keys<'_>, out: &mut ParamAttrs) {
     let result = attr.parse_nested_meta(|meta| {
         let Some(key) = keys.key(&meta) else {
             return skip_value(&meta);

@@ -252,10 +252,7 @@ fn fields(fields: &Fields) -> Vec<Field<'_>> {
 /// The field's `#[param]` keys. Mistakes in them are #[ai_node]'s to report.
 fn param_attrs(f: &syn::Field) -> ParamAttrs {
     let scratch = Ctxt::default();
-    let mut out = ParamAttrs::default();
-    for a in f.attrs.iter().filter(|a| a.path().is_ident("param")) {
-        attr::param_attrs(&scratch, a, &mut out);
-    }
+    let out = attr::param_attrs(&scratch, &f.attrs);
     let _ = scratch.check();
     out
 }
