@@ -6,7 +6,7 @@
 //! `impl ::nodekit::sql::DbTool`.
 
 use proc_macro2::TokenStream;
-use quote::{quote, quote_spanned};
+use quote::{format_ident, quote, quote_spanned};
 use syn::parse::Parser;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Fields, Ident, Lit, LitStr, Token};
@@ -30,8 +30,8 @@ struct Args {
     operation: Option<Option<Ident>>,
 }
 
-/// The request arguments of `operation`: `(name, required)`.
-fn operation_args(operation: &str) -> &'static [(&'static str, bool)] {
+/// The request arguments of `operation`: `(request field, n8n parameter name, required)`.
+fn operation_args(operation: &str) -> &'static [(&'static str, &'static str, bool)] {
     OPERATION_ARGS
         .iter()
         .find(|(op, _)| *op == operation)
@@ -43,6 +43,8 @@ struct Field<'a> {
     ident: &'a Ident,
     ty: &'a syn::Type,
     skip: bool,
+    /// Its n8n parameter name: `#[param(name)]`, else the field name in lowerCamelCase.
+    param: String,
 }
 
 /// `#[db_tool(...)]` on a struct.
@@ -241,10 +243,18 @@ fn fields(fields: &Fields) -> Vec<Field<'_>> {
     named
         .named
         .iter()
-        .map(|f| Field {
-            ident: f.ident.as_ref().expect("named fields have identifiers"),
-            ty: &f.ty,
-            skip: param_attrs(f).skip.is_some(),
+        .map(|f| {
+            let ident = f.ident.as_ref().expect("named fields have identifiers");
+            let attrs = param_attrs(f);
+            Field {
+                ident,
+                ty: &f.ty,
+                skip: attrs.skip.is_some(),
+                param: attrs.name.as_ref().map_or_else(
+                    || crate::case::lower_camel(&ident.to_string()),
+                    syn::LitStr::value,
+                ),
+            }
         })
         .collect()
 }
@@ -314,7 +324,8 @@ fn count_mismatch(placeholders: usize, bound: &[&Field]) -> String {
     format!("{query} but {fields}{advice}")
 }
 
-/// `operation = ...`: every field names an argument, and the required ones are there.
+/// `operation = ...`: every field's n8n parameter name is an argument of
+/// the operation, and the required ones are there.
 fn check_operation(cx: &Ctxt, operation: &Ident, fields: &[Field]) -> Option<Form<'static>> {
     let op = operation.to_string();
     let article = if op.starts_with(['a', 'e', 'i', 'o', 'u']) {
@@ -323,20 +334,20 @@ fn check_operation(cx: &Ctxt, operation: &Ident, fields: &[Field]) -> Option<For
         "a"
     };
     let args = operation_args(&op);
-    let mut allowed: Vec<&str> = args.iter().map(|(name, _)| *name).collect();
-    allowed.push(OPTIONS_FIELD);
+    let names: Vec<&str> = args.iter().map(|(_, param, _)| *param).collect();
     let used = arg_fields(fields);
     let mut ok = true;
     for f in &used {
-        let name = f.ident.to_string();
-        if !args.iter().any(|(arg, _)| *arg == name) {
-            let hint = closest(&name, &allowed)
+        if !names.contains(&f.param.as_str()) {
+            let hint = closest(&f.param, &names)
                 .map_or_else(String::new, |b| format!("did you mean `{b}`? "));
             cx.error_spanned_by(
                 f.ident,
                 format!(
-                    "field `{name}` is not an argument of {article} `{op}` tool; {hint}its fields are named after the request's arguments: {} (and `options`, the tool's settings); mark other fields `#[param(skip)]`",
-                    allowed[..allowed.len() - 1].join(", ")
+                    "parameter `{}` (field `{}`) is not an argument of {article} `{op}` tool; {hint}name the fields after its parameters: {} (and `options`, the tool's settings); mark other fields `#[param(skip)]`",
+                    f.param,
+                    f.ident,
+                    names.join(", ")
                 ),
             );
             ok = false;
@@ -344,19 +355,19 @@ fn check_operation(cx: &Ctxt, operation: &Ident, fields: &[Field]) -> Option<For
     }
     let missing: Vec<String> = args
         .iter()
-        .filter(|(arg, required)| *required && !used.iter().any(|f| f.ident == arg))
-        .map(|(arg, _)| format!("`{arg}`"))
+        .filter(|(_, param, required)| *required && !used.iter().any(|f| f.param == *param))
+        .map(|(_, param, _)| format!("`{param}`"))
         .collect();
     if !missing.is_empty() {
-        let fields = if missing.len() == 1 {
-            "a field"
+        let what = if missing.len() == 1 {
+            "a parameter"
         } else {
-            "fields"
+            "parameters"
         };
         cx.error_spanned_by(
             operation,
             format!(
-                "{article} `{op}` tool needs {fields} named {}: each argument of the request is read from the field of the same name",
+                "{article} `{op}` tool needs {what} named {}: each argument of the request is read from the field whose parameter has that name (e.g. `table_name` or `#[param(name = \"tableName\")]`)",
                 and_list(&missing)
             ),
         );
@@ -384,12 +395,14 @@ fn request(form: &Form, fields: &[Field]) -> TokenStream {
         }
         Form::Operation { op } => {
             let used = arg_fields(fields);
-            let values = used.iter().map(|f| {
+            let values = used.iter().filter_map(|f| {
                 let (ident, ty) = (f.ident, f.ty);
-                let target = arg_type(&ident.to_string());
+                let (arg, _, _) = operation_args(op).iter().find(|(_, param, _)| *param == f.param)?;
+                let target = arg_type(arg);
+                let arg = format_ident!("{arg}");
                 // Spanned at the type, so that a type that does not fit is the error's subject.
                 let value = quote_spanned!(ty.span()=> <#ty as ::nodekit::__private::RequestArg<#target>>::request_arg(&self.#ident));
-                quote!(#ident: #value)
+                Some(quote!(#arg: #value))
             });
             let (variant, request) = match op.as_str() {
                 "select" => (quote!(Select), quote!(SelectRequest)),
@@ -544,14 +557,15 @@ mod tests {
             quote!(operation = select),
             quote! {
                 /// Reads rows.
-                struct Select { table: String, limit: Option<u32>, #[param(skip)] other: u8 }
+                struct Select { table_name: String, limit: Option<u32>, #[param(name = "whereConditions")] cond: String, #[param(skip)] other: u8 }
             },
         );
         assert_contains(
             &out,
             &[
                 ":: nodekit :: sql :: Request :: Select (:: nodekit :: sql :: SelectRequest {",
-                "table : < String as :: nodekit :: __private :: RequestArg < :: std :: string :: String >> :: request_arg (& self . table)",
+                "table : < String as :: nodekit :: __private :: RequestArg < :: std :: string :: String >> :: request_arg (& self . table_name)",
+                "filter : < String as :: nodekit :: __private :: RequestArg < :: std :: string :: String >> :: request_arg (& self . cond)",
                 "limit : < Option < u32 > as :: nodekit :: __private :: RequestArg < :: core :: option :: Option < i64 > >>",
                 ".. :: core :: default :: Default :: default ()",
             ],
@@ -560,7 +574,7 @@ mod tests {
             quote!(operation = execute),
             quote! {
                 /// Runs SQL.
-                struct Execute { sql: String }
+                struct Execute { query: String }
             },
         );
         assert!(!out.contains("Default :: default"), "{out}");
@@ -572,14 +586,14 @@ mod tests {
             quote!(operation = update),
             quote! {
                 /// Changes rows.
-                struct Update { tabel: String, filter: String }
+                struct Update { tabel_name: String, where_conditions: String }
             },
         );
         assert_contains(
             &out,
             &[
-                "field `tabel` is not an argument of an `update` tool; did you mean `table`?",
-                "an `update` tool needs fields named `table` and `values`",
+                "parameter `tabelName` (field `tabel_name`) is not an argument of an `update` tool; did you mean `tableName`?",
+                "an `update` tool needs parameters named `tableName` and `values`",
             ],
         );
         let out = expand(

@@ -111,28 +111,37 @@ pub const DB_TOOL_FIXED_KEYS: &[(&str, &str)] = &[
 /// Values of `#[db_tool(operation = ...)]`.
 pub const OPERATIONS: &[&str] = &["select", "insert", "update", "delete", "execute"];
 
+/// The request arguments of each operation: the request struct's field
+/// (`nodekit::sql::SelectRequest`, ...), the n8n parameter name a tool's
+/// field must have to fill it (n8n's own SQL tools' names), and whether it
+/// is required.
 #[cfg(feature = "db-tool")]
-/// The request arguments of each operation, named as the request structs
-/// (`nodekit::sql::SelectRequest`, ...) name them, with whether each is required.
-pub const OPERATION_ARGS: &[(&str, &[(&str, bool)])] = &[
+pub const OPERATION_ARGS: &[(&str, &[(&str, &str, bool)])] = &[
     (
         "select",
         &[
-            ("table", true),
-            ("columns", false),
-            ("filter", false),
-            ("order_by", false),
-            ("limit", false),
-            ("offset", false),
+            ("table", "tableName", true),
+            ("columns", "columns", false),
+            ("filter", "whereConditions", false),
+            ("order_by", "orderBy", false),
+            ("limit", "limit", false),
+            ("offset", "offset", false),
         ],
     ),
-    ("insert", &[("table", true), ("rows", true)]),
+    ("insert", &[("table", "tableName", true), ("rows", "rows", true)]),
     (
         "update",
-        &[("table", true), ("values", true), ("filter", true)],
+        &[
+            ("table", "tableName", true),
+            ("values", "values", true),
+            ("filter", "whereConditions", true),
+        ],
     ),
-    ("delete", &[("table", true), ("filter", true)]),
-    ("execute", &[("sql", true)]),
+    (
+        "delete",
+        &[("table", "tableName", true), ("filter", "whereConditions", true)],
+    ),
+    ("execute", &[("sql", "query", true)]),
 ];
 
 #[cfg(feature = "db-tool")]

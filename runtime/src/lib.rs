@@ -156,14 +156,14 @@
 //! | key | type | usage |
 //! | --- | --- | --- |
 //! | `query` | string | a fixed SQL template (PostgreSQL syntax) with placeholders `$1`..`$n`, bound in declaration order from every field except `#[param(skip)]` ones and `options`. Checked at compile time: exactly one statement, `$`-numbered placeholders without gaps, as many as bound fields, bindable field types (integers, floats, `bool`, `String`, `Vec<u8>`, `serde_json::Value`, `Option` of them). A plain query (no data-modifying `WITH`, `SELECT INTO` or `FOR UPDATE`) runs read-only |
-//! | `operation` | `select`, `insert`, `update`, `delete`, `execute` | one of the five tools; request arguments are read from the fields of the same name (others are an error unless `#[param(skip)]`): select → `table` (required), `columns`, `filter`, `order_by`, `limit`, `offset`; insert → `table`, `rows`; update → `table`, `values`, `filter`; delete → `table`, `filter`; execute → `sql` (all required) |
+//! | `operation` | `select`, `insert`, `update`, `delete`, `execute` | one of the five tools. Each request argument is read from the field whose n8n parameter name is the argument's (n8n's SQL tools' names; a field's parameter name is `#[param(name)]`, else the field name in lowerCamelCase, so `table_name` is `tableName`); other fields are an error unless `#[param(skip)]`: select → `tableName` (required), `columns`, `whereConditions`, `orderBy`, `limit`, `offset`; insert → `tableName`, `rows`; update → `tableName`, `values`, `whereConditions`; delete → `tableName`, `whereConditions`; execute → `query` (all required). One doc comment describes the parameter and its `$fromAI` argument |
 //! | `name`, `display_name`, `description`, `version`, `default_version`, `credentials`, `icon`, `group`, `subtitle`, `documentation_url`, `notice`, `package` | as for `#[ai_node]` | passed to `#[ai_node]`; `output`, `main_input`, `optional_credentials` and `usable_as_tool` are set by the macro, and `postgres`/`sqlite` may not be listed in `credentials` |
 //!
-//! Field types of the operation form: `table`, `columns`, `filter`,
-//! `order_by`, `sql`: `String` (or `Option<String>`, absent = empty);
-//! `limit`, `offset`: an integer or an `Option` of one (`Option<i64>` in
-//! the request); `rows`, `values`: `serde_json::Value` (or an `Option` of
-//! it, absent = `null`). A field named `options` must be a
+//! Field types of the operation form: `tableName`, `columns`,
+//! `whereConditions`, `orderBy`, `query`: `String` (or `Option<String>`,
+//! absent = empty); `limit`, `offset`: an integer or an `Option` of one
+//! (`Option<i64>` in the request); `rows`, `values`: `serde_json::Value` (or
+//! an `Option` of it, absent = `null`). A field named `options` must be a
 //! [`sql::ToolOptions`]: it is the tool's settings, a collection parameter
 //! (the `#[param(collection)]` is implied) returned by `DbTool::options`.
 

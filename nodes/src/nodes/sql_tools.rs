@@ -18,46 +18,27 @@ use nodekit::sql::ToolOptions;
 )]
 #[derive(Debug, Clone, PartialEq)]
 pub struct SelectQueryTool {
-    /// The name of the database table to query.
-    #[param(name = "tableName", display_name = "Table Name")]
-    #[from_ai(
-        key = "tableName",
-        description = "The name of the database table to query"
-    )]
-    pub table: String,
+    /// The name of the database table to query
+    #[param(display_name = "Table Name")]
+    #[from_ai]
+    pub table_name: String,
     /// Comma-separated column names, or * for all columns. Example: id,name,email
     #[param(display_name = "Columns to Select")]
-    #[from_ai(
-        description = "Comma-separated column names, or * for all columns. Example: id,name,email",
-        default = "*"
-    )]
+    #[from_ai(default = "*")]
     pub columns: String,
-    /// SQL WHERE clause conditions. Example: age > 18 AND status = 'active'
-    #[param(name = "whereConditions", display_name = "Filter Conditions")]
-    #[from_ai(
-        key = "whereConditions",
-        description = "SQL WHERE clause conditions without the WHERE keyword; empty for all rows. Example: age > 18 AND status = 'active'",
-        default = ""
-    )]
-    pub filter: String,
-    /// Columns to sort by, each optionally followed by ASC or DESC. Example: created_at DESC, id
+    /// SQL WHERE clause conditions without the WHERE keyword; empty for all rows. Example: age > 18 AND status = 'active'
+    #[param(display_name = "Filter Conditions")]
+    #[from_ai(default = "")]
+    pub where_conditions: String,
+    /// Columns to sort by, each optionally followed by ASC or DESC; empty for no order. Example: created_at DESC, id
     #[param(display_name = "Order By")]
-    #[from_ai(
-        description = "Columns to sort by, each optionally followed by ASC or DESC; empty for no order. Example: created_at DESC, id",
-        default = ""
-    )]
+    #[from_ai(default = "")]
     pub order_by: String,
-    /// The most rows to return (1 to 10000; the tool's Max Rows also applies).
-    #[from_ai(
-        description = "The most rows to return, from 1 to 10000",
-        default = 10000
-    )]
+    /// The most rows to return, from 1 to 10000
+    #[from_ai(default = 10000)]
     pub limit: i64,
-    /// Rows to skip before the first one returned, for paging.
-    #[from_ai(
-        description = "Rows to skip before the first one returned, for paging",
-        default = 0
-    )]
+    /// Rows to skip before the first one returned, for paging
+    #[from_ai(default = 0)]
     pub offset: i64,
     /// Limits and the tables the tool may use.
     #[param(collection, placeholder = "Add Option")]
@@ -73,19 +54,13 @@ pub struct SelectQueryTool {
 )]
 #[derive(Debug, Clone, PartialEq)]
 pub struct InsertDataTool {
-    /// The name of the database table to insert into.
-    #[param(name = "tableName", display_name = "Table Name")]
-    #[from_ai(
-        key = "tableName",
-        description = "The name of the database table to insert into"
-    )]
-    pub table: String,
-    /// The rows to insert: a JSON object of column names and values, or an array of such objects.
+    /// The name of the database table to insert into
+    #[param(display_name = "Table Name")]
+    #[from_ai]
+    pub table_name: String,
+    /// The rows to insert: a JSON object of column names and values, or an array of such objects. Example: [{"name": "Ada", "email": "ada@example.com"}]
     #[param(display_name = "Rows to Insert")]
-    #[from_ai(
-        description = "The rows to insert: a JSON object of column names and values, or an array of such objects. Example: [{\"name\": \"Ada\", \"email\": \"ada@example.com\"}]",
-        type = "json"
-    )]
+    #[from_ai]
     pub rows: serde_json::Value,
     /// Limits and the tables the tool may use.
     #[param(collection, placeholder = "Add Option")]
@@ -101,27 +76,18 @@ pub struct InsertDataTool {
 )]
 #[derive(Debug, Clone, PartialEq)]
 pub struct UpdateDataTool {
-    /// The name of the database table to update.
-    #[param(name = "tableName", display_name = "Table Name")]
-    #[from_ai(
-        key = "tableName",
-        description = "The name of the database table to update"
-    )]
-    pub table: String,
+    /// The name of the database table to update
+    #[param(display_name = "Table Name")]
+    #[from_ai]
+    pub table_name: String,
     /// The new values: a JSON object of column names and values. Example: {"status": "shipped"}
     #[param(display_name = "Values to Set")]
-    #[from_ai(
-        description = "The new values: a JSON object of column names and values. Example: {\"status\": \"shipped\"}",
-        type = "json"
-    )]
+    #[from_ai]
     pub values: serde_json::Value,
-    /// Which rows to change, as SQL WHERE conditions. Example: id = 42
-    #[param(name = "whereConditions", display_name = "Filter Conditions")]
-    #[from_ai(
-        key = "whereConditions",
-        description = "Which rows to change: SQL WHERE clause conditions without the WHERE keyword (required). Example: id = 42"
-    )]
-    pub filter: String,
+    /// Which rows to change: SQL WHERE clause conditions without the WHERE keyword (required). Example: id = 42
+    #[param(display_name = "Filter Conditions")]
+    #[from_ai]
+    pub where_conditions: String,
     /// Limits and the tables the tool may use.
     #[param(collection, placeholder = "Add Option")]
     pub options: ToolOptions,
@@ -136,20 +102,14 @@ pub struct UpdateDataTool {
 )]
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeleteDataTool {
-    /// The name of the database table to delete from.
-    #[param(name = "tableName", display_name = "Table Name")]
-    #[from_ai(
-        key = "tableName",
-        description = "The name of the database table to delete from"
-    )]
-    pub table: String,
-    /// Which rows to delete, as SQL WHERE conditions. Example: id = 42
-    #[param(name = "whereConditions", display_name = "Filter Conditions")]
-    #[from_ai(
-        key = "whereConditions",
-        description = "Which rows to delete: SQL WHERE clause conditions without the WHERE keyword (required). Example: id = 42"
-    )]
-    pub filter: String,
+    /// The name of the database table to delete from
+    #[param(display_name = "Table Name")]
+    #[from_ai]
+    pub table_name: String,
+    /// Which rows to delete: SQL WHERE clause conditions without the WHERE keyword (required). Example: id = 42
+    #[param(display_name = "Filter Conditions")]
+    #[from_ai]
+    pub where_conditions: String,
     /// Limits and the tables the tool may use.
     #[param(collection, placeholder = "Add Option")]
     pub options: ToolOptions,
@@ -164,13 +124,10 @@ pub struct DeleteDataTool {
 )]
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExecuteSqlTool {
-    /// Exactly one SQL statement.
-    #[param(name = "query", display_name = "SQL Query", rows = 4)]
-    #[from_ai(
-        key = "query",
-        description = "Exactly one SQL statement, e.g. SELECT status, count(*) FROM orders GROUP BY status"
-    )]
-    pub sql: String,
+    /// Exactly one SQL statement, e.g. SELECT status, count(*) FROM orders GROUP BY status
+    #[param(display_name = "SQL Query", rows = 4)]
+    #[from_ai]
+    pub query: String,
     /// Limits, the tables the tool may use, and whether it may write.
     #[param(collection, placeholder = "Add Option")]
     pub options: ToolOptions,

@@ -4,7 +4,7 @@ use nodekit::prelude::*;
 #[db_tool(operation = select)]
 pub struct Select {
     /// The table.
-    tabel: String,
+    tabel_name: String,
     /// Not an argument of select.
     rows: serde_json::Value,
 }
@@ -13,24 +13,24 @@ pub struct Select {
 #[db_tool(operation = update)]
 pub struct Update {
     /// The table.
-    table: String,
+    table_name: String,
 }
 
 /// The filter is required, and a skipped field does not count.
 #[db_tool(operation = delete)]
 pub struct Delete {
     /// The table.
-    table: String,
+    table_name: String,
     /// Skipped.
     #[param(skip)]
-    filter: String,
+    where_conditions: String,
 }
 
 /// A field type that does not fit its argument.
 #[db_tool(operation = execute)]
 pub struct Execute {
     /// The statement.
-    sql: Vec<String>,
+    query: Vec<String>,
 }
 
 fn main() {}

@@ -1,6 +1,7 @@
-//! The five operation forms: fields fill the request's arguments by name.
+//! The five operation forms: fields fill the request's arguments by their
+//! n8n parameter names.
 use nodekit::prelude::*;
-use nodekit::sql::request::{
+use nodekit::sql::{
     DeleteRequest, ExecuteRequest, InsertRequest, Request, SelectRequest, UpdateRequest,
 };
 use serde_json::{Value, json};
@@ -10,11 +11,12 @@ use serde_json::{Value, json};
 pub struct SelectRows {
     /// The table to read.
     #[from_ai]
-    table: String,
+    table_name: String,
     /// Comma-separated columns.
     #[from_ai]
     columns: Option<String>,
-    /// Filter conditions.
+    /// Filter conditions, under a field name of the author's choosing.
+    #[param(name = "whereConditions")]
     #[from_ai(default = "")]
     filter: String,
     /// Most rows.
@@ -35,7 +37,7 @@ pub struct SelectRows {
 #[db_tool(operation = insert)]
 pub struct InsertRows {
     /// The table.
-    table: String,
+    table_name: String,
     /// One row object or an array of them.
     #[from_ai]
     rows: Value,
@@ -45,23 +47,23 @@ pub struct InsertRows {
 #[db_tool(operation = update)]
 pub struct UpdateRows {
     /// The table.
-    table: String,
+    table_name: String,
     /// Column → new value.
     #[from_ai]
     values: Option<Value>,
     /// Which rows.
     #[from_ai]
-    filter: String,
+    where_conditions: String,
 }
 
 /// Removes rows.
 #[db_tool(operation = delete, version = [1, 2], group = ["output"])]
 pub struct DeleteRows {
     /// The table.
-    table: String,
+    table_name: String,
     /// Which rows.
     #[from_ai]
-    filter: String,
+    where_conditions: String,
     /// Settings.
     options: ToolOptions,
 }
@@ -71,12 +73,12 @@ pub struct DeleteRows {
 pub struct ExecuteSql {
     /// The statement.
     #[from_ai]
-    sql: String,
+    query: String,
 }
 
 fn main() {
     let select = SelectRows::from_params(
-        &json!({"table": "users", "filter": "", "limit": 10, "options": {"allowedTables": "users"}}),
+        &json!({"tableName": "users", "whereConditions": "", "limit": 10, "options": {"allowedTables": "users"}}),
         "Select",
     )
     .unwrap();
@@ -98,7 +100,7 @@ fn main() {
     assert_eq!(d["outputs"], json!(["ai_tool"]));
 
     let insert = InsertRows {
-        table: "t".into(),
+        table_name: "t".into(),
         rows: json!([{"a": 1}]),
     };
     assert_eq!(
@@ -109,9 +111,9 @@ fn main() {
         })
     );
     let update = UpdateRows {
-        table: "t".into(),
+        table_name: "t".into(),
         values: None,
-        filter: "id = 1".into(),
+        where_conditions: "id = 1".into(),
     };
     assert_eq!(
         update.request(),
@@ -122,8 +124,8 @@ fn main() {
         })
     );
     let delete = DeleteRows {
-        table: "t".into(),
-        filter: "id = 2".into(),
+        table_name: "t".into(),
+        where_conditions: "id = 2".into(),
         options: ToolOptions::default(),
     };
     assert_eq!(
@@ -138,7 +140,7 @@ fn main() {
         json!(["output"])
     );
     let execute = ExecuteSql {
-        sql: "SELECT 1".into(),
+        query: "SELECT 1".into(),
     };
     assert_eq!(
         execute.request(),
