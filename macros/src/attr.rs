@@ -82,6 +82,7 @@ pub struct ParamAttrs {
     pub kind: Option<LitStr>,
     pub json: Option<Span>,
     pub skip: Option<Span>,
+    pub flatten: Option<Span>,
 }
 
 /// `#[from_ai(...)]`.
@@ -293,6 +294,7 @@ fn param_attr(cx: &Ctxt, attr: &syn::Attribute, keys: &mut Keys<'_>, out: &mut P
             "kind" => out.kind = Some(lit_str(&meta)?),
             "json" => out.json = Some(flag()),
             "skip" => out.skip = Some(flag()),
+            "flatten" => out.flatten = Some(flag()),
             _ => unreachable!("every key of PARAM_KEYS is handled"),
         }
         Ok(())

@@ -42,6 +42,7 @@ fn operation_args(operation: &str) -> &'static [(&'static str, &'static str, boo
 struct Field<'a> {
     ident: &'a Ident,
     ty: &'a syn::Type,
+    /// `#[param(skip)]` or `#[param(flatten)]`: not one of the request's values.
     skip: bool,
     /// Its n8n parameter name: `#[param(name)]`, else the field name in lowerCamelCase.
     param: String,
@@ -249,7 +250,7 @@ fn fields(fields: &Fields) -> Vec<Field<'_>> {
             Field {
                 ident,
                 ty: &f.ty,
-                skip: attrs.skip.is_some(),
+                skip: attrs.skip.is_some() || attrs.flatten.is_some(),
                 param: attrs.name.as_ref().map_or_else(
                     || crate::case::lower_camel(&ident.to_string()),
                     syn::LitStr::value,

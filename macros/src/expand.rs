@@ -197,7 +197,18 @@ fn params_impl(c: &Container) -> TokenStream {
             fn #name() -> #ty { #value }
         })
     });
-    let properties = params.iter().map(|f| property(c, f));
+    // A flattened group's properties stand among the node's own, in order.
+    let properties = params.iter().map(|f| match f.attrs.flatten {
+        Some(_) => {
+            let ty = f.inner;
+            quote!(__props.extend(<#ty as ::nodekit::Params>::properties()))
+        }
+        None => {
+            let p = property(c, f);
+            quote!(__props.push(#p))
+        }
+    });
+    let struct_name = ident.to_string();
     let field_values = c.fields.iter().map(|f| {
         let ident = f.ident;
         let value = field_value(f);
@@ -212,7 +223,9 @@ fn params_impl(c: &Container) -> TokenStream {
         #[automatically_derived]
         impl ::nodekit::Params for #ident {
             fn properties() -> ::std::vec::Vec<::nodekit::description::NodeProperty> {
-                ::std::vec![#(#properties),*]
+                let mut __props = ::std::vec::Vec::new();
+                #(#properties;)*
+                ::nodekit::__private::unique_names(#struct_name, __props)
             }
 
             fn from_params_at(
@@ -420,6 +433,11 @@ fn field_value(f: &Field) -> TokenStream {
     let a = &f.attrs;
     if a.skip.is_some() {
         return quote!(::core::default::Default::default());
+    }
+    if a.flatten.is_some() {
+        // The group reads its fields from the same parameters, at the same place.
+        let ty = f.inner;
+        return quote!(<#ty as ::nodekit::Params>::from_params_at(__values, __at)?);
     }
     let name = &f.name;
     let p = quote!(::nodekit::__private);

@@ -44,6 +44,7 @@ pub const PARAM_KEYS: &[&str] = &[
     "kind",
     "json",
     "skip",
+    "flatten",
 ];
 
 /// Keys of `#[from_ai(...)]`.

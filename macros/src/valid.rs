@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use proc_macro2::Span;
 use quote::ToTokens;
+use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Lit, LitStr};
 
 use crate::ast::{Container, Field, Prim};
@@ -146,6 +147,10 @@ pub fn fields(cx: &Ctxt, c: &Container, versions: &[f64]) {
     let mut names: HashMap<&str, &Field> = HashMap::new();
     let mut ai_keys: HashMap<String, &Field> = HashMap::new();
     for f in c.fields.iter().filter(|f| f.attrs.skip.is_none()) {
+        if let Some(span) = f.attrs.flatten {
+            flattened(cx, f, span);
+            continue;
+        }
         let name_tokens = name_span(f);
         if !is_param_name(&f.name) {
             cx.syn_error(syn::Error::new(
@@ -188,6 +193,55 @@ pub fn fields(cx: &Ctxt, c: &Container, versions: &[f64]) {
                 condition(cx, c, f, cond, versions);
             }
         }
+    }
+}
+
+/// A `#[param(flatten)]` field: a `#[derive(NodeParams)]` struct whose
+/// fields are the node's own parameters, so the field itself has no
+/// parameter settings.
+fn flattened(cx: &Ctxt, f: &Field, span: Span) {
+    let a = &f.attrs;
+    let others = [
+        (a.name.as_ref().map(LitStr::span), "name"),
+        (a.display_name.as_ref().map(LitStr::span), "display_name"),
+        (a.description.as_ref().map(LitStr::span), "description"),
+        (a.default.as_ref().map(Spanned::span), "default"),
+        (a.required, "required"),
+        (a.min.as_ref().map(|n| n.span), "min"),
+        (a.max.as_ref().map(|n| n.span), "max"),
+        (a.precision.as_ref().map(Spanned::span), "precision"),
+        (a.options.as_ref().map(|(s, _)| *s), "options"),
+        (a.display.as_ref().map(|_| span), "display_options"),
+        (a.placeholder.as_ref().map(LitStr::span), "placeholder"),
+        (a.hint.as_ref().map(LitStr::span), "hint"),
+        (a.password, "password"),
+        (a.rows.as_ref().map(Spanned::span), "rows"),
+        (a.no_data_expression, "no_data_expression"),
+        (a.load_options_method.as_ref().map(LitStr::span), "load_options_method"),
+        (a.collection, "collection"),
+        (a.fixed_collection, "fixed_collection"),
+        (a.kind.as_ref().map(LitStr::span), "kind"),
+        (a.json, "json"),
+    ];
+    for (at, key) in others {
+        if let Some(at) = at {
+            cx.syn_error(syn::Error::new(
+                at,
+                format!("`{key}` does not go with `flatten`: a flattened group has no parameter of its own; set `{key}` on the group's fields"),
+            ));
+        }
+    }
+    if let Some(ai) = &f.from_ai {
+        cx.syn_error(syn::Error::new(
+            ai.span,
+            "`#[from_ai]` does not go with `flatten`: mark the group's fields instead",
+        ));
+    }
+    if f.optional || f.elem.is_some() {
+        cx.error_spanned_by(
+            f.inner,
+            "a `flatten` field is a `#[derive(NodeParams)]` struct, not an `Option` or a `Vec` of one",
+        );
     }
 }
 
@@ -479,6 +533,10 @@ fn condition(cx: &Ctxt, c: &Container, owner: &Field, cond: &attr::Condition, ve
         .filter(|f| f.attrs.skip.is_none())
         .find(|f| f.name == cond.key || f.ident == cond.key.as_str());
     let Some(target) = target else {
+        if c.fields.iter().any(|f| f.attrs.flatten.is_some()) {
+            // The name may be one of a flattened group's, known only at run time.
+            return;
+        }
         let names: Vec<&str> = c.fields.iter().map(|f| f.name.as_str()).collect();
         let hint = closest(&cond.key, &names)
             .map_or_else(String::new, |b| format!("; did you mean `{b}`?"));

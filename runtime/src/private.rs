@@ -360,6 +360,23 @@ macro_rules! request_arg_int {
 }
 request_arg_int!(i8, i16, i32, i64, u8, u16, u32, u64, usize);
 
+/// A node's properties, checked for names given twice. Within one struct
+/// the macro refuses that at compile time; a `#[param(flatten)]` group's
+/// names are known only here, so a clash panics, naming both the struct and
+/// the parameter, the first time the properties are built (a test that
+/// builds the node's description finds it).
+pub fn unique_names(node: &str, properties: Vec<NodeProperty>) -> Vec<NodeProperty> {
+    let mut seen = std::collections::HashSet::new();
+    for p in &properties {
+        assert!(
+            seen.insert(p.name.as_str()),
+            "`{node}` has two parameters named `{}`: a `#[param(flatten)]` group repeats a name of the node or of another group; rename one with `#[param(name = \"...\")]`",
+            p.name
+        );
+    }
+    properties
+}
+
 /// Finds which run-time traits a node type implements, without requiring
 /// any: an inherent method (bounded by the trait) wins over the fallback
 /// trait method of the same name when the bound holds.
