@@ -21,15 +21,10 @@ pub enum SessionIdType {
     CustomKey,
 }
 
-/// Stores the chat history in the workflow's process memory; no credentials required.
-#[ai_node(
-    name = "memoryBufferWindow",
-    display_name = "Simple Memory",
-    output = memory,
-    icon = "fa:database"
-)]
-#[derive(Debug, Clone, PartialEq)]
-pub struct MemoryBufferWindow {
+/// Where a memory node finds the conversation's key: the parameters all of
+/// n8n's chat memories share, flattened into each of them.
+#[derive(NodeParams, Debug, Clone, PartialEq)]
+pub struct SessionParams {
     /// Where the key that separates one conversation from another comes from.
     #[param(display_name = "Session ID", default = SessionIdType::FromInput)]
     pub session_id_type: SessionIdType,
@@ -41,6 +36,27 @@ pub struct MemoryBufferWindow {
         display_options(show(session_id_type = [SessionIdType::CustomKey]))
     )]
     pub session_key: Option<String>,
+}
+
+impl SessionParams {
+    /// The conversation's key: the input item's `sessionId`, or the node's own key.
+    pub fn session(&self, ctx: &SupplyContext) -> nodekit::Result<String> {
+        session_id(ctx, self.session_id_type, self.session_key.as_deref())
+    }
+}
+
+/// Stores the chat history in the workflow's process memory; no credentials required.
+#[ai_node(
+    name = "memoryBufferWindow",
+    display_name = "Simple Memory",
+    output = memory,
+    icon = "fa:database"
+)]
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryBufferWindow {
+    /// Which conversation: n8n's "Session ID" parameters.
+    #[param(flatten)]
+    pub session: SessionParams,
     /// How many past interactions the model receives as context.
     #[param(default = 5, min = 1)]
     pub context_window_length: u32,
@@ -48,7 +64,7 @@ pub struct MemoryBufferWindow {
 
 impl SupplyData for MemoryBufferWindow {
     async fn supply_data(self, ctx: &SupplyContext) -> nodekit::Result<Supply> {
-        let session = session_id(ctx, self.session_id_type, self.session_key.as_deref())?;
+        let session = self.session.session(ctx)?;
         let history = Arc::new(InProcessHistory::session(&session));
         Ok(ctx
             .memory(MemoryOptions::buffer_window(

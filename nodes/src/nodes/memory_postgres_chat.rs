@@ -7,7 +7,7 @@ use nodekit::history::postgres::{DEFAULT_TABLE, PostgresChatHistory, PostgresCon
 use nodekit::memory::MemoryOptions;
 use nodekit::prelude::*;
 
-use super::memory_buffer_window::{SessionIdType, session_id};
+use super::memory_buffer_window::SessionParams;
 
 /// Stores the chat history in a PostgreSQL table.
 #[ai_node(
@@ -19,17 +19,9 @@ use super::memory_buffer_window::{SessionIdType, session_id};
 )]
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemoryPostgresChat {
-    /// Where the key that separates one conversation from another comes from.
-    #[param(display_name = "Session ID", default = SessionIdType::FromInput)]
-    pub session_id_type: SessionIdType,
-    /// The key to use to store the memory in the workflow data.
-    #[param(
-        display_name = "Key",
-        name = "sessionKey",
-        default = "={{ $json.sessionId }}",
-        display_options(show(session_id_type = [SessionIdType::CustomKey]))
-    )]
-    pub session_key: Option<String>,
+    /// Which conversation: n8n's "Session ID" parameters.
+    #[param(flatten)]
+    pub session: SessionParams,
     /// The table name to store the chat history in; created if it does not exist.
     #[param(default = "n8n_chat_histories")]
     pub table_name: String,
@@ -40,7 +32,7 @@ pub struct MemoryPostgresChat {
 
 impl SupplyData for MemoryPostgresChat {
     async fn supply_data(self, ctx: &SupplyContext) -> nodekit::Result<Supply> {
-        let session = session_id(ctx, self.session_id_type, self.session_key.as_deref())?;
+        let session = self.session.session(ctx)?;
         let config: PostgresConfig = serde_json::from_value(ctx.credentials("postgres")?.clone())
             // serde's message may quote a value, and a value may be the password.
             .map_err(|_| nodekit::Error::InvalidCredentials {

@@ -6,7 +6,7 @@ use nodekit::history::redis::RedisChatHistory;
 use nodekit::memory::MemoryOptions;
 use nodekit::prelude::*;
 
-use super::memory_buffer_window::{SessionIdType, session_id};
+use super::memory_buffer_window::SessionParams;
 
 /// Stores the chat history in Redis.
 #[ai_node(
@@ -18,17 +18,9 @@ use super::memory_buffer_window::{SessionIdType, session_id};
 )]
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemoryRedisChat {
-    /// Where the key that separates one conversation from another comes from.
-    #[param(display_name = "Session ID", default = SessionIdType::FromInput)]
-    pub session_id_type: SessionIdType,
-    /// The key to use to store the memory in the workflow data.
-    #[param(
-        display_name = "Key",
-        name = "sessionKey",
-        default = "={{ $json.sessionId }}",
-        display_options(show(session_id_type = [SessionIdType::CustomKey]))
-    )]
-    pub session_key: Option<String>,
+    /// Which conversation: n8n's "Session ID" parameters.
+    #[param(flatten)]
+    pub session: SessionParams,
     /// For how long the session should be stored in seconds; 0 keeps it forever.
     #[param(
         display_name = "Session Time To Live",
@@ -44,7 +36,7 @@ pub struct MemoryRedisChat {
 
 impl SupplyData for MemoryRedisChat {
     async fn supply_data(self, ctx: &SupplyContext) -> nodekit::Result<Supply> {
-        let session = session_id(ctx, self.session_id_type, self.session_key.as_deref())?;
+        let session = self.session.session(ctx)?;
         let url = RedisChatHistory::url_from_credential(ctx.credentials("redis")?)?;
         let history =
             Arc::new(RedisChatHistory::connect(&url, &session, Some(self.session_ttl)).await?);

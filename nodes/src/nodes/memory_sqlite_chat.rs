@@ -6,23 +6,15 @@ use nodekit::history::sqlite::SqliteChatHistory;
 use nodekit::memory::MemoryOptions;
 use nodekit::prelude::*;
 
-use super::memory_buffer_window::{SessionIdType, session_id};
+use super::memory_buffer_window::SessionParams;
 
 /// Stores the chat history in a SQLite database file.
 #[ai_node(name = "memorySqliteChat", display_name = "SQLite Chat Memory", output = memory, icon = "fa:database")]
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemorySqliteChat {
-    /// Where the key that separates one conversation from another comes from.
-    #[param(display_name = "Session ID", default = SessionIdType::FromInput)]
-    pub session_id_type: SessionIdType,
-    /// The key to use to store the memory in the workflow data.
-    #[param(
-        display_name = "Key",
-        name = "sessionKey",
-        default = "={{ $json.sessionId }}",
-        display_options(show(session_id_type = [SessionIdType::CustomKey]))
-    )]
-    pub session_key: Option<String>,
+    /// Which conversation: n8n's "Session ID" parameters.
+    #[param(flatten)]
+    pub session: SessionParams,
     /// The database file; created if it does not exist.
     #[param(default = "nodekit-chat.db")]
     pub database_path: String,
@@ -36,7 +28,7 @@ pub struct MemorySqliteChat {
 
 impl SupplyData for MemorySqliteChat {
     async fn supply_data(self, ctx: &SupplyContext) -> nodekit::Result<Supply> {
-        let session = session_id(ctx, self.session_id_type, self.session_key.as_deref())?;
+        let session = self.session.session(ctx)?;
         let history = Arc::new(
             SqliteChatHistory::open(&self.database_path, &self.table_name, &session).await?,
         );
