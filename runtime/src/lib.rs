@@ -117,6 +117,7 @@
 //! | `kind` | `"dateTime"`, `"color"`, `"hidden"`, `"json"`, ... | overrides the property type |
 //! | `json` | flag | the value is JSON text to parse (automatic for `serde_json::Value`) |
 //! | `skip` | flag | not a parameter; the field takes `Default::default()` |
+//! | `flatten` | flag | the field's type is a `#[derive(NodeParams)]` struct whose parameters become this node's own, in place (as serde's `flatten`): groups shared by several nodes are written once. Takes no other key; `display_options` may name the group's parameters; a name given twice across groups panics when the properties are first built |
 //!
 //! # `#[from_ai(...)]`
 //!
