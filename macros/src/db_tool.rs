@@ -14,7 +14,9 @@ use syn::{Expr, ExprLit, Fields, Ident, Lit, LitStr, Token};
 use crate::attr::{self, Keys, ParamAttrs};
 use crate::ctxt::Ctxt;
 use crate::sql_template::{self, and_list};
-use crate::symbol::{DB_CREDENTIALS, DB_TOOL_FIXED_KEYS, DB_TOOL_KEYS, OPERATION_ARGS, OPERATIONS};
+use crate::symbol::{
+    DB_CREDENTIALS, DB_TOOL_FIXED_KEYS, DB_TOOL_KEYS, OPERATION_ARGS, OPERATIONS, OperationArg,
+};
 use nodekit_rules::closest;
 
 /// The field that holds the workflow author's settings (`nodekit::sql::ToolOptions`).
@@ -31,7 +33,7 @@ struct Args {
 }
 
 /// The request arguments of `operation`: `(request field, n8n parameter name, required)`.
-fn operation_args(operation: &str) -> &'static [(&'static str, &'static str, bool)] {
+fn operation_args(operation: &str) -> &'static [OperationArg] {
     OPERATION_ARGS
         .iter()
         .find(|(op, _)| *op == operation)

@@ -416,8 +416,15 @@ fn conditions(c: &Container, conds: &[attr::Condition]) -> Vec<TokenStream> {
             let target = c
                 .fields
                 .iter()
-                .find(|f| f.name == cond.key || f.ident == cond.key.as_str())
-                .expect("validated: display_options keys name parameters");
+                .filter(|f| f.attrs.flatten.is_none())
+                .find(|f| f.name == cond.key || f.ident == cond.key.as_str());
+            let Some(target) = target else {
+                // A parameter of a flattened group: its type is not known
+                // here, so the values are taken as written.
+                let key = &cond.key;
+                let values = &cond.values;
+                return quote!((#key, ::std::vec![#(::nodekit::__private::to_json(&#values)),*]));
+            };
             let key = &target.name;
             let values = cond.values.iter().map(|v| {
                 let typed = typed(target, v);

@@ -112,12 +112,17 @@ pub const DB_TOOL_FIXED_KEYS: &[(&str, &str)] = &[
 /// Values of `#[db_tool(operation = ...)]`.
 pub const OPERATIONS: &[&str] = &["select", "insert", "update", "delete", "execute"];
 
+/// One request argument: the request struct's field, the n8n parameter
+/// name that fills it, and whether it is required.
+#[cfg(feature = "db-tool")]
+pub type OperationArg = (&'static str, &'static str, bool);
+
 /// The request arguments of each operation: the request struct's field
 /// (`nodekit::sql::SelectRequest`, ...), the n8n parameter name a tool's
 /// field must have to fill it (n8n's own SQL tools' names), and whether it
 /// is required.
 #[cfg(feature = "db-tool")]
-pub const OPERATION_ARGS: &[(&str, &[(&str, &str, bool)])] = &[
+pub const OPERATION_ARGS: &[(&str, &[OperationArg])] = &[
     (
         "select",
         &[
@@ -129,7 +134,10 @@ pub const OPERATION_ARGS: &[(&str, &[(&str, &str, bool)])] = &[
             ("offset", "offset", false),
         ],
     ),
-    ("insert", &[("table", "tableName", true), ("rows", "rows", true)]),
+    (
+        "insert",
+        &[("table", "tableName", true), ("rows", "rows", true)],
+    ),
     (
         "update",
         &[
@@ -140,7 +148,10 @@ pub const OPERATION_ARGS: &[(&str, &[(&str, &str, bool)])] = &[
     ),
     (
         "delete",
-        &[("table", "tableName", true), ("filter", "whereConditions", true)],
+        &[
+            ("table", "tableName", true),
+            ("filter", "whereConditions", true),
+        ],
     ),
     ("execute", &[("sql", "query", true)]),
 ];

@@ -217,7 +217,10 @@ fn flattened(cx: &Ctxt, f: &Field, span: Span) {
         (a.password, "password"),
         (a.rows.as_ref().map(Spanned::span), "rows"),
         (a.no_data_expression, "no_data_expression"),
-        (a.load_options_method.as_ref().map(LitStr::span), "load_options_method"),
+        (
+            a.load_options_method.as_ref().map(LitStr::span),
+            "load_options_method",
+        ),
         (a.collection, "collection"),
         (a.fixed_collection, "fixed_collection"),
         (a.kind.as_ref().map(LitStr::span), "kind"),
