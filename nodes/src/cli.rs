@@ -84,6 +84,9 @@ enum Command {
         /// The arguments the model would send: JSON text, `@FILE`, or `-`.
         #[arg(long, value_name = "JSON", default_value = "{}")]
         args: String,
+        /// The node's `typeVersion` (default: the version a new node gets).
+        #[arg(long, value_name = "VERSION")]
+        node_version: Option<f64>,
         #[command(flatten)]
         credentials: CredentialArgs,
     },
@@ -218,8 +221,9 @@ pub fn main() -> ExitCode {
             node,
             params,
             args,
+            node_version,
             credentials,
-        } => tool_call(&node, &params, &args, &credentials),
+        } => tool_call(&node, &params, &args, node_version, &credentials),
         Command::Memory { command, db } => memory(command, db),
         Command::Bridge => bridge(),
         other => run(other),
@@ -243,21 +247,25 @@ fn tool_call(
     node: &str,
     params: &str,
     args: &str,
+    version: Option<f64>,
     credentials: &CredentialArgs,
 ) -> Result<Option<String>, String> {
     let entry = Catalog::global().find(node).map_err(|e| e.to_string())?;
-    let params = read_json(params, "--params")?;
+    let name = entry.description.defaults.name.clone();
+    let (params, version) = entry
+        .parameters_at(&name, &read_json(params, "--params")?, version)
+        .map_err(|e| e.to_string())?;
     let args = read_json(args, "--args")?;
     let credentials = Arc::new(load_credentials(credentials)?);
     let supply = entry
         .runtime
         .supply
         .ok_or_else(|| format!("node `{}` is not a tool node", entry.full_name()))?;
-    let name = entry.description.defaults.name.clone();
     let runtime = async_runtime()?;
     let answer = runtime.block_on(async move {
         let log = nodekit::run_log::RunLog::new();
-        let ctx = nodekit::node::SupplyContext::new(&name, credentials, Value::Null, log);
+        let ctx = nodekit::node::SupplyContext::new(&name, credentials, Value::Null, log)
+            .with_type_version(version);
         match supply(params, ctx).await.map_err(|e| e.to_string())? {
             nodekit::node::Supply::Tool(tool) => tool.call(args).await.map_err(|e| e.to_string()),
             other => Err(format!(

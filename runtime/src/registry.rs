@@ -70,6 +70,34 @@ impl CatalogEntry {
         format!("{}.{}", self.package, self.description.name)
     }
 
+    /// The node's parameters as its run-time entry points receive them: the
+    /// workflow's `values` with the declared defaults filled in and the
+    /// parameters that `displayOptions` hide dropped, at `version` (the
+    /// node's `typeVersion`; `None`: the version a new node gets). Returns
+    /// them with the version used. Every runner (workflows, `tool-call`,
+    /// the n8n bridge) prepares parameters here, once.
+    pub fn parameters_at(
+        &self,
+        node_name: &str,
+        values: &Value,
+        version: Option<f64>,
+    ) -> Result<(Value, f64)> {
+        let version = version.unwrap_or_else(|| self.description.version_for_new_nodes());
+        let empty = serde_json::Map::new();
+        let values = match values {
+            Value::Object(m) => m,
+            Value::Null => &empty,
+            other => {
+                return Err(Error::ParametersNotObject {
+                    node: node_name.to_owned(),
+                    found: crate::error::describe_value(other),
+                });
+            }
+        };
+        let filled = crate::params::with_defaults(&self.description.properties, values, version);
+        Ok((Value::Object(filled), version))
+    }
+
     /// The description as n8n lists it in `types/nodes.json`: with the full name.
     pub fn to_json(&self) -> Value {
         let mut v = serde_json::to_value(self.description).unwrap_or(Value::Null);

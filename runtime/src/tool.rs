@@ -104,6 +104,20 @@ impl NodeTool {
             });
         };
         let parameters = Value::Object(with_defaults(&description.properties, values, version));
+        Self::prepared(description, node_name, parameters)
+    }
+
+    /// A tool of parameters whose defaults are already applied at the node's
+    /// version (what a node's run-time entry points receive).
+    pub(crate) fn prepared(
+        description: &NodeDescription,
+        node_name: &str,
+        parameters: Value,
+    ) -> Result<Self> {
+        let tool_text = match &parameters {
+            Value::Object(values) => tool_description(description, values),
+            _ => description.description.clone(),
+        };
         let from_ai_error = |source| Error::FromAi {
             node: node_name.to_owned(),
             source,
@@ -115,7 +129,7 @@ impl NodeTool {
         };
         let definition = ToolDefinition {
             name: tool_name,
-            description: tool_description(description, values),
+            description: tool_text,
             parameters: substitution.schema().clone(),
         };
         Ok(NodeTool {

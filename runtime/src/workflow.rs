@@ -19,7 +19,6 @@ use crate::error::{Error, Result, describe_value};
 use crate::event::EventSender;
 use crate::node::{Credentials, SupplyContext};
 use crate::node::{ExecuteContext, Supply};
-use crate::params::with_defaults;
 use crate::registry::{Catalog, CatalogEntry};
 use crate::run_log::RunLog;
 
@@ -224,7 +223,8 @@ impl Workflow {
                     inputs,
                     log.clone(),
                     options.events.clone(),
-                );
+                )
+                .with_type_version(root.type_version);
                 out.extend(execute(params, ctx).await?);
             }
             items = out;
@@ -279,23 +279,11 @@ impl Workflow {
         Ok(order)
     }
 
-    /// Defaults applied, hidden parameters dropped, `$json` resolved.
+    /// Defaults applied and hidden parameters dropped at the node's
+    /// `typeVersion`, then `$json` resolved.
     fn params(&self, entry: &CatalogEntry, node: &WorkflowNode, item: &Value) -> Result<Value> {
-        let values = match &node.parameters {
-            Value::Object(m) => m.clone(),
-            Value::Null => Map::new(),
-            other => {
-                return Err(Error::ParametersNotObject {
-                    node: node.name.clone(),
-                    found: describe_value(other),
-                });
-            }
-        };
-        let filled = Value::Object(with_defaults(
-            &entry.description.properties,
-            &values,
-            node.type_version,
-        ));
+        let (filled, _) =
+            entry.parameters_at(&node.name, &node.parameters, Some(node.type_version))?;
         crate::expression::resolve(&filled, item, &node.name)
     }
 
@@ -337,7 +325,8 @@ impl Workflow {
                 })
                 .collect();
             let ctx =
-                SupplyContext::new(&node.name, Arc::new(credentials), item.clone(), log.clone());
+                SupplyContext::new(&node.name, Arc::new(credentials), item.clone(), log.clone())
+                    .with_type_version(node.type_version);
             let params = self.params(entry, node, item)?;
             let supplied = supply(params, ctx).await?;
             out.entry(supplied.connection()).or_default().push(supplied);

@@ -4,9 +4,14 @@
 //!
 //! ```json
 //! {"id": 7, "op": "toolCall", "node": "nodekit-nodes.selectQueryTool",
-//!  "nodeName": "Read rows", "parameters": {...}, "credentials": {"sqlite": {...}},
-//!  "item": {...}, "input": {"tableName": "users"}, "timeoutMs": 60000}
+//!  "nodeName": "Read rows", "typeVersion": 1, "parameters": {...},
+//!  "credentials": {"sqlite": {...}}, "item": {...},
+//!  "input": {"tableName": "users"}, "timeoutMs": 60000}
 //! ```
+//!
+//! `parameters` are the values the workflow stores; the bridge fills in
+//! the defaults and drops what `displayOptions` hide at `typeVersion` (the
+//! version a new node gets when it is absent), once, before the node runs.
 //!
 //! and gets one line back, in any order (requests run concurrently):
 //! `{"id": 7, "result": ..., "log": [...]}` or
@@ -32,7 +37,7 @@
 //!
 //! What a sub-node supplies is kept between calls (up to
 //! [`MAX_SUPPLIES`], least recently used first out), keyed by node,
-//! parameters, credentials and item, so connection pools and HTTP clients
+//! version, parameters, credentials and item, so connection pools and HTTP clients
 //! are reused. Its calls log through [`RunLog::per_call`], so each answer
 //! carries only its own call's entries.
 
@@ -101,6 +106,10 @@ pub struct Request {
     /// The node's name in the workflow.
     #[serde(default)]
     pub node_name: String,
+    /// The node's `typeVersion` in the workflow; absent: the version a new
+    /// node gets.
+    #[serde(default)]
+    pub type_version: Option<f64>,
     /// The node's parameters, resolved by n8n (`$fromAI` calls left in).
     #[serde(default)]
     pub parameters: Value,
@@ -406,13 +415,16 @@ impl Bridge {
                 entry.full_name()
             ))
         })?;
+        let (params, version) =
+            entry.parameters_at(&request.node_name, &request.parameters, request.type_version)?;
         let ctx = SupplyContext::new(
             &request.node_name,
             Arc::new(request.credentials.clone()),
             request.item.clone(),
             RunLog::per_call(),
-        );
-        let supply = make(request.parameters.clone(), ctx).await?;
+        )
+        .with_type_version(version);
+        let supply = make(params, ctx).await?;
         self.lock().insert(key.to_owned(), supply.clone());
         Ok(supply)
     }
@@ -428,6 +440,7 @@ fn supply_key(request: &Request) -> String {
     serde_json::to_string(&(
         &request.node,
         &request.node_name,
+        request.type_version,
         &request.parameters,
         &request.credentials,
         &request.item,
@@ -570,14 +583,17 @@ async fn execute(entry: &CatalogEntry, request: Request) -> Outcome<Value> {
         .cloned()
         .and_then(|v| serde_json::from_value(v).ok())
         .ok_or_else(|| Fail::Refused("`execute` needs `items`, a list".into()))?;
+    let (params, version) =
+        entry.parameters_at(&request.node_name, &request.parameters, request.type_version)?;
     let ctx = ExecuteContext::new(
         request.node_name,
         items,
         HashMap::new(),
         RunLog::per_call(),
         None,
-    );
-    let items = run(request.parameters, ctx).await?;
+    )
+    .with_type_version(version);
+    let items = run(params, ctx).await?;
     Ok(json!({ "items": items }))
 }
 

@@ -23,6 +23,7 @@ pub struct ExecuteContext {
     inputs: HashMap<ConnectionType, Vec<Supply>>,
     log: Arc<RunLog>,
     events: Option<EventSender>,
+    type_version: Option<f64>,
 }
 
 impl ExecuteContext {
@@ -40,7 +41,20 @@ impl ExecuteContext {
             inputs,
             log,
             events,
+            type_version: None,
         }
+    }
+
+    /// The same context for a node of `typeVersion` `version`.
+    pub fn with_type_version(mut self, version: f64) -> Self {
+        self.type_version = Some(version);
+        self
+    }
+
+    /// The node's `typeVersion`, when the runner knows it (its parameters
+    /// were prepared at it).
+    pub fn type_version(&self) -> Option<f64> {
+        self.type_version
     }
 
     /// The node's name in the workflow.

@@ -100,10 +100,12 @@ pub trait Execute: Params + Send + 'static {
     fn execute(self, ctx: &ExecuteContext) -> impl Future<Output = Result<Vec<Value>>> + Send;
 }
 
-/// Builds a node's supply from its resolved parameters.
+/// Builds a node's supply from its resolved parameters: defaults applied
+/// once, at the node's `typeVersion` ([`CatalogEntry::parameters_at`](crate::registry::CatalogEntry::parameters_at)),
+/// which the context carries.
 pub type SupplyFn = fn(Value, SupplyContext) -> BoxFuture<'static, Result<Supply>>;
 
-/// Runs a root node on its resolved parameters.
+/// Runs a root node on its resolved parameters (prepared as for [`SupplyFn`]).
 pub type ExecuteFn = fn(Value, ExecuteContext) -> BoxFuture<'static, Result<Vec<Value>>>;
 
 /// The run-time entry points of a registered node.
@@ -139,7 +141,7 @@ pub(crate) fn tool_with<T: ToolNode>(
     ctx: SupplyContext,
 ) -> BoxFuture<'static, Result<Supply>> {
     Box::pin(async move {
-        let tool = NodeTool::new(T::description(), ctx.node_name(), &params)?;
+        let tool = NodeTool::prepared(T::description(), ctx.node_name(), params)?;
         let runner: Arc<dyn Tool> = Arc::new(ToolNodeRunner::<T> {
             tool,
             ctx: ctx.clone(),

@@ -41,6 +41,7 @@ pub struct SupplyContext {
     credentials: Arc<Credentials>,
     item: Value,
     log: Arc<RunLog>,
+    type_version: Option<f64>,
 }
 
 impl SupplyContext {
@@ -56,7 +57,20 @@ impl SupplyContext {
             credentials,
             item,
             log,
+            type_version: None,
         }
+    }
+
+    /// The same context for a node of `typeVersion` `version`.
+    pub fn with_type_version(mut self, version: f64) -> Self {
+        self.type_version = Some(version);
+        self
+    }
+
+    /// The node's `typeVersion`, when the runner knows it (its parameters
+    /// were prepared at it).
+    pub fn type_version(&self) -> Option<f64> {
+        self.type_version
     }
 
     /// The node's name in the workflow.
@@ -113,6 +127,7 @@ impl std::fmt::Debug for SupplyContext {
             .field("node", &self.node)
             .field("credentials", &self.credentials.keys().collect::<Vec<_>>())
             .field("item", &self.item)
+            .field("type_version", &self.type_version)
             .finish_non_exhaustive()
     }
 }

@@ -58,7 +58,7 @@ pub(crate) fn supply_db_tool<T: DbTool>(
     ctx: SupplyContext,
 ) -> BoxFuture<'static, Result<Supply>> {
     Box::pin(async move {
-        let tool = NodeTool::new(T::description(), ctx.node_name(), &params)?;
+        let tool = NodeTool::prepared(T::description(), ctx.node_name(), params)?;
         let db = database_from_credentials(&ctx)?;
         let runner: Arc<dyn Tool> = Arc::new(DbToolRunner::<T> {
             tool,

@@ -167,6 +167,7 @@ class Target {
     this.body = {
       node: this.node,
       nodeName: this.ctx.getNode().name,
+      typeVersion: this.ctx.getNode().typeVersion,
       parameters: parameters(this.ctx, this.itemIndex),
       credentials: withCredentials ? await credentials(this.ctx, this.description, this.itemIndex) : {},
       item: item === undefined ? null : item,
