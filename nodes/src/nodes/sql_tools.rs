@@ -58,7 +58,7 @@ pub struct InsertDataTool {
     #[param(display_name = "Table Name")]
     #[from_ai]
     pub table_name: String,
-    /// The rows to insert: a JSON object of column names and values, or an array of such objects. Example: [{"name": "Ada", "email": "ada@example.com"}]
+    /// The rows to insert: a JSON object of column names and values, or an array of such objects. Example: {"name": "Ada", "email": "ada@example.com"}
     #[param(display_name = "Rows to Insert")]
     #[from_ai]
     pub rows: serde_json::Value,
