@@ -45,6 +45,45 @@ impl ToolNode for TextStatsTool {
     }
 }
 
+/// Shortens a text for a preview. Version 1 keeps a number of characters,
+/// version 2 a number of words: a node whose parameters differ by version.
+#[ai_node(
+    name = "textPreviewTool",
+    display_name = "Text Preview",
+    output = tool,
+    package = "n8n-nodes-text",
+    version = [1, 2],
+    icon = "fa:cut"
+)]
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextPreviewTool {
+    /// The text to shorten.
+    #[from_ai]
+    pub text: String,
+    /// How many characters to keep.
+    #[param(default = 12, display_options(show("@version" = [1])))]
+    pub max_characters: Option<u32>,
+    /// How many words to keep.
+    #[param(default = 2, display_options(show("@version" = [2])))]
+    pub max_words: Option<u32>,
+}
+
+impl ToolNode for TextPreviewTool {
+    async fn call(self, ctx: &SupplyContext) -> nodekit::Result<Value> {
+        let preview = match (self.max_words, self.max_characters) {
+            (Some(n), _) => self
+                .text
+                .split_whitespace()
+                .take(n as usize)
+                .collect::<Vec<_>>()
+                .join(" "),
+            (None, Some(n)) => self.text.chars().take(n as usize).collect(),
+            (None, None) => self.text.clone(),
+        };
+        Ok(json!({ "preview": preview, "typeVersion": ctx.type_version() }))
+    }
+}
+
 /// How [`FaultTool`] misbehaves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]

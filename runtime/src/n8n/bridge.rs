@@ -415,8 +415,11 @@ impl Bridge {
                 entry.full_name()
             ))
         })?;
-        let (params, version) =
-            entry.parameters_at(&request.node_name, &request.parameters, request.type_version)?;
+        let (params, version) = entry.parameters_at(
+            &request.node_name,
+            &request.parameters,
+            request.type_version,
+        )?;
         let ctx = SupplyContext::new(
             &request.node_name,
             Arc::new(request.credentials.clone()),
@@ -583,8 +586,11 @@ async fn execute(entry: &CatalogEntry, request: Request) -> Outcome<Value> {
         .cloned()
         .and_then(|v| serde_json::from_value(v).ok())
         .ok_or_else(|| Fail::Refused("`execute` needs `items`, a list".into()))?;
-    let (params, version) =
-        entry.parameters_at(&request.node_name, &request.parameters, request.type_version)?;
+    let (params, version) = entry.parameters_at(
+        &request.node_name,
+        &request.parameters,
+        request.type_version,
+    )?;
     let ctx = ExecuteContext::new(
         request.node_name,
         items,
