@@ -135,6 +135,16 @@ impl Server {
     /// Starts a server whose replies may mention its own base URL.
     pub async fn start_with(replies: impl FnOnce(&str) -> Vec<Reply>) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        Server::serve(listener, replies)
+    }
+
+    /// Starts a server on `port` of 127.0.0.1 (0: any free port).
+    pub async fn start_on(port: u16, replies: Vec<Reply>) -> std::io::Result<Server> {
+        let listener = TcpListener::bind(("127.0.0.1", port)).await?;
+        Ok(Server::serve(listener, |_| replies))
+    }
+
+    fn serve(listener: TcpListener, replies: impl FnOnce(&str) -> Vec<Reply>) -> Server {
         let addr = listener.local_addr().unwrap();
         let replies = replies(&format!("http://{addr}/v1"));
         let seen = Arc::new(Mutex::new(Vec::new()));

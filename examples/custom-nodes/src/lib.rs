@@ -34,7 +34,6 @@ pub enum Units {
     name = "weatherForecastTool",
     display_name = "Weather Forecast",
     output = tool,
-    credentials = ["weatherApi"],
     package = "n8n-nodes-weather"
 )]
 #[derive(Debug, Clone, PartialEq)]
@@ -49,6 +48,41 @@ pub struct WeatherForecastTool {
     /// Units the temperatures are given in.
     #[param(default = Units::Metric)]
     pub units: Units,
+}
+
+impl ToolNode for WeatherForecastTool {
+    async fn call(self, _ctx: &SupplyContext) -> nodekit::Result<nodekit::serde_json::Value> {
+        let days: Vec<_> = (1..=self.days).map(|day| forecast(&self.city, day, self.units)).collect();
+        Ok(nodekit::serde_json::json!({
+            "city": self.city,
+            "units": self.units,
+            "days": days,
+            "source": "a deterministic generator, not a weather service",
+        }))
+    }
+}
+
+/// A made-up but repeatable forecast: the same city and day always get the
+/// same weather, so the example runs offline and its output can be checked.
+fn forecast(city: &str, day: u32, units: Units) -> nodekit::serde_json::Value {
+    // FNV-1a over the city (any case) and the day.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in city.to_lowercase().bytes().chain(day.to_le_bytes()) {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    let summaries = ["sunny", "partly cloudy", "cloudy", "light rain", "showers", "windy"];
+    let high_c = 5 + (h % 26) as i64;
+    let low_c = high_c - 3 - ((h >> 8) % 6) as i64;
+    let temp = |c: i64| match units {
+        Units::Metric => c,
+        Units::Imperial => (c * 9).div_euclid(5) + 32,
+    };
+    nodekit::serde_json::json!({
+        "day": day,
+        "summary": summaries[((h >> 16) % summaries.len() as u64) as usize],
+        "high": temp(high_c),
+        "low": temp(low_c),
+    })
 }
 
 /// Store chat history in Redis.
@@ -97,3 +131,6 @@ impl SupplyData for MemoryRedis {
             .into())
     }
 }
+
+/// Keeps this crate's node registrations in a binary that calls it.
+pub fn link() {}
