@@ -43,5 +43,8 @@ fi
 echo "== tests"
 cargo test --workspace --locked --no-fail-fast
 
+echo "== the README's tour (the example's weather program)"
+cargo test -p custom-nodes --features cli --locked
+
 echo "== tests of nodekit with authoring only"
 cargo test -p nodekit --no-default-features --locked
