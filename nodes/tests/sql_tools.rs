@@ -184,9 +184,14 @@ impl Fixture {
         let supply = entry.runtime.supply.unwrap();
         let credentials: Map<String, Value> =
             serde_json::from_value(self.credentials.clone()).unwrap();
-        let ctx = SupplyContext::new(node, Arc::new(credentials), Value::Null, RunLog::new());
-        // Parameters as n8n stores them: the description's `$fromAI` defaults fill the rest.
-        match supply(json!({"options": options}), ctx).await.unwrap() {
+        // Parameters as n8n stores them: the description's `$fromAI` defaults
+        // fill the rest, as every runner prepares them.
+        let (params, version) = entry
+            .parameters_at(node, &json!({"options": options}), None)
+            .unwrap();
+        let ctx = SupplyContext::new(node, Arc::new(credentials), Value::Null, RunLog::new())
+            .with_type_version(version);
+        match supply(params, ctx).await.unwrap() {
             Supply::Tool(tool) => tool,
             _ => panic!("{node} is not a tool"),
         }

@@ -103,8 +103,11 @@ impl NodeTool {
                 found: describe_value(params),
             });
         };
+        // The tool's description may come from a value the node does not
+        // declare (n8n's `toolDescription`), which preparing drops.
+        let text = tool_description(description, values);
         let parameters = Value::Object(with_defaults(&description.properties, values, version));
-        Self::prepared(description, node_name, parameters)
+        Self::build(description, node_name, parameters, text)
     }
 
     /// A tool of parameters whose defaults are already applied at the node's
@@ -114,10 +117,19 @@ impl NodeTool {
         node_name: &str,
         parameters: Value,
     ) -> Result<Self> {
-        let tool_text = match &parameters {
+        let text = match &parameters {
             Value::Object(values) => tool_description(description, values),
             _ => description.description.clone(),
         };
+        Self::build(description, node_name, parameters, text)
+    }
+
+    fn build(
+        description: &NodeDescription,
+        node_name: &str,
+        parameters: Value,
+        text: String,
+    ) -> Result<Self> {
         let from_ai_error = |source| Error::FromAi {
             node: node_name.to_owned(),
             source,
@@ -129,7 +141,7 @@ impl NodeTool {
         };
         let definition = ToolDefinition {
             name: tool_name,
-            description: tool_text,
+            description: text,
             parameters: substitution.schema().clone(),
         };
         Ok(NodeTool {
