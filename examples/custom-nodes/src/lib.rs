@@ -52,7 +52,9 @@ pub struct WeatherForecastTool {
 
 impl ToolNode for WeatherForecastTool {
     async fn call(self, _ctx: &SupplyContext) -> nodekit::Result<nodekit::serde_json::Value> {
-        let days: Vec<_> = (1..=self.days).map(|day| forecast(&self.city, day, self.units)).collect();
+        let days: Vec<_> = (1..=self.days)
+            .map(|day| forecast(&self.city, day, self.units))
+            .collect();
         Ok(nodekit::serde_json::json!({
             "city": self.city,
             "units": self.units,
@@ -70,7 +72,14 @@ fn forecast(city: &str, day: u32, units: Units) -> nodekit::serde_json::Value {
     for b in city.to_lowercase().bytes().chain(day.to_le_bytes()) {
         h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
     }
-    let summaries = ["sunny", "partly cloudy", "cloudy", "light rain", "showers", "windy"];
+    let summaries = [
+        "sunny",
+        "partly cloudy",
+        "cloudy",
+        "light rain",
+        "showers",
+        "windy",
+    ];
     let high_c = 5 + (h % 26) as i64;
     let low_c = high_c - 3 - ((h >> 8) % 6) as i64;
     let temp = |c: i64| match units {

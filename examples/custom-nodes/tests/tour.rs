@@ -16,7 +16,11 @@ fn tool_call(args: &Value) -> Value {
         .arg(args.to_string())
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -33,14 +37,29 @@ fn the_tool_answers_tool_call() {
     }
     // Repeatable, and the default is 3 days.
     assert_eq!(tool_call(&json!({"city": "Berlin", "days": 2})), answer);
-    assert_eq!(tool_call(&json!({"city": "Berlin"}))["days"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        tool_call(&json!({"city": "Berlin"}))["days"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
     // Bounds hold for the model's arguments too: the answer is a refusal it can read.
     let out = Command::new(WEATHER)
-        .args(["tool-call", "weatherForecastTool", "--args", r#"{"city": "Berlin", "days": 9}"#])
+        .args([
+            "tool-call",
+            "weatherForecastTool",
+            "--args",
+            r#"{"city": "Berlin", "days": 9}"#,
+        ])
         .output()
         .unwrap();
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("days"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("days"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -62,7 +81,11 @@ async fn an_agent_answers_with_the_tool_through_run() {
         Command::new(WEATHER)
             .arg("run")
             .arg(format!("{EXAMPLES}/workflows/weather-agent.json"))
-            .args(["--message", "What is the weather in Berlin?", "--credentials"])
+            .args([
+                "--message",
+                "What is the weather in Berlin?",
+                "--credentials",
+            ])
             .arg(&credentials)
             .output()
             .unwrap()
@@ -75,7 +98,10 @@ async fn an_agent_answers_with_the_tool_through_run() {
         String::from_utf8_lossy(&out.stdout).trim(),
         "Here is the forecast for Berlin for the next two days."
     );
-    assert!(stderr.contains("[tool Weather_Forecast answered: "), "{stderr}");
+    assert!(
+        stderr.contains("[tool Weather_Forecast answered: "),
+        "{stderr}"
+    );
     // The model got the tool's answer: the same forecast `tool-call` gives.
     let seen = server.seen();
     assert_eq!(seen.len(), 2);
