@@ -11,7 +11,7 @@
 //! | --- | --- | --- |
 //! | [`prelude`] | everything a node author needs, in one import | |
 //! | [`description`] | n8n's node description (`INodeTypeDescription`) and its JSON | |
-//! | [`params`] | the [`Params`] and [`Node`] traits, the Rust → n8n type mapping, defaults | |
+//! | [`params`] | the [`Params`] trait, the Rust → n8n type mapping, defaults applied at a node's version | |
 //! | [`from_ai`] | `$fromAI(...)` parsing, argument schemas, substitution | |
 //! | [`registry`] | the global [`Catalog`] of registered nodes | |
 //! | [`node`] | the [`Node`] trait, what nodes do at run time (`SupplyData`, `ToolNode`, `Execute`) and both contexts with their logging factories | |
