@@ -1,4 +1,5 @@
-//! What nodes do at run time. A sub-node implements [`SupplyData`] (it
+//! Nodes: the [`Node`] trait `#[ai_node]` implements, and what nodes do at
+//! run time. A sub-node implements [`SupplyData`] (it
 //! supplies a chat model, memory, embedder or tool to its root node), a tool
 //! node may instead implement [`ToolNode`] (nodekit turns it into a tool whose
 //! `$fromAI` parameters the LLM fills), and a root node implements
