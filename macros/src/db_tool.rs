@@ -46,6 +46,8 @@ struct Field<'a> {
     ty: &'a syn::Type,
     /// `#[param(skip)]` or `#[param(flatten)]`: not one of the request's values.
     skip: bool,
+    /// `#[param(flatten)]`: a group that fills arguments itself (`nodekit::sql::RequestArgs`).
+    group: bool,
     /// Its n8n parameter name: `#[param(name)]`, else the field name in lowerCamelCase.
     param: String,
 }
@@ -253,6 +255,7 @@ fn fields(fields: &Fields) -> Vec<Field<'_>> {
                 ident,
                 ty: &f.ty,
                 skip: attrs.skip.is_some() || attrs.flatten.is_some(),
+                group: attrs.flatten.is_some(),
                 param: attrs.name.as_ref().map_or_else(
                     || crate::case::lower_camel(&ident.to_string()),
                     syn::LitStr::value,
@@ -356,9 +359,14 @@ fn check_operation(cx: &Ctxt, operation: &Ident, fields: &[Field]) -> Option<For
             ok = false;
         }
     }
+    // A flattened group may fill any argument; which it fills is its own
+    // `RequestArgs` impl's business, so required arguments are not checked.
+    let groups = fields.iter().any(|f| f.group);
     let missing: Vec<String> = args
         .iter()
-        .filter(|(_, param, required)| *required && !used.iter().any(|f| f.param == *param))
+        .filter(|(_, param, required)| {
+            *required && !groups && !used.iter().any(|f| f.param == *param)
+        })
         .map(|(_, param, _)| format!("`{param}`"))
         .collect();
     if !missing.is_empty() {
@@ -417,11 +425,25 @@ fn request(form: &Form, fields: &[Field]) -> TokenStream {
             // The rest of the request is defaults, unless every argument has a field.
             let rest = (used.len() < operation_args(op).len())
                 .then(|| quote!(..::core::default::Default::default()));
-            quote! {
+            let groups: Vec<_> = fields.iter().filter(|f| f.group).collect();
+            let fills = groups.iter().map(|f| {
+                let (ident, ty) = (f.ident, f.ty);
+                quote_spanned!(ty.span()=> <#ty as ::nodekit::sql::RequestArgs>::fill(&self.#ident, &mut __request);)
+            });
+            let request = quote! {
                 ::nodekit::sql::Request::#variant(::nodekit::sql::#request {
                     #(#values,)*
                     #rest
                 })
+            };
+            if groups.is_empty() {
+                request
+            } else {
+                quote! {{
+                    let mut __request = #request;
+                    #(#fills)*
+                    __request
+                }}
             }
         }
     }

@@ -7,7 +7,37 @@
 //! the model sends is checked by `nodekit::sql` before any SQL is written.
 
 use nodekit::prelude::*;
-use nodekit::sql::ToolOptions;
+use nodekit::sql::{Request, RequestArgs, ToolOptions};
+
+/// The table a select, insert, update or delete tool works on.
+#[derive(NodeParams, Debug, Clone, PartialEq)]
+pub struct TableParams {
+    /// The name of the database table to use
+    #[param(display_name = "Table Name")]
+    #[from_ai]
+    pub table_name: String,
+}
+
+impl RequestArgs for TableParams {
+    fn fill(&self, request: &mut Request) {
+        request.set_table(&self.table_name);
+    }
+}
+
+/// The rows an update or delete tool changes.
+#[derive(NodeParams, Debug, Clone, PartialEq)]
+pub struct RowFilterParams {
+    /// Which rows: SQL WHERE clause conditions without the WHERE keyword (required; a filter matching every row is refused). Example: id = 42
+    #[param(display_name = "Filter Conditions")]
+    #[from_ai]
+    pub where_conditions: String,
+}
+
+impl RequestArgs for RowFilterParams {
+    fn fill(&self, request: &mut Request) {
+        request.set_filter(&self.where_conditions);
+    }
+}
 
 /// Reads rows from one database table. Give the table name; optionally the columns, filter conditions (a SQL boolean expression such as `age > 18 AND status = 'active'`), sort order and a row limit. Returns the rows as JSON.
 #[db_tool(
@@ -18,10 +48,9 @@ use nodekit::sql::ToolOptions;
 )]
 #[derive(Debug, Clone, PartialEq)]
 pub struct SelectQueryTool {
-    /// The name of the database table to query
-    #[param(display_name = "Table Name")]
-    #[from_ai]
-    pub table_name: String,
+    /// The table.
+    #[param(flatten)]
+    pub table: TableParams,
     /// Comma-separated column names, or * for all columns. Example: id,name,email
     #[param(display_name = "Columns to Select")]
     #[from_ai(default = "*")]
@@ -54,10 +83,9 @@ pub struct SelectQueryTool {
 )]
 #[derive(Debug, Clone, PartialEq)]
 pub struct InsertDataTool {
-    /// The name of the database table to insert into
-    #[param(display_name = "Table Name")]
-    #[from_ai]
-    pub table_name: String,
+    /// The table.
+    #[param(flatten)]
+    pub table: TableParams,
     /// The rows to insert: a JSON object of column names and values, or an array of such objects. Example: {"name": "Ada", "email": "ada@example.com"}
     #[param(display_name = "Rows to Insert")]
     #[from_ai]
@@ -76,18 +104,16 @@ pub struct InsertDataTool {
 )]
 #[derive(Debug, Clone, PartialEq)]
 pub struct UpdateDataTool {
-    /// The name of the database table to update
-    #[param(display_name = "Table Name")]
-    #[from_ai]
-    pub table_name: String,
+    /// The table.
+    #[param(flatten)]
+    pub table: TableParams,
     /// The new values: a JSON object of column names and values. Example: {"status": "shipped"}
     #[param(display_name = "Values to Set")]
     #[from_ai]
     pub values: serde_json::Value,
-    /// Which rows to change: SQL WHERE clause conditions without the WHERE keyword (required). Example: id = 42
-    #[param(display_name = "Filter Conditions")]
-    #[from_ai]
-    pub where_conditions: String,
+    /// Which rows.
+    #[param(flatten)]
+    pub rows_filter: RowFilterParams,
     /// Limits and the tables the tool may use.
     #[param(collection, placeholder = "Add Option")]
     pub options: ToolOptions,
@@ -102,14 +128,12 @@ pub struct UpdateDataTool {
 )]
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeleteDataTool {
-    /// The name of the database table to delete from
-    #[param(display_name = "Table Name")]
-    #[from_ai]
-    pub table_name: String,
-    /// Which rows to delete: SQL WHERE clause conditions without the WHERE keyword (required). Example: id = 42
-    #[param(display_name = "Filter Conditions")]
-    #[from_ai]
-    pub where_conditions: String,
+    /// The table.
+    #[param(flatten)]
+    pub table: TableParams,
+    /// Which rows.
+    #[param(flatten)]
+    pub rows_filter: RowFilterParams,
     /// Limits and the tables the tool may use.
     #[param(collection, placeholder = "Add Option")]
     pub options: ToolOptions,

@@ -118,8 +118,8 @@ mod testing {
 
 pub use database::SqliteConfig;
 pub use request::{
-    DbTool, DeleteRequest, ExecuteRequest, InsertRequest, Request, SelectRequest, TemplateRequest,
-    ToBind, ToolOptions, UpdateRequest,
+    DbTool, DeleteRequest, ExecuteRequest, InsertRequest, Request, RequestArgs, SelectRequest,
+    TemplateRequest, ToBind, ToolOptions, UpdateRequest,
 };
 pub use response::{ErrorType, ToolError};
 pub use writer::Bind;

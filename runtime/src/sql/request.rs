@@ -37,6 +37,37 @@ impl Request {
             Request::Execute(_) => "execute",
         }
     }
+
+    /// Sets the table (`tableName`) of a select, insert, update or delete.
+    pub fn set_table(&mut self, table: &str) {
+        match self {
+            Request::Select(r) => r.table = table.to_owned(),
+            Request::Insert(r) => r.table = table.to_owned(),
+            Request::Update(r) => r.table = table.to_owned(),
+            Request::Delete(r) => r.table = table.to_owned(),
+            Request::Template(_) | Request::Execute(_) => {}
+        }
+    }
+
+    /// Sets the filter (`whereConditions`) of a select, update or delete.
+    pub fn set_filter(&mut self, filter: &str) {
+        match self {
+            Request::Select(r) => r.filter = filter.to_owned(),
+            Request::Update(r) => r.filter = filter.to_owned(),
+            Request::Delete(r) => r.filter = filter.to_owned(),
+            Request::Template(_) | Request::Insert(_) | Request::Execute(_) => {}
+        }
+    }
+}
+
+/// A `#[param(flatten)]` group of a `#[db_tool(operation = ...)]` tool that
+/// fills some of the request's arguments: parameters several tools share
+/// are declared once. The tool's own fields fill the rest; an argument no
+/// one fills keeps its default (an empty table or filter is refused when
+/// the tool runs).
+pub trait RequestArgs {
+    /// Sets the arguments this group holds on `request`.
+    fn fill(&self, request: &mut Request);
 }
 
 /// A fixed template with its values.

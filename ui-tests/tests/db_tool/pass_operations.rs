@@ -68,6 +68,31 @@ pub struct DeleteRows {
     options: ToolOptions,
 }
 
+/// The table, shared by several tools.
+#[derive(NodeParams)]
+pub struct TableGroup {
+    /// The table.
+    #[from_ai]
+    table_name: String,
+}
+
+impl nodekit::sql::RequestArgs for TableGroup {
+    fn fill(&self, request: &mut Request) {
+        request.set_table(&self.table_name);
+    }
+}
+
+/// Removes rows; the table comes from a flattened group.
+#[db_tool(operation = delete)]
+pub struct DeleteGrouped {
+    /// The table group.
+    #[param(flatten)]
+    table: TableGroup,
+    /// Which rows.
+    #[from_ai]
+    where_conditions: String,
+}
+
 /// Runs one statement.
 #[db_tool(operation = execute)]
 pub struct ExecuteSql {
@@ -149,4 +174,19 @@ fn main() {
         })
     );
     assert_eq!(execute.request().operation(), "execute");
+
+    let grouped = DeleteGrouped::from_params(
+        &json!({"tableName": "t", "whereConditions": "id = 3"}),
+        "Delete",
+    )
+    .unwrap();
+    assert_eq!(
+        grouped.request(),
+        Request::Delete(DeleteRequest {
+            table: "t".into(),
+            filter: "id = 3".into()
+        })
+    );
+    let names: Vec<String> = DeleteGrouped::properties().into_iter().map(|p| p.name).collect();
+    assert_eq!(names, ["tableName", "whereConditions"]);
 }
