@@ -385,3 +385,70 @@ pub fn from_ai_attrs(cx: &Ctxt, attr: &syn::Attribute) -> FromAiAttrs {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+    use syn::parse::Parser as _;
+
+    use super::*;
+
+    /// A value of the shape the parser reads for `key`.
+    fn sample(key: &str) -> TokenStream {
+        match key {
+            "output" => quote!(= tool),
+            "version" | "options" | "credentials" | "optional_credentials" | "group" => {
+                quote!(= ["1"])
+            }
+            "default_version" | "default" | "min" | "max" | "precision" | "rows" => quote!(= 1),
+            "display_options" => quote!((show(a = [1]))),
+            "main_input" | "usable_as_tool" | "required" | "password" | "no_data_expression"
+            | "collection" | "fixed_collection" | "json" | "skip" | "flatten" => quote!(),
+            _ => quote!(= "x"),
+        }
+    }
+
+    fn attribute(tokens: TokenStream) -> syn::Attribute {
+        syn::Attribute::parse_outer
+            .parse2(tokens)
+            .expect("an attribute")
+            .remove(0)
+    }
+
+    /// The key tables in `symbol` are the grammar: every key they list is
+    /// read by its parser (an unhandled one would hit `unreachable!`), and
+    /// keys outside them are refused before parsing.
+    #[test]
+    fn every_table_key_is_parsed() {
+        for key in NODE_KEYS {
+            let cx = Ctxt::default();
+            let ident = syn::Ident::new(key, Span::call_site());
+            let value = sample(key);
+            // `version = ["1"]` is not a number list: parse it as one.
+            let value = if *key == "version" {
+                quote!(= [1])
+            } else {
+                value
+            };
+            node_attrs(&cx, quote!(#ident #value));
+            assert!(cx.check().is_ok(), "#[ai_node({key} ...)]");
+        }
+        for key in PARAM_KEYS {
+            let cx = Ctxt::default();
+            let ident = syn::Ident::new(key, Span::call_site());
+            let value = sample(key);
+            param_attrs(&cx, &[attribute(quote!(#[param(#ident #value)]))]);
+            assert!(cx.check().is_ok(), "#[param({key} ...)]");
+        }
+        for key in FROM_AI_KEYS {
+            let cx = Ctxt::default();
+            let ident = syn::Ident::new(key, Span::call_site());
+            let value = sample(key);
+            from_ai_attrs(&cx, &attribute(quote!(#[from_ai(#ident #value)])));
+            assert!(cx.check().is_ok(), "#[from_ai({key} ...)]");
+        }
+        let cx = Ctxt::default();
+        param_attrs(&cx, &[attribute(quote!(#[param(nonsense = 1)]))]);
+        assert!(cx.check().is_err());
+    }
+}
