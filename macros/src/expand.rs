@@ -197,18 +197,30 @@ fn params_impl(c: &Container) -> TokenStream {
             fn #name() -> #ty { #value }
         })
     });
-    // A flattened group's properties stand among the node's own, in order.
-    let properties = params.iter().map(|f| match f.attrs.flatten {
-        Some(_) => {
-            let ty = f.inner;
-            quote!(__props.extend(<#ty as ::nodekit::Params>::properties()))
+    let properties = if params.iter().any(|f| f.attrs.flatten.is_some()) {
+        // A flattened group's properties stand among the node's own, in
+        // order; their names are known only at run time, so checked there.
+        let parts = params.iter().map(|f| match f.attrs.flatten {
+            Some(_) => {
+                let ty = f.inner;
+                quote!(__props.extend(<#ty as ::nodekit::Params>::properties()))
+            }
+            None => {
+                let p = property(c, f);
+                quote!(__props.push(#p))
+            }
+        });
+        let struct_name = ident.to_string();
+        quote! {
+            let mut __props = ::std::vec::Vec::new();
+            #(#parts;)*
+            ::nodekit::__private::unique_names(#struct_name, __props)
         }
-        None => {
-            let p = property(c, f);
-            quote!(__props.push(#p))
-        }
-    });
-    let struct_name = ident.to_string();
+    } else {
+        // Names were checked for duplicates at compile time.
+        let parts = params.iter().map(|f| property(c, f));
+        quote!(::std::vec![#(#parts),*])
+    };
     let field_values = c.fields.iter().map(|f| {
         let ident = f.ident;
         let value = field_value(f);
@@ -223,9 +235,7 @@ fn params_impl(c: &Container) -> TokenStream {
         #[automatically_derived]
         impl ::nodekit::Params for #ident {
             fn properties() -> ::std::vec::Vec<::nodekit::description::NodeProperty> {
-                let mut __props = ::std::vec::Vec::new();
-                #(#properties;)*
-                ::nodekit::__private::unique_names(#struct_name, __props)
+                #properties
             }
 
             fn from_params_at(

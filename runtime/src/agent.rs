@@ -17,8 +17,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, Result, shorten};
-pub use crate::event::AgentEvent;
-use crate::event::EventSender;
+use crate::event::{AgentEvent, EventSender};
 use crate::memory::Memory;
 use crate::message::{Message, Role, ToolCall, Usage};
 use crate::model::{

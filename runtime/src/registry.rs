@@ -83,18 +83,8 @@ impl CatalogEntry {
         version: Option<f64>,
     ) -> Result<(Value, f64)> {
         let version = version.unwrap_or_else(|| self.description.version_for_new_nodes());
-        let empty = serde_json::Map::new();
-        let values = match values {
-            Value::Object(m) => m,
-            Value::Null => &empty,
-            other => {
-                return Err(Error::ParametersNotObject {
-                    node: node_name.to_owned(),
-                    found: crate::error::describe_value(other),
-                });
-            }
-        };
-        let filled = crate::params::with_defaults(&self.description.properties, values, version);
+        let values = crate::params::parameter_object(values, node_name)?;
+        let filled = crate::params::with_defaults(&self.description.properties, &values, version);
         Ok((Value::Object(filled), version))
     }
 

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::description::NodeDescription;
-use crate::error::{Error, Result, describe_value};
+use crate::error::{Error, Result};
 use crate::from_ai::{self, Substitution};
 use crate::params::{Params, with_defaults};
 
@@ -97,16 +97,11 @@ impl NodeTool {
         params: &Value,
         version: f64,
     ) -> Result<Self> {
-        let Value::Object(values) = params else {
-            return Err(Error::ParametersNotObject {
-                node: node_name.to_owned(),
-                found: describe_value(params),
-            });
-        };
+        let values = crate::params::parameter_object(params, node_name)?;
         // The tool's description may come from a value the node does not
         // declare (n8n's `toolDescription`), which preparing drops.
-        let text = tool_description(description, values);
-        let parameters = Value::Object(with_defaults(&description.properties, values, version));
+        let text = tool_description(description, &values);
+        let parameters = Value::Object(with_defaults(&description.properties, &values, version));
         Self::build(description, node_name, parameters, text)
     }
 

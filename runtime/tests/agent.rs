@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use nodekit::agent::{Agent, AgentEvent, AgentOptions};
+use nodekit::agent::{Agent, AgentOptions};
+use nodekit::event::AgentEvent;
 use nodekit::history::{ChatHistory, InProcessHistory};
 use nodekit::memory::{ConversationMemory, Memory, MemoryOptions};
 use nodekit::message::{Message, Role, ToolCall, Usage};

@@ -110,6 +110,21 @@ pub struct Seen {
 }
 
 impl Seen {
+    /// The tool results the request carried to the model (`role: tool`
+    /// messages), each read as JSON (as a string when it is not JSON).
+    pub fn tool_results(&self) -> Vec<Value> {
+        self.body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| {
+                let text = m["content"].as_str().unwrap_or_default();
+                serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
+            })
+            .collect()
+    }
+
     /// The first header named `name` (any case).
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers

@@ -149,19 +149,9 @@ async fn run_prepares_a_tool_nodes_parameters_at_its_type_version() {
         assert!(out.status.success(), "{stderr}");
         assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "done");
         // What the tool answered, as the model got it on its second call.
-        let seen = server.seen();
-        let tool_message = seen[1].body["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["role"] == "tool")
-            .cloned()
-            .unwrap();
-        let answer: Value =
-            serde_json::from_str(tool_message["content"].as_str().unwrap()).unwrap();
         assert_eq!(
-            answer,
-            json!({"preview": preview, "typeVersion": f64::from(version)}),
+            server.seen()[1].tool_results(),
+            [json!({"preview": preview, "typeVersion": f64::from(version)})],
             "version {version}"
         );
         std::fs::remove_dir_all(&dir).ok();

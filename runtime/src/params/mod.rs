@@ -106,6 +106,22 @@ impl<'a> Location<'a> {
     }
 }
 
+/// A node's parameter values as an object (`null`: no values), or the
+/// error naming the node.
+pub(crate) fn parameter_object<'v>(
+    values: &'v Value,
+    node: &str,
+) -> Result<Cow<'v, Map<String, Value>>> {
+    match values {
+        Value::Object(m) => Ok(Cow::Borrowed(m)),
+        Value::Null => Ok(Cow::Owned(Map::new())),
+        other => Err(Error::ParametersNotObject {
+            node: node.to_owned(),
+            found: describe_value(other),
+        }),
+    }
+}
+
 /// Fills missing parameters with the defaults their authors declared and
 /// drops those that `displayOptions` hide, as n8n does before a node runs.
 ///
