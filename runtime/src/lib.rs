@@ -207,6 +207,9 @@ pub mod __private;
 /// here may change in any release.
 #[doc(hidden)]
 pub mod __bench {
+    /// Agent memory's nearest-message search, without the neighbours.
+    #[cfg(feature = "agent-memory")]
+    pub use crate::agent_memory::recall::bench as recall;
     /// The OpenAI client's server-sent-events parser.
     #[cfg(feature = "openai")]
     pub use crate::model::sse::{SseEvent, SseParser};

@@ -65,6 +65,11 @@ on_every_backend!(
     pgvector_slow_embedder
 );
 on_every_backend!(
+    resident_exact_search: sqlite_resident_exact_search,
+    postgres_resident_exact_search,
+    pgvector_resident_exact_search
+);
+on_every_backend!(
     failing_then_recovery: sqlite_failing_embedder_then_recovery,
     postgres_failing_embedder_then_recovery,
     pgvector_failing_embedder_then_recovery
@@ -384,6 +389,12 @@ async fn failing_then_recovery(store: &Store) {
     assert!(store.unindexed("r", "t", 10).await.unwrap().is_empty());
 }
 
+/// Threads held in memory, and the vectors of their graphs.
+fn graphs(store: &Store) -> (usize, usize) {
+    let held = store.recall_cache();
+    (held.threads, held.graph_vectors)
+}
+
 /// Long threads go through the in-memory graph: built in the background,
 /// caught up with this store's writes and with another store's on the same
 /// database (another process), in agreement with the exact search, and
@@ -415,16 +426,13 @@ async fn graph_search(store: &Store, other: &Store) {
         store.index_pending("r", "t", &*embedder).await.unwrap(),
         200
     );
-    // pgvector searches long threads through its own HNSW index: the same
-    // answers are asked of it, without an in-process graph.
-    let graphs = store.recall_index().await.unwrap().unwrap().kind != IndexKind::PgVector;
-    let loaded = |n: usize| if graphs { (1, n) } else { (0, 0) };
+    let loaded = |n: usize| (1, n);
     let mut waited = 0;
-    while store.loaded_graphs() != loaded(200) {
+    while graphs(&store) != loaded(200) {
         assert!(
             waited < 400,
             "the graph was never built: {:?}",
-            store.loaded_graphs()
+            store.recall_cache()
         );
         tokio::time::sleep(std::time::Duration::from_millis(25)).await;
         waited += 1;
@@ -436,7 +444,7 @@ async fn graph_search(store: &Store, other: &Store) {
         .await
         .unwrap();
     store.index_pending("r", "t", &*embedder).await.unwrap();
-    assert_eq!(store.loaded_graphs(), loaded(201));
+    assert_eq!(graphs(&store), loaded(201));
     let found = store
         .recall_text("r", "t", &zebra, &*embedder, 1, &[])
         .await
@@ -463,7 +471,7 @@ async fn graph_search(store: &Store, other: &Store) {
         waited += 1;
     };
     assert_eq!(seqs(&found), vec![200, 201, 202]);
-    assert_eq!(store.loaded_graphs(), loaded(202));
+    assert_eq!(graphs(&store), loaded(202));
     // The same answers as the exact search.
     let exact = store.clone().with_exact_limit(i64::MAX);
     for i in [3, 17, 150] {
@@ -480,7 +488,130 @@ async fn graph_search(store: &Store, other: &Store) {
         assert!(seqs(&by_graph).contains(&(i as i64)), "query {q}");
     }
     assert!(store.delete_thread("r", "t").await.unwrap());
-    assert_eq!(store.loaded_graphs().0, 0);
+    assert_eq!(store.recall_cache().threads, 0);
+}
+
+/// Texts of 6 words from a 30-word vocabulary after a unique tag, so texts
+/// overlap as real ones do.
+fn overlapping_texts(n: usize) -> Vec<String> {
+    let mut seed = 11u64;
+    (1..=n)
+        .map(|i| {
+            let words: Vec<String> = (0..6)
+                .map(|_| {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    format!("w{}", (seed >> 33) % 30)
+                })
+                .collect();
+            format!("m{i} {}", words.join(" "))
+        })
+        .collect()
+}
+
+async fn wait_held(store: &Store, what: impl Fn(&nodekit::agent_memory::RecallCache) -> bool) {
+    let mut waited = 0;
+    while !what(&store.recall_cache()) {
+        assert!(waited < 400, "never held: {:?}", store.recall_cache());
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        waited += 1;
+    }
+}
+
+/// A short thread is loaded into memory after its first write and searched
+/// exactly there: the same answers as the database's own index gave before
+/// it was loaded, and new messages are found at once.
+async fn resident_exact_search(store: &Store) {
+    let http = EmbedServer::start(384).await;
+    let embedder = http.embedder();
+    let texts = overlapping_texts(300);
+    let messages: Vec<Message> = texts.iter().map(|t| Message::human(t.as_str())).collect();
+    store.append("r", "exact", &messages).await.unwrap();
+    // Answers from the database, before the thread is held.
+    let mut before = Vec::new();
+    for i in [1usize, 77, 300] {
+        let found = store
+            .recall_text("r", "exact", &texts[i - 1], &*embedder, 1, &[])
+            .await
+            .unwrap();
+        before.push(found);
+    }
+    assert!(before.iter().all(Vec::is_empty), "nothing is indexed yet");
+    store.index_pending("r", "exact", &*embedder).await.unwrap();
+    wait_held(store, |c| c.threads == 1 && c.exact_vectors == 300).await;
+    assert_eq!(store.recall_cache().graph_vectors, 0);
+    for i in [1usize, 77, 300] {
+        let found = store
+            .recall_text("r", "exact", &texts[i - 1], &*embedder, 1, &[])
+            .await
+            .unwrap();
+        assert!(
+            seqs(&found).contains(&(i as i64)),
+            "query {i}: {:?}",
+            seqs(&found)
+        );
+    }
+    // Written by this process: held as soon as the write returns.
+    store
+        .append("r", "exact", &[Message::human("quokka smiles")])
+        .await
+        .unwrap();
+    store.index_pending("r", "exact", &*embedder).await.unwrap();
+    assert_eq!(store.recall_cache().exact_vectors, 301);
+    let found = store
+        .recall_text("r", "exact", "quokka smiles", &*embedder, 1, &[])
+        .await
+        .unwrap();
+    assert_eq!(seqs(&found), vec![299, 300, 301]);
+    // Another resource asking for the thread is refused; deleting drops it.
+    assert!(
+        store
+            .recall_text("intruder", "exact", "quokka", &*embedder, 1, &[])
+            .await
+            .is_err()
+    );
+    assert!(store.delete_thread("r", "exact").await.unwrap());
+    assert_eq!(store.recall_cache().threads, 0);
+}
+
+/// The memory held for recall stays within its budget: the least recently
+/// used threads are dropped, and a dropped thread is still searched (from
+/// the database, then loaded again).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recall_cache_stays_within_its_budget() {
+    let http = EmbedServer::start(384).await;
+    let embedder = http.embedder();
+    // About 62 KB a thread of 40 messages: room for three.
+    let store = stores::sqlite("budget")
+        .await
+        .with_recall_cache_bytes(200_000);
+    let texts = overlapping_texts(40);
+    let messages: Vec<Message> = texts.iter().map(|t| Message::human(t.as_str())).collect();
+    for t in 0..8 {
+        let thread = format!("t{t}");
+        store.append("r", &thread, &messages).await.unwrap();
+        store.index_pending("r", &thread, &*embedder).await.unwrap();
+        // Past the budget for a moment after a page is read, then evicted.
+        wait_held(&store, |c| c.bytes <= 200_000 && c.exact_vectors >= 40).await;
+        let held = store.recall_cache();
+        assert!(held.exact_vectors <= 3 * 40, "{held:?}");
+    }
+    // t0 was dropped long ago: still answered, then held again.
+    let found = store
+        .recall_text("r", "t0", &texts[9], &*embedder, 1, &[])
+        .await
+        .unwrap();
+    assert!(seqs(&found).contains(&10), "{:?}", seqs(&found));
+    wait_held(&store, |c| {
+        c.exact_vectors <= 3 * 40 && c.exact_vectors % 40 == 0
+    })
+    .await;
+    let found = store
+        .recall_text("r", "t0", &texts[9], &*embedder, 1, &[])
+        .await
+        .unwrap();
+    assert!(seqs(&found).contains(&10), "{:?}", seqs(&found));
 }
 
 /// Stores opened on one database in one process share their graphs: a node
@@ -500,16 +631,16 @@ async fn sqlite_stores_share_graphs() {
     first.append("r", "t", &messages).await.unwrap();
     first.index_pending("r", "t", &*embedder).await.unwrap();
     let mut waited = 0;
-    while first.loaded_graphs() != (1, 40) {
+    while graphs(&first) != (1, 40) {
         assert!(waited < 400, "the graph was never built");
         tokio::time::sleep(std::time::Duration::from_millis(25)).await;
         waited += 1;
     }
     first.close().await;
     let second = Store::open_sqlite(&path).await.unwrap();
-    assert_eq!(second.loaded_graphs(), (1, 40));
+    assert_eq!(graphs(&second), (1, 40));
     let elsewhere = stores::sqlite("elsewhere").await;
-    assert_eq!(elsewhere.loaded_graphs(), (0, 0));
+    assert_eq!(graphs(&elsewhere), (0, 0));
 }
 
 /// A recalled range never splits a tool call from its results: it grows

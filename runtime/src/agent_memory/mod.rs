@@ -57,7 +57,7 @@ pub use context::{
     AssembleOptions, AssembledContext, ContextPart, PartKind, assemble, assemble_with,
 };
 pub use observe::Observer;
-pub use recall::{IndexKind, RecallIndex, Recaller};
+pub use recall::{IndexKind, RecallCache, RecallIndex, Recaller};
 pub use store::{
     DEFAULT_SQLITE_PATH, Event, Observation, ObservationMarks, Store, StoredMessage, ThreadInfo,
     WorkingMemory,

@@ -19,7 +19,7 @@ use sqlx::types::Json;
 use sqlx::{ColumnIndex, Decode, Row, SqlSafeStr, Type};
 
 use super::recall::RecallIndex;
-use super::recall::ann::Graphs;
+use super::recall::resident::{Cache, RecallCache};
 use crate::error::{Error, Result, shorten};
 use crate::memory::langchain::Tokenizer;
 use crate::message::{Message, Role};
@@ -161,7 +161,7 @@ pub(crate) enum Pools<'a> {
 pub struct Store {
     db: Arc<Db>,
     tokenizer: Tokenizer,
-    graphs: Arc<Graphs>,
+    cache: Arc<Cache>,
     /// The recall index once known: it never changes afterwards.
     recall_index: Arc<OnceLock<RecallIndex>>,
     /// Longest thread searched exactly by semantic recall.
@@ -632,10 +632,10 @@ impl Store {
             .connect_with(options)
             .await
             .map_err(cannot)?;
-        // The same file by any path: one set of graphs.
+        // The same file by any path: one recall cache.
         let identity = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         Ok(Self::new(Db::Sqlite { read, write })
-            .with_shared_graphs(format!("sqlite:{}", identity.display())))
+            .with_shared_cache(format!("sqlite:{}", identity.display())))
     }
 
     /// Uses one existing SQLite pool for reads and writes (tests, in-memory
@@ -676,7 +676,7 @@ impl Store {
             })?;
         Ok(Self::from_postgres_pool(pool)
             .await?
-            .with_shared_graphs(identity))
+            .with_shared_cache(identity))
     }
 
     /// Connects to `postgres://user:password@host:port/db`; errors never show the URL.
@@ -703,7 +703,7 @@ impl Store {
         Store {
             db: Arc::new(db),
             tokenizer: Tokenizer::Cl100kBase,
-            graphs: Arc::default(),
+            cache: Arc::default(),
             recall_index: Arc::default(),
             exact_limit: super::recall::EXACT_LIMIT,
         }
@@ -741,7 +741,7 @@ impl Store {
 
     /// This store searching threads of more than `limit` messages through
     /// an in-memory graph, shorter ones exactly (default
-    /// [`EXACT_LIMIT`](super::recall::EXACT_LIMIT); see [`super::recall::ann`]).
+    /// [`EXACT_LIMIT`](super::recall::EXACT_LIMIT); see [`super::recall::resident`]).
     pub fn with_exact_limit(mut self, limit: i64) -> Store {
         self.exact_limit = limit.max(0);
         self
@@ -770,26 +770,34 @@ impl Store {
         &self.recall_index
     }
 
-    /// The in-memory search graphs of long threads ([`super::recall::ann`]).
-    pub(crate) fn graphs(&self) -> &Graphs {
-        &self.graphs
+    /// The vectors this process keeps for recall ([`super::recall::resident`]).
+    pub(crate) fn cache(&self) -> &Cache {
+        &self.cache
     }
 
-    pub(crate) fn graphs_arc(&self) -> Arc<Graphs> {
-        self.graphs.clone()
+    pub(crate) fn cache_arc(&self) -> Arc<Cache> {
+        self.cache.clone()
     }
 
-    /// This store sharing the search graphs of every store of this process
+    /// This store sharing the recall cache of every store of this process
     /// on the database `identity` names.
-    fn with_shared_graphs(mut self, identity: String) -> Store {
-        self.graphs = super::recall::ann::shared(identity);
+    fn with_shared_cache(mut self, identity: String) -> Store {
+        self.cache = super::recall::resident::shared(identity);
         self
     }
 
-    /// How many search graphs this store holds in memory, and how many
-    /// vectors they hold together ([`super::recall::ann`]).
-    pub fn loaded_graphs(&self) -> (usize, usize) {
-        self.graphs.loaded()
+    /// What this process holds in memory for this database's recall
+    /// ([`super::recall::resident`]).
+    pub fn recall_cache(&self) -> RecallCache {
+        self.cache.stats()
+    }
+
+    /// Bounds the memory this process keeps for this database's recall to
+    /// `bytes` (default [`DEFAULT_CACHE_BYTES`](super::recall::DEFAULT_CACHE_BYTES));
+    /// shared by every store of this process on the same database.
+    pub fn with_recall_cache_bytes(self, bytes: usize) -> Store {
+        self.cache.set_budget(bytes);
+        self
     }
 
     /// Which database this store uses.

@@ -122,7 +122,7 @@ async fn run(store: Store, embedder: Arc<dyn Embedder>, mut rx: mpsc::UnboundedR
         let threads: Vec<_> = queued.iter().cloned().collect();
         for (r, t) in threads {
             let key = (r, t);
-            let mark = store.graphs().mark(&key);
+            let mark = store.cache().mark(&key);
             match store
                 .index_pending_after(&key.0, &key.1, &*embedder, mark)
                 .await
@@ -130,7 +130,7 @@ async fn run(store: Store, embedder: Arc<dyn Embedder>, mut rx: mpsc::UnboundedR
                 Ok((n, mark)) => {
                     total += n;
                     queued.remove(&key);
-                    store.graphs().set_mark(key, mark);
+                    store.cache().set_mark(key, mark);
                 }
                 Err(e) => {
                     tracing::warn!(resource = %key.0, thread = %key.1, error = %e, "semantic recall: indexing failed; will retry");

@@ -75,14 +75,53 @@ use crate::message::{Message, Role};
 
 use super::store::{Pools, Store, StoredMessage, ThreadInfo, check_id};
 
-pub mod ann;
+mod ann;
+mod flat;
 mod indexer;
+pub mod resident;
 mod search;
 
-pub use ann::{EXACT_LIMIT, MAX_GRAPHS};
 pub use indexer::Recaller;
+pub use resident::{DEFAULT_CACHE_BYTES, EXACT_LIMIT, RecallCache};
 pub use search::DEFAULT_RECALL_TIMEOUT;
 pub(crate) use search::{by_deadline, embed_query};
+
+/// The first step of recall alone, for the benchmarks.
+#[doc(hidden)]
+pub mod bench {
+    use super::*;
+
+    /// The seqs of the thread's `k` messages nearest to `query`, nearest
+    /// first: from memory when the thread is held, else from the database.
+    pub async fn nearest(
+        store: &Store,
+        resource: &str,
+        thread: &str,
+        query: &[f32],
+        k: usize,
+    ) -> Result<Vec<i64>> {
+        let info = store.thread(resource, thread).await?;
+        store.recall_candidates(resource, &info, query, k).await
+    }
+
+    /// How many vectors of `thread` this process holds, once it is loaded.
+    pub fn held(store: &Store, thread: &str) -> Option<usize> {
+        store.cache().held(thread)
+    }
+
+    /// The same, by an exact scan of the thread in the database.
+    pub async fn nearest_exact(
+        store: &Store,
+        resource: &str,
+        thread: &str,
+        query: &[f32],
+        k: usize,
+    ) -> Result<Vec<i64>> {
+        let exact = store.clone().with_exact_limit(i64::MAX);
+        let info = exact.thread(resource, thread).await?;
+        exact.recall_candidates(resource, &info, query, k).await
+    }
+}
 
 /// Texts per embedder call.
 pub const EMBED_BATCH: usize = 64;
@@ -344,7 +383,7 @@ impl Store {
                         IndexKind::PgVector
                     } else {
                         tracing::warn!(
-                            "the PostgreSQL `vector` extension is missing: semantic recall searches an in-memory graph for threads over {EXACT_LIMIT} messages, exactly otherwise"
+                            "the PostgreSQL `vector` extension is missing: semantic recall keeps its vectors in `nodekit_am_embeddings`"
                         );
                         IndexKind::BruteForce
                     };
@@ -383,7 +422,7 @@ impl Store {
         check_id("thread", thread)?;
         let info = self.thread(resource, thread).await?;
         let mut written = 0;
-        let mut graph_dims = None;
+        let mut resident = None;
         for batch in messages.chunks(EMBED_BATCH) {
             let mut texts = Vec::with_capacity(batch.len());
             let mut with_text = Vec::with_capacity(batch.len());
@@ -428,16 +467,12 @@ impl Store {
                 .chain(empty.into_iter().map(|m| (m, None)))
                 .collect();
             written += self.write_vectors(resource, thread, index, &rows).await?;
-            if let Some(index) = index
-                && index.kind != IndexKind::PgVector
-            {
-                graph_dims = Some(index.dims);
-            }
+            resident = resident.or(index);
         }
-        if let Some(dims) = graph_dims
+        if let Some(index) = resident
             && written > 0
         {
-            self.graph_after_write(resource, &info, dims).await?;
+            self.resident_after_write(resource, &info, index).await?;
         }
         Ok(written)
     }

@@ -1,6 +1,7 @@
 //! Searching a thread: the nearest messages to a query vector, with the
 //! messages around them and tool calls kept with their results.
 
+use super::resident::Nearest;
 use super::*;
 
 impl Store {
@@ -23,6 +24,51 @@ impl Store {
             .next()
             .ok_or_else(|| err("the embedder returned no vector"))?;
         self.recall(resource, thread, &v, top_k, exclude_seqs).await
+    }
+
+    /// What Mastra's `recall` with a search string returns: the thread's
+    /// `last_messages` newest messages, and the `top_k` messages nearest to
+    /// `query` outside them, each with its neighbours ([`Store::recall`]).
+    /// The window's read runs beside the thread's check, the query's
+    /// embedding and the search.
+    pub async fn recent_and_recalled(
+        &self,
+        resource: &str,
+        thread: &str,
+        query: &str,
+        embedder: &dyn Embedder,
+        last_messages: usize,
+        top_k: usize,
+    ) -> Result<(Vec<StoredMessage>, Vec<StoredMessage>)> {
+        let search = async {
+            let embedding = async {
+                if top_k == 0 || query.trim().is_empty() {
+                    return Ok(None);
+                }
+                let v = embedder.embed(&[query.to_owned()]).await?;
+                Ok(Some(
+                    v.into_iter()
+                        .next()
+                        .ok_or_else(|| err("the embedder returned no vector"))?,
+                ))
+            };
+            let (info, v) = tokio::try_join!(self.thread(resource, thread), embedding)?;
+            let candidates = match v {
+                Some(v) => {
+                    self.recall_candidates(resource, &info, &v, top_k + last_messages)
+                        .await?
+                }
+                None => Vec::new(),
+            };
+            Ok::<_, Error>((info, candidates))
+        };
+        let ((info, candidates), recent) =
+            tokio::try_join!(search, self.recent(resource, thread, last_messages))?;
+        let exclude = recent.iter().map(|m| m.seq).collect();
+        let recalled = self
+            .recall_around(resource, &info, candidates, top_k, &exclude)
+            .await?;
+        Ok((recent, recalled))
     }
 
     /// The `top_k` messages of the thread nearest to `query`, each with
@@ -161,17 +207,19 @@ impl Store {
         query: &[f32],
         k: usize,
     ) -> Result<Vec<i64>> {
-        if index.kind != IndexKind::PgVector
-            && let Some(ids) = self
-                .graph_nearest(resource, info, index.dims, query, k)
-                .await?
-        {
-            return Ok(ids);
+        match self.resident_nearest(resource, info, index, query, k)? {
+            Some(Nearest::Exact(seqs)) => return Ok(seqs),
+            // A graph answers only threads longer than this store's exact
+            // limit (stores sharing the cache may set other limits).
+            Some(Nearest::Approximate(seqs)) if info.last_seq > self.exact_limit() => {
+                return Ok(seqs);
+            }
+            _ => {}
         }
         let thread = info.id.as_str();
         let k = k as i64;
         match (self.pools(), index.kind) {
-            // A long thread whose graph is not ready: its newest vectors only.
+            // A thread still loading: its newest vectors only.
             (Pools::Sqlite { read, .. }, IndexKind::SqliteVec) => sqlx::query_scalar(
                 "SELECT seq FROM nodekit_am_vec
                  WHERE embedding MATCH $1 AND k = $2 AND thread_id = $3 AND resource_id = $4

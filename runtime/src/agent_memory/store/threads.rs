@@ -167,7 +167,7 @@ impl Store {
                 sqlx::query(sql).bind(thread).bind(resource).execute(&mut *tx).await.map_err(db_err)?;
             }
             tx.commit().await.map_err(db_err)?;
-            self.graphs.forget(thread);
+            self.cache.forget(thread);
             Ok(true)
         })
     }
