@@ -11,7 +11,9 @@
 //!   `Recaller::append` calls, timed until the last one is embedded,
 //!   written and held in memory;
 //! - storage-only append: BENCH_APPENDS single-message `Store::append`
-//!   calls into another thread (no embedding), each call timed;
+//!   calls into another thread (no embedding), each call timed: in the
+//!   store under test and, on SQLite, in a second file opened with
+//!   `Durability::ProcessCrash` (`synchronous = NORMAL`, as Mastra's);
 //! - recall, as Mastra's `recall` with a search string
 //!   (`Store::recent_and_recalled`): the 20 newest messages, and the input
 //!   embedded, the top 5 outside those 20 with 2 messages before and 1
@@ -42,7 +44,7 @@ use std::time::{Duration, Instant};
 
 use nodekit::__bench::recall::{held, nearest, nearest_exact};
 use nodekit::agent_memory::context::{AssembleOptions, PartKind, assemble_with};
-use nodekit::agent_memory::{MemoryConfig, Recaller, Store};
+use nodekit::agent_memory::{Durability, MemoryConfig, Recaller, Store};
 use nodekit::embed::Embedder;
 use nodekit::message::Message;
 use nodekit::model::BoxFuture;
@@ -397,18 +399,33 @@ async fn one_thread(db: &Db, n: usize) -> Value {
     let appends_indexed = started.elapsed();
 
     // Storage only: the message written and committed, nothing else.
-    let mut storage_only = Vec::with_capacity(appends);
-    let started = Instant::now();
-    for j in 0..appends {
-        let m = text.message(j);
-        let t = Instant::now();
-        store
-            .append(USER, "thread-storage-only", &[m])
-            .await
-            .unwrap();
-        storage_only.push(t.elapsed());
+    let mut storage_only = json!({ "count": appends });
+    let lighter = match db.file.as_ref() {
+        Some(path) => Some(
+            Store::open_sqlite_with(path.with_extension("normal.db"), Durability::ProcessCrash)
+                .await
+                .unwrap(),
+        ),
+        None => None,
+    };
+    let durabilities = [("store", Some(store)), ("process_crash", lighter.as_ref())];
+    for (name, s) in durabilities {
+        let Some(s) = s else { continue };
+        let mut calls = Vec::with_capacity(appends);
+        let started = Instant::now();
+        for j in 0..appends {
+            let m = text.message(j);
+            let t = Instant::now();
+            s.append(USER, "thread-storage-only", &[m]).await.unwrap();
+            calls.push(t.elapsed());
+        }
+        let mut figures = stats(calls);
+        figures["msgs_per_s"] = json!((appends as f64 / started.elapsed().as_secs_f64()).round());
+        storage_only[name] = figures;
     }
-    let storage_only_s = started.elapsed().as_secs_f64();
+    if let Some(s) = lighter {
+        s.close().await;
+    }
 
     // Working memory and an observation block, as a long-running agent has.
     store
@@ -499,11 +516,7 @@ async fn one_thread(db: &Db, n: usize) -> Value {
             "indexed_s": round(appends_indexed.as_secs_f64()),
             "msgs_per_s": (appends as f64 / appends_indexed.as_secs_f64()).round(),
         },
-        "append_storage_only": {
-            "count": appends,
-            "per_call": stats(storage_only),
-            "msgs_per_s": (appends as f64 / storage_only_s).round(),
-        },
+        "append_storage_only": storage_only,
         "recall": stats(recall),
         "recall_messages": recalled,
         "context_assembly": stats(assembly),

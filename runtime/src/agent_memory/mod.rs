@@ -59,8 +59,8 @@ pub use context::{
 pub use observe::Observer;
 pub use recall::{IndexKind, RecallCache, RecallIndex, Recaller};
 pub use store::{
-    DEFAULT_SQLITE_PATH, Event, Observation, ObservationMarks, Store, StoredMessage, ThreadInfo,
-    WorkingMemory,
+    DEFAULT_SQLITE_PATH, Durability, Event, Observation, ObservationMarks, Store, StoredMessage,
+    ThreadInfo, WorkingMemory,
 };
 
 /// Opens the store `config` names, creating or migrating its tables.

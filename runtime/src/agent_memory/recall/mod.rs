@@ -73,7 +73,7 @@ use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::message::{Message, Role};
 
-use super::store::{Pools, Store, StoredMessage, ThreadInfo, check_id};
+use super::store::{Durability, Pools, Store, StoredMessage, ThreadInfo, check_id};
 
 mod ann;
 mod flat;
@@ -499,31 +499,62 @@ impl Store {
              SELECT id, thread_id, resource_id, seq, $2::vector FROM nodekit_am_messages WHERE id = $1";
         let mut written = 0;
         match self.pools() {
-            Pools::Sqlite { write, .. } => {
-                let mut tx = write.begin_with("BEGIN IMMEDIATE").await.map_err(db)?;
-                for (m, v) in rows {
-                    let bytes = v.map(|v| vector_bytes(v)).unwrap_or_default();
-                    let dims = v.map_or(0, |v| v.len() as i64);
-                    let done = sqlx::query(MARK)
-                        .bind(m.id)
-                        .bind(thread)
-                        .bind(resource)
-                        .bind(dims)
-                        .bind(&bytes)
-                        .execute(&mut *tx)
+            Pools::Sqlite {
+                write, durability, ..
+            } => {
+                let mut conn = write.acquire().await.map_err(db)?;
+                // Vectors are computed again from their messages when lost
+                // (the indexer finds messages without one), so their commit
+                // need not wait for the disk: the next message's commit
+                // flushes it with its own.
+                let lowered = durability == Durability::PowerLoss;
+                if lowered {
+                    sqlx::raw_sql("PRAGMA synchronous = NORMAL")
+                        .execute(&mut *conn)
                         .await
                         .map_err(db)?;
-                    if done.rows_affected() == 1 && v.is_some() && index.is_some() {
-                        sqlx::query(VEC_SQLITE)
+                }
+                let wrote = async {
+                    let mut tx = sqlx::Connection::begin_with(&mut *conn, "BEGIN IMMEDIATE")
+                        .await
+                        .map_err(db)?;
+                    let mut written = 0;
+                    for (m, v) in rows {
+                        let bytes = v.map(|v| vector_bytes(v)).unwrap_or_default();
+                        let dims = v.map_or(0, |v| v.len() as i64);
+                        let done = sqlx::query(MARK)
                             .bind(m.id)
+                            .bind(thread)
+                            .bind(resource)
+                            .bind(dims)
                             .bind(&bytes)
                             .execute(&mut *tx)
                             .await
                             .map_err(db)?;
+                        if done.rows_affected() == 1 && v.is_some() && index.is_some() {
+                            sqlx::query(VEC_SQLITE)
+                                .bind(m.id)
+                                .bind(&bytes)
+                                .execute(&mut *tx)
+                                .await
+                                .map_err(db)?;
+                        }
+                        written += done.rows_affected() as usize;
                     }
-                    written += done.rows_affected() as usize;
+                    tx.commit().await.map_err(db)?;
+                    Ok::<usize, Error>(written)
                 }
-                tx.commit().await.map_err(db)?;
+                .await;
+                // A connection that cannot be set back never writes again.
+                if lowered
+                    && sqlx::raw_sql("PRAGMA synchronous = FULL")
+                        .execute(&mut *conn)
+                        .await
+                        .is_err()
+                {
+                    conn.close_on_drop();
+                }
+                written += wrote?;
             }
             Pools::Postgres(pool) => {
                 let mut tx = pool.begin().await.map_err(db)?;

@@ -2,6 +2,71 @@
 
 use super::*;
 
+/// [`Store::append`] on SQLite as one command to the connection's thread:
+/// the transaction, the thread's claim and the inserts in one round trip
+/// (each statement is a hop to the SQLite worker thread and back, which
+/// costs more than the statement). Returns each message's (id, seq), in
+/// order.
+async fn sqlite_append(
+    write: &sqlx::SqlitePool,
+    resource: &str,
+    thread: &str,
+    prepared: &[(Value, i64)],
+    messages: &[Message],
+    now: i64,
+) -> Result<Vec<(i64, i64)>> {
+    // The messages as one JSON array of [role, content, tokens]; a thread
+    // of another resource claims nothing, so no message is inserted.
+    const SQL: &str = "BEGIN IMMEDIATE;
+        INSERT INTO nodekit_am_threads (id, resource_id, last_seq, created_at, updated_at)
+          VALUES ($1, $2, $3, $4, $4)
+          ON CONFLICT (id) DO UPDATE
+            SET last_seq = nodekit_am_threads.last_seq + excluded.last_seq,
+                updated_at = excluded.updated_at
+            WHERE nodekit_am_threads.resource_id = excluded.resource_id;
+        INSERT INTO nodekit_am_messages (thread_id, resource_id, seq, role, content, token_count, created_at)
+          SELECT t.id, t.resource_id, t.last_seq - $3 + 1 + m.key, m.value ->> 0, m.value ->> 1, m.value ->> 2, $4
+          FROM nodekit_am_threads t CROSS JOIN json_each($5) m
+          WHERE t.id = $1 AND t.resource_id = $2
+          RETURNING id, seq;
+        COMMIT";
+    let rows: Vec<Value> = messages
+        .iter()
+        .zip(prepared)
+        .map(|(m, (content, tokens))| json!([m.role.as_str(), content.to_string(), tokens]))
+        .collect();
+    let count = i64::try_from(messages.len()).map_err(db_err)?;
+    let mut conn = write.acquire().await.map_err(db_err)?;
+    let done: std::result::Result<Vec<(i64, i64)>, sqlx::Error> = sqlx::query_as(SQL)
+        .bind(thread)
+        .bind(resource)
+        .bind(count)
+        .bind(now)
+        .bind(Value::Array(rows).to_string())
+        .fetch_all(&mut *conn)
+        .await;
+    let mut ids = match done {
+        Ok(ids) => ids,
+        Err(e) => {
+            // The transaction may be left open: the connection is not reused.
+            conn.close_on_drop();
+            return Err(db_err(e));
+        }
+    };
+    if ids.is_empty() {
+        return Err(ownership(resource, thread));
+    }
+    if ids.len() != messages.len() {
+        return Err(db_err(format!(
+            "{} messages were written of {}",
+            ids.len(),
+            messages.len()
+        )));
+    }
+    ids.sort_unstable_by_key(|(_, seq)| *seq);
+    Ok(ids)
+}
+
 impl Store {
     /// Appends `messages` to the thread (created on first use) in one
     /// transaction, numbering them after the thread's last seq: concurrent
@@ -26,9 +91,26 @@ impl Store {
             .collect();
         let count = i64::try_from(messages.len()).map_err(db_err)?;
         let now = now_ms();
+        let stored = |m: &Message, token_count: i64, id, seq| StoredMessage {
+            id,
+            thread_id: thread.to_owned(),
+            seq,
+            message: m.clone(),
+            token_count,
+            created_at: now,
+        };
+        if let Db::Sqlite { write, .. } = &*self.db {
+            let ids = sqlite_append(write, resource, thread, &prepared, messages, now).await?;
+            return Ok(messages
+                .iter()
+                .zip(&prepared)
+                .zip(ids)
+                .map(|((m, (_, tokens)), (id, seq))| stored(m, *tokens, id, seq))
+                .collect());
+        }
         in_write_tx!(self, tx => {
             let last = claim_thread!(tx, resource, thread, now, count);
-            let mut stored = Vec::with_capacity(messages.len());
+            let mut out = Vec::with_capacity(messages.len());
             for (i, (m, (content, tokens))) in messages.iter().zip(&prepared).enumerate() {
                 let seq = last - count + 1 + i as i64;
                 let id: i64 = sqlx::query_scalar(
@@ -45,17 +127,10 @@ impl Store {
                 .fetch_one(&mut *tx)
                 .await
                 .map_err(db_err)?;
-                stored.push(StoredMessage {
-                    id,
-                    thread_id: thread.to_owned(),
-                    seq,
-                    message: m.clone(),
-                    token_count: *tokens,
-                    created_at: now,
-                });
+                out.push(stored(m, *tokens, id, seq));
             }
             tx.commit().await.map_err(db_err)?;
-            Ok(stored)
+            Ok(out)
         })
     }
 

@@ -176,3 +176,36 @@ async fn ids_are_checked() {
     assert!(store.thread("r", &"x".repeat(256)).await.is_err());
     assert!(store.thread("r", "a\0b").await.is_err());
 }
+
+/// An append is one command on SQLite: a thread of another resource takes
+/// nothing and leaves no transaction open; content comes back byte for byte.
+#[tokio::test]
+async fn append_is_atomic_and_keeps_content() {
+    for durability in [Durability::PowerLoss, Durability::ProcessCrash] {
+        let store = Store::open_sqlite_with(temp_db("append"), durability)
+            .await
+            .unwrap();
+        let odd = Message::human("ünïcödé \"quotes\" \\ 1.50e3 \u{1F980}");
+        let first = store
+            .append("r", "t", &[Message::human("one"), odd.clone()])
+            .await
+            .unwrap();
+        assert_eq!(first.iter().map(|m| m.seq).collect::<Vec<_>>(), vec![1, 2]);
+        let err = store
+            .append("intruder", "t", &[Message::human("mine now")])
+            .await
+            .unwrap_err();
+        assert!(matches!(err, Error::ThreadOwnership { .. }), "{err}");
+        // The writer is usable: no transaction was left open.
+        let next = store
+            .append("r", "t", &[Message::ai("three")])
+            .await
+            .unwrap();
+        assert_eq!(next[0].seq, 3);
+        let all = store.recent("r", "t", 10).await.unwrap();
+        assert_eq!(all.len(), 3);
+        assert_eq!(all[1].message, odd);
+        assert_eq!(all[1].id, first[1].id);
+        store.close().await;
+    }
+}
