@@ -146,10 +146,18 @@ pub async fn assemble_with(
     // `top_k` remain once the recent window's are left out.
     let top_k = config.semantic_recall_top_k;
     let search = async {
+        let k = top_k + config.last_messages;
+        // A held thread is searched beside the check (the answer is used
+        // only if the thread turns out to be the caller's).
         let embedding = async {
             Ok(match recall_with {
                 Some((embedder, text)) if top_k > 0 => {
-                    recall::embed_query(embedder, text, deadline).await
+                    recall::embed_query(embedder, text, deadline)
+                        .await
+                        .map(|q| {
+                            let early = store.search_held(thread, &q, k);
+                            (q, early)
+                        })
                 }
                 _ => None,
             })
@@ -157,9 +165,8 @@ pub async fn assemble_with(
         // A foreign thread fails at once, without waiting for the embedder.
         let (info, query) = tokio::try_join!(store.thread(resource, thread), embedding)?;
         let candidates = match query {
-            Some(q) => {
-                let k = top_k + config.last_messages;
-                let found = store.recall_candidates(resource, &info, &q, k);
+            Some((q, early)) => {
+                let found = store.recall_candidates(resource, &info, &q, k, early);
                 recall::by_deadline(deadline, found).await
             }
             None => None,

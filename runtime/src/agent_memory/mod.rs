@@ -9,7 +9,7 @@
 //! | 2. recent messages | thread | `nodekit_am_messages`: one row per message, `seq` 1, 2, 3... per thread, the message in LangChain's stored form ([`Message::to_stored`](crate::message::Message::to_stored)), its token count computed once when written |
 //! | 3. working memory | resource | `nodekit_am_working_memory`: one markdown text per resource, with a version that grows by one per update |
 //! | 4. observational memory | thread | `nodekit_am_observations`: compressed history, by generation, each row covering the messages `first_seq..=last_seq`, buffered or active ([`observe`]) |
-//! | 5. semantic recall | thread | `nodekit_am_embeddings`: one row per indexed message; the vector index is sqlite-vec on SQLite, pgvector (HNSW) on PostgreSQL, with an exact fallback; threads past [`recall::EXACT_LIMIT`] messages are searched through an in-memory HNSW graph ([`recall::ann`]) |
+//! | 5. semantic recall | thread | `nodekit_am_embeddings`: one row per indexed message, and the database's vector index (sqlite-vec on SQLite, pgvector on PostgreSQL); searches run in memory over each thread's vectors, exactly up to [`recall::EXACT_LIMIT`] messages and through an HNSW graph past it ([`recall::resident`]) |
 //! | 6. plans | thread | `nodekit_am_plans`: one JSON plan per thread |
 //! | event history | thread | `nodekit_am_events`: kind + JSON payload, in order |
 //!

@@ -14,25 +14,25 @@
 //! by up to 8 messages on either side to take in the call of a result or
 //! the results of a call, and a group still incomplete is left out.
 //!
-//! # Indexes
+//! # Where a search runs
+//!
+//! In this process's memory ([`resident`]): once a thread is written to or
+//! searched, its vectors are read from the database and kept, as a block
+//! searched exactly while the thread has at most [`EXACT_LIMIT`] of them,
+//! as an HNSW graph past that, whose best candidates are put in order by
+//! a half-precision copy. The memory is bounded per database
+//! ([`DEFAULT_CACHE_BYTES`]); a thread not held (dropped, or still
+//! loading) is searched by the database's own index:
+//!
+//! | backend | vectors | the database's search |
+//! | --- | --- | --- |
+//! | SQLite | `nodekit_am_embeddings.vector` (little-endian `f32`s) and sqlite-vec's `vec0` virtual table `nodekit_am_vec`: rowid = message id, `thread_id` a **partition key**, `resource_id` and `seq` metadata columns, `float[N]` cosine | `embedding MATCH ? AND k = ? AND thread_id = ? AND resource_id = ?` over the thread's newest [`EXACT_LIMIT`] vectors (sqlite-vec's exact scan of the partition) |
+//! | PostgreSQL with the `vector` extension | `nodekit_am_vectors(embedding vector(N))` with an **HNSW** index (`vector_cosine_ops`) and a B-tree on `thread_id` | threads of at most [`EXACT_LIMIT`] messages: their rows through the B-tree, sorted exactly; longer ones: `WHERE thread_id = $1 AND resource_id = $2 ORDER BY embedding <=> $3 LIMIT k` through the HNSW index (with `hnsw.iterative_scan = relaxed_order` on pgvector ≥ 0.8 and a wider `hnsw.ef_search`, so the thread filter does not starve the result; a short answer falls back to an exact scan of the newest vectors) |
+//! | PostgreSQL without it | `nodekit_am_embeddings.vector` (`BYTEA`) | the newest [`EXACT_LIMIT`] vectors, exactly, in the process |
 //!
 //! The dimension is fixed by the first vector written to a store (recorded
 //! in `nodekit_am_recall_meta`); a vector of another size later is an
 //! [`Error::AgentMemory`] naming both sizes (a store cannot mix embedders).
-//!
-//! | backend | index | query |
-//! | --- | --- | --- |
-//! | SQLite | sqlite-vec's `vec0` virtual table `nodekit_am_vec`: rowid = message id, `thread_id` a **partition key**, `resource_id` and `seq` metadata columns, `float[N]` cosine | `embedding MATCH ? AND k = ? AND thread_id = ? AND resource_id = ?`: only the thread's partition is scanned (sqlite-vec's exact scan) |
-//! | PostgreSQL with the `vector` extension | `nodekit_am_vectors(embedding vector(N))` with an **HNSW** index (`vector_cosine_ops`) and a B-tree on `thread_id` | threads of at most [`EXACT_LIMIT`] messages: their rows through the B-tree, sorted exactly; longer ones: `WHERE thread_id = $1 AND resource_id = $2 ORDER BY embedding <=> $3 LIMIT k` through the HNSW index (with `hnsw.iterative_scan = relaxed_order` on pgvector ≥ 0.8 and a wider `hnsw.ef_search`, so the thread filter does not starve the result; a short answer falls back to an exact scan of the newest vectors) |
-//! | PostgreSQL without it | none: the vectors stay in `nodekit_am_embeddings.vector` (little-endian `f32`s in `BYTEA`) | exact search in the process |
-//!
-//! An exact scan is used only for threads of at most [`EXACT_LIMIT`]
-//! messages ([`Store::with_exact_limit`] changes it). Longer threads on SQLite, and on PostgreSQL without pgvector,
-//! are searched through an in-memory HNSW graph per thread ([`ann`]), so
-//! recall latency grows with the logarithm of the thread's length, not with
-//! the length. While a graph is being built (after a restart, or when a
-//! thread first passes the limit) its newest [`EXACT_LIMIT`] vectors are
-//! searched exactly.
 //!
 //! The store runs `CREATE EXTENSION IF NOT EXISTS vector` when it writes its
 //! first vector; the choice is recorded with the dimension and kept (a store
@@ -50,8 +50,8 @@
 //! the same filter (a seq whose message is not found there is dropped), so
 //! a stale vector (a deleted thread whose id was reused) can never bring
 //! back a message of another thread or resource. Vectors are deleted with
-//! their thread; a graph of a thread another process replaced is dropped at
-//! its next catch-up ([`ann`]).
+//! their thread; the vectors held for a thread another process replaced are
+//! dropped at their next catch-up ([`resident`]).
 //!
 //! # Background indexing
 //!
@@ -101,7 +101,9 @@ pub mod bench {
         k: usize,
     ) -> Result<Vec<i64>> {
         let info = store.thread(resource, thread).await?;
-        store.recall_candidates(resource, &info, query, k).await
+        store
+            .recall_candidates(resource, &info, query, k, None)
+            .await
     }
 
     /// How many vectors of `thread` this process holds, once it is loaded.
@@ -119,7 +121,9 @@ pub mod bench {
     ) -> Result<Vec<i64>> {
         let exact = store.clone().with_exact_limit(i64::MAX);
         let info = exact.thread(resource, thread).await?;
-        exact.recall_candidates(resource, &info, query, k).await
+        exact
+            .recall_candidates(resource, &info, query, k, None)
+            .await
     }
 }
 

@@ -151,8 +151,16 @@ enum Vectors {
     Graph(Graph),
 }
 
+/// A search of a held thread made before its owner was checked
+/// ([`Store::search_held`]).
+pub(crate) struct Early {
+    created_at: i64,
+    resident: Arc<Resident>,
+    found: Nearest,
+}
+
 /// A resident thread's answer: the nearest seqs, nearest first.
-pub(super) enum Nearest {
+enum Nearest {
     /// By an exact scan.
     Exact(Vec<i64>),
     /// Through a graph.
@@ -351,15 +359,22 @@ impl Cache {
         }
     }
 
-    /// How many vectors of `thread` are held, once it is loaded.
-    pub(super) fn held(&self, thread: &str) -> Option<usize> {
+    /// The loaded entry of `thread` (any incarnation), with its creation time.
+    fn find_ready(&self, thread: &str) -> Option<(i64, Arc<Resident>)> {
         let map = self.by_thread.lock().ok()?;
         map.iter()
             .find(|((t, _), r)| t == thread && r.ready.load(Ordering::Acquire))
-            .map(|(_, r)| {
-                let (exact, graph) = r.sizes();
-                exact + graph
+            .map(|((_, created_at), r)| {
+                r.touch();
+                (*created_at, r.clone())
             })
+    }
+
+    /// How many vectors of `thread` are held, once it is loaded.
+    pub(super) fn held(&self, thread: &str) -> Option<usize> {
+        let (_, r) = self.find_ready(thread)?;
+        let (exact, graph) = r.sizes();
+        Some(exact + graph)
     }
 
     pub(crate) fn set_budget(&self, bytes: usize) {
@@ -425,10 +440,9 @@ impl Store {
         Ok(resident.ready.load(Ordering::Acquire).then_some(resident))
     }
 
-    /// The thread's nearest seqs from memory: exact ones, or a graph's
-    /// candidates; `None` while the thread is loading (the caller asks the
-    /// database). Rows written since are read after the search, in the
-    /// background.
+    /// The thread's nearest seqs from memory; `None` while the thread is
+    /// loading, or when only a graph holds it and this store wants an
+    /// exact answer (the caller asks the database).
     pub(super) fn resident_nearest(
         &self,
         resource: &str,
@@ -436,26 +450,72 @@ impl Store {
         index: RecallIndex,
         query: &[f32],
         k: usize,
-    ) -> Result<Option<Nearest>> {
+    ) -> Result<Option<Vec<i64>>> {
         let Some(resident) = self.ready_resident(resource, thread, index)? else {
             return Ok(None);
         };
         // Well under a millisecond: cheaper here than a hop to a blocking thread.
         let found = resident.search(query, k)?;
-        // Another process's rows, read at most every CATCH_UP_EVERY (this
-        // process's own writes are read when they are written).
+        Ok(self.held_answer(resource, thread, index, resident, found))
+    }
+
+    /// Searches the thread's vectors if this process holds them, before its
+    /// owner is checked: the answer is used only once [`Store::thread`]
+    /// found the thread of the same creation time for the caller's
+    /// resource ([`Store::early_answer`]). Saves waiting for the check.
+    pub(crate) fn search_held(&self, thread: &str, query: &[f32], k: usize) -> Option<Early> {
+        let (created_at, resident) = self.cache().find_ready(thread)?;
+        let found = resident.search(query, k).ok()?;
+        Some(Early {
+            created_at,
+            resident,
+            found,
+        })
+    }
+
+    /// An [`Early`] search's answer, if it searched `thread` (this
+    /// incarnation of it).
+    pub(super) fn early_answer(
+        &self,
+        resource: &str,
+        thread: &ThreadInfo,
+        index: RecallIndex,
+        early: Early,
+    ) -> Option<Vec<i64>> {
+        (early.created_at == thread.created_at)
+            .then(|| self.held_answer(resource, thread, index, early.resident, early.found))?
+    }
+
+    /// What a search of a held thread answers; starts reading the rows
+    /// another process wrote since (in the background, at most every
+    /// [`CATCH_UP_EVERY`]; this process's own writes are read when they are
+    /// written).
+    fn held_answer(
+        &self,
+        resource: &str,
+        thread: &ThreadInfo,
+        index: RecallIndex,
+        resident: Arc<Resident>,
+        found: Nearest,
+    ) -> Option<Vec<i64>> {
         if resident.catch_up_due()
             && let Ok(guard) = resident.filling.clone().try_lock_owned()
         {
-            let (store, resource, thread) = (self.clone(), resource.to_owned(), thread.id.clone());
+            let (store, resource, id) = (self.clone(), resource.to_owned(), thread.id.clone());
             tokio::spawn(async move {
-                if let Err(e) = store.fill(&resident, &resource, &thread, index).await {
-                    tracing::warn!(%thread, error = %e, "semantic recall: catch-up failed");
+                if let Err(e) = store.fill(&resident, &resource, &id, index).await {
+                    tracing::warn!(thread = %id, error = %e, "semantic recall: catch-up failed");
                 }
                 drop(guard);
             });
         }
-        Ok(Some(found))
+        match found {
+            Nearest::Exact(seqs) => Some(seqs),
+            // A graph answers only threads longer than this store's exact
+            // limit (stores sharing the cache may set other limits).
+            Nearest::Approximate(seqs) if thread.last_seq > self.exact_limit() => Some(seqs),
+            Nearest::Approximate(_) => None,
+        }
     }
 
     /// After vectors of the thread were written: a loaded entry reads them

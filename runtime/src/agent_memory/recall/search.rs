@@ -1,7 +1,7 @@
 //! Searching a thread: the nearest messages to a query vector, with the
 //! messages around them and tool calls kept with their results.
 
-use super::resident::Nearest;
+use super::resident::Early;
 use super::*;
 
 impl Store {
@@ -40,22 +40,25 @@ impl Store {
         last_messages: usize,
         top_k: usize,
     ) -> Result<(Vec<StoredMessage>, Vec<StoredMessage>)> {
+        let k = top_k + last_messages;
         let search = async {
+            // A held thread is searched beside the thread's check.
             let embedding = async {
                 if top_k == 0 || query.trim().is_empty() {
                     return Ok(None);
                 }
                 let v = embedder.embed(&[query.to_owned()]).await?;
-                Ok(Some(
-                    v.into_iter()
-                        .next()
-                        .ok_or_else(|| err("the embedder returned no vector"))?,
-                ))
+                let v = v
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| err("the embedder returned no vector"))?;
+                let early = self.search_held(thread, &v, k);
+                Ok(Some((v, early)))
             };
             let (info, v) = tokio::try_join!(self.thread(resource, thread), embedding)?;
             let candidates = match v {
-                Some(v) => {
-                    self.recall_candidates(resource, &info, &v, top_k + last_messages)
+                Some((v, early)) => {
+                    self.recall_candidates(resource, &info, &v, k, early)
                         .await?
                 }
                 None => Vec::new(),
@@ -104,20 +107,22 @@ impl Store {
         }
         let exclude: HashSet<i64> = exclude_seqs.iter().copied().collect();
         let candidates = self
-            .recall_candidates(resource, info, query, top_k + exclude.len())
+            .recall_candidates(resource, info, query, top_k + exclude.len(), None)
             .await?;
         self.recall_around(resource, info, candidates, top_k, &exclude)
             .await
     }
 
     /// The seqs of the thread's `k` messages nearest to `query`, nearest
-    /// first (the first step of [`Store::recall`]).
+    /// first (the first step of [`Store::recall`]); `early` is the same
+    /// search made before the thread was checked ([`Store::search_held`]).
     pub(crate) async fn recall_candidates(
         &self,
         resource: &str,
         info: &ThreadInfo,
         query: &[f32],
         k: usize,
+        early: Option<Early>,
     ) -> Result<Vec<i64>> {
         if k == 0 {
             return Ok(Vec::new());
@@ -126,8 +131,11 @@ impl Store {
             return Ok(Vec::new());
         };
         check_dims(index, query.len())?;
-        self.nearest(resource, info, index, query, k.min(MAX_K))
-            .await
+        let k = k.min(MAX_K);
+        if let Some(seqs) = early.and_then(|e| self.early_answer(resource, info, index, e)) {
+            return Ok(seqs);
+        }
+        self.nearest(resource, info, index, query, k).await
     }
 
     /// The first `top_k` of `candidates` not in `exclude`, each with its
@@ -207,14 +215,8 @@ impl Store {
         query: &[f32],
         k: usize,
     ) -> Result<Vec<i64>> {
-        match self.resident_nearest(resource, info, index, query, k)? {
-            Some(Nearest::Exact(seqs)) => return Ok(seqs),
-            // A graph answers only threads longer than this store's exact
-            // limit (stores sharing the cache may set other limits).
-            Some(Nearest::Approximate(seqs)) if info.last_seq > self.exact_limit() => {
-                return Ok(seqs);
-            }
-            _ => {}
+        if let Some(seqs) = self.resident_nearest(resource, info, index, query, k)? {
+            return Ok(seqs);
         }
         let thread = info.id.as_str();
         let k = k as i64;
