@@ -413,8 +413,8 @@ impl Store {
     /// writes their vectors; messages already indexed are skipped. Returns
     /// how many were written. Give them oldest first, with no unindexed
     /// message of the thread before them (as [`Store::unindexed`] returns
-    /// them): the graphs of long threads read vectors in that order
-    /// ([`ann`]). [`Store::index_pending`] does all of this.
+    /// them): the vectors this process holds are read in that order
+    /// ([`resident`]). [`Store::index_pending`] does all of this.
     pub async fn index_messages(
         &self,
         resource: &str,
