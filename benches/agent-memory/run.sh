@@ -12,7 +12,8 @@
 #                ~82 KB a message, so a million is out of reach here)
 #   PG_SIZES     sizes for nodekit on PostgreSQL with pgvector (default none;
 #                e.g. "10000 100000"; needs PGVECTOR_DATABASE_URL, which
-#                `eval "$(scripts/services.sh)"` sets)
+#                `eval "$(scripts/services.sh)"` sets; PG_AGREEMENT=0 skips
+#                its agreement thread, which doubles the load)
 #   THREADS      "T N": also T threads of N messages in one process (default
 #                none; e.g. "1000 1000")
 #   OUT          folder for the JSON results (default a new temporary one)
@@ -49,7 +50,7 @@ for n in ${NODEKIT_ONLY-}; do
 done
 for n in ${PG_SIZES-}; do
   : "${PGVECTOR_DATABASE_URL:?PG_SIZES needs PGVECTOR_DATABASE_URL (eval \"\$(scripts/services.sh)\")}"
-  nodekit "pg-$n" BENCH_N="$n" BENCH_DATABASE_URL="$PGVECTOR_DATABASE_URL"
+  nodekit "pg-$n" BENCH_N="$n" BENCH_DATABASE_URL="$PGVECTOR_DATABASE_URL" BENCH_AGREEMENT="${PG_AGREEMENT:-1}"
 done
 if [ -n "${THREADS-}" ]; then
   read -r t n <<<"$THREADS"

@@ -31,8 +31,8 @@ fn candidates(k: usize) -> usize {
 }
 
 /// One thread's graph and the copy of its vectors. Searches and additions
-/// take `&self` (usearch locks inside); growing the capacity does too, so
-/// the owner serialises additions.
+/// may run together (usearch locks inside); growing the capacity
+/// ([`Graph::reserve`]) may not, and the owner adds one batch at a time.
 pub(super) struct Graph {
     index: hnsw::Index,
     copy: RwLock<Rows<Half>>,
@@ -60,17 +60,25 @@ impl Graph {
         self.index.contains(seq as u64)
     }
 
-    /// Adds `rows` (seq, vector), spread over all the machine's cores but
-    /// one (a build at a million messages takes minutes; one core is left
-    /// to the requests). The caller adds one batch at a time.
-    pub(super) fn add(&self, rows: &[(i64, &[f32])]) -> Result<()> {
-        let needed = self.index.size() + rows.len();
+    /// Makes room for `extra` more vectors (nothing when there is room).
+    /// Growing reallocates the graph: the caller makes sure no search or
+    /// addition runs meanwhile.
+    pub(super) fn reserve(&self, extra: usize) -> Result<()> {
+        let needed = self.index.size() + extra;
         if needed > self.index.capacity() {
             let capacity = needed.max(self.index.capacity() * 2).max(1024);
             self.index
                 .reserve_capacity_and_threads(capacity, GRAPH_THREADS)
                 .map_err(|e| err(format!("cannot grow a graph: {e}")))?;
         }
+        Ok(())
+    }
+
+    /// Adds `rows` (seq, vector), room for which was [reserved](Graph::reserve),
+    /// spread over all the machine's cores but one (a build at a million
+    /// messages takes minutes; one core is left to the requests). The
+    /// caller adds one batch at a time.
+    pub(super) fn add(&self, rows: &[(i64, &[f32])]) -> Result<()> {
         self.copy
             .write()
             .map_err(|e| err(format!("a graph lock was poisoned: {e}")))?

@@ -235,6 +235,10 @@ impl Resident {
     /// `filling`.
     fn add(&self, dims: usize, rows: &[(i64, Vec<f32>)], exact_limit: usize) -> Result<usize> {
         let rows = of_length(rows, dims);
+        if let Vectors::Graph(graph) = &*self.vectors.write().map_err(poisoned)? {
+            // Growing the graph reallocates it: no search meanwhile.
+            graph.reserve(rows.len())?;
+        }
         {
             let vectors = self.vectors.read().map_err(poisoned)?;
             let held = match &*vectors {
@@ -248,6 +252,7 @@ impl Resident {
                 Vectors::Exact(flat) if ann::AVAILABLE && flat.len() + rows.len() > exact_limit => {
                     // Built beside the block, which keeps answering.
                     let graph = Graph::new(dims)?;
+                    graph.reserve(flat.len() + rows.len())?;
                     graph.add(&flat.iter().collect::<Vec<_>>())?;
                     graph.add(&rows)?;
                     drop(vectors);

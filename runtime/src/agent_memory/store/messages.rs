@@ -164,35 +164,42 @@ impl Store {
         thread: &str,
         ranges: &[(i64, i64)],
     ) -> Result<Vec<StoredMessage>> {
-        // The ranges go as one JSON array of [from, to] pairs, driving the
-        // join so each range is one search of the (thread, seq) index.
-        let sql = match self.backend() {
-            Backend::Sqlite => {
-                "SELECT m.id, m.thread_id, m.seq, m.content, m.token_count, m.created_at
-                 FROM json_each($3) AS r CROSS JOIN nodekit_am_messages AS m
-                   ON m.thread_id = $1 AND m.seq BETWEEN r.value ->> 0 AND r.value ->> 1
-                 WHERE m.resource_id = $2 ORDER BY m.seq"
+        // SQLite: the ranges go as one JSON array of [from, to] pairs,
+        // driving the join so each range is one search of the (thread, seq)
+        // index. PostgreSQL: the seqs themselves, as an array (its planner
+        // may scan a large thread for a join on ranges computed from JSON).
+        const SQLITE: &str =
+            "SELECT m.id, m.thread_id, m.seq, m.content, m.token_count, m.created_at
+             FROM json_each($3) AS r CROSS JOIN nodekit_am_messages AS m
+               ON m.thread_id = $1 AND m.seq BETWEEN r.value ->> 0 AND r.value ->> 1
+             WHERE m.resource_id = $2 ORDER BY m.seq";
+        const POSTGRES: &str = "SELECT id, thread_id, seq, content, token_count, created_at
+             FROM nodekit_am_messages
+             WHERE thread_id = $1 AND resource_id = $2 AND seq = ANY($3) ORDER BY seq";
+        let raw: Vec<RawMessage> = match &*self.db {
+            Db::Sqlite { read, .. } => {
+                let ranges = serde_json::to_string(ranges).expect("ranges serialise");
+                let rows = sqlx::query(SQLITE)
+                    .bind(thread)
+                    .bind(resource)
+                    .bind(&ranges)
+                    .fetch_all(read)
+                    .await
+                    .map_err(db_err)?;
+                rows.iter().map(raw_from_row).collect::<Result<_>>()?
             }
-            Backend::Postgres => {
-                "SELECT m.id, m.thread_id, m.seq, m.content, m.token_count, m.created_at
-                 FROM jsonb_array_elements($3::text::jsonb) AS r CROSS JOIN LATERAL (
-                   SELECT * FROM nodekit_am_messages
-                   WHERE thread_id = $1 AND resource_id = $2
-                     AND seq BETWEEN (r ->> 0)::bigint AND (r ->> 1)::bigint) AS m
-                 ORDER BY m.seq"
+            Db::Postgres(pool) => {
+                let seqs: Vec<i64> = ranges.iter().flat_map(|&(a, b)| a..=b).collect();
+                let rows = sqlx::query(POSTGRES)
+                    .bind(thread)
+                    .bind(resource)
+                    .bind(&seqs)
+                    .fetch_all(pool)
+                    .await
+                    .map_err(db_err)?;
+                rows.iter().map(raw_from_row).collect::<Result<_>>()?
             }
         };
-        let ranges = serde_json::to_string(ranges).expect("ranges serialise");
-        let raw: Vec<RawMessage> = on_reader!(self, pool => {
-            let rows = sqlx::query(sql)
-                .bind(thread)
-                .bind(resource)
-                .bind(&ranges)
-                .fetch_all(pool)
-                .await
-                .map_err(db_err)?;
-            rows.iter().map(raw_from_row).collect::<Result<_>>()?
-        });
         Ok(raw.into_iter().filter_map(RawMessage::decode).collect())
     }
 
