@@ -22,7 +22,10 @@ def ms(s):
 
 
 def ratio(theirs, ours):
-    return f"{theirs / ours:.0f}x" if ours else "–"
+    if not ours:
+        return "–"
+    x = theirs / ours
+    return f"{x:.1f}x" if x < 10 else f"{x:.0f}x"
 
 
 ours = {d["n"]: d for name, d in load("nodekit-*.json").items() if d.get("database") == "sqlite" and "threads" not in d}
