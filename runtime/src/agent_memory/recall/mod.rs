@@ -106,11 +106,6 @@ pub mod bench {
             .await
     }
 
-    /// How many vectors of `thread` this process holds, once it is loaded.
-    pub fn held(store: &Store, thread: &str) -> Option<usize> {
-        store.cache().held(thread)
-    }
-
     /// The same, by an exact scan of the thread in the database.
     pub async fn nearest_exact(
         store: &Store,
@@ -120,10 +115,12 @@ pub mod bench {
         k: usize,
     ) -> Result<Vec<i64>> {
         let exact = store.clone().with_exact_limit(i64::MAX);
-        let info = exact.thread(resource, thread).await?;
-        exact
-            .recall_candidates(resource, &info, query, k, None)
-            .await
+        nearest(&exact, resource, thread, query, k).await
+    }
+
+    /// How many vectors of `thread` this process holds, once it is loaded.
+    pub fn held(store: &Store, thread: &str) -> Option<usize> {
+        store.cache().held(thread)
     }
 }
 

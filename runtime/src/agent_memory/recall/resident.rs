@@ -612,37 +612,27 @@ impl Store {
         let exact_limit = usize::try_from(self.exact_limit()).unwrap_or(usize::MAX);
         while !resident.dropped.load(Ordering::Acquire) {
             let after = resident.max_id.load(Ordering::Acquire);
+            macro_rules! page {
+                ($sql:expr, $pool:expr) => {
+                    sqlx::query_as($sql)
+                        .bind(thread)
+                        .bind(resource)
+                        .bind(after)
+                        .bind(PAGE)
+                        .fetch_all($pool)
+                        .await
+                        .map_err(db)?
+                };
+            }
+            let decode = |rows: Vec<(i64, i64, Vec<u8>)>| -> Vec<(i64, i64, Vec<f32>)> {
+                rows.into_iter()
+                    .map(|(id, seq, b)| (id, seq, bytes_vector(&b)))
+                    .collect()
+            };
             let rows: Vec<(i64, i64, Vec<f32>)> = match (self.pools(), index.kind) {
-                (Pools::Sqlite { read, .. }, _) => sqlx::query_as(BYTES)
-                    .bind(thread)
-                    .bind(resource)
-                    .bind(after)
-                    .bind(PAGE)
-                    .fetch_all(read)
-                    .await
-                    .map_err(db)?
-                    .into_iter()
-                    .map(|(id, seq, b): (i64, i64, Vec<u8>)| (id, seq, bytes_vector(&b)))
-                    .collect(),
-                (Pools::Postgres(pool), IndexKind::PgVector) => sqlx::query_as(PGVECTOR)
-                    .bind(thread)
-                    .bind(resource)
-                    .bind(after)
-                    .bind(PAGE)
-                    .fetch_all(pool)
-                    .await
-                    .map_err(db)?,
-                (Pools::Postgres(pool), _) => sqlx::query_as(BYTES)
-                    .bind(thread)
-                    .bind(resource)
-                    .bind(after)
-                    .bind(PAGE)
-                    .fetch_all(pool)
-                    .await
-                    .map_err(db)?
-                    .into_iter()
-                    .map(|(id, seq, b): (i64, i64, Vec<u8>)| (id, seq, bytes_vector(&b)))
-                    .collect(),
+                (Pools::Sqlite { read, .. }, _) => decode(page!(BYTES, read)),
+                (Pools::Postgres(pool), IndexKind::PgVector) => page!(PGVECTOR, pool),
+                (Pools::Postgres(pool), _) => decode(page!(BYTES, pool)),
             };
             let Some(&(last, _, _)) = rows.last() else {
                 return Ok(());
