@@ -152,18 +152,15 @@ pub async fn assemble_with(
         let embedding = async {
             Ok(match recall_with {
                 Some((embedder, text)) if top_k > 0 => {
-                    recall::embed_query(embedder, text, deadline)
-                        .await
-                        .map(|q| {
-                            let early = store.search_held(thread, &q, k);
-                            (q, early)
-                        })
+                    recall::embed_query(embedder, text, deadline).await
                 }
                 _ => None,
             })
         };
         // A foreign thread fails at once, without waiting for the embedder.
-        let (info, query) = tokio::try_join!(store.thread(resource, thread), embedding)?;
+        let (info, query) = store
+            .checked_and_searched(resource, thread, k, embedding)
+            .await?;
         let candidates = match query {
             Some((q, early)) => {
                 let found = store.recall_candidates(resource, &info, &q, k, early);

@@ -220,12 +220,20 @@ impl Resident {
         }
     }
 
-    fn search(&self, query: &[f32], k: usize) -> Result<Nearest> {
-        self.touch();
-        match &*self.vectors.read().map_err(poisoned)? {
-            Vectors::Exact(flat) => Ok(Nearest::Exact(flat.search(query, k))),
-            Vectors::Graph(graph) => Ok(Nearest::Approximate(graph.search(query, k)?)),
-        }
+    /// Searches on a blocking thread: a long thread's search takes up to a
+    /// millisecond, which the caller's reads (the thread's check, the
+    /// recent window) overlap instead of waiting for it.
+    async fn search(self: Arc<Self>, query: &[f32], k: usize) -> Result<Nearest> {
+        let query = query.to_vec();
+        tokio::task::spawn_blocking(move || {
+            self.touch();
+            match &*self.vectors.read().map_err(poisoned)? {
+                Vectors::Exact(flat) => Ok(Nearest::Exact(flat.search(&query, k))),
+                Vectors::Graph(graph) => Ok(Nearest::Approximate(graph.search(&query, k)?)),
+            }
+        })
+        .await
+        .map_err(|e| err(format!("a recall search stopped: {e}")))?
     }
 
     /// Adds `rows` (seq, vector) read after the highest id held, turning
@@ -450,7 +458,7 @@ impl Store {
     /// The thread's nearest seqs from memory; `None` while the thread is
     /// loading, or when only a graph holds it and this store wants an
     /// exact answer (the caller asks the database).
-    pub(super) fn resident_nearest(
+    pub(super) async fn resident_nearest(
         &self,
         resource: &str,
         thread: &ThreadInfo,
@@ -461,8 +469,7 @@ impl Store {
         let Some(resident) = self.ready_resident(resource, thread, index)? else {
             return Ok(None);
         };
-        // Well under a millisecond: cheaper here than a hop to a blocking thread.
-        let found = resident.search(query, k)?;
+        let found = resident.clone().search(query, k).await?;
         Ok(self.held_answer(resource, thread, index, resident, found))
     }
 
@@ -470,9 +477,9 @@ impl Store {
     /// owner is checked: the answer is used only once [`Store::thread`]
     /// found the thread of the same creation time for the caller's
     /// resource ([`Store::early_answer`]). Saves waiting for the check.
-    pub(crate) fn search_held(&self, thread: &str, query: &[f32], k: usize) -> Option<Early> {
+    pub(super) async fn search_held(&self, thread: &str, query: &[f32], k: usize) -> Option<Early> {
         let (created_at, resident) = self.cache().find_ready(thread)?;
-        let found = resident.search(query, k).ok()?;
+        let found = resident.clone().search(query, k).await.ok()?;
         Some(Early {
             created_at,
             resident,

@@ -42,7 +42,6 @@ impl Store {
     ) -> Result<(Vec<StoredMessage>, Vec<StoredMessage>)> {
         let k = top_k + last_messages;
         let search = async {
-            // A held thread is searched beside the thread's check.
             let embedding = async {
                 if top_k == 0 || query.trim().is_empty() {
                     return Ok(None);
@@ -52,10 +51,11 @@ impl Store {
                     .into_iter()
                     .next()
                     .ok_or_else(|| err("the embedder returned no vector"))?;
-                let early = self.search_held(thread, &v, k);
-                Ok(Some((v, early)))
+                Ok(Some(v))
             };
-            let (info, v) = tokio::try_join!(self.thread(resource, thread), embedding)?;
+            let (info, v) = self
+                .checked_and_searched(resource, thread, k, embedding)
+                .await?;
             let candidates = match v {
                 Some((v, early)) => {
                     self.recall_candidates(resource, &info, &v, k, early)
@@ -111,6 +111,29 @@ impl Store {
             .await?;
         self.recall_around(resource, info, candidates, top_k, &exclude)
             .await
+    }
+
+    /// The thread's check and, beside it, the query's vector from
+    /// `embedding` (`None`: no recall) and, when this process holds the
+    /// thread, a search of it for `k` candidates, to be used only once the
+    /// check has passed ([`Store::recall_candidates`]).
+    pub(crate) async fn checked_and_searched(
+        &self,
+        resource: &str,
+        thread: &str,
+        k: usize,
+        embedding: impl std::future::Future<Output = Result<Option<Vec<f32>>>>,
+    ) -> Result<(ThreadInfo, Option<(Vec<f32>, Option<Early>)>)> {
+        let search = async {
+            Ok(match embedding.await? {
+                Some(v) => {
+                    let early = self.search_held(thread, &v, k).await;
+                    Some((v, early))
+                }
+                None => None,
+            })
+        };
+        tokio::try_join!(self.thread(resource, thread), search)
     }
 
     /// The seqs of the thread's `k` messages nearest to `query`, nearest
@@ -215,7 +238,10 @@ impl Store {
         query: &[f32],
         k: usize,
     ) -> Result<Vec<i64>> {
-        if let Some(seqs) = self.resident_nearest(resource, info, index, query, k)? {
+        if let Some(seqs) = self
+            .resident_nearest(resource, info, index, query, k)
+            .await?
+        {
             return Ok(seqs);
         }
         let thread = info.id.as_str();
