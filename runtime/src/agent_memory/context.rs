@@ -170,8 +170,9 @@ pub async fn assemble_with(
         };
         Ok((info, candidates))
     };
-    let (searched, working, plan, observed, mut recent) = tokio::try_join!(
-        search,
+    // The reads are polled first, so their queries are on their way before
+    // the search takes the thread.
+    let (working, plan, observed, mut recent, searched) = tokio::try_join!(
         async {
             match config.working_memory {
                 true => store.working_memory(resource).await,
@@ -181,6 +182,7 @@ pub async fn assemble_with(
         store.plan(resource, thread),
         super::observe::block(store, resource, thread),
         store.recent(resource, thread, config.last_messages),
+        search,
     )?;
     let (info, candidates) = searched;
     if config.working_memory {

@@ -653,9 +653,12 @@ impl Store {
         let cannot = |e: sqlx::Error| Error::AgentMemory {
             what: format!("cannot open {}: {e}", path.display()),
         };
+        // A connection to a local file does not go stale: no ping (one more
+        // round trip to its worker thread) before each use.
         let write = SqlitePoolOptions::new()
             .max_connections(1)
             .acquire_timeout(BUSY_TIMEOUT)
+            .test_before_acquire(false)
             .connect_with(options.clone())
             .await
             .map_err(cannot)?;
@@ -663,6 +666,7 @@ impl Store {
         Self::migrate_sqlite(&write).await?;
         let read = SqlitePoolOptions::new()
             .max_connections(4)
+            .test_before_acquire(false)
             .connect_with(options)
             .await
             .map_err(cannot)?;

@@ -32,6 +32,8 @@ impl SqliteChatHistory {
             .busy_timeout(Duration::from_secs(10));
         let pool = SqlitePoolOptions::new()
             .max_connections(4)
+            // A local file's connection does not go stale: no ping first.
+            .test_before_acquire(false)
             .connect_with(options)
             .await
             .map_err(|e| store_error(STORE, format!("cannot open {path}: {e}")))?;

@@ -118,6 +118,8 @@ impl Database {
             SqlitePoolOptions::new()
                 .max_connections(POOL_SIZE)
                 .acquire_timeout(ACQUIRE_TIMEOUT)
+                // A local file's connection does not go stale: no ping first.
+                .test_before_acquire(false)
                 .after_connect(|conn, _| {
                     Box::pin(async move {
                         super::sqlite_guard::apply(&mut conn.lock_handle().await?);

@@ -65,8 +65,9 @@ impl Store {
             };
             Ok::<_, Error>((info, candidates))
         };
-        let ((info, candidates), recent) =
-            tokio::try_join!(search, self.recent(resource, thread, last_messages))?;
+        // The window's read is sent before the search runs.
+        let (recent, (info, candidates)) =
+            tokio::try_join!(self.recent(resource, thread, last_messages), search)?;
         let exclude = recent.iter().map(|m| m.seq).collect();
         let recalled = self
             .recall_around(resource, &info, candidates, top_k, &exclude)
@@ -127,12 +128,14 @@ impl Store {
         let search = async {
             Ok(match embedding.await? {
                 Some(v) => {
-                    let early = self.search_held(thread, &v, k).await;
+                    let early = self.search_held(thread, &v, k);
                     Some((v, early))
                 }
                 None => None,
             })
         };
+        // The check is polled first: its query is on its way before the
+        // search takes the thread.
         tokio::try_join!(self.thread(resource, thread), search)
     }
 
@@ -238,10 +241,7 @@ impl Store {
         query: &[f32],
         k: usize,
     ) -> Result<Vec<i64>> {
-        if let Some(seqs) = self
-            .resident_nearest(resource, info, index, query, k)
-            .await?
-        {
+        if let Some(seqs) = self.resident_nearest(resource, info, index, query, k)? {
             return Ok(seqs);
         }
         let thread = info.id.as_str();
