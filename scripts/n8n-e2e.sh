@@ -82,7 +82,7 @@ say "building the n8n-package example ($profile)"
 (cd "$root" && cargo build -p n8n-package --locked --profile "${profile/debug/dev}")
 program="$root/target/$profile/n8n-package"
 pkg="$work/custom/n8n-nodes-text"
-"$program" package --out "$pkg" --name n8n-nodes-text > "$work/package-report.json"
+"$program" package --builtins --out "$pkg" --name n8n-nodes-text > "$work/package-report.json"
 
 # ---- the environment n8n runs in: loopback only, nothing phoned home
 export N8N_USER_FOLDER="$work/home"

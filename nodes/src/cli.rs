@@ -125,9 +125,12 @@ enum Command {
         /// The package version.
         #[arg(long, value_name = "VERSION", default_value = env!("CARGO_PKG_VERSION"))]
         version: String,
-        /// Package only this node (repeat for more); default: every node that can run in n8n.
+        /// Package only this node (repeat for more); default: every node of this program that can run in n8n.
         #[arg(long, value_name = "NODE")]
         node: Vec<String>,
+        /// Package nodekit's built-in nodes too (without `--node`). Left out by default: every nodekit package would define them.
+        #[arg(long)]
+        builtins: bool,
     },
     /// Serve the n8n package's shims: JSON requests on standard input, one answer per line on standard output.
     Bridge,
@@ -525,7 +528,15 @@ fn run(command: Command) -> Result<Option<String>, String> {
             let entry = catalog.find(&node).map_err(|e| e.to_string())?;
             let params = read_json(&params, "--params")?;
             let description = entry.description;
-            let name = name.unwrap_or_else(|| description.defaults.name.clone());
+            let name = match name {
+                Some(name) if name.trim().is_empty() => {
+                    return Err(
+                        "--name is empty: give the node's name in the workflow (the tool's name is made from it), or leave --name out".into(),
+                    );
+                }
+                Some(name) => name,
+                None => description.defaults.name.clone(),
+            };
             let version = node_version.unwrap_or_else(|| description.version_for_new_nodes());
             if !description.version.all().contains(&version) {
                 let versions: Vec<String> = description
@@ -549,6 +560,7 @@ fn run(command: Command) -> Result<Option<String>, String> {
             name,
             version,
             node,
+            builtins,
         } => {
             let program = std::env::current_exe()
                 .map_err(|e| format!("cannot find this program's file: {e}"))?;
@@ -558,6 +570,7 @@ fn run(command: Command) -> Result<Option<String>, String> {
                 version,
                 program,
                 nodes: node,
+                builtins,
             };
             let report =
                 nodekit::n8n::package::write(catalog, &options).map_err(|e| e.to_string())?;

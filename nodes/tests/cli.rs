@@ -228,6 +228,10 @@ fn bad_input_is_a_clear_error_never_a_panic() {
             &["tool-schema", "memoryBufferWindow", "--params", "[1]"],
             "nodekit: node `Simple Memory`: parameters must be a JSON object",
         ),
+        (
+            &["tool-schema", "memoryBufferWindow", "--name", ""],
+            "nodekit: --name is empty",
+        ),
     ];
     for (args, expected) in cases {
         let out = nodekit(args);

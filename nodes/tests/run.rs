@@ -117,7 +117,7 @@ async fn run_a_workflow_with_memory_and_two_tools() {
     let last = seen[2].body["messages"].as_array().unwrap();
     assert_eq!(
         last[3],
-        json!({"role": "tool", "content": "need the number", "name": "Think", "tool_call_id": "call_think"})
+        json!({"role": "tool", "content": "need the number", "tool_call_id": "call_think"})
     );
     assert_eq!(last[4]["content"], "the number is 42");
 
@@ -142,6 +142,43 @@ async fn run_a_workflow_with_memory_and_two_tools() {
     assert_eq!(
         log["Memory"][1]["inputOverride"]["json"],
         json!({"input": "What is the number?", "output": "It is 42."})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_answer_finishes_the_run_with_an_empty_output_and_a_warning() {
+    // A stream that stops with empty deltas: no text, no tool calls.
+    let server = Server::start(vec![Reply::sse(&[
+        json!({"choices": [{"delta": {"role": "assistant"}}]}),
+        json!({"choices": [{"delta": {}, "finish_reason": "stop"}]}),
+    ])])
+    .await;
+    let base = server.base_url.clone();
+    let args = vec![
+        "run".into(),
+        WORKFLOW.into(),
+        "--message".into(),
+        "Say nothing".into(),
+        "--log".into(),
+    ];
+    let out = tokio::task::spawn_blocking(move || nodekit(args, &base, ""))
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (answer, log) = stdout.split_once('\n').unwrap();
+    assert_eq!(answer, "");
+    let log: Value = serde_json::from_str(log).unwrap();
+    let agent = log["AI Agent"].as_array().unwrap();
+    assert_eq!(agent.len(), 1, "{log}");
+    assert_eq!(agent[0]["action"], "warning");
+    assert_eq!(
+        agent[0]["data"]["json"]["warning"],
+        nodekit::agent::EMPTY_ANSWER
     );
 }
 

@@ -25,7 +25,7 @@ const SETUP: &[&str] = &[
     "CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL REFERENCES customers(id), total NUMERIC(12,2), status TEXT)",
     "CREATE TABLE secrets (id INTEGER PRIMARY KEY, api_key TEXT)",
     "CREATE TABLE numbers (n INTEGER PRIMARY KEY)",
-    "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)",
+    "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT, meta JSON)",
     "INSERT INTO customers VALUES (1, 'Ada Lovelace', 'ada@example.com', 'active', 36, 1200.50, '2024-01-02 10:00:00', TRUE)",
     "INSERT INTO customers VALUES (2, 'Alan Turing', 'alan@example.com', 'active', 41, 80.00, '2024-02-03 11:30:00', TRUE)",
     "INSERT INTO customers VALUES (3, 'Grace Hopper', 'grace@example.com', 'inactive', 85, 0.10, '2024-03-04 12:45:00', FALSE)",
@@ -272,12 +272,15 @@ fn attacks() -> Vec<(&'static str, Value, &'static [&'static str])> {
     const EXE: &str = "executeSqlTool";
     // The execute tool with `allowWrites` on.
     const EXW: &str = "executeSqlTool+writes";
-    const SYNTAX: &[&str] = &["syntax_error", "permission_denied", "invalid_input"];
+    const SYNTAX: &[&str] = &["syntax_error", "permission_denied"];
     const DENIED: &[&str] = &["permission_denied", "syntax_error"];
-    const TABLE: &[&str] = &["invalid_table", "invalid_input"];
-    const COLUMN: &[&str] = &["invalid_column", "invalid_input", "syntax_error"];
-    const INPUT: &[&str] = &["invalid_input"];
-    const EVERY_ROW: &[&str] = &["permission_denied", "invalid_input"];
+    const TABLE: &[&str] = &["invalid_table", "syntax_error"];
+    const COLUMN: &[&str] = &["invalid_column", "syntax_error"];
+    // Malformed arguments: empty, too long, control characters, out of range.
+    const INPUT: &[&str] = &["syntax_error"];
+    // A value that does not fit its column.
+    const VALUE: &[&str] = &["constraint_violation"];
+    const EVERY_ROW: &[&str] = &["permission_denied"];
     let sel = |filter: &str| json!({"tableName": "customers", "whereConditions": filter});
     let long = "id = 1 OR ".repeat(600) + "id = 2";
     let deep = format!("{}id = 1{}", "(".repeat(300), ")".repeat(300));
@@ -415,11 +418,6 @@ fn attacks() -> Vec<(&'static str, Value, &'static [&'static str])> {
         (SEL, json!({"tableName": "customers", "limit": 0}), INPUT),
         (
             SEL,
-            json!({"tableName": "customers", "limit": 1_000_000_000_000i64}),
-            INPUT,
-        ),
-        (
-            SEL,
             json!({"tableName": "customers", "limit": "10; DROP TABLE customers"}),
             INPUT,
         ),
@@ -448,6 +446,21 @@ fn attacks() -> Vec<(&'static str, Value, &'static [&'static str])> {
         (INS, json!({"tableName": "customers", "rows": []}), INPUT),
         (
             INS,
+            json!({"tableName": "customers", "rows": {"id": 12, "name": {"first": "Ada"}}}),
+            VALUE,
+        ),
+        (
+            INS,
+            json!({"tableName": "customers", "rows": {"id": 12, "name": "n", "age": [36]}}),
+            VALUE,
+        ),
+        (
+            UPD,
+            json!({"tableName": "customers", "values": {"status": ["active"]}, "whereConditions": "id = 1"}),
+            VALUE,
+        ),
+        (
+            INS,
             json!({"tableName": "customers", "rows": (0..1001).map(|i| json!({"id": 100 + i, "name": "n"})).collect::<Vec<_>>()}),
             INPUT,
         ),
@@ -459,7 +472,7 @@ fn attacks() -> Vec<(&'static str, Value, &'static [&'static str])> {
         (
             INS,
             json!({"tableName": "customers", "rows": {"id": "12; DROP TABLE customers", "name": "x"}}),
-            INPUT,
+            VALUE,
         ),
         (
             INS,
@@ -475,7 +488,7 @@ fn attacks() -> Vec<(&'static str, Value, &'static [&'static str])> {
         (
             UPD,
             json!({"tableName": "customers", "values": {"status": "x"}, "whereConditions": ""}),
-            INPUT,
+            EVERY_ROW,
         ),
         (
             UPD,
@@ -525,18 +538,18 @@ fn attacks() -> Vec<(&'static str, Value, &'static [&'static str])> {
         (
             UPD,
             json!({"tableName": "customers", "values": {"age": "old"}, "whereConditions": "id = 1"}),
-            INPUT,
+            VALUE,
         ),
         // Deletes.
         (
             DEL,
             json!({"tableName": "customers", "whereConditions": ""}),
-            INPUT,
+            EVERY_ROW,
         ),
         (
             DEL,
             json!({"tableName": "customers", "whereConditions": "   "}),
-            INPUT,
+            EVERY_ROW,
         ),
         (
             DEL,
@@ -872,6 +885,144 @@ async fn run_attacks(f: &Fixture) {
         failures.len(),
         failures.join("\n")
     );
+    for (node, args, error_type, reason) in refusals() {
+        let answer = f.call(node, args.clone()).await;
+        assert_eq!(
+            (answer["errorType"].as_str(), answer["reason"].as_str()),
+            (Some(error_type), Some(reason)),
+            "{:?} {node} {args:.200} → {answer:.300}",
+            f.db
+        );
+    }
+    assert_eq!(f.snapshot().await, before, "a refusal changed the database");
+}
+
+/// Refusals with the category and reason each must get, the same on both
+/// databases: (tool, arguments, errorType, reason).
+fn refusals() -> Vec<(&'static str, Value, &'static str, &'static str)> {
+    let sel = |more: Value| {
+        let mut args = json!({"tableName": "customers"});
+        args.as_object_mut()
+            .unwrap()
+            .extend(more.as_object().unwrap().clone());
+        args
+    };
+    let many: Vec<Value> = (0..1001)
+        .map(|i| json!({"id": 100 + i, "name": "n"}))
+        .collect();
+    vec![
+        (
+            "selectQueryTool",
+            sel(json!({"whereConditions": "id = 1\u{0}"})),
+            "syntax_error",
+            "control_character",
+        ),
+        (
+            "selectQueryTool",
+            sel(json!({"whereConditions": "id = 1 OR ".repeat(600) + "id = 2"})),
+            "syntax_error",
+            "too_long",
+        ),
+        (
+            "selectQueryTool",
+            sel(
+                json!({"whereConditions": format!("{}id = 1{}", "(".repeat(300), ")".repeat(300))}),
+            ),
+            "syntax_error",
+            "too_complex",
+        ),
+        (
+            "selectQueryTool",
+            json!({"tableName": ""}),
+            "syntax_error",
+            "empty",
+        ),
+        (
+            "selectQueryTool",
+            json!({"tableName": "c".repeat(10_000)}),
+            "syntax_error",
+            "too_long",
+        ),
+        (
+            "selectQueryTool",
+            sel(json!({"limit": -1})),
+            "syntax_error",
+            "out_of_range",
+        ),
+        (
+            "selectQueryTool",
+            sel(json!({"offset": -5})),
+            "syntax_error",
+            "out_of_range",
+        ),
+        (
+            "selectQueryTool",
+            sel(json!({"limit": "10; DROP TABLE customers"})),
+            "syntax_error",
+            "malformed",
+        ),
+        (
+            "selectQueryTool",
+            sel(json!({"orderBy": "name NULLS FIRST"})),
+            "syntax_error",
+            "malformed",
+        ),
+        // Refused by the arguments' schema (a `json` argument is never empty).
+        (
+            "insertDataTool",
+            sel(json!({"rows": []})),
+            "syntax_error",
+            "malformed",
+        ),
+        (
+            "insertDataTool",
+            sel(json!({"rows": many})),
+            "syntax_error",
+            "too_complex",
+        ),
+        (
+            "insertDataTool",
+            sel(json!({"rows": {"id": 12, "name": "a\u{0}b"}})),
+            "syntax_error",
+            "control_character",
+        ),
+        (
+            "insertDataTool",
+            sel(json!({"rows": {"id": 12, "name": ["Ada"]}})),
+            "constraint_violation",
+            "wrong_type",
+        ),
+        (
+            "updateDataTool",
+            sel(json!({"values": {"status": "x"}, "whereConditions": ""})),
+            "permission_denied",
+            "no_filter",
+        ),
+        (
+            "deleteDataTool",
+            sel(json!({"whereConditions": "  "})),
+            "permission_denied",
+            "no_filter",
+        ),
+        (
+            "executeSqlTool",
+            json!({"query": ""}),
+            "syntax_error",
+            "empty",
+        ),
+        (
+            "executeSqlTool",
+            json!({"query": "SELECT 1\u{0}"}),
+            "syntax_error",
+            "control_character",
+        ),
+        (
+            "executeSqlTool",
+            json!({"query": "SELECT * FROM customers LIMIT -1"}),
+            "syntax_error",
+            "out_of_range",
+        ),
+    ]
 }
 
 /// Requests that must succeed, with the rows they must return.
@@ -950,6 +1101,49 @@ async fn run_legitimate(f: &Fixture) {
     );
     assert!(v["data"].as_array().unwrap().len() < 30);
 
+    // A limit over the cap is lowered to it, with a warning; rows past the
+    // tool's maximum are cut as usual.
+    let v = ok(&sel(json!({"tableName": "customers", "limit": 1_000_000_000_000i64})).await);
+    assert_eq!(v["rowCount"], 4);
+    assert!(v.get("truncated").is_none(), "{v}");
+    assert!(
+        v["warning"].as_str().unwrap().contains("lowered to 10000"),
+        "{v}"
+    );
+    let v = ok(&tool
+        .call(json!({"tableName": "numbers", "limit": 10_001}))
+        .await
+        .unwrap());
+    assert_eq!(v["rowCount"], 2);
+    assert_eq!(v["truncated"], true);
+    let warning = v["warning"].as_str().unwrap();
+    assert!(
+        warning.contains("lowered to 10000") && warning.contains("first 2 rows"),
+        "{v}"
+    );
+
+    // Objects and arrays go into JSON columns only.
+    let meta = json!({"tags": ["a", "b"], "n": 1});
+    ok(&f
+        .call(
+            "insertDataTool",
+            json!({"tableName": "notes", "rows": {"id": 900, "body": "b", "meta": meta}}),
+        )
+        .await);
+    let v = ok(&sel(
+        json!({"tableName": "notes", "whereConditions": "id = 900", "columns": "meta"}),
+    )
+    .await);
+    let stored = &v["data"][0]["meta"];
+    match f.db {
+        Db::Postgres => assert_eq!(stored, &meta),
+        // SQLite keeps JSON as text.
+        Db::Sqlite => assert_eq!(
+            serde_json::from_str::<Value>(stored.as_str().unwrap()).unwrap(),
+            meta
+        ),
+    }
+
     // Deny lists hold however the author spells the table.
     for denied in [
         "main.secrets",
@@ -1014,7 +1208,8 @@ async fn run_legitimate(f: &Fixture) {
             json!({"status": "active", "minAge": "old"}),
         )
         .await;
-    assert_eq!(v["errorType"], "invalid_input", "{v}");
+    assert_eq!(v["errorType"], "syntax_error", "{v}");
+    assert_eq!(v["reason"], "malformed", "{v}");
 
     // Writes: inserted rows come back with their values; text that looks like SQL is just text.
     let v = ok(&f.call("insertDataTool", json!({"tableName": "customers", "rows": [

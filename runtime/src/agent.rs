@@ -65,6 +65,9 @@ pub struct AgentOutput {
     pub iterations: usize,
     /// Tokens of all model calls.
     pub usage: Usage,
+    /// What the caller should know about the run (a final answer that was
+    /// empty); a workflow node writes them to the run log.
+    pub warnings: Vec<String>,
 }
 
 /// Settings of an agent.
@@ -122,6 +125,10 @@ pub struct Agent {
     tools: Vec<Arc<dyn Tool>>,
     options: AgentOptions,
 }
+
+/// The warning of a run whose final answer had neither text nor tool calls.
+pub const EMPTY_ANSWER: &str =
+    "the model answered with neither text nor tool calls; the output is empty";
 
 impl Agent {
     /// An agent over `model` with `tools`; fails on two tools with one name.
@@ -218,10 +225,11 @@ impl Agent {
                 continue;
             }
             let text = answer.text();
-            if text.trim().is_empty() {
-                return Err(Error::Agent(
-                    "the model answered with neither text nor tool calls".into(),
-                ));
+            // n8n's agent finishes with an empty output here; so does this
+            // one, saying so.
+            let mut warnings = Vec::new();
+            if text.trim().is_empty() && self.options.output_schema.is_none() {
+                warnings.push(EMPTY_ANSWER.to_owned());
             }
             let output = match &self.options.output_schema {
                 None => Value::String(text.clone()),
@@ -250,6 +258,7 @@ impl Agent {
                 intermediate_steps: steps,
                 iterations: iteration,
                 usage,
+                warnings,
             });
         }
         Err(Error::Agent(format!(

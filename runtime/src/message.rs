@@ -22,6 +22,9 @@ pub enum Role {
     Function,
     /// A tool result.
     Tool,
+    /// A free role (LangChain's `ChatMessage`, stored as type `generic`):
+    /// the role's name is in [`Message::chat_role`].
+    Generic,
 }
 
 impl Role {
@@ -33,6 +36,7 @@ impl Role {
             Role::System => "system",
             Role::Function => "function",
             Role::Tool => "tool",
+            Role::Generic => "generic",
         }
     }
 }
@@ -187,6 +191,9 @@ pub struct Message {
     /// Provider's message id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// For [`Role::Generic`] messages: the role's name, e.g. `critic`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chat_role: Option<String>,
 }
 
 impl Message {
@@ -221,6 +228,15 @@ impl Message {
         }
     }
 
+    /// A message with a free role (LangChain's `ChatMessage`), e.g.
+    /// `Message::chat("critic", "Too long.")`.
+    pub fn chat(role: impl Into<String>, content: impl Into<Content>) -> Self {
+        Message {
+            chat_role: Some(role.into()),
+            ..Self::with(Role::Generic, content)
+        }
+    }
+
     /// A function result.
     pub fn function(content: impl Into<Content>, name: impl Into<String>) -> Self {
         Message {
@@ -250,11 +266,19 @@ impl Message {
         if let Some(id) = &self.id {
             data.insert("id".into(), Value::from(id.as_str()));
         }
+        if self.role == Role::Generic {
+            let role = self.chat_role.as_deref().unwrap_or_default();
+            data.insert("role".into(), Value::from(role));
+        }
         if self.role == Role::Ai {
-            data.insert(
-                "tool_calls".into(),
-                serde_json::to_value(&self.tool_calls).unwrap_or_default(),
-            );
+            // As LangChain's OpenAI parser writes them (the key order shows
+            // in `getBufferString`).
+            let calls = self
+                .tool_calls
+                .iter()
+                .map(|c| json!({"name": c.name, "args": c.args, "type": "tool_call", "id": c.id}))
+                .collect();
+            data.insert("tool_calls".into(), Value::Array(calls));
             if let Some(u) = &self.usage {
                 let mut usage = json!({
                     "input_tokens": u.input_tokens,
@@ -296,6 +320,7 @@ impl Message {
             "system" | "developer" => Role::System,
             "function" => Role::Function,
             "tool" => Role::Tool,
+            "generic" => Role::Generic,
             other => return Err(bad(&format!("unknown message type `{other}`"))),
         };
         let data = stored
@@ -303,6 +328,13 @@ impl Message {
             .and_then(Value::as_object)
             .ok_or_else(|| bad("a stored message needs a `data` object"))?;
         let text = |k: &str| data.get(k).and_then(Value::as_str).map(str::to_owned);
+        // LangChain refuses a chat message without its role, too.
+        let chat_role = match role {
+            Role::Generic => {
+                Some(text("role").ok_or_else(|| bad("a generic message needs a string `role`"))?)
+            }
+            _ => None,
+        };
         let content = match data.get("content") {
             None | Some(Value::Null) => Content::default(),
             Some(c) => serde_json::from_value(c.clone())
@@ -345,6 +377,7 @@ impl Message {
             additional_kwargs,
             usage,
             id: text("id"),
+            chat_role,
         })
     }
 

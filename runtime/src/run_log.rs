@@ -23,7 +23,8 @@ use crate::tool::{Tool, ToolDefinition};
 pub struct LogEntry {
     /// The workflow node that supplied the object.
     pub node: String,
-    /// What was done: `invoke`, `stream`, `embed`, `tool`, `loadMemory`, `saveMemory`.
+    /// What was done: `invoke`, `stream`, `embed`, `tool`, `loadMemory`,
+    /// `saveMemory`, or `warning` ([`RunLog::warn`]).
     pub action: String,
     /// What went in.
     pub input: Value,
@@ -88,6 +89,25 @@ impl RunLog {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(entry);
+    }
+
+    /// Records a warning of `node` (action `warning`, the text in
+    /// `output.warning`), and emits it as a tracing event.
+    pub fn warn(&self, node: &str, warning: &str) {
+        tracing::warn!(node, warning, "nodekit warning");
+        let start_time = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        self.push(LogEntry {
+            node: node.to_owned(),
+            action: "warning".into(),
+            input: Value::Null,
+            output: json!({ "warning": warning }),
+            usage: None,
+            start_time,
+            execution_time: 0.0,
+            error: None,
+        });
     }
 
     /// Every entry so far, in order.

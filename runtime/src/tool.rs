@@ -130,6 +130,8 @@ impl NodeTool {
             source,
         };
         let substitution = Substitution::new(parameters).map_err(from_ai_error)?;
+        // As n8n's `createTool`: a name with nothing left after the cleanup
+        // falls back to the node type's.
         let tool_name = match from_ai::tool_name(node_name) {
             name if name.is_empty() => description.name.clone(),
             name => name,

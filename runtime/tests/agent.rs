@@ -133,13 +133,14 @@ async fn an_endless_tool_loop_stops_at_max_iterations() {
 }
 
 #[tokio::test]
-async fn an_answer_with_neither_text_nor_tools_is_an_error() {
+async fn an_answer_with_neither_text_nor_tools_is_an_empty_output_with_a_warning() {
     let (model, _) = scripted(vec![Message::ai("")]);
-    let e = agent(model, vec![]).run("go", None).await.unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "agent: the model answered with neither text nor tool calls"
-    );
+    let out = agent(model, vec![]).run("go", None).await.unwrap();
+    assert_eq!(out.output, json!(""));
+    assert_eq!(out.warnings, [nodekit::agent::EMPTY_ANSWER]);
+    let (model, _) = scripted(vec![Message::ai("hi")]);
+    let out = agent(model, vec![]).run("go", None).await.unwrap();
+    assert!(out.warnings.is_empty());
 }
 
 #[tokio::test]

@@ -37,24 +37,27 @@ async fn common(
         Message::human("hi"),
         ai.clone(),
         Message::tool("ok", "c"),
+        // A free role (LangChain's `ChatMessage`).
+        Message::chat("critic", "meh"),
     ])
     .await
     .unwrap();
     h.add_message(&Message::ai("bye")).await.unwrap();
     let got = h.messages().await.unwrap();
-    assert_eq!(texts(&got), ["sys", "hi", "calling", "ok", "bye"]);
+    assert_eq!(texts(&got), ["sys", "hi", "calling", "ok", "meh", "bye"]);
     assert_eq!(got[2], ai);
     assert_eq!(got[3].role, Role::Tool);
+    assert_eq!(got[4], Message::chat("critic", "meh"));
     // A window reads only the newest messages, oldest first.
-    assert_eq!(texts(&h.last_messages(2).await.unwrap()), ["ok", "bye"]);
+    assert_eq!(texts(&h.last_messages(2).await.unwrap()), ["meh", "bye"]);
     assert!(h.last_messages(0).await.unwrap().is_empty());
-    assert_eq!(h.last_messages(99).await.unwrap().len(), 5);
+    assert_eq!(h.last_messages(99).await.unwrap().len(), 6);
 
     // Sessions are isolated, also with injection attempts in the id.
     let evil = make("x'); DROP TABLE n8n_chat_histories; --".into()).await;
     evil.add_message(&Message::human("evil")).await.unwrap();
     assert_eq!(texts(&evil.messages().await.unwrap()), ["evil"]);
-    assert_eq!(h.messages().await.unwrap().len(), 5);
+    assert_eq!(h.messages().await.unwrap().len(), 6);
     h.clear().await.unwrap();
     assert!(h.messages().await.unwrap().is_empty());
     assert_eq!(evil.messages().await.unwrap().len(), 1);

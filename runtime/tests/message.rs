@@ -42,11 +42,13 @@ fn ours() -> Vec<Message> {
         Message::system("sys"),
         Message::function("f", "fn"),
         Message::ai("plain"),
+        Message::chat("critic", "hello there"),
     ]
 }
 
 #[test]
 fn stored_form_matches_langchain() {
+    assert_eq!(ours().len(), langchain().len());
     for (message, expected) in ours().iter().zip(langchain()) {
         assert!(
             message.to_stored() == expected,
@@ -118,6 +120,10 @@ fn unreadable_stored_messages_say_why() {
         (
             json!({"type": "human", "data": {"content": 5}}),
             "unreadable content",
+        ),
+        (
+            json!({"type": "generic", "data": {"content": "x"}}),
+            "a generic message needs a string `role`",
         ),
     ] {
         let e = Message::from_stored(&stored).unwrap_err().to_string();

@@ -95,7 +95,11 @@ async fn request_carries_messages_settings_tools_and_the_key() {
         Message::system("be brief"),
         Message::human("hi"),
         ai,
-        Message::tool("ok", "c1"),
+        // The agent names its tool results; OpenAI's tool message has no name.
+        Message {
+            name: Some("t".into()),
+            ..Message::tool("ok", "c1")
+        },
     ];
     let options = CallOptions {
         stop: vec!["END".into()],
@@ -141,6 +145,14 @@ async fn request_carries_messages_settings_tools_and_the_key() {
         "{\"a\":1}"
     );
     assert_eq!(b["messages"][3]["tool_call_id"], "c1");
+    let mut fields: Vec<&str> = b["messages"][3]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    fields.sort_unstable();
+    assert_eq!(fields, ["content", "role", "tool_call_id"]);
 }
 
 #[tokio::test]
@@ -302,6 +314,28 @@ async fn provider_errors_in_every_shape() {
             ModelErrorKind::Auth,
             Some(401),
             "Incorrect API key provided: ***",
+            None,
+        ),
+        // Part of the key (all but its last 4 characters, or a middle run of
+        // 8) is hidden too; 7 characters are not a secret.
+        (
+            Reply::json(
+                401,
+                &json!({"error": {"message": format!("Incorrect API key provided: {}****", &KEY[..KEY.len() - 4])}}),
+            ),
+            ModelErrorKind::Auth,
+            Some(401),
+            "Incorrect API key provided: *******",
+            None,
+        ),
+        (
+            Reply::json(
+                401,
+                &json!({"error": {"message": format!("key …{}… and test-ab", &KEY[5..13])}}),
+            ),
+            ModelErrorKind::Auth,
+            Some(401),
+            "key …***… and test-ab",
             None,
         ),
     ];

@@ -38,18 +38,21 @@ fn node_available() -> bool {
     found
 }
 
-/// A fresh folder under the target directory.
+/// A fresh package folder under the target directory, alone in its own
+/// folder (as in n8n's custom folder: packages beside it are checked).
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("n8n-{name}"));
-    let _ = std::fs::remove_dir_all(&dir);
+    let custom = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("n8n-{name}"));
+    let _ = std::fs::remove_dir_all(&custom);
+    let dir = custom.join("n8n-nodes-text");
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
 
-/// Writes the package of `nodes` (all runnable ones when empty) and returns `package`'s report.
+/// Writes the package of `nodes` (all runnable ones, built-ins included,
+/// when empty) and returns `package`'s report.
 fn package(dir: &Path, nodes: &[&str]) -> Value {
     let mut cmd = Command::new(PROGRAM);
-    cmd.args(["package", "--name", "n8n-nodes-text", "--out"])
+    cmd.args(["package", "--builtins", "--name", "n8n-nodes-text", "--out"])
         .arg(dir);
     for n in nodes {
         cmd.args(["--node", n]);
@@ -466,6 +469,106 @@ fn the_bridge_protocol_round_trips_and_survives_faults() {
 }
 
 #[test]
+fn a_package_holds_the_programs_own_nodes_unless_built_ins_are_asked_for() {
+    let dir = scratch("own-nodes");
+    let out = Command::new(PROGRAM)
+        .args(["package", "--name", "n8n-nodes-text", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let nodes: Vec<&str> = report["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["node"].as_str().unwrap())
+        .collect();
+    assert!(!nodes.is_empty(), "{report}");
+    assert!(
+        nodes.iter().all(|n| !n.starts_with("nodekit-nodes.")),
+        "{nodes:?}"
+    );
+    let skipped = report["skipped"].as_array().unwrap();
+    assert!(
+        skipped
+            .iter()
+            .any(|s| s[0] == "nodekit-nodes.selectQueryTool"
+                && s[1].as_str().unwrap().contains("--builtins")),
+        "{skipped:?}"
+    );
+}
+
+#[test]
+fn a_node_another_package_beside_it_has_is_refused() {
+    let first = scratch("siblings");
+    package(&first, &["selectQueryTool", "textStatsTool"]);
+    let second = first.parent().unwrap().join("n8n-nodes-other");
+    let out = Command::new(PROGRAM)
+        .args([
+            "package",
+            "--builtins",
+            "--name",
+            "n8n-nodes-other",
+            "--out",
+        ])
+        .arg(&second)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("`selectQueryTool`")
+            && stderr.contains("`textStatsTool`")
+            && stderr.contains("n8n-nodes-text"),
+        "{stderr}"
+    );
+    assert!(!second.join("nodes").exists(), "nothing is written");
+    // Nodes the first package does not have are fine.
+    let out = Command::new(PROGRAM)
+        .args([
+            "package",
+            "--name",
+            "n8n-nodes-other",
+            "--node",
+            "faultTool",
+            "--out",
+        ])
+        .arg(&second)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn codex_files_carry_the_categories_n8n_reads() {
+    let dir = scratch("codex");
+    package(&dir, &["selectQueryTool", "memorySqliteChat"]);
+    let codex = |class: &str| -> Value {
+        let text =
+            std::fs::read_to_string(dir.join(format!("nodes/{class}/{class}.node.json"))).unwrap();
+        serde_json::from_str(&text).unwrap()
+    };
+    let tool = codex("SelectQueryTool");
+    assert_eq!(tool["categories"], json!(["AI"]), "{tool}");
+    assert_eq!(tool["subcategories"]["AI"], json!(["Tools"]), "{tool}");
+    assert!(
+        tool["resources"].is_object(),
+        "n8n requires resources: {tool}"
+    );
+    let memory = codex("MemorySqliteChat");
+    assert_eq!(memory["subcategories"]["AI"], json!(["Memory"]), "{memory}");
+}
+
+#[test]
 fn package_refuses_a_folder_that_is_not_a_package() {
     let dir = scratch("not-a-package");
     std::fs::write(dir.join("notes.txt"), "mine").unwrap();
@@ -721,6 +824,9 @@ fn faults_are_clear_node_errors() {
         error(4).contains("killed by SIGABRT") && error(4).contains("while node \"Fault Tool\""),
         "{answers:?}"
     );
+    // The panics of calls 0 and 1, which the bridge survived, are not this
+    // crash's output.
+    assert!(!error(4).contains("panics on purpose"), "{answers:?}");
     // The next call starts a new bridge process.
     assert_eq!(
         answers[5]["output"][0][0]["json"],

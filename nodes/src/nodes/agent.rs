@@ -58,6 +58,9 @@ impl Execute for Agent {
             agent = agent.with_memory(memory);
         }
         let result = agent.run(&self.text, ctx.events()).await?;
+        for warning in &result.warnings {
+            ctx.log().warn(ctx.node_name(), warning);
+        }
         let mut item = json!({"output": result.output});
         if self.options.return_intermediate_steps {
             item["intermediateSteps"] =

@@ -639,6 +639,7 @@ fn transcript(chunk: &[StoredMessage]) -> String {
             Role::Human => "User",
             Role::Ai => "Assistant",
             Role::Tool | Role::Function => "Tool result",
+            Role::Generic => m.message.chat_role.as_deref().unwrap_or("Message"),
         };
         let text = m.message.text();
         if is_injected(&text) {

@@ -5,6 +5,18 @@
 //! Behaviour follows n8n (`n8n-workflow` `from-ai-parse-utils`, `tool-helpers`,
 //! `n8n-core` `create-node-as-tool`, and the `$fromAI` run-time resolver),
 //! including its quirks, so a workflow behaves the same in nodekit and in n8n.
+//! Where the schemas differ, on purpose:
+//!
+//! - A `json` argument's property is n8n's check written out as JSON Schema,
+//!   `anyOf` a non-empty object or a non-empty array. n8n enforces the same
+//!   rule when it parses the arguments but shows the model no `type` at all
+//!   (its zod-to-JSON-Schema step cannot see inside a custom check): nodekit
+//!   tells the model up front what n8n would refuse afterwards, and accepts
+//!   exactly what n8n accepts.
+//! - A key named `__proto__` is left out of the schema, as in n8n (where it
+//!   is a JavaScript artifact: setting it on an object replaces the
+//!   prototype). A tool whose parameters use it cannot be called in either;
+//!   nodekit says so (`FromAiError::ReservedKey`) where n8n fails at run time.
 //!
 //! ```
 //! use nodekit::from_ai;
@@ -118,7 +130,9 @@ pub struct FromAiCall {
     /// Third argument, `string` when absent.
     #[serde(rename = "type")]
     pub ty: FromAiType,
-    /// Fourth argument, converted per type; its presence makes the argument optional.
+    /// Fourth argument, converted per type; it makes the argument optional
+    /// when it is a value of the type (n8n keeps `$fromAI('n', '', 'number',
+    /// 'lots')` required, with the default shown).
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -146,7 +160,7 @@ pub fn collect_calls(params: &Value) -> Result<Vec<FromAiCall>, FromAiError> {
     collect::collect(params)
 }
 
-/// JSON Schema (`type: object`, properties in call order, `required` for calls without default, `additionalProperties: false`) usable as OpenAI function `parameters`.
+/// JSON Schema (`type: object`, properties in call order, `required` for calls without a default of their type, `additionalProperties: false`) usable as OpenAI function `parameters`.
 pub fn arguments_schema(calls: &[FromAiCall]) -> Value {
     schema::arguments_schema(calls)
 }

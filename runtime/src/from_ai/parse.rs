@@ -128,7 +128,13 @@ pub(crate) fn parse_arguments(args: &str) -> Result<FromAiCall, String> {
         None => FromAiType::String,
         Some(t) => t.parse::<FromAiType>().map_err(|_| t.clone())?,
     };
-    let default = cleaned.next().map(|v| parse_default(&v, ty));
+    // n8n matches the type case-insensitively but converts the default only
+    // for a type written in lowercase (`'Number'` defaults go through JSON).
+    let exact = match &raw_type {
+        Some(t) if t != ty.as_str() => None,
+        _ => Some(ty),
+    };
+    let default = cleaned.next().map(|v| parse_default(&v, exact));
     Ok(FromAiCall {
         key,
         description,
@@ -196,13 +202,18 @@ fn clean_argument(arg: &str) -> String {
 }
 
 /// n8n's `parseDefaultValue`: typed when the text fits the type, otherwise
-/// `JSON.parse`, otherwise the raw text.
-pub(crate) fn parse_default(value: &str, ty: FromAiType) -> Value {
+/// `JSON.parse`, otherwise the raw text. `ty` is `None` for a type n8n does
+/// not recognise here (written with capitals).
+pub(crate) fn parse_default(value: &str, ty: Option<FromAiType>) -> Value {
     match ty {
-        FromAiType::String => return Value::String(value.to_owned()),
-        FromAiType::Boolean if value.eq_ignore_ascii_case("true") => return Value::Bool(true),
-        FromAiType::Boolean if value.eq_ignore_ascii_case("false") => return Value::Bool(false),
-        FromAiType::Number => {
+        Some(FromAiType::String) => return Value::String(value.to_owned()),
+        Some(FromAiType::Boolean) if value.eq_ignore_ascii_case("true") => {
+            return Value::Bool(true);
+        }
+        Some(FromAiType::Boolean) if value.eq_ignore_ascii_case("false") => {
+            return Value::Bool(false);
+        }
+        Some(FromAiType::Number) => {
             if let Some(n) = js_string_to_number(value) {
                 return f64_to_json(n);
             }

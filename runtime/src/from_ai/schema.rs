@@ -11,15 +11,23 @@ const MAX_TOOL_NAME_LEN: usize = 64;
 
 pub(crate) fn arguments_schema(calls: &[FromAiCall]) -> Value {
     let mut properties = Map::new();
+    let mut optional = Map::new();
     for call in calls {
+        // n8n's `reduce` into a JavaScript object runs the prototype's setter
+        // for `__proto__`, so that key never reaches its schema.
+        if call.key == "__proto__" {
+            continue;
+        }
         // Same as n8n's `reduce` into an object: a repeated key keeps its first
         // position and takes the later definition.
         properties.insert(call.key.clone(), property_schema(call));
+        let fits = call.default.as_ref().is_some_and(|d| fits(call.ty, d));
+        optional.insert(call.key.clone(), Value::Bool(fits));
     }
     let required: Vec<Value> = properties
-        .iter()
-        .filter(|(_, p)| p.get("default").is_none())
-        .map(|(k, _)| Value::String(k.clone()))
+        .keys()
+        .filter(|k| optional.get(*k) != Some(&Value::Bool(true)))
+        .map(|k| Value::String(k.clone()))
         .collect();
     let mut schema = Map::new();
     schema.insert("type".into(), "object".into());
@@ -29,6 +37,24 @@ pub(crate) fn arguments_schema(calls: &[FromAiCall]) -> Value {
     }
     schema.insert("additionalProperties".into(), Value::Bool(false));
     Value::Object(schema)
+}
+
+/// Whether `default` is a value of `ty`: only then does it make the argument
+/// optional. n8n shows a default that is not (a `number` defaulting to
+/// `'lots'`) and keeps the argument required, since zod would check the
+/// default against the type when the argument is left out.
+fn fits(ty: FromAiType, default: &Value) -> bool {
+    match ty {
+        FromAiType::String => default.is_string(),
+        // `Infinity` is a number to zod; JSON writes it as `null`.
+        FromAiType::Number => default.is_number() || default.is_null(),
+        FromAiType::Boolean => default.is_boolean(),
+        FromAiType::Json => match default {
+            Value::Object(m) => !m.is_empty(),
+            Value::Array(a) => !a.is_empty(),
+            _ => false,
+        },
+    }
 }
 
 fn property_schema(call: &FromAiCall) -> Value {

@@ -1012,3 +1012,93 @@ proptest! {
         prop_assert_eq!(out, Ok(json!({"s": s, "n": n, "b": b})));
     }
 }
+
+#[test]
+fn defaults_that_do_not_fit_their_type_stay_required_like_n8n() {
+    let params = json!({
+        "a": "={{ $fromAI('n', 'a number', 'number', 'lots') }}",
+        "b": "={{ $fromAI('b', 'a flag', 'boolean', 'yes') }}",
+        "c": "={{ $fromAI('j', 'some json', 'json', 'not json') }}",
+        "d": "={{ $fromAI('e', 'empty json', 'json', '{}') }}",
+        "f": "={{ $fromAI('ok', 'fits', 'number', 5) }}",
+        "g": "={{ $fromAI('list', 'fits', 'json', '[1]') }}",
+    });
+    let schema = arguments_schema(&collect_calls(&params).unwrap());
+    assert_eq!(schema["required"], json!(["n", "b", "j", "e"]));
+    // The default is still shown, as n8n shows it.
+    assert_eq!(schema["properties"]["n"]["default"], "lots");
+    assert_eq!(schema["properties"]["b"]["default"], "yes");
+    assert_eq!(schema["properties"]["j"]["default"], "not json");
+    assert_eq!(schema["properties"]["ok"]["default"], 5);
+    let given = json!({"n": 1, "b": true, "j": {"k": 1}, "e": [1]});
+    let done = substitute(&params, &args(given.clone())).unwrap();
+    assert_eq!(done["f"], 5);
+    assert_eq!(done["g"], json!([1]));
+    let mut short = given;
+    short.as_object_mut().unwrap().remove("n");
+    assert!(substitute(&params, &args(short)).is_err());
+}
+
+#[test]
+fn a_proto_key_is_left_out_of_the_schema_like_n8n() {
+    let params = json!({"a": "={{ $fromAI('__proto__', 'x') }}", "b": "={{ $fromAI('x') }}"});
+    let schema = arguments_schema(&collect_calls(&params).unwrap());
+    assert_eq!(schema["properties"], json!({"x": {"type": "string"}}));
+    assert_eq!(schema["required"], json!(["x"]));
+    assert!(matches!(
+        substitute(&params, &args(json!({"x": "v"}))),
+        Err(FromAiError::ReservedKey { key, .. }) if key == "__proto__"
+    ));
+}
+
+#[test]
+fn json_arguments_are_accepted_as_n8n_accepts_them() {
+    // n8n's check: a non-empty object or a non-empty array, nothing else.
+    let params = json!({"p": "={{ $fromAI('data', 'the data', 'json') }}"});
+    for ok in [
+        json!({"a": 1}),
+        json!([1]),
+        json!([{}]),
+        json!({"a": {"b": []}}),
+    ] {
+        assert_eq!(
+            substitute(&params, &args(json!({"data": ok.clone()}))),
+            Ok(json!({"p": ok}))
+        );
+    }
+    for refused in [
+        json!({}),
+        json!([]),
+        json!("{\"a\": 1}"),
+        json!(5),
+        json!(null),
+        json!(true),
+    ] {
+        assert!(
+            substitute(&params, &args(json!({"data": refused.clone()}))).is_err(),
+            "{refused}"
+        );
+    }
+}
+
+#[test]
+fn a_capitalised_type_converts_its_default_as_n8n_does() {
+    // n8n compares the type case-sensitively when it converts the default.
+    let params = json!({
+        "a": "={{ $fromAI('s', '', 'String', '5') }}",
+        "b": "={{ $fromAI('b', '', 'Boolean', 'TRUE') }}",
+        "c": "={{ $fromAI('n', '', 'number', '5') }}",
+    });
+    let calls = collect_calls(&params).unwrap();
+    let defaults: Vec<_> = calls.iter().map(|c| (c.ty, c.default.clone())).collect();
+    assert_eq!(
+        defaults,
+        [
+            (FromAiType::String, Some(json!(5))),
+            (FromAiType::Boolean, Some(json!("TRUE"))),
+            (FromAiType::Number, Some(json!(5))),
+        ]
+    );
+    // Neither default fits its type: both stay required, as in n8n.
+    assert_eq!(arguments_schema(&calls)["required"], json!(["s", "b"]));
+}

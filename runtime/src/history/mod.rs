@@ -30,6 +30,7 @@ mod store;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use crate::error::Result;
 use crate::message::Message;
@@ -78,21 +79,104 @@ pub const MAX_SESSION_ID_CHARS: usize = 255;
 /// One session's messages, shared by every handle to it.
 type SharedMessages = Arc<Mutex<Vec<Message>>>;
 
+/// Sessions [`InProcessHistory`] keeps at most, by default.
+pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
+
+/// How long [`InProcessHistory`] keeps a session no one asked for, by
+/// default (n8n's Simple Memory forgets a session after an hour).
+pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(60 * 60);
+
 /// Messages kept in this process, by session id (n8n's "Simple Memory").
+///
+/// The sessions live in one map per process, bounded: a session not asked
+/// for ([`InProcessHistory::session`]) for [`DEFAULT_SESSION_IDLE`] is
+/// forgotten, as n8n forgets it, and past [`DEFAULT_MAX_SESSIONS`] the
+/// least recently asked for is forgotten first
+/// ([`InProcessHistory::set_limits`] changes both). A handle keeps its
+/// messages while it lives; asking for a forgotten session again starts it
+/// empty.
 #[derive(Debug, Clone)]
 pub struct InProcessHistory {
     messages: SharedMessages,
 }
 
+/// The process's sessions and their limits.
+struct Sessions {
+    by_id: HashMap<String, (SharedMessages, Instant)>,
+    max: usize,
+    idle: Duration,
+    swept: Instant,
+}
+
+fn sessions() -> std::sync::MutexGuard<'static, Sessions> {
+    static SESSIONS: OnceLock<Mutex<Sessions>> = OnceLock::new();
+    SESSIONS
+        .get_or_init(|| {
+            Mutex::new(Sessions {
+                by_id: HashMap::new(),
+                max: DEFAULT_MAX_SESSIONS,
+                idle: DEFAULT_SESSION_IDLE,
+                swept: Instant::now(),
+            })
+        })
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
+
+impl Sessions {
+    /// Forgets idle sessions (at most once a second, or at once when
+    /// `now` says so), then the least recently used past the maximum.
+    fn trim(&mut self, now: Instant, force: bool) {
+        if force || now.duration_since(self.swept) >= Duration::from_secs(1) {
+            let idle = self.idle;
+            self.by_id
+                .retain(|_, (_, used)| now.duration_since(*used) < idle);
+            self.swept = now;
+        }
+        while self.by_id.len() > self.max {
+            let Some(oldest) = self
+                .by_id
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(id, _)| id.clone())
+            else {
+                break;
+            };
+            self.by_id.remove(&oldest);
+        }
+    }
+}
+
 impl InProcessHistory {
     /// The history of `session` in this process, shared by every caller.
     pub fn session(session: &str) -> Self {
-        static SESSIONS: OnceLock<Mutex<HashMap<String, SharedMessages>>> = OnceLock::new();
-        let sessions = SESSIONS.get_or_init(Default::default);
-        let mut sessions = sessions.lock().unwrap_or_else(|e| e.into_inner());
-        InProcessHistory {
-            messages: sessions.entry(session.to_owned()).or_default().clone(),
-        }
+        let now = Instant::now();
+        let mut sessions = sessions();
+        sessions.trim(now, false);
+        let (messages, used) = sessions
+            .by_id
+            .entry(session.to_owned())
+            .or_insert_with(|| (SharedMessages::default(), now));
+        *used = now;
+        let messages = messages.clone();
+        sessions.trim(now, false);
+        InProcessHistory { messages }
+    }
+
+    /// Sets how many sessions the process keeps and how long an idle one
+    /// lasts (defaults [`DEFAULT_MAX_SESSIONS`] and
+    /// [`DEFAULT_SESSION_IDLE`]); sessions past the new limits are forgotten
+    /// now. `max_sessions` is at least 1.
+    pub fn set_limits(max_sessions: usize, idle: Duration) {
+        let mut sessions = sessions();
+        sessions.max = max_sessions.max(1);
+        sessions.idle = idle;
+        sessions.trim(Instant::now(), true);
+    }
+
+    /// How many sessions the process holds.
+    pub fn sessions_held() -> usize {
+        sessions().by_id.len()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Message>> {

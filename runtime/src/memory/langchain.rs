@@ -461,10 +461,12 @@ fn window_start(len: usize, k: usize) -> usize {
 /// LangChain's `getBufferString`: each message as `"{role}: {content}"`,
 /// joined with `"\n"`.
 ///
-/// Roles are `human_prefix`, `ai_prefix`, `System`, `Tool` and `Function`; a
-/// non-empty `name` comes first as `"{name}, "`. Content parts are joined,
+/// Roles are `human_prefix`, `ai_prefix`, `System`, `Tool`, `Function`, and
+/// a free role's own name (`critic: ...`); a non-empty `name` comes first as
+/// `"{name}, "`. Content parts are joined,
 /// images shown as `[image]`. An AI message's tool calls follow its content
-/// as JavaScript's `JSON.stringify` writes them (`[{"id":..,"name":..,"args":..}]`),
+/// as JavaScript's `JSON.stringify` writes the calls of a model's answer
+/// (`[{"name":..,"args":..,"type":"tool_call","id":..}]`),
 /// with ids longer than 64 UTF-16 units cut to 64 plus `...`; without tool
 /// calls, a legacy `additional_kwargs.function_call` is appended the same way.
 pub fn get_buffer_string(messages: &[Message], human_prefix: &str, ai_prefix: &str) -> String {
@@ -492,6 +494,7 @@ fn push_buffer_line(out: &mut String, m: &Message, human_prefix: &str, ai_prefix
         Role::Tool => "Tool",
         // Current LangChain throws on function messages; ≤ 0.3 wrote this.
         Role::Function => "Function",
+        Role::Generic => m.chat_role.as_deref().unwrap_or_default(),
     });
     out.push_str(": ");
     if let Some(name) = m.name.as_deref().filter(|n| !n.is_empty()) {
@@ -536,7 +539,11 @@ fn push_tool_calls(out: &mut String, calls: &[ToolCall]) {
         if i > 0 {
             out.push(',');
         }
-        out.push_str("{\"id\":");
+        out.push_str("{\"name\":");
+        push_js_string(out, &call.name);
+        out.push_str(",\"args\":");
+        push_js_json(out, &call.args);
+        out.push_str(",\"type\":\"tool_call\",\"id\":");
         if shorten && too_long(&call.id) {
             // `id.slice(0, 64)` counts UTF-16 units and may split a surrogate pair.
             let mut units: Vec<u16> = call
@@ -549,10 +556,6 @@ fn push_tool_calls(out: &mut String, calls: &[ToolCall]) {
         } else {
             push_js_string(out, &call.id);
         }
-        out.push_str(",\"name\":");
-        push_js_string(out, &call.name);
-        out.push_str(",\"args\":");
-        push_js_json(out, &call.args);
         out.push('}');
     }
     out.push(']');

@@ -253,15 +253,51 @@ impl Transport {
         })
     }
 
-    /// Removes the API key and header values from a message, in case a server echoes them.
+    /// Removes the API key and header values from a message, in case a
+    /// server echoes them, whole or in part ([`hide`]).
     pub(crate) fn scrub(&self, mut e: ModelError) -> ModelError {
         let secrets = std::iter::once(self.api_key.as_str())
             .chain(self.headers.iter().map(|(_, v)| v.as_str()));
         for secret in secrets.filter(|s| s.len() >= 4) {
-            e.message = e.message.replace(secret, "***");
+            e.message = hide(&e.message, secret);
         }
         e
     }
+}
+
+/// The shortest part of a secret that is hidden when a message quotes it.
+const MIN_QUOTED: usize = 8;
+
+/// `text` with every run of at least [`MIN_QUOTED`] characters that also
+/// occurs in `secret` replaced by `***` (a server may quote a key cut short
+/// or with its end starred out); a secret shorter than that is hidden when
+/// it occurs whole.
+fn hide(text: &str, secret: &str) -> String {
+    let secret: Vec<char> = secret.chars().collect();
+    let text: Vec<char> = text.chars().collect();
+    let min = MIN_QUOTED.min(secret.len());
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        let run = (0..secret.len())
+            .map(|j| {
+                text[i..]
+                    .iter()
+                    .zip(&secret[j..])
+                    .take_while(|(a, b)| a == b)
+                    .count()
+            })
+            .max()
+            .unwrap_or(0);
+        if run >= min && (run >= MIN_QUOTED || run == secret.len()) {
+            out.push_str("***");
+            i += run;
+        } else {
+            out.push(text[i]);
+            i += 1;
+        }
+    }
+    out
 }
 
 /// `message` and `code` of an error body: `{"error": {...}}`, `{"error": "text"}`,

@@ -368,7 +368,7 @@ struct WireFunction<'a> {
 /// A message in OpenAI's request form.
 #[derive(Serialize)]
 struct WireMessage<'a> {
-    role: &'static str,
+    role: &'a str,
     /// Text, parts, or null (an assistant turn that only calls tools, as OpenAI's SDK sends it).
     content: Option<&'a Content>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -387,12 +387,16 @@ impl<'a> From<&'a Message> for WireMessage<'a> {
             Role::System => "system",
             Role::Function => "function",
             Role::Tool => "tool",
+            // Sent as it is, as LangChain sends a `ChatMessage`'s role.
+            Role::Generic => m.chat_role.as_deref().unwrap_or("user"),
         };
         let calls_only = m.role == Role::Ai && !m.tool_calls.is_empty() && m.content.is_empty();
         WireMessage {
             role,
             content: (!calls_only).then_some(&m.content),
-            name: m.name.as_deref(),
+            // OpenAI's tool message has no `name`, and strict gateways
+            // refuse fields a message does not document.
+            name: m.name.as_deref().filter(|_| m.role != Role::Tool),
             tool_call_id: m.tool_call_id.as_deref(),
             tool_calls: m
                 .tool_calls

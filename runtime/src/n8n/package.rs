@@ -5,6 +5,7 @@
 //! ```text
 //! package.json                      n8n section: n8nNodesApiVersion, nodes, credentials
 //! nodes/<Class>/<Class>.node.js     one shim per node; exports class <Class>
+//! nodes/<Class>/<Class>.node.json   its codex (categories), where n8n reads it
 //! nodes/<Class>/<icon>.svg          a badge for a `file:` icon (the catalog has no image)
 //! credentials/<Class>.credentials.js  one per credential type this program defines
 //! lib/nodekit-shim.js               what the shims do, per kind of node
@@ -15,7 +16,16 @@
 //! Each shim holds its node's description exactly as the catalog has it.
 //! n8n names the node `CUSTOM.<name>` when it loads the package from
 //! `N8N_CUSTOM_EXTENSIONS`, or `<package>.<name>` when it is installed as a
-//! community package.
+//! community package. From a custom folder, n8n ignores a description's
+//! `codex` and reads the sibling `<Class>.node.json` instead (only when it
+//! has `resources`), so that file carries the categories.
+//!
+//! nodekit's built-in nodes ([`BUILTIN_PACKAGE`]) are packaged only when
+//! asked for ([`PackageOptions::builtins`], or by name): every nodekit
+//! program has them, and two packages in one n8n defining the same node
+//! would have n8n list it once and run it through either program. For the
+//! same reason a package is refused when a package beside it (in the same
+//! folder, as n8n's custom folder holds them) already has one of its nodes.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -33,6 +43,9 @@ const SHIM_JS: &str = include_str!("js/nodekit-shim.js");
 /// The bridge client.
 const BRIDGE_JS: &str = include_str!("js/nodekit-bridge.js");
 
+/// The crate of nodekit's built-in nodes, which every nodekit program links.
+pub const BUILTIN_PACKAGE: &str = "nodekit-nodes";
+
 /// What to package, and where.
 #[derive(Debug, Clone)]
 pub struct PackageOptions {
@@ -46,6 +59,10 @@ pub struct PackageOptions {
     pub program: PathBuf,
     /// Only these nodes (catalog or bare names); all the runnable ones when empty.
     pub nodes: Vec<String>,
+    /// With `nodes` empty: whether nodekit's built-in nodes
+    /// ([`BUILTIN_PACKAGE`]) are packaged too (default: only the program's
+    /// own).
+    pub builtins: bool,
 }
 
 /// How a shim runs its node in n8n.
@@ -143,10 +160,11 @@ pub fn class_name(name: &str) -> String {
 /// Writes the package for `catalog`'s nodes.
 pub fn write(catalog: &Catalog, options: &PackageOptions) -> Result<PackageReport> {
     check_package_name(&options.name)?;
-    let (chosen, mut skipped) = choose(catalog, &options.nodes)?;
+    let (chosen, mut skipped) = choose(catalog, &options.nodes, options.builtins)?;
     if chosen.is_empty() {
         return Err(package_error(
-            "no node can be packaged for n8n; see `nodekit catalog` for the nodes and their outputs",
+            "no node can be packaged for n8n; see `nodekit catalog` for the nodes and their outputs \
+             (nodekit's built-in nodes are packaged only with `--builtins` or `--node NAME`)",
         ));
     }
     // Everything is checked before anything is written.
@@ -166,6 +184,12 @@ pub fn write(catalog: &Catalog, options: &PackageOptions) -> Result<PackageRepor
     let credential_types = credential_types(planned.iter().map(|(entry, ..)| *entry))?;
     let out = &options.out;
     check_out(out)?;
+    check_siblings(
+        out,
+        planned
+            .iter()
+            .map(|(entry, _, class)| (*entry, class.as_str())),
+    )?;
     for dir in ["nodes", "credentials", "lib", "bin"] {
         let path = out.join(dir);
         if path.exists() {
@@ -181,6 +205,11 @@ pub fn write(catalog: &Catalog, options: &PackageOptions) -> Result<PackageRepor
         std::fs::create_dir_all(path.parent().expect("a node file has a folder"))
             .map_err(|e| io(&path, e))?;
         std::fs::write(&path, node_js(entry, &class, kind)).map_err(|e| io(&path, e))?;
+        if let Some(codex) = &entry.description.codex {
+            let path = out.join(format!("nodes/{class}/{class}.node.json"));
+            std::fs::write(&path, codex_json(&options.name, entry, codex) + "\n")
+                .map_err(|e| io(&path, e))?;
+        }
         if let Some(icon) = icon_file(entry) {
             // n8n serves `file:` icons from beside the node file.
             let path = out.join(format!("nodes/{class}/{icon}"));
@@ -280,11 +309,18 @@ fn credential_types<'a>(
 type Chosen<'a> = (Vec<(&'a CatalogEntry, ShimKind)>, Vec<(String, String)>);
 
 /// The nodes to package, and those left out with why.
-fn choose<'a>(catalog: &'a Catalog, wanted: &[String]) -> Result<Chosen<'a>> {
+fn choose<'a>(catalog: &'a Catalog, wanted: &[String], builtins: bool) -> Result<Chosen<'a>> {
     let mut chosen = Vec::new();
     let mut skipped = Vec::new();
     if wanted.is_empty() {
         for entry in catalog.entries() {
+            if entry.package == BUILTIN_PACKAGE && !builtins {
+                skipped.push((
+                    entry.full_name(),
+                    "it is a nodekit built-in node (packaged with `--builtins`)".into(),
+                ));
+                continue;
+            }
             match shim_kind(entry) {
                 Ok(kind) => chosen.push((entry, kind)),
                 Err(why) => skipped.push((entry.full_name(), why)),
@@ -329,6 +365,110 @@ fn check_out(out: &Path) -> Result<()> {
             out.display()
         )))
     }
+}
+
+/// Refuses nodes a package beside `out` already has: n8n keys the nodes of
+/// all its custom packages by name alone (`CUSTOM.<name>`), so it would
+/// list one of the two and run it through either program. A nodekit
+/// package names its nodes in `package.json`; for any other package the
+/// shims' class names are compared.
+fn check_siblings<'a>(
+    out: &Path,
+    planned: impl Iterator<Item = (&'a CatalogEntry, &'a str)>,
+) -> Result<()> {
+    let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) else {
+        return Ok(());
+    };
+    let Ok(siblings) = std::fs::read_dir(parent) else {
+        return Ok(());
+    };
+    let planned: Vec<(&str, &str)> = planned
+        .map(|(entry, class)| (entry.description.name.as_str(), class))
+        .collect();
+    for sibling in siblings.flatten() {
+        let dir = sibling.path();
+        if dir.file_name() == out.file_name() || !dir.is_dir() {
+            continue;
+        }
+        let Some(manifest) = std::fs::read_to_string(dir.join("package.json"))
+            .ok()
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        else {
+            continue;
+        };
+        let names = |pointer: &str| -> Vec<String> {
+            match manifest.pointer(pointer) {
+                Some(Value::Object(m)) => m
+                    .values()
+                    .filter_map(Value::as_str)
+                    .map(String::from)
+                    .collect(),
+                Some(Value::Array(a)) => a
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(String::from)
+                    .collect(),
+                _ => Vec::new(),
+            }
+        };
+        // nodekit's: catalog names; any other: shim files, by class name.
+        let theirs_nodes: Vec<String> = names("/nodekit/nodes")
+            .iter()
+            .map(|full| full.rsplit('.').next().unwrap_or(full).to_owned())
+            .collect();
+        let theirs_classes: Vec<String> = names("/n8n/nodes")
+            .iter()
+            .filter_map(|file| {
+                Path::new(file)
+                    .file_name()?
+                    .to_str()?
+                    .split('.')
+                    .next()
+                    .map(String::from)
+            })
+            .collect();
+        let clash: Vec<&str> = planned
+            .iter()
+            .filter(|(name, class)| {
+                theirs_nodes.iter().any(|n| n == name)
+                    || (theirs_nodes.is_empty() && theirs_classes.iter().any(|c| c == class))
+            })
+            .map(|(name, _)| *name)
+            .collect();
+        if !clash.is_empty() {
+            return Err(package_error(format!(
+                "the package beside this one, {}, already has node(s) {}: n8n would list each \
+                 once and run it through either program. Leave them out of one of the two \
+                 (package only some nodes with `--node`; built-in nodes only with `--builtins`)",
+                dir.display(),
+                clash
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A node's codex as n8n reads it from `<Class>.node.json`: `categories`,
+/// `subcategories` and a `resources` object (which n8n requires).
+fn codex_json(package: &str, entry: &CatalogEntry, codex: &crate::description::Codex) -> String {
+    let mut v = json!({
+        "node": format!("{package}.{}", entry.description.name),
+        "nodeVersion": "1.0",
+        "codexVersion": "1.0",
+        "categories": codex.categories,
+    });
+    if !codex.subcategories.is_empty() {
+        v["subcategories"] = json!(codex.subcategories);
+    }
+    v["resources"] = match &codex.resources {
+        Some(r) => serde_json::to_value(r).expect("codex resources serialise"),
+        None => json!({}),
+    };
+    pretty(&v)
 }
 
 /// npm's rules for a package name, the ones a typo breaks.
@@ -462,6 +602,7 @@ mod tests {
             version: "1.0.0".into(),
             program: std::env::current_exe().unwrap(),
             nodes: Vec::new(),
+            builtins: false,
         }
     }
 

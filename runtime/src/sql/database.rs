@@ -17,7 +17,7 @@ use sqlx::{Arguments, AssertSqlSafe};
 use crate::history::postgres::PostgresConfig;
 
 use super::error::classify;
-use super::response::{ErrorType, ToolError};
+use super::response::{ErrorType, Reason, ToolError};
 use super::schema::{Column, ColumnKind, Dialect, Table};
 use super::value::{pg_row_keyed, row_keys, sqlite_row_keyed};
 use super::writer::Bind;
@@ -175,10 +175,13 @@ impl Database {
             }
             Database::Sqlite { read, write } => {
                 if schema != "main" {
-                    return Err(ToolError::invalid_input(format!(
-                        "SQLite tools use the `main` schema, not `{}`",
-                        super::writer::clip(schema)
-                    )));
+                    return Err(ToolError::new(
+                        ErrorType::InvalidTable,
+                        format!(
+                            "SQLite tools use the `main` schema, not `{}`",
+                            super::writer::clip(schema)
+                        ),
+                    ));
                 }
                 // SQLite has no statement timeout: a progress handler that
                 // returns false at the deadline interrupts the statement.
@@ -602,7 +605,13 @@ where
             Bind::Text(v) => args.add(v),
             Bind::Bytes(v) => args.add(v),
         };
-        added.map_err(|e| ToolError::invalid_input(format!("a value cannot be bound: {e}")))?;
+        added.map_err(|e| {
+            ToolError::new(
+                ErrorType::ConstraintViolation,
+                format!("a value cannot be bound: {e}"),
+            )
+            .because(Reason::WrongType)
+        })?;
     }
     Ok(args)
 }

@@ -21,7 +21,10 @@
 //!
 //! # Mapping
 //!
-//! | Source | Code | `ErrorType` | Suggestion |
+//! Every error gets one of the eight categories of [`ErrorType`]; a
+//! `reason` ([`Reason`]) says more where the category is broad.
+//!
+//! | Source | Code | `ErrorType` (`reason`) | Suggestion |
 //! |---|---|---|---|
 //! | PostgreSQL | `08xxx` connection exception | `connection_error` | check the server, retry |
 //! | PostgreSQL | `3D000` database does not exist | `connection_error` | check the credentials |
@@ -35,14 +38,17 @@
 //! | PostgreSQL | `25006` read-only transaction | `permission_denied` | writing is not allowed here |
 //! | PostgreSQL | other `42xxx` (`42601` syntax, `42883` undefined function, ...) | `syntax_error` | server hint |
 //! | PostgreSQL | `23xxx` integrity constraint, `44000` check option | `constraint_violation` | names the constraint (and the column for not-null), never values |
-//! | PostgreSQL | `22xxx` data exception (`22P02`, `22003`, `22007`, `22001`, `22012` ...) | `invalid_input` | check format, type and size |
+//! | PostgreSQL | `22xxx` data exception (`22P02`, `22003`, `22007`, `22001`, `22012` ...) | `constraint_violation` (`bad_value`) | check format, type and size |
 //! | PostgreSQL | `57014` query canceled (statement timeout) | `timeout` | narrow the request |
 //! | PostgreSQL | `55P03` lock not available | `timeout` | retry later |
-//! | PostgreSQL | `40001` serialization, `40P01` deadlock | `query_error` | retry |
-//! | PostgreSQL | other `53xxx`, `54xxx` resources and limits | `query_error` | simplify the request |
-//! | PostgreSQL | anything else | `query_error` | server hint |
+//! | PostgreSQL | `40001` serialization, `40P01` deadlock | `timeout` (`conflict`) | retry |
+//! | PostgreSQL | `54xxx` program limits (statement too complex, too many columns) | `syntax_error` (`too_complex`) | simplify the request |
+//! | PostgreSQL | other `53xxx` insufficient resources (disk, memory) | `connection_error` (`resources`) | simplify the request |
+//! | PostgreSQL | `25xxx`, `55xxx`, other `57xxx`, `58xxx`, `XXxxx` (transaction state, object state, operator intervention, system and internal errors) | `connection_error` (`database`) | server hint |
+//! | PostgreSQL | `P0xxx` raised by a trigger or function | `constraint_violation` (`database`) | server hint |
+//! | PostgreSQL | anything else (`0A000` not supported, `21000` cardinality, ...) | `syntax_error` (`database`) | server hint |
 //! | SQLite | `19` CONSTRAINT and its extended codes (`275` check, `531`, `787` foreign key, `1043`, `1299` not null, `1555` primary key, `1811` trigger, `2067` unique, `2323`, `2579`, `2835`) | `constraint_violation` | per code |
-//! | SQLite | `3091` CONSTRAINT_DATATYPE (STRICT table) | `invalid_input` | the value's type does not fit the column |
+//! | SQLite | `3091` CONSTRAINT_DATATYPE (STRICT table) | `constraint_violation` (`wrong_type`) | the value's type does not fit the column |
 //! | SQLite | `9` INTERRUPT (the tool's deadline) | `timeout` | narrow the request |
 //! | SQLite | `5` BUSY, `6` LOCKED and extended | `timeout` | retry |
 //! | SQLite | `8` READONLY and extended, `23` AUTH, `3` PERM | `permission_denied` | |
@@ -50,11 +56,15 @@
 //! | SQLite | `1` ERROR, message `no such table` | `invalid_table` | |
 //! | SQLite | `1` ERROR, message `no such column` / `has no column named` | `invalid_column` | |
 //! | SQLite | `1` ERROR, message `syntax error` / `near "..."` / `incomplete input` / `unrecognized token` / `no such function` | `syntax_error` | |
-//! | SQLite | `18` TOOBIG, `20` MISMATCH, `25` RANGE | `invalid_input` | |
-//! | SQLite | anything else | `query_error` | |
+//! | SQLite | `18` TOOBIG, `25` RANGE | `constraint_violation` (`bad_value`) | |
+//! | SQLite | `20` MISMATCH | `constraint_violation` (`wrong_type`) | |
+//! | SQLite | `1` ERROR, any other message | `syntax_error` (`database`) | |
+//! | SQLite | anything else (I/O, full disk, corrupt file, ...) | `connection_error` (`database`) | |
 //! | sqlx | `Io`, `Tls`, `PoolTimedOut`, `PoolClosed`, `WorkerCrashed`, `Configuration` | `connection_error` | |
-//! | sqlx | `Encode`, `InvalidArgument` | `invalid_input` | |
-//! | sqlx | `Protocol`, `ColumnDecode`, `Decode`, `RowNotFound`, anything else | `query_error` | |
+//! | sqlx | `Encode` | `constraint_violation` (`wrong_type`) | |
+//! | sqlx | `InvalidArgument` | `syntax_error` (`malformed`) | |
+//! | sqlx | `ColumnDecode`, `Decode`, `TypeNotFound`, `ColumnNotFound`, `ColumnIndexOutOfBounds` | `invalid_column` (`unreadable`) | |
+//! | sqlx | `Protocol`, anything else | `connection_error` (`database`) | |
 //!
 //! `sql_state` is the SQLSTATE on PostgreSQL and the extended result code
 //! (decimal, as sqlx's `DatabaseError::code()` gives it) on SQLite.
@@ -69,7 +79,7 @@ use sqlx::error::DatabaseError;
 use sqlx::postgres::PgDatabaseError;
 use sqlx::sqlite::SqliteError;
 
-use super::response::{ErrorType, ToolError};
+use super::response::{ErrorType, Reason, ToolError};
 
 /// Longest message or suggestion shown, in characters.
 const MAX_CHARS: usize = 300;
@@ -77,52 +87,67 @@ const MAX_CHARS: usize = 300;
 /// The tool's error response for a database error (see the module docs for
 /// the mapping and what the text may contain).
 pub fn classify(err: &sqlx::Error) -> ToolError {
+    use ErrorType::*;
     use sqlx::Error as E;
-    let (error_type, message) = match err {
+    let (error_type, reason, message) = match err {
         E::Database(db) => return database(db.as_ref()),
         E::Io(e) => (
-            ErrorType::ConnectionError,
+            ConnectionError,
+            None,
             format!("could not reach the database: {e}"),
         ),
         E::Tls(e) => (
-            ErrorType::ConnectionError,
+            ConnectionError,
+            None,
             format!("could not set up TLS with the database: {e}"),
         ),
         E::PoolTimedOut => (
-            ErrorType::ConnectionError,
+            ConnectionError,
+            None,
             "timed out waiting for a database connection".into(),
         ),
         E::PoolClosed | E::WorkerCrashed => (
-            ErrorType::ConnectionError,
+            ConnectionError,
+            None,
             "the database connection is closed".into(),
         ),
         E::Configuration(e) => (
-            ErrorType::ConnectionError,
+            ConnectionError,
+            None,
             format!("invalid database connection settings: {e}"),
         ),
         // The encoder's message may quote the value being bound.
         E::Encode(_) => (
-            ErrorType::InvalidInput,
+            ConstraintViolation,
+            Some(Reason::WrongType),
             "a value could not be sent to the database (wrong type or out of range)".into(),
         ),
-        E::InvalidArgument(e) => (ErrorType::InvalidInput, e.clone()),
-        E::Protocol(e) => (
-            ErrorType::QueryError,
-            format!("unexpected reply from the database: {e}"),
-        ),
+        E::InvalidArgument(e) => (SyntaxError, Some(Reason::Malformed), e.clone()),
         E::ColumnDecode { index, source } => (
-            ErrorType::QueryError,
+            InvalidColumn,
+            Some(Reason::Unreadable),
             format!("could not read column {index}: {source}"),
         ),
-        other => (ErrorType::QueryError, other.to_string()),
+        e @ (E::Decode(_)
+        | E::TypeNotFound { .. }
+        | E::ColumnNotFound(_)
+        | E::ColumnIndexOutOfBounds { .. }) => {
+            (InvalidColumn, Some(Reason::Unreadable), e.to_string())
+        }
+        E::Protocol(e) => (
+            ConnectionError,
+            Some(Reason::Database),
+            format!("unexpected reply from the database: {e}"),
+        ),
+        other => (ConnectionError, Some(Reason::Database), other.to_string()),
     };
     let suggestion = match error_type {
-        ErrorType::ConnectionError => {
-            Some("Check that the database is running and reachable, then retry.")
-        }
+        ConnectionError => Some("Check that the database is running and reachable, then retry."),
+        InvalidColumn => Some("Cast the column to text in the query, or leave it out."),
         _ => None,
     };
     let mut out = ToolError::new(error_type, clean(&message, false));
+    out.reason = reason;
     out.suggestion = suggestion.map(String::from);
     out
 }
@@ -134,35 +159,45 @@ fn database(db: &dyn DatabaseError) -> ToolError {
     if let Some(lite) = db.try_downcast_ref::<SqliteError>() {
         return sqlite(lite);
     }
-    let mut out = ToolError::new(ErrorType::QueryError, clean(db.message(), false));
+    let mut out = ToolError::new(ErrorType::ConnectionError, clean(db.message(), false))
+        .because(Reason::Database);
     out.sql_state = db.code().map(|c| c.into_owned());
     out
 }
 
-/// The category of a PostgreSQL SQLSTATE (the PostgreSQL rows of the table).
-fn pg_category(code: &str) -> ErrorType {
+/// The category and reason of a PostgreSQL SQLSTATE (the PostgreSQL rows
+/// of the table).
+fn pg_category(code: &str) -> (ErrorType, Option<Reason>) {
     use ErrorType::*;
-    match code {
+    let category = match code {
         "42P01" | "3F000" => InvalidTable,
         "42703" => InvalidColumn,
         "42501" | "25006" => PermissionDenied,
         "57014" | "55P03" => Timeout,
         "3D000" | "53300" | "57P01" | "57P02" | "57P03" | "57P04" => ConnectionError,
         "44000" => ConstraintViolation,
+        "40001" | "40P01" => return (Timeout, Some(Reason::Conflict)),
         _ => match code.get(..2) {
             Some("08") => ConnectionError,
             Some("28") => AuthenticationError,
             Some("42") => SyntaxError,
             Some("23") => ConstraintViolation,
-            Some("22") => InvalidInput,
-            _ => QueryError,
+            Some("22") => return (ConstraintViolation, Some(Reason::BadValue)),
+            Some("54") => return (SyntaxError, Some(Reason::TooComplex)),
+            Some("53") => return (ConnectionError, Some(Reason::Resources)),
+            Some("25" | "55" | "57" | "58" | "XX") => {
+                return (ConnectionError, Some(Reason::Database));
+            }
+            Some("P0") => return (ConstraintViolation, Some(Reason::Database)),
+            _ => return (SyntaxError, Some(Reason::Database)),
         },
-    }
+    };
+    (category, None)
 }
 
 fn postgres(e: &PgDatabaseError) -> ToolError {
     let code = e.code();
-    let error_type = pg_category(code);
+    let (error_type, reason) = pg_category(code);
     let data_exception = code.starts_with("22");
     let message = match code {
         // PostgreSQL's text names the user, database and client address.
@@ -209,54 +244,56 @@ fn postgres(e: &PgDatabaseError) -> ToolError {
                  request cannot fix this."
                     .into(),
             ),
-            ErrorType::ConnectionError => {
+            _ if matches!(reason, Some(Reason::Resources | Reason::TooComplex)) => hint.or(Some(
+                "The request needs more resources than allowed; simplify it or return fewer rows."
+                    .into(),
+            )),
+            ErrorType::ConnectionError if reason.is_none() => {
                 Some("Check that the database is running and reachable, then retry.".into())
-            }
-            ErrorType::ConstraintViolation => {
-                Some(format!("The change breaks constraint{constraint}."))
             }
             // Data-exception hints are about server settings (`datestyle`)
             // the model cannot change.
-            ErrorType::InvalidInput if code == "22012" => {
+            _ if code == "22012" => {
                 Some("Guard the divisor, for example with NULLIF(divisor, 0).".into())
             }
-            ErrorType::InvalidInput => {
+            _ if data_exception => {
                 Some("Check the values: their format, type and size must fit the columns.".into())
+            }
+            ErrorType::ConstraintViolation if reason.is_none() => {
+                Some(format!("The change breaks constraint{constraint}."))
             }
             ErrorType::SyntaxError => hint.or(Some("Check the statement's syntax.".into())),
             ErrorType::InvalidColumn => hint.or(Some(
                 "Check the column names against the table's columns.".into(),
             )),
             ErrorType::InvalidTable => hint.or(Some("Check the table name.".into())),
-            _ if code.starts_with("53") || code.starts_with("54") => hint.or(Some(
-                "The request needs more resources than allowed; simplify it or return fewer rows."
-                    .into(),
-            )),
             _ => hint,
         },
     };
     ToolError {
         error_type,
+        reason,
         message,
         suggestion,
         sql_state: Some(code.to_owned()),
     }
 }
 
-/// The category of an SQLite extended result code with its message (the
-/// SQLite rows of the table).
-fn sqlite_category(code: i32, message: &str) -> ErrorType {
+/// The category and reason of an SQLite extended result code with its
+/// message (the SQLite rows of the table).
+fn sqlite_category(code: i32, message: &str) -> (ErrorType, Option<Reason>) {
     use ErrorType::*;
     const DATATYPE: i32 = 3091; // SQLITE_CONSTRAINT_DATATYPE
     if code == DATATYPE {
-        return InvalidInput;
+        return (ConstraintViolation, Some(Reason::WrongType));
     }
-    match code & 0xFF {
+    let category = match code & 0xFF {
         19 => ConstraintViolation,
         9 | 5 | 6 => Timeout,
         8 | 23 | 3 => PermissionDenied,
         14 | 26 => ConnectionError,
-        18 | 20 | 25 => InvalidInput,
+        18 | 25 => return (ConstraintViolation, Some(Reason::BadValue)),
+        20 => return (ConstraintViolation, Some(Reason::WrongType)),
         1 => {
             let m = message.to_ascii_lowercase();
             if m.contains("no such table") {
@@ -271,17 +308,18 @@ fn sqlite_category(code: i32, message: &str) -> ErrorType {
             {
                 SyntaxError
             } else {
-                QueryError
+                return (SyntaxError, Some(Reason::Database));
             }
         }
-        _ => QueryError,
-    }
+        _ => return (ConnectionError, Some(Reason::Database)),
+    };
+    (category, None)
 }
 
 fn sqlite(e: &SqliteError) -> ToolError {
     let code_text = e.code().map(|c| c.into_owned()).unwrap_or_default();
     let code: i32 = code_text.parse().unwrap_or(1);
-    let error_type = sqlite_category(code, e.message());
+    let (error_type, reason) = sqlite_category(code, e.message());
     let suggestion = match code {
         2067 | 1555 | 2579 => Some(
             "Another row already has this value; use a different value or change the existing row.",
@@ -312,6 +350,7 @@ fn sqlite(e: &SqliteError) -> ToolError {
     };
     ToolError {
         error_type,
+        reason,
         message: clean(e.message(), false),
         suggestion: suggestion.map(String::from),
         sql_state: Some(code_text),

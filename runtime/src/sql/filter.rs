@@ -25,7 +25,7 @@ use sqlparser::parser::Parser;
 use sqlparser::tokenizer::Token;
 
 use super::lexical::{check_text, parser_error, tokenize_checked};
-use super::response::{ErrorType, ToolError};
+use super::response::{ErrorType, Reason, ToolError};
 use super::schema::{Column, ColumnKind, Dialect, Table};
 use super::writer::{Bind, SqlWriter, clip};
 use truth::{Truth, has_column, truth};
@@ -215,7 +215,7 @@ impl Func {
 impl Filter {
     /// Parses and checks `text` as a filter on `table`.
     ///
-    /// Errors: [`ErrorType::InvalidInput`] for oversized input, control
+    /// Errors: [`ErrorType::SyntaxError`] for oversized input, control
     /// characters, an empty filter or one with too many nodes;
     /// [`ErrorType::SyntaxError`] when it is not one SQL expression;
     /// [`ErrorType::InvalidColumn`] for an unknown column (the suggestion
@@ -224,7 +224,7 @@ impl Filter {
     pub fn parse(dialect: Dialect, table: &Table, text: &str) -> Result<Filter, ToolError> {
         check_text(text, MAX_FILTER_CHARS, "filter")?;
         if text.trim().is_empty() {
-            return Err(ToolError::invalid_input("empty filter"));
+            return Err(ToolError::malformed(Reason::Empty, "empty filter"));
         }
         let tokens = tokenize_checked(dialect, text, "filters", false)?;
         let significant = tokens
@@ -232,9 +232,10 @@ impl Filter {
             .filter(|t| !matches!(t, Token::Whitespace(_)))
             .count();
         if significant > MAX_TOKENS {
-            return Err(ToolError::invalid_input(format!(
-                "filter is too complex: more than {MAX_TOKENS} tokens"
-            )));
+            return Err(ToolError::malformed(
+                Reason::TooComplex,
+                format!("filter is too complex: more than {MAX_TOKENS} tokens"),
+            ));
         }
         let expr = parse_one_expr(dialect, tokens)?;
         let mut builder = Builder { table, nodes: 0 };
@@ -490,12 +491,16 @@ impl Builder<'_> {
     fn node(&mut self, expr: &Expr, depth: usize) -> Result<Node, ToolError> {
         self.nodes += 1;
         if self.nodes > MAX_FILTER_NODES {
-            return Err(ToolError::invalid_input(format!(
-                "filter is too complex: more than {MAX_FILTER_NODES} terms"
-            )));
+            return Err(ToolError::malformed(
+                Reason::TooComplex,
+                format!("filter is too complex: more than {MAX_FILTER_NODES} terms"),
+            ));
         }
         if depth > MAX_DEPTH {
-            return Err(ToolError::invalid_input("filter is nested too deeply"));
+            return Err(ToolError::malformed(
+                Reason::TooComplex,
+                "filter is nested too deeply",
+            ));
         }
         let d = depth + 1;
         let node = match expr {
@@ -592,9 +597,10 @@ impl Builder<'_> {
                 negated,
             } => {
                 if list.len() > MAX_IN_LIST {
-                    return Err(ToolError::invalid_input(format!(
-                        "IN lists may have at most {MAX_IN_LIST} values"
-                    )));
+                    return Err(ToolError::malformed(
+                        Reason::TooComplex,
+                        format!("IN lists may have at most {MAX_IN_LIST} values"),
+                    ));
                 }
                 let subject = Box::new(self.node(subject, d)?);
                 let mut items = Vec::with_capacity(list.len());
@@ -649,9 +655,10 @@ impl Builder<'_> {
                 if let Node::Literal(Literal::Text(p)) = &pattern
                     && p.chars().count() > MAX_LIKE_PATTERN
                 {
-                    return Err(ToolError::invalid_input(format!(
-                        "a LIKE pattern may have at most {MAX_LIKE_PATTERN} characters"
-                    )));
+                    return Err(ToolError::malformed(
+                        Reason::TooLong,
+                        format!("a LIKE pattern may have at most {MAX_LIKE_PATTERN} characters"),
+                    ));
                 }
                 let escape = match escape_char {
                     None => None,
@@ -752,11 +759,10 @@ impl Builder<'_> {
             } else {
                 format!("{min} to {max} arguments")
             };
-            return Err(ToolError::invalid_input(format!(
-                "`{}` takes {want}, got {}",
-                func.sql_name(),
-                exprs.len()
-            )));
+            return Err(ToolError::malformed(
+                Reason::Malformed,
+                format!("`{}` takes {want}, got {}", func.sql_name(), exprs.len()),
+            ));
         }
         let mut args = Vec::with_capacity(exprs.len());
         for (i, e) in exprs.into_iter().enumerate() {
@@ -795,10 +801,11 @@ fn names_table(qualifier: &str, table: &str) -> bool {
 /// `upper` and `trim` return text whatever their argument.
 fn check_like_subject(node: &Node) -> Result<(), ToolError> {
     let not_text = |what: String, is: &str| {
-        Err(
-            ToolError::invalid_input(format!("LIKE works on text columns; {what} is {is}"))
-                .suggest("Compare non-text values with =, <, >, IN or BETWEEN."),
+        Err(ToolError::malformed(
+            Reason::Malformed,
+            format!("LIKE works on text columns; {what} is {is}"),
         )
+        .suggest("Compare non-text values with =, <, >, IN or BETWEEN."))
     };
     match node {
         Node::Column(c) if !c.kind.is_text() => {
@@ -851,7 +858,8 @@ fn escape_literal(e: &Expr) -> Result<String, ToolError> {
     {
         return Ok(s.clone());
     }
-    Err(ToolError::invalid_input(
+    Err(ToolError::malformed(
+        Reason::Malformed,
         "ESCAPE takes one character in single quotes, e.g. ESCAPE '!'",
     ))
 }
@@ -866,9 +874,10 @@ fn round_digits(e: &Expr) -> Result<u32, ToolError> {
     {
         return Ok(d);
     }
-    Err(ToolError::invalid_input(format!(
-        "round's second argument must be a whole number from 0 to {MAX_ROUND_DIGITS}"
-    )))
+    Err(ToolError::malformed(
+        Reason::OutOfRange,
+        format!("round's second argument must be a whole number from 0 to {MAX_ROUND_DIGITS}"),
+    ))
 }
 
 fn denied(message: String) -> ToolError {

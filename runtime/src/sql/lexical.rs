@@ -6,7 +6,7 @@ use sqlparser::dialect::{PostgreSqlDialect, SQLiteDialect};
 use sqlparser::parser::ParserError;
 use sqlparser::tokenizer::{Token, Tokenizer, Whitespace};
 
-use super::response::ToolError;
+use super::response::{Reason, ToolError};
 use super::schema::Dialect;
 use super::writer::clip;
 use crate::error::shorten;
@@ -17,17 +17,19 @@ use crate::error::shorten;
 pub(super) fn check_text(text: &str, max: usize, what: &str) -> Result<(), ToolError> {
     // Bytes bound characters from above: skip counting huge inputs.
     if text.len() > max * 4 || text.chars().count() > max {
-        return Err(ToolError::invalid_input(format!(
-            "{what} is too long: at most {max} characters"
-        )));
+        return Err(ToolError::malformed(
+            Reason::TooLong,
+            format!("{what} is too long: at most {max} characters"),
+        ));
     }
     if text
         .chars()
         .any(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
     {
-        return Err(ToolError::invalid_input(format!(
-            "{what} contains a NUL or control character"
-        )));
+        return Err(ToolError::malformed(
+            Reason::ControlCharacter,
+            format!("{what} contains a NUL or control character"),
+        ));
     }
     Ok(())
 }
@@ -92,7 +94,7 @@ pub(super) fn tokenize_checked(
 pub(super) fn parser_error(e: ParserError) -> ToolError {
     match e {
         ParserError::RecursionLimitExceeded => {
-            ToolError::invalid_input("the SQL is nested too deeply")
+            ToolError::malformed(Reason::TooComplex, "the SQL is nested too deeply")
         }
         ParserError::ParserError(m) | ParserError::TokenizerError(m) => {
             // Parser messages quote the offending token, which is model input.

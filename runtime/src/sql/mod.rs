@@ -9,7 +9,8 @@
 //!   ──database::Session (read-only tx, time limit)──▶ rows ──value──▶ JSON response
 //! ```
 //!
-//! A refused request is an answer (`success: false`, an `errorType`, a
+//! A refused request is an answer (`success: false`, an `errorType` of
+//! eight categories, a `reason` where the category is broad, a
 //! suggestion), never an `Err`: the model reads it and retries.
 //!
 //! # Safety is enforced here, not asked of the model
@@ -41,7 +42,8 @@
 //!   connection opened read-only, and a progress handler interrupts any
 //!   statement at the deadline.
 //! - Rows are streamed and cut at the row limit or at 2 MiB of answer
-//!   with `truncated: true` and a warning.
+//!   with `truncated: true` and a warning. A `limit` argument over 10,000
+//!   is lowered to 10,000, with a warning.
 //! - SQLite connections refuse values over 4 MiB and `LIKE` patterns over
 //!   100 characters, and read double-quoted unknown names as errors, not
 //!   strings (`sqlite_guard`): one step of SQLite's VM stays short, so the
@@ -121,7 +123,7 @@ pub use request::{
     DbTool, DeleteRequest, ExecuteRequest, InsertRequest, Request, RequestArgs, SelectRequest,
     TemplateRequest, ToBind, ToolOptions, UpdateRequest,
 };
-pub use response::{ErrorType, ToolError};
+pub use response::{ErrorType, Reason, ToolError};
 pub use writer::Bind;
 
 /// The engine's internals, for nodekit's own benchmarks (through

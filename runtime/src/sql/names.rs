@@ -8,7 +8,7 @@
 //! reliably; anything that is not exactly a column's name fails the lookup.
 
 use super::lexical::check_text;
-use super::response::{ErrorType, ToolError};
+use super::response::{ErrorType, Reason, ToolError};
 use super::schema::{Column, Table};
 use super::writer::clip;
 
@@ -47,9 +47,10 @@ fn split_items(text: &str, what: &str) -> Result<Vec<Item>, ToolError> {
             loop {
                 match chars.next() {
                     None => {
-                        return Err(ToolError::invalid_input(format!(
-                            "unterminated double quote in {what}"
-                        )));
+                        return Err(ToolError::malformed(
+                            Reason::Malformed,
+                            format!("unterminated double quote in {what}"),
+                        ));
                     }
                     Some('"') if chars.peek() == Some(&'"') => {
                         chars.next();
@@ -89,15 +90,17 @@ fn split_items(text: &str, what: &str) -> Result<Vec<Item>, ToolError> {
             }
         };
         if !item.quoted && item.name.is_empty() {
-            return Err(ToolError::invalid_input(format!(
-                "empty name in {what}: check the commas"
-            )));
+            return Err(ToolError::malformed(
+                Reason::Empty,
+                format!("empty name in {what}: check the commas"),
+            ));
         }
         items.push(item);
         if items.len() > MAX_NAMES {
-            return Err(ToolError::invalid_input(format!(
-                "too many names in {what}: at most {MAX_NAMES}"
-            )));
+            return Err(ToolError::malformed(
+                Reason::TooComplex,
+                format!("too many names in {what}: at most {MAX_NAMES}"),
+            ));
         }
         // Both branches above stop only at a comma or at the end.
         if chars.next().is_none() {
@@ -129,7 +132,7 @@ fn lookup<'t>(table: &'t Table, name: &str) -> Result<&'t Column, ToolError> {
 /// optionally double-quoted (`""` inside quotes is a quote), whitespace
 /// around them trimmed.
 ///
-/// Errors: [`ErrorType::InvalidInput`] for more than 1024 characters, more
+/// Errors: [`ErrorType::SyntaxError`] for more than 1024 characters, more
 /// than 256 names, control characters, empty items, duplicates or text after
 /// a quoted name; [`ErrorType::InvalidColumn`] (suggesting the table's
 /// columns) for any name that is not exactly a column — which is what
@@ -143,18 +146,21 @@ pub fn parse_columns<'t>(table: &'t Table, text: &str) -> Result<Vec<&'t Column>
     let mut out: Vec<&Column> = Vec::new();
     for item in split_items(text, "the column list")? {
         if item.quoted && !item.words.is_empty() {
-            return Err(ToolError::invalid_input(format!(
-                "unexpected `{}` after column \"{}\"",
-                clip(&item.words.join(" ")),
-                clip(&item.name)
-            )));
+            return Err(ToolError::malformed(
+                Reason::Malformed,
+                format!(
+                    "unexpected `{}` after column \"{}\"",
+                    clip(&item.words.join(" ")),
+                    clip(&item.name)
+                ),
+            ));
         }
         let column = lookup(table, &item.name)?;
         if out.iter().any(|c| c.name == column.name) {
-            return Err(ToolError::invalid_input(format!(
-                "column `{}` is listed twice",
-                clip(&column.name)
-            )));
+            return Err(ToolError::malformed(
+                Reason::Malformed,
+                format!("column `{}` is listed twice", clip(&column.name)),
+            ));
         }
         out.push(column);
     }
@@ -174,12 +180,12 @@ pub struct OrderBy<'t> {
 /// `"Full Name" asc`. Empty text gives no keys. `ASC`/`DESC` are
 /// case-insensitive and optional (ascending by default).
 ///
-/// `NULLS FIRST` / `NULLS LAST` are refused ([`ErrorType::InvalidInput`]):
+/// `NULLS FIRST` / `NULLS LAST` are refused ([`ErrorType::SyntaxError`]):
 /// the databases' defaults differ, and the key has nowhere to carry it.
 /// Unknown columns (including positions such as `2`) are
 /// [`ErrorType::InvalidColumn`]; a column listed twice, anything after the
 /// direction, and the size limits of [`parse_columns`] are
-/// [`ErrorType::InvalidInput`].
+/// [`ErrorType::SyntaxError`].
 pub fn parse_order_by<'t>(table: &'t Table, text: &str) -> Result<Vec<OrderBy<'t>>, ToolError> {
     check_text(text, MAX_NAMES_CHARS, "the order-by")?;
     if text.trim().is_empty() {
@@ -212,18 +218,21 @@ pub fn parse_order_by<'t>(table: &'t Table, text: &str) -> Result<Vec<OrderBy<'t
                 if words.iter().any(|w| w.eq_ignore_ascii_case("nulls")) {
                     return Err(nulls_refused());
                 }
-                return Err(ToolError::invalid_input(format!(
-                    "unexpected `{}` in the order-by; write `column [ASC|DESC], ...`",
-                    clip(&words.join(" "))
-                )));
+                return Err(ToolError::malformed(
+                    Reason::Malformed,
+                    format!(
+                        "unexpected `{}` in the order-by; write `column [ASC|DESC], ...`",
+                        clip(&words.join(" "))
+                    ),
+                ));
             }
         };
         let column = lookup(table, &name)?;
         if out.iter().any(|o| o.column.name == column.name) {
-            return Err(ToolError::invalid_input(format!(
-                "column `{}` is in the order-by twice",
-                clip(&column.name)
-            )));
+            return Err(ToolError::malformed(
+                Reason::Malformed,
+                format!("column `{}` is in the order-by twice", clip(&column.name)),
+            ));
         }
         out.push(OrderBy { column, descending });
     }
@@ -235,30 +244,36 @@ fn is_direction(word: &str) -> bool {
 }
 
 fn nulls_refused() -> ToolError {
-    ToolError::invalid_input("NULLS FIRST / NULLS LAST is not supported in the order-by")
-        .suggest("Write `column ASC` or `column DESC`.")
+    ToolError::malformed(
+        Reason::Malformed,
+        "NULLS FIRST / NULLS LAST is not supported in the order-by",
+    )
+    .suggest("Write `column ASC` or `column DESC`.")
 }
 
 /// The checks applied to a name (a table's, usually) before it is looked up
 /// in the catalog: not empty or blank, at most 128 characters, no NUL or
 /// other control characters. `kind` names it in the message ("table").
-/// Errors are [`ErrorType::InvalidInput`]; whether the name exists is the
+/// Errors are [`ErrorType::SyntaxError`]; whether the name exists is the
 /// lookup's business.
 pub fn check_identifier(kind: &str, name: &str) -> Result<(), ToolError> {
     if name.trim().is_empty() {
-        return Err(ToolError::invalid_input(format!(
-            "the {kind} name is empty"
-        )));
+        return Err(ToolError::malformed(
+            Reason::Empty,
+            format!("the {kind} name is empty"),
+        ));
     }
     if name.len() > MAX_IDENTIFIER_CHARS * 4 || name.chars().count() > MAX_IDENTIFIER_CHARS {
-        return Err(ToolError::invalid_input(format!(
-            "the {kind} name is too long: at most {MAX_IDENTIFIER_CHARS} characters"
-        )));
+        return Err(ToolError::malformed(
+            Reason::TooLong,
+            format!("the {kind} name is too long: at most {MAX_IDENTIFIER_CHARS} characters"),
+        ));
     }
     if name.chars().any(char::is_control) {
-        return Err(ToolError::invalid_input(format!(
-            "the {kind} name contains a NUL or control character"
-        )));
+        return Err(ToolError::malformed(
+            Reason::ControlCharacter,
+            format!("the {kind} name contains a NUL or control character"),
+        ));
     }
     Ok(())
 }

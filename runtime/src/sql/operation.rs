@@ -11,7 +11,7 @@ use super::database::{Database, Limits, MAX_ANSWER_BYTES, Outcome, Session};
 use super::filter::Filter;
 use super::names::{check_identifier, parse_columns, parse_order_by, parse_table_list};
 use super::request::{HARD_MAX_ROWS, Request, ToolOptions};
-use super::response::{ErrorType, ToolError};
+use super::response::{ErrorType, Reason, ToolError};
 use super::schema::{Column, ColumnKind, Dialect, Table};
 use super::statement::{StatementPolicy, check_statement};
 use super::writer::{Bind, SqlWriter, clip};
@@ -96,9 +96,10 @@ pub async fn run(db: &Database, request: &Request, options: &ToolOptions) -> Val
                 "executionTime".into(),
                 format!("{}ms", start.elapsed().as_millis()).into(),
             );
+            let mut warnings: Vec<String> = done.note.into_iter().collect();
             if done.outcome.truncated {
                 out.insert("truncated".into(), true.into());
-                let warning = if done.outcome.too_large {
+                warnings.push(if done.outcome.too_large {
                     format!(
                         "Only the first {kept} rows are shown: an answer holds at most {} MiB. Select fewer or shorter columns, or narrow the filter.",
                         MAX_ANSWER_BYTES >> 20
@@ -107,8 +108,10 @@ pub async fn run(db: &Database, request: &Request, options: &ToolOptions) -> Val
                     format!(
                         "Only the first {kept} rows are shown; narrow the filter, or page with limit and offset."
                     )
-                };
-                out.insert("warning".into(), warning.into());
+                });
+            }
+            if !warnings.is_empty() {
+                out.insert("warning".into(), warnings.join(" ").into());
             }
             Value::Object(out)
         }
@@ -124,6 +127,9 @@ pub fn error_response(operation: &str, e: &ToolError) -> Value {
         "error": e.message,
         "errorType": e.error_type,
     });
+    if let Some(r) = e.reason {
+        out["reason"] = json!(r);
+    }
     if let Some(s) = &e.suggestion {
         out["suggestion"] = s.clone().into();
     }
@@ -138,6 +144,8 @@ struct Done {
     table: Option<String>,
     modifies: bool,
     outcome: Outcome,
+    /// A warning for the answer, whatever the rows.
+    note: Option<String>,
 }
 
 async fn execute(db: &Database, request: &Request, s: &Settings) -> Result<Done, ToolError> {
@@ -194,6 +202,8 @@ struct Plan {
     keep: Option<usize>,
     /// For an update or delete: the check that it did not touch every row.
     guard: Option<EveryRowGuard>,
+    /// A warning for the answer (a limit that was lowered).
+    note: Option<String>,
 }
 
 /// The last line of defence of update and delete: the static checks catch
@@ -247,6 +257,7 @@ async fn run_plan(session: &mut Session, plan: Plan, max_rows: usize) -> Result<
         table: plan.table,
         modifies: plan.modifies,
         outcome,
+        note: plan.note,
     })
 }
 
@@ -273,6 +284,7 @@ async fn statement(
         statements,
         keep: None,
         guard: None,
+        note: None,
     };
     let guarded = |table: &Table, delete, statements| Plan {
         guard: Some(EveryRowGuard {
@@ -288,27 +300,39 @@ async fn statement(
             statements: vec![(template_sql(dialect, t.sql), t.binds.clone())],
             keep: None,
             guard: None,
+            note: None,
         }),
         Request::Select(r) => {
             let table = resolve(session, s, &r.table).await?;
             let columns = parse_columns(&table, &r.columns)?;
             let order = parse_order_by(&table, &r.order_by)?;
-            let limit = match r.limit {
-                None => s.max_rows as i64,
-                Some(n) if (1..=i64::from(HARD_MAX_ROWS)).contains(&n) => n,
+            // A limit over the cap is lowered to it, and rows past the cap
+            // are cut with the `truncated` flag, as past the tool's maximum.
+            let cap = i64::from(HARD_MAX_ROWS);
+            let (limit, note) = match r.limit {
+                None => (s.max_rows as i64, None),
+                Some(n) if (1..=cap).contains(&n) => (n, None),
+                Some(n) if n > cap => (
+                    cap + 1,
+                    Some(format!(
+                        "The limit {n} is above the most rows a call returns ({cap}); it was lowered to {cap}."
+                    )),
+                ),
                 Some(n) => {
-                    return Err(ToolError::invalid_input(format!(
-                        "limit {n} is out of range: use 1 to {HARD_MAX_ROWS}"
-                    )));
+                    return Err(ToolError::malformed(
+                        Reason::OutOfRange,
+                        format!("limit {n} is out of range: use 1 to {HARD_MAX_ROWS}"),
+                    ));
                 }
             };
             let offset = match r.offset {
                 None => 0,
                 Some(n) if (0..=MAX_OFFSET).contains(&n) => n,
                 Some(n) => {
-                    return Err(ToolError::invalid_input(format!(
-                        "offset {n} is out of range: use 0 to {MAX_OFFSET}"
-                    )));
+                    return Err(ToolError::malformed(
+                        Reason::OutOfRange,
+                        format!("offset {n} is out of range: use 0 to {MAX_OFFSET}"),
+                    ));
                 }
             };
             let keep = (limit as usize).min(s.max_rows);
@@ -348,6 +372,7 @@ async fn statement(
             }
             let mut p = plan(&table, false, vec![w.finish()]);
             p.keep = Some(keep);
+            p.note = note;
             Ok(p)
         }
         Request::Insert(r) => {
@@ -360,12 +385,16 @@ async fn statement(
             let table = resolve(session, s, &r.table).await?;
             let filter = required_filter(dialect, &table, &r.filter, "update")?;
             let Value::Object(values) = &r.values else {
-                return Err(ToolError::invalid_input(
+                return Err(ToolError::malformed(
+                    Reason::Malformed,
                     "values must be a JSON object of column names and new values, e.g. {\"status\": \"shipped\"}",
                 ));
             };
             if values.is_empty() {
-                return Err(ToolError::invalid_input("values names no column to change"));
+                return Err(ToolError::malformed(
+                    Reason::Empty,
+                    "values names no column to change",
+                ));
             }
             let mut w = SqlWriter::new(dialect);
             w.push("UPDATE ");
@@ -439,6 +468,7 @@ async fn statement(
                 statements: vec![(checked.sql, Vec::new())],
                 keep: None,
                 guard,
+                note: None,
             })
         }
     }
@@ -511,9 +541,10 @@ fn required_filter(
     operation: &str,
 ) -> Result<Filter, ToolError> {
     if text.trim().is_empty() {
-        return Err(ToolError::invalid_input(format!(
+        return Err(ToolError::denied(format!(
             "{operation} needs filter conditions that pick the rows, e.g. id = 42"
-        )));
+        ))
+        .because(Reason::NoFilter));
     }
     let filter = Filter::parse(dialect, table, text)?;
     if filter.is_always_true() {
@@ -531,32 +562,41 @@ fn insert_rows(rows: &Value) -> Result<Vec<&Map<String, Value>>, ToolError> {
         Value::Array(items) => items.iter().collect(),
         Value::Object(_) => vec![rows],
         Value::String(_) => {
-            return Err(ToolError::invalid_input(
+            return Err(ToolError::malformed(
+                Reason::Malformed,
                 "rows must be JSON (an object or an array of objects), not text",
             ));
         }
         _ => {
-            return Err(ToolError::invalid_input(
+            return Err(ToolError::malformed(
+                Reason::Malformed,
                 "rows must be an object or an array of objects",
             ));
         }
     };
     if rows.is_empty() {
-        return Err(ToolError::invalid_input("rows is empty: nothing to insert"));
+        return Err(ToolError::malformed(
+            Reason::Empty,
+            "rows is empty: nothing to insert",
+        ));
     }
     if rows.len() > MAX_INSERT_ROWS {
-        return Err(ToolError::invalid_input(format!(
-            "{} rows is too many for one call; insert at most {MAX_INSERT_ROWS}",
-            rows.len()
-        )));
+        return Err(ToolError::malformed(
+            Reason::TooComplex,
+            format!(
+                "{} rows is too many for one call; insert at most {MAX_INSERT_ROWS}",
+                rows.len()
+            ),
+        ));
     }
     rows.into_iter()
         .enumerate()
         .map(|(i, row)| match row {
             Value::Object(m) if !m.is_empty() => Ok(m),
-            _ => Err(ToolError::invalid_input(format!(
-                "row {i} must be an object of column names and values"
-            ))),
+            _ => Err(ToolError::malformed(
+                Reason::Malformed,
+                format!("row {i} must be an object of column names and values"),
+            )),
         })
         .collect()
 }
@@ -616,25 +656,40 @@ fn insert_statements(
 /// A JSON value from the model, bound for `column`. On PostgreSQL everything
 /// but booleans and nulls goes as text cast to the column's type, so the
 /// server's own parser types it (numeric precision is kept); on SQLite
-/// numbers bind as numbers and structures as JSON text.
+/// numbers bind as numbers. Objects and arrays are refused for columns of
+/// scalar kinds; JSON columns (and columns of kinds the tool does not
+/// know, which the database checks) get their JSON text.
 fn json_bind(dialect: Dialect, column: &Column, value: &Value) -> Result<Bind, ToolError> {
     let text = |s: String| {
         if s.len() > MAX_VALUE_BYTES {
-            return Err(ToolError::invalid_input(format!(
-                "the value for \"{}\" is longer than {MAX_VALUE_BYTES} bytes",
-                column.name
-            )));
+            return Err(ToolError::malformed(
+                Reason::TooLong,
+                format!(
+                    "the value for \"{}\" is longer than {MAX_VALUE_BYTES} bytes",
+                    column.name
+                ),
+            ));
         }
         if s.contains('\0') {
-            return Err(ToolError::invalid_input(format!(
-                "the value for \"{}\" contains a NUL character",
-                column.name
-            )));
+            return Err(ToolError::malformed(
+                Reason::ControlCharacter,
+                format!("the value for \"{}\" contains a NUL character", column.name),
+            ));
         }
         Ok(Bind::Text(s))
     };
     Ok(match (dialect, value) {
         (_, Value::Null) => Bind::Null,
+        // Structures go only where the database keeps structure (or checks
+        // the value itself, for types the tool does not know).
+        (_, Value::Array(_) | Value::Object(_))
+            if !matches!(column.kind, ColumnKind::Json | ColumnKind::Other) =>
+        {
+            return Err(mismatch(
+                column,
+                "a single value, not a JSON object or array (send JSON as a string to store its text)",
+            ));
+        }
         (Dialect::Postgres, Value::Bool(b)) if column.kind == ColumnKind::Boolean => Bind::Bool(*b),
         (Dialect::Postgres, Value::Bool(b)) => text(b.to_string())?,
         (Dialect::Sqlite, Value::Bool(b)) => Bind::Int(i64::from(*b)),
@@ -656,14 +711,6 @@ fn json_bind(dialect: Dialect, column: &Column, value: &Value) -> Result<Bind, T
             },
             _ => text(s.clone())?,
         },
-        (Dialect::Sqlite, Value::Array(_) | Value::Object(_))
-            if matches!(
-                column.kind,
-                ColumnKind::Integer | ColumnKind::Float | ColumnKind::Numeric | ColumnKind::Boolean
-            ) =>
-        {
-            return Err(mismatch(column, "a single value"));
-        }
         (Dialect::Postgres, Value::Number(n)) => text(n.to_string())?,
         (Dialect::Sqlite, Value::Number(n)) => match (n.as_i64(), n.as_f64()) {
             (Some(i), _) => Bind::Int(i),
@@ -676,10 +723,14 @@ fn json_bind(dialect: Dialect, column: &Column, value: &Value) -> Result<Bind, T
 }
 
 fn mismatch(column: &Column, expected: &str) -> ToolError {
-    ToolError::invalid_input(format!(
-        "column \"{}\" is {}: its value must be {expected}",
-        column.name, column.sql_type
-    ))
+    ToolError::new(
+        ErrorType::ConstraintViolation,
+        format!(
+            "column \"{}\" is {}: its value must be {expected}",
+            column.name, column.sql_type
+        ),
+    )
+    .because(Reason::WrongType)
 }
 
 /// A template's SQL in `dialect`: SQLite numbers placeholders `?N`, not `$N`.

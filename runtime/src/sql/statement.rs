@@ -25,7 +25,7 @@ use sqlparser::tokenizer::{Span, Token};
 mod checker;
 
 use super::lexical::{check_text, parser_error, tokenize_checked};
-use super::response::ToolError;
+use super::response::{Reason, ToolError};
 use super::schema::Dialect;
 use super::writer::clip;
 use checker::{Checker, brk, check_joins};
@@ -156,10 +156,10 @@ pub struct CheckedStatement {
 /// Checks the one statement of the execute tool.
 ///
 /// Layers, in order: size cap (16 KiB) and no NUL/control characters
-/// (→ `InvalidInput`); tokens (comments, placeholders, dollar-quoted and
+/// (→ `SyntaxError`); tokens (comments, placeholders, dollar-quoted and
 /// other special strings → `PermissionDenied`; a `;` followed by more SQL →
 /// `PermissionDenied` "exactly one statement"; more than
-/// [`MAX_STATEMENT_TOKENS`] → `InvalidInput`); parse (→ `SyntaxError`),
+/// [`MAX_STATEMENT_TOKENS`] → `SyntaxError`); parse (→ `SyntaxError`),
 /// confirmed by a second parse with a higher recursion limit; the statement
 /// kind (queries; INSERT/UPDATE/DELETE only with `allow_writes`, without
 /// SQLite conflict clauses or `ON CONFLICT DO UPDATE`); a visitor over
@@ -169,7 +169,7 @@ pub struct CheckedStatement {
 /// value must be a column in `policy.columns` or an alias the statement
 /// defines (→ `InvalidColumn`); UPDATE and DELETE need a WHERE clause that
 /// tests a real column and compares none with itself (→
-/// `PermissionDenied`); the row limit of a query (→ `InvalidInput` for a
+/// `PermissionDenied`); the row limit of a query (→ `SyntaxError` for a
 /// LIMIT/OFFSET that is not a non-negative integer literal; a bare VALUES
 /// list gets none). Finally the rendered SQL is parsed again and must
 /// render the same (a fixpoint), so what runs is what was checked.
@@ -179,9 +179,10 @@ pub fn check_statement(
     policy: &StatementPolicy<'_>,
 ) -> Result<CheckedStatement, ToolError> {
     if sql.len() > MAX_STATEMENT_BYTES {
-        return Err(ToolError::invalid_input(format!(
-            "the statement is too long: at most {MAX_STATEMENT_BYTES} bytes"
-        )));
+        return Err(ToolError::malformed(
+            Reason::TooLong,
+            format!("the statement is too long: at most {MAX_STATEMENT_BYTES} bytes"),
+        ));
     }
     check_text(sql, MAX_STATEMENT_BYTES, "the statement")?;
     let tokens = tokenize_checked(dialect, sql, "statements", true)?;
@@ -190,11 +191,11 @@ pub fn check_statement(
         .filter(|t| !matches!(t, Token::Whitespace(_)))
         .collect();
     let Some(first) = significant.first() else {
-        return Err(ToolError::invalid_input("empty statement"));
+        return Err(ToolError::malformed(Reason::Empty, "empty statement"));
     };
     let first_word = clip(&first.to_string().to_ascii_uppercase());
     if significant.len() > MAX_STATEMENT_TOKENS {
-        return Err(ToolError::invalid_input(format!(
+        return Err(ToolError::malformed(Reason::TooComplex, format!(
             "the statement is too complex: at most {MAX_STATEMENT_TOKENS} tokens (words, numbers, strings and symbols)"
         ))
         .suggest("Split the work into several smaller statements."));
@@ -214,13 +215,14 @@ pub fn check_statement(
     let confirmed = parse(dialect, tokens, CONFIRM_RECURSION_LIMIT)
         .is_ok_and(|again| rendered(&again) == rendered(&statements));
     if !confirmed {
-        return Err(ToolError::invalid_input(
+        return Err(ToolError::malformed(
+            Reason::TooComplex,
             "the statement is nested too deeply to be checked",
         ));
     }
     if statements.len() != 1 {
         return Err(if statements.is_empty() {
-            ToolError::invalid_input("empty statement")
+            ToolError::malformed(Reason::Empty, "empty statement")
         } else {
             one_statement()
         });
@@ -252,7 +254,8 @@ pub fn check_statement(
         .and_then(|tokens| parse(dialect, tokens, CONFIRM_RECURSION_LIMIT))
         .is_ok_and(|again| again.len() == 1 && again[0].to_string() == sql);
     if !stable {
-        return Err(ToolError::invalid_input(
+        return Err(ToolError::malformed(
+            Reason::TooComplex,
             "this statement cannot be checked reliably; please write it more simply",
         ));
     }
@@ -468,6 +471,7 @@ fn no_where(what: &str) -> ToolError {
     ToolError::denied(format!(
         "{what} needs a WHERE clause; changing every row is not allowed"
     ))
+    .because(Reason::NoFilter)
 }
 
 /// The WHERE clause of UPDATE and DELETE must pick rows by a real column:
@@ -645,10 +649,18 @@ fn is_column(dialect: Dialect, columns: &[String], ident: &Ident) -> bool {
 /// Sets the top-level row limit of a query to at most `max_rows + 1`.
 fn limit_rows(q: &mut Query, max_rows: u32) -> Result<(), ToolError> {
     let cap = u64::from(max_rows) + 1;
-    let bad_limit =
-        || ToolError::invalid_input("LIMIT must be a non-negative whole number, e.g. LIMIT 100");
-    let bad_offset =
-        || ToolError::invalid_input("OFFSET must be a non-negative whole number, e.g. OFFSET 20");
+    let bad_limit = || {
+        ToolError::malformed(
+            Reason::OutOfRange,
+            "LIMIT must be a non-negative whole number, e.g. LIMIT 100",
+        )
+    };
+    let bad_offset = || {
+        ToolError::malformed(
+            Reason::OutOfRange,
+            "OFFSET must be a non-negative whole number, e.g. OFFSET 20",
+        )
+    };
 
     // FETCH FIRST n ROWS ONLY becomes LIMIT n.
     let mut fetched = None;
@@ -688,7 +700,8 @@ fn limit_rows(q: &mut Query, max_rows: u32) -> Result<(), ToolError> {
             }
             let n = match (limit.as_ref(), fetched) {
                 (Some(_), Some(_)) => {
-                    return Err(ToolError::invalid_input(
+                    return Err(ToolError::malformed(
+                        Reason::Malformed,
                         "use either LIMIT or FETCH, not both",
                     ));
                 }
@@ -700,7 +713,8 @@ fn limit_rows(q: &mut Query, max_rows: u32) -> Result<(), ToolError> {
         }
         Some(LimitClause::OffsetCommaLimit { offset, limit }) => {
             if fetched.is_some() {
-                return Err(ToolError::invalid_input(
+                return Err(ToolError::malformed(
+                    Reason::Malformed,
                     "use either LIMIT or FETCH, not both",
                 ));
             }

@@ -16,7 +16,7 @@ use crate::tool::{NodeTool, Tool, ToolDefinition};
 use super::database::{Database, SqliteConfig};
 use super::operation::{error_response, run};
 use super::request::DbTool;
-use super::response::ToolError;
+use super::response::{Reason, ToolError};
 
 /// The database of a tool node, from whichever credential it was given:
 /// `postgres` (n8n's PostgreSQL credential; Neon hosts get SSL) or `sqlite`
@@ -99,7 +99,7 @@ impl<T: DbTool> Tool for DbToolRunner<T> {
                 Err(e) => {
                     return Ok(error_response(
                         T::OPERATION,
-                        &ToolError::invalid_input(e.to_string()),
+                        &ToolError::malformed(Reason::Malformed, e.to_string()),
                     ));
                 }
             };

@@ -53,7 +53,7 @@
 //! Dates use the proleptic Gregorian calendar with astronomical years, as
 //! ISO 8601 does: 1 BC is `0000`, 2 BC is `-0001`, and years after 9999 carry
 //! a `+` sign. A value that is malformed for its declared type (a protocol
-//! error, not a user error) fails the row with a `query_error`; an unknown
+//! error, not a user error) fails the row with an `invalid_column` error (reason `unreadable`); an unknown
 //! type never does.
 //!
 //! # SQLite
@@ -77,7 +77,7 @@ use sqlx::postgres::{PgRow, PgTypeInfo, PgTypeKind, PgValueFormat, PgValueRef};
 use sqlx::sqlite::SqliteRow;
 use sqlx::{Column as _, Row, TypeInfo as _, ValueRef as _};
 
-use super::response::{ErrorType, ToolError};
+use super::response::{ErrorType, Reason, ToolError};
 
 mod binary;
 mod temporal;
@@ -116,14 +116,11 @@ pub fn pg_row_keyed(row: &PgRow, keys: &[String]) -> Result<Map<String, Value>, 
             .try_get_raw(index)
             .map_err(|e| read_error(column.name(), &e))?;
         let value = pg_value(&raw).map_err(|why| {
-            ToolError::new(
-                ErrorType::QueryError,
-                format!(
-                    "could not read column \"{}\" of type {}: {why}",
-                    column.name(),
-                    type_name(column.type_info())
-                ),
-            )
+            unreadable(format!(
+                "could not read column \"{}\" of type {}: {why}",
+                column.name(),
+                type_name(column.type_info())
+            ))
         })?;
         out.insert(key, value);
     }
@@ -141,10 +138,7 @@ pub fn sqlite_row_keyed(row: &SqliteRow, keys: &[String]) -> Result<Map<String, 
         let name = column.name();
         let raw = row.try_get_raw(index).map_err(|e| read_error(name, &e))?;
         let failed = |e: sqlx::error::BoxDynError| {
-            ToolError::new(
-                ErrorType::QueryError,
-                format!("could not read column \"{name}\": {e}"),
-            )
+            unreadable(format!("could not read column \"{name}\": {e}"))
         };
         // The value's own type is its storage class once it is not NULL.
         // Each value is decoded from the one reference read above.
@@ -179,10 +173,14 @@ pub fn sqlite_row_keyed(row: &SqliteRow, keys: &[String]) -> Result<Map<String, 
 }
 
 fn read_error(column: &str, err: &sqlx::Error) -> ToolError {
-    ToolError::new(
-        ErrorType::QueryError,
-        format!("could not read column \"{column}\": {err}"),
-    )
+    unreadable(format!("could not read column \"{column}\": {err}"))
+}
+
+/// A result column the tool cannot turn into JSON.
+fn unreadable(message: String) -> ToolError {
+    ToolError::new(ErrorType::InvalidColumn, message)
+        .because(Reason::Unreadable)
+        .suggest("Cast the column to text in the query, or leave it out.")
 }
 
 /// Object keys for the column names: the first use of a name keeps it, later

@@ -156,6 +156,15 @@ fn buffer_string_matches_langchain() {
 }
 
 #[test]
+fn free_roles_render_as_langchain_renders_them() {
+    let messages = [Message::chat("Critic", "meh"), Message::chat("", "x")];
+    assert_eq!(
+        get_buffer_string(&messages, "Human", "AI"),
+        fixtures()["generic_role"].as_str().unwrap()
+    );
+}
+
+#[test]
 fn buffer_string_formats_by_hand() {
     let messages = [
         Message::system("rules"),
@@ -163,10 +172,11 @@ fn buffer_string_formats_by_hand() {
         Message::ai("hello"),
         Message::tool("42", "call_1"),
         Message::function("done", "f"),
+        Message::chat("critic", "too long"),
     ];
     assert_eq!(
         get_buffer_string(&messages, "Human", "AI"),
-        "System: rules\nHuman: hi\nAI: hello\nTool: 42\nFunction: f, done"
+        "System: rules\nHuman: hi\nAI: hello\nTool: 42\nFunction: f, done\ncritic: too long"
     );
     assert_eq!(get_buffer_string(&[], "Human", "AI"), "");
 }
@@ -202,7 +212,7 @@ fn long_tool_call_ids_are_cut_in_utf16_units() {
     assert_eq!(
         get_buffer_string(&[m], "Human", "AI"),
         format!(
-            r#"AI: [{{"id":"{}\ud83d...","name":"f","args":{{}}}}]"#,
+            r#"AI: [{{"name":"f","args":{{}},"type":"tool_call","id":"{}\ud83d..."}}]"#,
             "e".repeat(63)
         )
     );

@@ -8,7 +8,9 @@
 //
 // Faults become rejected promises with a message that names the node:
 // - the program is missing or cannot start;
-// - the program exits or crashes (its last standard-error lines are quoted);
+// - the program exits or crashes (its last standard-error lines written
+//   since the call began are quoted: an earlier call's survived panic is not
+//   this call's cause);
 // - no answer within the timeout: the bridge cancels the call itself at
 //   `timeoutMs`; if even that answer does not come (a node blocks a thread),
 //   the child is killed after a grace period and restarted on the next call.
@@ -42,7 +44,10 @@ class Bridge {
     this.child = null;
     this.nextId = 1;
     this.pending = new Map();
-    this.stderr = '';
+    // Standard error as numbered chunks, so a call quotes only what came
+    // after it began.
+    this.stderr = [];
+    this.stderrSeq = 0;
   }
 
   /** Sends one request; resolves with `{result, log}`, rejects with a BridgeError. */
@@ -64,7 +69,7 @@ class Bridge {
           'the bridge process was killed and will be restarted', 'timeout'));
         this._kill(child, `${who} hung`);
       }, timeoutMs + GRACE_MS);
-      this.pending.set(id, { resolve, reject, timer, who });
+      this.pending.set(id, { resolve, reject, timer, who, since: this.stderrSeq });
       this._ref(true);
       child.stdin.write(line);
     });
@@ -84,7 +89,7 @@ class Bridge {
     }
     const child = spawn(this.program, ['bridge'], { stdio: ['pipe', 'pipe', 'pipe'] });
     this.child = child;
-    this.stderr = '';
+    this.stderr = [];
     child.on('error', (e) => this._gone(child, `cannot run the nodekit bridge ${this.program}: ${e.message}`));
     // 'close', not 'exit': answers and standard error written before the end are read first.
     child.on('close', (code, signal) => this._gone(child,
@@ -92,7 +97,10 @@ class Bridge {
     // Pipe errors end in 'close'; unhandled, they would be exceptions in n8n.
     for (const stream of [child.stdin, child.stdout, child.stderr]) stream.on('error', () => {});
     child.stderr.on('data', (chunk) => {
-      if (this.child === child) this.stderr = (this.stderr + chunk.toString()).slice(-STDERR_KEEP);
+      if (this.child !== child) return;
+      this.stderr.push({ seq: ++this.stderrSeq, text: chunk.toString() });
+      let kept = this.stderr.reduce((n, c) => n + c.text.length, 0);
+      while (kept > STDERR_KEEP && this.stderr.length > 1) kept -= this.stderr.shift().text.length;
     });
     const lines = readline.createInterface({ input: child.stdout });
     lines.on('error', () => {});
@@ -144,8 +152,9 @@ class Bridge {
   _gone(child, why) {
     if (this.child !== child) return;
     this.child = null;
-    const tail = this.stderr.trim().split('\n').slice(-8).join('\n');
     for (const [id, p] of [...this.pending]) {
+      const since = this.stderr.filter((c) => c.seq > p.since).map((c) => c.text).join('');
+      const tail = since.slice(-STDERR_KEEP).trim().split('\n').slice(-8).join('\n');
       this._settle(id, new BridgeError(
         `${why} while ${p.who} was running` + (tail ? `. Its last output:\n${tail}` : ''), 'crash'));
     }

@@ -94,7 +94,8 @@ async fn pg_constraint_and_statement_errors() {
     assert_clean(&e, &["-42"]);
 
     let e = fail(&mut *c, insert, &["a@b.c", "n", "1", "toolong", "1"]).await;
-    assert_eq!(e.error_type, ErrorType::InvalidInput);
+    assert_eq!(e.error_type, ErrorType::ConstraintViolation);
+    assert_eq!(e.reason, Some(Reason::BadValue));
     assert_eq!(e.sql_state.as_deref(), Some("22001"));
     assert_clean(&e, &["toolong"]);
 
@@ -104,13 +105,13 @@ async fn pg_constraint_and_statement_errors() {
         &["a@b.c", "n", "not-a-number-secret", "a", "1"],
     )
     .await;
-    assert_eq!(e.error_type, ErrorType::InvalidInput);
+    assert_eq!(e.error_type, ErrorType::ConstraintViolation);
     assert_eq!(e.sql_state.as_deref(), Some("22P02"));
     assert!(e.message.contains("integer: \"***\""), "{e:?}");
     assert_clean(&e, &["not-a-number-secret"]);
 
     let e = fail(&mut *c, "SELECT $1::text::int4", &["99999999999"]).await;
-    assert_eq!(e.error_type, ErrorType::InvalidInput);
+    assert_eq!(e.error_type, ErrorType::ConstraintViolation);
     assert_eq!(e.sql_state.as_deref(), Some("22003"));
     assert_clean(&e, &["99999999999"]);
 
@@ -120,12 +121,12 @@ async fn pg_constraint_and_statement_errors() {
         &["2024-13-45 secret"],
     )
     .await;
-    assert_eq!(e.error_type, ErrorType::InvalidInput);
+    assert_eq!(e.error_type, ErrorType::ConstraintViolation);
     assert!(e.sql_state.as_deref().unwrap().starts_with("22"));
     assert_clean(&e, &["2024-13-45", "secret"]);
 
     let e = fail(&mut *c, "SELECT 1 / 0", &[]).await;
-    assert_eq!(e.error_type, ErrorType::InvalidInput);
+    assert_eq!(e.error_type, ErrorType::ConstraintViolation);
     assert_eq!(e.sql_state.as_deref(), Some("22012"));
     assert_eq!(e.message, "division by zero");
 
@@ -305,7 +306,7 @@ async fn sqlite_errors() {
         ),
         (
             "INSERT INTO s VALUES ('abc')",
-            ErrorType::InvalidInput,
+            ErrorType::ConstraintViolation,
             "3091",
         ),
         ("SELECT * FROM nope", ErrorType::InvalidTable, "1"),
@@ -395,40 +396,43 @@ async fn sqlite_errors() {
 fn postgres_codes_map_as_documented() {
     use ErrorType::*;
     let table = [
-        ("08006", ConnectionError),
-        ("08001", ConnectionError),
-        ("3D000", ConnectionError),
-        ("53300", ConnectionError),
-        ("57P01", ConnectionError),
-        ("28000", AuthenticationError),
-        ("28P01", AuthenticationError),
-        ("42P01", InvalidTable),
-        ("3F000", InvalidTable),
-        ("42703", InvalidColumn),
-        ("42601", SyntaxError),
-        ("42883", SyntaxError),
-        ("42804", SyntaxError),
-        ("42501", PermissionDenied),
-        ("25006", PermissionDenied),
-        ("23505", ConstraintViolation),
-        ("23P01", ConstraintViolation),
-        ("44000", ConstraintViolation),
-        ("57014", Timeout),
-        ("55P03", Timeout),
-        ("22P02", InvalidInput),
-        ("22003", InvalidInput),
-        ("22007", InvalidInput),
-        ("22001", InvalidInput),
-        ("22012", InvalidInput),
-        ("53100", QueryError),
-        ("54001", QueryError),
-        ("40001", QueryError),
-        ("40P01", QueryError),
-        ("XX000", QueryError),
-        ("P0001", QueryError),
+        ("08006", ConnectionError, None),
+        ("08001", ConnectionError, None),
+        ("3D000", ConnectionError, None),
+        ("53300", ConnectionError, None),
+        ("57P01", ConnectionError, None),
+        ("28000", AuthenticationError, None),
+        ("28P01", AuthenticationError, None),
+        ("42P01", InvalidTable, None),
+        ("3F000", InvalidTable, None),
+        ("42703", InvalidColumn, None),
+        ("42601", SyntaxError, None),
+        ("42883", SyntaxError, None),
+        ("42804", SyntaxError, None),
+        ("42501", PermissionDenied, None),
+        ("25006", PermissionDenied, None),
+        ("23505", ConstraintViolation, None),
+        ("23P01", ConstraintViolation, None),
+        ("44000", ConstraintViolation, None),
+        ("57014", Timeout, None),
+        ("55P03", Timeout, None),
+        ("22P02", ConstraintViolation, Some(Reason::BadValue)),
+        ("22003", ConstraintViolation, Some(Reason::BadValue)),
+        ("22007", ConstraintViolation, Some(Reason::BadValue)),
+        ("22001", ConstraintViolation, Some(Reason::BadValue)),
+        ("22012", ConstraintViolation, Some(Reason::BadValue)),
+        ("53100", ConnectionError, Some(Reason::Resources)),
+        ("54001", SyntaxError, Some(Reason::TooComplex)),
+        ("40001", Timeout, Some(Reason::Conflict)),
+        ("40P01", Timeout, Some(Reason::Conflict)),
+        ("XX000", ConnectionError, Some(Reason::Database)),
+        ("P0001", ConstraintViolation, Some(Reason::Database)),
+        ("0A000", SyntaxError, Some(Reason::Database)),
+        ("21000", SyntaxError, Some(Reason::Database)),
+        ("25P02", ConnectionError, Some(Reason::Database)),
     ];
-    for (code, expected) in table {
-        assert_eq!(pg_category(code), expected, "{code}");
+    for (code, expected, reason) in table {
+        assert_eq!(pg_category(code), (expected, reason), "{code}");
     }
 }
 
@@ -438,43 +442,83 @@ fn sqlite_codes_map_as_documented() {
     for code in [
         19, 275, 531, 787, 1043, 1299, 1555, 1811, 2067, 2323, 2579, 2835,
     ] {
-        assert_eq!(sqlite_category(code, "x"), ConstraintViolation, "{code}");
+        assert_eq!(
+            sqlite_category(code, "x"),
+            (ConstraintViolation, None),
+            "{code}"
+        );
     }
     let table = [
         (
             3091,
             "cannot store TEXT value in INTEGER column s.x",
-            InvalidInput,
+            ConstraintViolation,
+            Some(Reason::WrongType),
         ),
-        (9, "interrupted", Timeout),
-        (5, "database is locked", Timeout),
-        (517, "database is locked", Timeout),
-        (6, "database table is locked", Timeout),
-        (262, "database table is locked", Timeout),
-        (8, "attempt to write a readonly database", PermissionDenied),
+        (9, "interrupted", Timeout, None),
+        (5, "database is locked", Timeout, None),
+        (517, "database is locked", Timeout, None),
+        (6, "database table is locked", Timeout, None),
+        (262, "database table is locked", Timeout, None),
+        (
+            8,
+            "attempt to write a readonly database",
+            PermissionDenied,
+            None,
+        ),
         (
             1032,
             "attempt to write a readonly database",
             PermissionDenied,
+            None,
         ),
-        (23, "not authorized", PermissionDenied),
-        (14, "unable to open database file", ConnectionError),
-        (26, "file is not a database", ConnectionError),
-        (1, "no such table: main.x", InvalidTable),
-        (1, "no such column: y", InvalidColumn),
-        (1, "table t has no column named y", InvalidColumn),
-        (1, "near \"SELEC\": syntax error", SyntaxError),
-        (1, "incomplete input", SyntaxError),
-        (1, "unrecognized token: \"'abc\"", SyntaxError),
-        (1, "no such function: f", SyntaxError),
-        (1, "too many terms in compound SELECT", QueryError),
-        (18, "string or blob too big", InvalidInput),
-        (20, "datatype mismatch", InvalidInput),
-        (25, "column index out of range", InvalidInput),
-        (13, "database or disk is full", QueryError),
+        (23, "not authorized", PermissionDenied, None),
+        (14, "unable to open database file", ConnectionError, None),
+        (26, "file is not a database", ConnectionError, None),
+        (1, "no such table: main.x", InvalidTable, None),
+        (1, "no such column: y", InvalidColumn, None),
+        (1, "table t has no column named y", InvalidColumn, None),
+        (1, "near \"SELEC\": syntax error", SyntaxError, None),
+        (1, "incomplete input", SyntaxError, None),
+        (1, "unrecognized token: \"'abc\"", SyntaxError, None),
+        (1, "no such function: f", SyntaxError, None),
+        (
+            1,
+            "too many terms in compound SELECT",
+            SyntaxError,
+            Some(Reason::Database),
+        ),
+        (
+            18,
+            "string or blob too big",
+            ConstraintViolation,
+            Some(Reason::BadValue),
+        ),
+        (
+            20,
+            "datatype mismatch",
+            ConstraintViolation,
+            Some(Reason::WrongType),
+        ),
+        (
+            25,
+            "column index out of range",
+            ConstraintViolation,
+            Some(Reason::BadValue),
+        ),
+        (
+            13,
+            "database or disk is full",
+            ConnectionError,
+            Some(Reason::Database),
+        ),
     ];
-    for (code, message, expected) in table {
-        assert_eq!(sqlite_category(code, message), expected, "{code} {message}");
+    for (code, message, expected, reason) in table {
+        assert_eq!(
+            sqlite_category(code, message),
+            (expected, reason),
+            "{code} {message}"
+        );
     }
 }
 
@@ -501,18 +545,28 @@ fn sqlx_errors_map_as_documented() {
     assert_clean(&e, &["pw1"]);
     assert_eq!(
         classify(&sqlx::Error::Protocol("x".into())).error_type,
-        QueryError
+        ConnectionError
     );
     let decode = sqlx::Error::ColumnDecode {
         index: "\"a\"".into(),
         source: "mismatched types".into(),
     };
-    assert_eq!(classify(&decode).error_type, QueryError);
+    let e = classify(&decode);
+    assert_eq!(
+        (e.error_type, e.reason),
+        (InvalidColumn, Some(Reason::Unreadable))
+    );
     let encode = sqlx::Error::Encode("value 123456 secret out of range".into());
     let e = classify(&encode);
-    assert_eq!(e.error_type, InvalidInput);
+    assert_eq!(
+        (e.error_type, e.reason),
+        (ConstraintViolation, Some(Reason::WrongType))
+    );
     assert_clean(&e, &["123456", "secret"]);
-    assert_eq!(classify(&sqlx::Error::RowNotFound).error_type, QueryError);
+    assert_eq!(
+        classify(&sqlx::Error::RowNotFound).error_type,
+        ConnectionError
+    );
 }
 
 #[test]

@@ -139,15 +139,15 @@ fn functions_are_written_from_the_allow_list() {
     assert_eq!(b[1], Bind::Int(1));
     assert!(matches!(
         err(pg("round(score, 99) > 1")).error_type,
-        ErrorType::InvalidInput
+        ErrorType::SyntaxError
     ));
     assert!(matches!(
         err(pg("round(score, age) > 1")).error_type,
-        ErrorType::InvalidInput
+        ErrorType::SyntaxError
     ));
     assert!(matches!(
         err(pg("lower(name, name) = 'a'")).error_type,
-        ErrorType::InvalidInput
+        ErrorType::SyntaxError
     ));
 }
 
@@ -311,14 +311,15 @@ fn unknown_columns_suggest_the_list() {
 }
 
 #[test]
-fn like_on_non_text_columns_is_invalid_input() {
+fn like_on_non_text_columns_is_malformed() {
     let e = err(pg("age LIKE '1%'"));
-    assert_eq!(e.error_type, ErrorType::InvalidInput);
+    assert_eq!(e.error_type, ErrorType::SyntaxError);
+    assert_eq!(e.reason, Some(Reason::Malformed));
     assert_eq!(e.message, "LIKE works on text columns; `age` is integer");
     assert!(pg("lower(name) LIKE 'a%'").is_ok());
     assert_eq!(
         err(pg("name LIKE 'a' ESCAPE '!!'")).error_type,
-        ErrorType::InvalidInput
+        ErrorType::SyntaxError
     );
     assert!(err(pg("name LIKE ANY (ARRAY['a'])")).error_type == ErrorType::PermissionDenied);
 }
@@ -327,13 +328,13 @@ fn like_on_non_text_columns_is_invalid_input() {
 fn size_and_character_limits() {
     refused(
         &format!("name = '{}'", "a".repeat(5000)),
-        ErrorType::InvalidInput,
+        ErrorType::SyntaxError,
     );
-    refused("id = 1\0", ErrorType::InvalidInput);
-    refused("id = 1\u{7}", ErrorType::InvalidInput);
-    refused("name = 'a\u{1b}[2J'", ErrorType::InvalidInput);
-    refused("", ErrorType::InvalidInput);
-    refused("   \n\t ", ErrorType::InvalidInput);
+    refused("id = 1\0", ErrorType::SyntaxError);
+    refused("id = 1\u{7}", ErrorType::SyntaxError);
+    refused("name = 'a\u{1b}[2J'", ErrorType::SyntaxError);
+    refused("", ErrorType::SyntaxError);
+    refused("   \n\t ", ErrorType::SyntaxError);
     assert!(pg("id = 1\r\n\tAND age > 2").is_ok());
     // Exactly at the limit is fine.
     let at_limit = format!("name = '{}'", "é".repeat(MAX_FILTER_CHARS - 9));
@@ -344,7 +345,7 @@ fn size_and_character_limits() {
 #[test]
 fn nesting_and_size_of_the_tree_are_capped() {
     let deep = format!("{}id = 1{}", "(".repeat(200), ")".repeat(200));
-    refused(&deep, ErrorType::InvalidInput);
+    refused(&deep, ErrorType::SyntaxError);
     // sqlparser gives up on very long NOT chains in different ways;
     // either way the filter is refused.
     let nots = format!("{}id = 1", "NOT ".repeat(200));
@@ -352,7 +353,7 @@ fn nesting_and_size_of_the_tree_are_capped() {
     let nots = format!("{}id = 1", "NOT ".repeat(20));
     assert!(pg(&nots).is_ok());
     let chain = vec!["id = 1"; 300].join(" AND ");
-    refused(&chain, ErrorType::InvalidInput);
+    refused(&chain, ErrorType::SyntaxError);
     let in_list = format!(
         "id IN ({})",
         (0..1001)
@@ -360,7 +361,7 @@ fn nesting_and_size_of_the_tree_are_capped() {
             .collect::<Vec<_>>()
             .join(",")
     );
-    refused(&in_list, ErrorType::InvalidInput);
+    refused(&in_list, ErrorType::SyntaxError);
     // Within the limits.
     let ok = format!("{}id = 1{}", "(".repeat(10), ")".repeat(10));
     assert!(pg(&ok).is_ok());

@@ -93,34 +93,34 @@ fn bad_column_lists() {
     );
     assert_eq!(
         err_type(parse_columns(&t, "id,,name")),
-        ErrorType::InvalidInput
+        ErrorType::SyntaxError
     );
-    assert_eq!(err_type(parse_columns(&t, "id,")), ErrorType::InvalidInput);
+    assert_eq!(err_type(parse_columns(&t, "id,")), ErrorType::SyntaxError);
     assert_eq!(
         err_type(parse_columns(&t, "id, id")),
-        ErrorType::InvalidInput
+        ErrorType::SyntaxError
     );
     assert_eq!(
         err_type(parse_columns(&t, "id, ID")),
-        ErrorType::InvalidInput
+        ErrorType::SyntaxError
     );
-    assert_eq!(err_type(parse_columns(&t, "\"id")), ErrorType::InvalidInput);
+    assert_eq!(err_type(parse_columns(&t, "\"id")), ErrorType::SyntaxError);
     assert_eq!(
         err_type(parse_columns(&t, "\"id\" x")),
-        ErrorType::InvalidInput
+        ErrorType::SyntaxError
     );
-    assert_eq!(err_type(parse_columns(&t, "id\0")), ErrorType::InvalidInput);
+    assert_eq!(err_type(parse_columns(&t, "id\0")), ErrorType::SyntaxError);
     assert_eq!(
         err_type(parse_columns(&t, "i\u{1b}d")),
-        ErrorType::InvalidInput
+        ErrorType::SyntaxError
     );
     assert_eq!(
         err_type(parse_columns(&t, &"x".repeat(MAX_NAMES_CHARS + 1))),
-        ErrorType::InvalidInput
+        ErrorType::SyntaxError
     );
     assert_eq!(
         err_type(parse_columns(&t, &vec!["id"; MAX_NAMES + 1].join(","))),
-        ErrorType::InvalidInput
+        ErrorType::SyntaxError
     );
     // Error messages do not echo long input.
     let e = parse_columns(&t, &"y".repeat(1000)).unwrap_err();
@@ -142,7 +142,7 @@ fn order_by() {
     assert_eq!((o[1].column.name.as_str(), o[1].descending), ("a,b", true));
     // Unquoted names with spaces, and a column called `desc`.
     let o = parse_order_by(&t, "Full Name DESC, desc, desc desc").unwrap_err();
-    assert_eq!(o.error_type, ErrorType::InvalidInput); // desc twice
+    assert_eq!(o.error_type, ErrorType::SyntaxError); // desc twice
     let o = parse_order_by(&t, "Full Name DESC, desc").unwrap();
     assert_eq!(
         (o[0].column.name.as_str(), o[0].descending),
@@ -166,14 +166,14 @@ fn bad_order_by() {
     assert_eq!(ty("name; DROP TABLE users"), ErrorType::InvalidColumn);
     assert_eq!(ty("(SELECT 1)"), ErrorType::InvalidColumn);
     assert_eq!(ty("random()"), ErrorType::InvalidColumn);
-    assert_eq!(ty("name NULLS FIRST"), ErrorType::InvalidInput);
-    assert_eq!(ty("name DESC NULLS LAST"), ErrorType::InvalidInput);
-    assert_eq!(ty("\"name\" DESC NULLS LAST"), ErrorType::InvalidInput);
-    assert_eq!(ty("\"name\" DESC extra"), ErrorType::InvalidInput);
-    assert_eq!(ty("\"name\" sideways"), ErrorType::InvalidInput);
-    assert_eq!(ty("name, name DESC"), ErrorType::InvalidInput);
-    assert_eq!(ty("name,"), ErrorType::InvalidInput);
-    assert_eq!(ty("name\0"), ErrorType::InvalidInput);
+    assert_eq!(ty("name NULLS FIRST"), ErrorType::SyntaxError);
+    assert_eq!(ty("name DESC NULLS LAST"), ErrorType::SyntaxError);
+    assert_eq!(ty("\"name\" DESC NULLS LAST"), ErrorType::SyntaxError);
+    assert_eq!(ty("\"name\" DESC extra"), ErrorType::SyntaxError);
+    assert_eq!(ty("\"name\" sideways"), ErrorType::SyntaxError);
+    assert_eq!(ty("name, name DESC"), ErrorType::SyntaxError);
+    assert_eq!(ty("name,"), ErrorType::SyntaxError);
+    assert_eq!(ty("name\0"), ErrorType::SyntaxError);
     assert_eq!(ty("name -- x"), ErrorType::InvalidColumn);
 }
 
@@ -183,7 +183,7 @@ fn identifiers() {
     assert!(check_identifier("table", "Mixed \"Case\" ✓").is_ok());
     for bad in ["", "   ", "a\0b", "a\nb", "a\u{7f}"] {
         let e = check_identifier("table", bad).unwrap_err();
-        assert_eq!(e.error_type, ErrorType::InvalidInput, "{bad:?}");
+        assert_eq!(e.error_type, ErrorType::SyntaxError, "{bad:?}");
     }
     let e = check_identifier("table", &"t".repeat(129)).unwrap_err();
     assert_eq!(

@@ -15,7 +15,7 @@ use sqlparser::ast::{
     WildcardAdditionalOptions,
 };
 
-use crate::sql::response::{ErrorType, ToolError};
+use crate::sql::response::{ErrorType, Reason, ToolError};
 use crate::sql::schema::Dialect;
 use crate::sql::writer::clip;
 
@@ -727,9 +727,10 @@ impl<'p> Checker<'p> {
             )));
         }
         if is_window && f.over.is_none() {
-            return Err(ToolError::invalid_input(format!(
-                "`{name}` needs an OVER (...) clause"
-            )));
+            return Err(ToolError::malformed(
+                Reason::Malformed,
+                format!("`{name}` needs an OVER (...) clause"),
+            ));
         }
         if f.filter.is_some() && !is_aggregate {
             return Err(unsupported("FILTER on a non-aggregate function"));

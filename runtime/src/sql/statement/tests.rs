@@ -144,23 +144,23 @@ fn limits_are_kept_lowered_or_refused() {
     let c = pg("(SELECT id FROM users LIMIT 100000)").unwrap();
     assert!(c.sql.ends_with("LIMIT 1001"), "{}", c.sql);
 
-    refused("SELECT * FROM users LIMIT -1", ErrorType::InvalidInput);
+    refused("SELECT * FROM users LIMIT -1", ErrorType::SyntaxError);
     refused(
         "SELECT * FROM users LIMIT (SELECT 1)",
-        ErrorType::InvalidInput,
+        ErrorType::SyntaxError,
     );
-    refused("SELECT * FROM users LIMIT 1+1", ErrorType::InvalidInput);
-    refused("SELECT * FROM users LIMIT NULL", ErrorType::InvalidInput);
-    refused("SELECT * FROM users LIMIT '5'", ErrorType::InvalidInput);
-    refused("SELECT * FROM users LIMIT 1e9", ErrorType::InvalidInput);
+    refused("SELECT * FROM users LIMIT 1+1", ErrorType::SyntaxError);
+    refused("SELECT * FROM users LIMIT NULL", ErrorType::SyntaxError);
+    refused("SELECT * FROM users LIMIT '5'", ErrorType::SyntaxError);
+    refused("SELECT * FROM users LIMIT 1e9", ErrorType::SyntaxError);
     refused(
         "SELECT * FROM users LIMIT 5 OFFSET -1",
-        ErrorType::InvalidInput,
+        ErrorType::SyntaxError,
     );
     let e = lite("SELECT * FROM users LIMIT -1, 5").unwrap_err();
-    assert_eq!(e.error_type, ErrorType::InvalidInput);
+    assert_eq!(e.error_type, ErrorType::SyntaxError);
     let e = pg("SELECT * FROM users LIMIT 99999999999999999999999").unwrap_err();
-    assert_eq!(e.error_type, ErrorType::InvalidInput);
+    assert_eq!(e.error_type, ErrorType::SyntaxError);
 }
 
 #[test]
@@ -257,9 +257,9 @@ fn stacked_statements_are_refused() {
     refused("; SELECT 1; SELECT 2", ErrorType::PermissionDenied);
     assert!(pg("SELECT 1;").is_ok());
     assert!(pg("SELECT 1 ;; ").is_ok());
-    refused(";", ErrorType::InvalidInput);
-    refused("", ErrorType::InvalidInput);
-    refused("   ", ErrorType::InvalidInput);
+    refused(";", ErrorType::SyntaxError);
+    refused("", ErrorType::SyntaxError);
+    refused("   ", ErrorType::SyntaxError);
     refused("SELEC * FROM users", ErrorType::SyntaxError);
 }
 
@@ -666,17 +666,17 @@ fn expressions_outside_the_list_are_refused() {
 #[test]
 fn size_control_and_nesting_limits() {
     let long = format!("SELECT '{}'", "a".repeat(MAX_STATEMENT_BYTES));
-    refused(&long, ErrorType::InvalidInput);
-    refused("SELECT 1\0", ErrorType::InvalidInput);
-    refused("SELECT\u{8} 1", ErrorType::InvalidInput);
+    refused(&long, ErrorType::SyntaxError);
+    refused("SELECT 1\0", ErrorType::SyntaxError);
+    refused("SELECT\u{8} 1", ErrorType::SyntaxError);
     let deep = format!("SELECT {}1{}", "(".repeat(100), ")".repeat(100));
-    refused(&deep, ErrorType::InvalidInput);
+    refused(&deep, ErrorType::SyntaxError);
     let deep_q = format!(
         "SELECT * FROM {}users{}",
         "(SELECT * FROM ".repeat(60),
         ") s".repeat(60)
     );
-    refused(&deep_q, ErrorType::InvalidInput);
+    refused(&deep_q, ErrorType::SyntaxError);
     // The NOT chain that sqlparser misreads at its recursion limit.
     let nots = format!("SELECT {}TRUE FROM users", "NOT ".repeat(60));
     assert!(pg(&nots).is_err() && lite(&nots).is_err());
@@ -720,10 +720,7 @@ fn more_bypass_attempts() {
             Err(e) => assert!(
                 matches!(
                     e.error_type,
-                    ErrorType::PermissionDenied
-                        | ErrorType::InvalidTable
-                        | ErrorType::InvalidInput
-                        | ErrorType::SyntaxError
+                    ErrorType::PermissionDenied | ErrorType::InvalidTable | ErrorType::SyntaxError
                 ),
                 "{q}: {e:?}"
             ),
@@ -745,10 +742,7 @@ fn more_bypass_attempts() {
             Err(e) => assert!(
                 matches!(
                     e.error_type,
-                    ErrorType::PermissionDenied
-                        | ErrorType::InvalidTable
-                        | ErrorType::InvalidInput
-                        | ErrorType::SyntaxError
+                    ErrorType::PermissionDenied | ErrorType::InvalidTable | ErrorType::SyntaxError
                 ),
                 "{q}: {e:?}"
             ),
@@ -1030,10 +1024,10 @@ fn statements_with_too_many_tokens_are_refused_before_parsing() {
     // 16 KiB of `1+` used to build an 8,000-deep tree (~400 MB to check).
     let chain = format!("SELECT {}1", "1+".repeat(8000));
     assert!(chain.len() <= MAX_STATEMENT_BYTES);
-    let e = refused(&chain, ErrorType::InvalidInput);
+    let e = refused(&chain, ErrorType::SyntaxError);
     assert!(e.message.contains("tokens"), "{}", e.message);
     let just_over = format!("SELECT {}1", "1+".repeat(MAX_STATEMENT_TOKENS / 2));
-    refused(&just_over, ErrorType::InvalidInput);
+    refused(&just_over, ErrorType::SyntaxError);
     let at_limit = format!("SELECT {}1", "1+".repeat(MAX_STATEMENT_TOKENS / 2 - 1));
     assert!(pg(&at_limit).is_ok() && lite(&at_limit).is_ok());
     // A few hundred values in a list are fine.

@@ -48,8 +48,9 @@ function toStored(m) {
   if (m.name !== undefined) data.name = m.name;
   if (m.toolCallId !== undefined) data.tool_call_id = m.toolCallId;
   if (m.id !== undefined) data.id = m.id;
+  if (m.role === "generic") data.role = m.chatRole;
   if (m.role === "ai") {
-    data.tool_calls = m.toolCalls ?? [];
+    data.tool_calls = (m.toolCalls ?? []).map((c) => ({ name: c.name, args: c.args, type: "tool_call", id: c.id }));
     data.invalid_tool_calls = [];
   }
   data.additional_kwargs = m.additionalKwargs ?? {};
@@ -64,7 +65,9 @@ function fromLc(m) {
   const out = { role: m.type, content: m.content };
   if (m.name) out.name = m.name;
   if (m.tool_call_id) out.toolCallId = m.tool_call_id;
-  if (m.type === "ai" && m.tool_calls?.length) out.toolCalls = m.tool_calls;
+  // nodekit's form of a tool call: its id, name and arguments.
+  if (m.type === "ai" && m.tool_calls?.length) out.toolCalls = m.tool_calls.map(({ id, name, args }) => ({ id, name, args }));
+  if (m.type === "generic") out.chatRole = m.role;
   return out;
 }
 
@@ -109,6 +112,7 @@ const bufferCases = [
   { label: "empty list", messages: [] },
   { label: "every role", messages: [S("Be brief."), H("Hi"), A("Hello!"), T("72F", "call_1"), H("Thanks")] },
   { label: "function role", messages: [F("{\"ok\":true}", "lookup")] },
+  { label: "free roles", messages: [{ role: "generic", chatRole: "critic", content: "Too long." }, H("ok"), { role: "generic", chatRole: "Narrator", content: "Later...", name: "n" }] },
   { label: "names", messages: [H("hi", { name: "alice" }), A("yo", { name: "bot" }), S("s", { name: "ops" }), T("r", "c1", { name: "search" })] },
   { label: "empty name is no name", messages: [H("hi", { name: "" })] },
   { label: "custom prefixes", messages: [H("q"), A("a"), S("s"), T("t", "c")], human: "User", ai: "Assistant" },
