@@ -53,6 +53,26 @@ fn text_turn(text: &str) -> Reply {
     ])
 }
 
+/// `nodekit run <WORKFLOW> --message <message> --log` against the scripted
+/// server at `base`: its standard output and error, once it succeeded.
+async fn run_logged(base: &str, message: &str) -> (String, String) {
+    let args = vec![
+        "run".into(),
+        WORKFLOW.into(),
+        "--message".into(),
+        message.into(),
+        "--log".into(),
+    ];
+    let base = base.to_owned();
+    let out = tokio::task::spawn_blocking(move || nodekit(args, &base, ""))
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "stderr: {stderr}");
+    (stdout, stderr)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_a_workflow_with_memory_and_two_tools() {
     // Replies in arrival order: model (two tool calls), the Fetch tool's GET, model (answer).
@@ -64,20 +84,7 @@ async fn run_a_workflow_with_memory_and_two_tools() {
         ]
     })
     .await;
-    let base = server.base_url.clone();
-    let args = vec![
-        "run".into(),
-        WORKFLOW.into(),
-        "--message".into(),
-        "What is the number?".into(),
-        "--log".into(),
-    ];
-    let out = tokio::task::spawn_blocking(move || nodekit(args, &base, ""))
-        .await
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "stderr: {stderr}");
+    let (stdout, stderr) = run_logged(&server.base_url, "What is the number?").await;
     let (answer, log) = stdout.split_once('\n').unwrap();
     assert_eq!(answer, "It is 42.");
     assert!(
@@ -153,23 +160,7 @@ async fn an_empty_answer_finishes_the_run_with_an_empty_output_and_a_warning() {
         json!({"choices": [{"delta": {}, "finish_reason": "stop"}]}),
     ])])
     .await;
-    let base = server.base_url.clone();
-    let args = vec![
-        "run".into(),
-        WORKFLOW.into(),
-        "--message".into(),
-        "Say nothing".into(),
-        "--log".into(),
-    ];
-    let out = tokio::task::spawn_blocking(move || nodekit(args, &base, ""))
-        .await
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (stdout, _) = run_logged(&server.base_url, "Say nothing").await;
     let (answer, log) = stdout.split_once('\n').unwrap();
     assert_eq!(answer, "");
     let log: Value = serde_json::from_str(log).unwrap();

@@ -48,22 +48,35 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// Writes the package of `nodes` (all runnable ones, built-ins included,
-/// when empty) and returns `package`'s report.
-fn package(dir: &Path, nodes: &[&str]) -> Value {
-    let mut cmd = Command::new(PROGRAM);
-    cmd.args(["package", "--builtins", "--name", "n8n-nodes-text", "--out"])
-        .arg(dir);
-    for n in nodes {
-        cmd.args(["--node", n]);
-    }
-    let out = cmd.output().unwrap();
+/// Runs `package --out <dir>` with `args`.
+fn run_package(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(PROGRAM)
+        .arg("package")
+        .args(args)
+        .arg("--out")
+        .arg(dir)
+        .output()
+        .unwrap()
+}
+
+/// `package`'s report, once it succeeded.
+fn report(out: std::process::Output) -> Value {
     assert!(
         out.status.success(),
         "package failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Writes the package of `nodes` (all runnable ones, built-ins included,
+/// when empty) and returns `package`'s report.
+fn package(dir: &Path, nodes: &[&str]) -> Value {
+    let mut args = vec!["--builtins", "--name", "n8n-nodes-text"];
+    for n in nodes {
+        args.extend(["--node", n]);
+    }
+    report(run_package(dir, &args))
 }
 
 /// Runs `cases` through the shim of `class` in one Node.js process; one answer per case.
@@ -471,17 +484,7 @@ fn the_bridge_protocol_round_trips_and_survives_faults() {
 #[test]
 fn a_package_holds_the_programs_own_nodes_unless_built_ins_are_asked_for() {
     let dir = scratch("own-nodes");
-    let out = Command::new(PROGRAM)
-        .args(["package", "--name", "n8n-nodes-text", "--out"])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = report(run_package(&dir, &["--name", "n8n-nodes-text"]));
     let nodes: Vec<&str> = report["nodes"]
         .as_array()
         .unwrap()
@@ -508,17 +511,7 @@ fn a_node_another_package_beside_it_has_is_refused() {
     let first = scratch("siblings");
     package(&first, &["selectQueryTool", "textStatsTool"]);
     let second = first.parent().unwrap().join("n8n-nodes-other");
-    let out = Command::new(PROGRAM)
-        .args([
-            "package",
-            "--builtins",
-            "--name",
-            "n8n-nodes-other",
-            "--out",
-        ])
-        .arg(&second)
-        .output()
-        .unwrap();
+    let out = run_package(&second, &["--builtins", "--name", "n8n-nodes-other"]);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -529,23 +522,10 @@ fn a_node_another_package_beside_it_has_is_refused() {
     );
     assert!(!second.join("nodes").exists(), "nothing is written");
     // Nodes the first package does not have are fine.
-    let out = Command::new(PROGRAM)
-        .args([
-            "package",
-            "--name",
-            "n8n-nodes-other",
-            "--node",
-            "faultTool",
-            "--out",
-        ])
-        .arg(&second)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    report(run_package(
+        &second,
+        &["--name", "n8n-nodes-other", "--node", "faultTool"],
+    ));
 }
 
 #[test]
@@ -572,11 +552,7 @@ fn codex_files_carry_the_categories_n8n_reads() {
 fn package_refuses_a_folder_that_is_not_a_package() {
     let dir = scratch("not-a-package");
     std::fs::write(dir.join("notes.txt"), "mine").unwrap();
-    let out = Command::new(PROGRAM)
-        .args(["package", "--out"])
-        .arg(&dir)
-        .output()
-        .unwrap();
+    let out = run_package(&dir, &[]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not empty"));
     assert!(dir.join("notes.txt").exists());

@@ -1,6 +1,8 @@
 //! JSON Schema for the collected calls, equivalent to the zod object n8n hands to
 //! LangChain, plus n8n's tool-name rule.
 
+use std::collections::HashSet;
+
 use serde_json::{Map, Value, json};
 
 use super::js::js_trim;
@@ -11,7 +13,7 @@ const MAX_TOOL_NAME_LEN: usize = 64;
 
 pub(crate) fn arguments_schema(calls: &[FromAiCall]) -> Value {
     let mut properties = Map::new();
-    let mut optional = Map::new();
+    let mut optional = HashSet::new();
     for call in calls {
         // n8n's `reduce` into a JavaScript object runs the prototype's setter
         // for `__proto__`, so that key never reaches its schema.
@@ -21,12 +23,15 @@ pub(crate) fn arguments_schema(calls: &[FromAiCall]) -> Value {
         // Same as n8n's `reduce` into an object: a repeated key keeps its first
         // position and takes the later definition.
         properties.insert(call.key.clone(), property_schema(call));
-        let fits = call.default.as_ref().is_some_and(|d| fits(call.ty, d));
-        optional.insert(call.key.clone(), Value::Bool(fits));
+        if call.default.as_ref().is_some_and(|d| fits(call.ty, d)) {
+            optional.insert(call.key.as_str());
+        } else {
+            optional.remove(call.key.as_str());
+        }
     }
     let required: Vec<Value> = properties
         .keys()
-        .filter(|k| optional.get(*k) != Some(&Value::Bool(true)))
+        .filter(|k| !optional.contains(k.as_str()))
         .map(|k| Value::String(k.clone()))
         .collect();
     let mut schema = Map::new();

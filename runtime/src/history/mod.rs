@@ -124,16 +124,19 @@ fn sessions() -> std::sync::MutexGuard<'static, Sessions> {
 }
 
 impl Sessions {
-    /// Forgets idle sessions (at most once a second, or at once when
-    /// `now` says so), then the least recently used past the maximum.
-    fn trim(&mut self, now: Instant, force: bool) {
+    /// Forgets idle sessions, at most once a second unless `force`.
+    fn sweep(&mut self, now: Instant, force: bool) {
         if force || now.duration_since(self.swept) >= Duration::from_secs(1) {
             let idle = self.idle;
             self.by_id
                 .retain(|_, (_, used)| now.duration_since(*used) < idle);
             self.swept = now;
         }
-        while self.by_id.len() > self.max {
+    }
+
+    /// Forgets the least recently used sessions until at most `keep` remain.
+    fn evict_past(&mut self, keep: usize) {
+        while self.by_id.len() > keep {
             let Some(oldest) = self
                 .by_id
                 .iter()
@@ -152,15 +155,20 @@ impl InProcessHistory {
     pub fn session(session: &str) -> Self {
         let now = Instant::now();
         let mut sessions = sessions();
-        sessions.trim(now, false);
+        sessions.sweep(now, false);
+        if !sessions.by_id.contains_key(session) {
+            // Room for the new one.
+            let keep = sessions.max - 1;
+            sessions.evict_past(keep);
+        }
         let (messages, used) = sessions
             .by_id
             .entry(session.to_owned())
             .or_insert_with(|| (SharedMessages::default(), now));
         *used = now;
-        let messages = messages.clone();
-        sessions.trim(now, false);
-        InProcessHistory { messages }
+        InProcessHistory {
+            messages: messages.clone(),
+        }
     }
 
     /// Sets how many sessions the process keeps and how long an idle one
@@ -171,7 +179,9 @@ impl InProcessHistory {
         let mut sessions = sessions();
         sessions.max = max_sessions.max(1);
         sessions.idle = idle;
-        sessions.trim(Instant::now(), true);
+        sessions.sweep(Instant::now(), true);
+        let keep = sessions.max;
+        sessions.evict_past(keep);
     }
 
     /// How many sessions the process holds.

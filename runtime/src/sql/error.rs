@@ -123,17 +123,16 @@ pub fn classify(err: &sqlx::Error) -> ToolError {
             "a value could not be sent to the database (wrong type or out of range)".into(),
         ),
         E::InvalidArgument(e) => (SyntaxError, Some(Reason::Malformed), e.clone()),
-        E::ColumnDecode { index, source } => (
-            InvalidColumn,
-            Some(Reason::Unreadable),
-            format!("could not read column {index}: {source}"),
-        ),
+        E::ColumnDecode { index, source } => {
+            return unreadable(clean(
+                &format!("could not read column {index}: {source}"),
+                false,
+            ));
+        }
         e @ (E::Decode(_)
         | E::TypeNotFound { .. }
         | E::ColumnNotFound(_)
-        | E::ColumnIndexOutOfBounds { .. }) => {
-            (InvalidColumn, Some(Reason::Unreadable), e.to_string())
-        }
+        | E::ColumnIndexOutOfBounds { .. }) => return unreadable(clean(&e.to_string(), false)),
         E::Protocol(e) => (
             ConnectionError,
             Some(Reason::Database),
@@ -143,13 +142,19 @@ pub fn classify(err: &sqlx::Error) -> ToolError {
     };
     let suggestion = match error_type {
         ConnectionError => Some("Check that the database is running and reachable, then retry."),
-        InvalidColumn => Some("Cast the column to text in the query, or leave it out."),
         _ => None,
     };
     let mut out = ToolError::new(error_type, clean(&message, false));
     out.reason = reason;
     out.suggestion = suggestion.map(String::from);
     out
+}
+
+/// A result column the tool cannot turn into JSON.
+pub(super) fn unreadable(message: String) -> ToolError {
+    ToolError::new(ErrorType::InvalidColumn, message)
+        .because(Reason::Unreadable)
+        .suggest("Cast the column to text in the query, or leave it out.")
 }
 
 fn database(db: &dyn DatabaseError) -> ToolError {

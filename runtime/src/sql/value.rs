@@ -77,7 +77,8 @@ use sqlx::postgres::{PgRow, PgTypeInfo, PgTypeKind, PgValueFormat, PgValueRef};
 use sqlx::sqlite::SqliteRow;
 use sqlx::{Column as _, Row, TypeInfo as _, ValueRef as _};
 
-use super::response::{ErrorType, Reason, ToolError};
+use super::error::unreadable;
+use super::response::ToolError;
 
 mod binary;
 mod temporal;
@@ -174,13 +175,6 @@ pub fn sqlite_row_keyed(row: &SqliteRow, keys: &[String]) -> Result<Map<String, 
 
 fn read_error(column: &str, err: &sqlx::Error) -> ToolError {
     unreadable(format!("could not read column \"{column}\": {err}"))
-}
-
-/// A result column the tool cannot turn into JSON.
-fn unreadable(message: String) -> ToolError {
-    ToolError::new(ErrorType::InvalidColumn, message)
-        .because(Reason::Unreadable)
-        .suggest("Cast the column to text in the query, or leave it out.")
 }
 
 /// Object keys for the column names: the first use of a name keeps it, later

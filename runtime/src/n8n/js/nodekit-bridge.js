@@ -47,6 +47,7 @@ class Bridge {
     // Standard error as numbered chunks, so a call quotes only what came
     // after it began.
     this.stderr = [];
+    this.stderrChars = 0;
     this.stderrSeq = 0;
   }
 
@@ -90,6 +91,7 @@ class Bridge {
     const child = spawn(this.program, ['bridge'], { stdio: ['pipe', 'pipe', 'pipe'] });
     this.child = child;
     this.stderr = [];
+    this.stderrChars = 0;
     child.on('error', (e) => this._gone(child, `cannot run the nodekit bridge ${this.program}: ${e.message}`));
     // 'close', not 'exit': answers and standard error written before the end are read first.
     child.on('close', (code, signal) => this._gone(child,
@@ -98,9 +100,12 @@ class Bridge {
     for (const stream of [child.stdin, child.stdout, child.stderr]) stream.on('error', () => {});
     child.stderr.on('data', (chunk) => {
       if (this.child !== child) return;
-      this.stderr.push({ seq: ++this.stderrSeq, text: chunk.toString() });
-      let kept = this.stderr.reduce((n, c) => n + c.text.length, 0);
-      while (kept > STDERR_KEEP && this.stderr.length > 1) kept -= this.stderr.shift().text.length;
+      const text = chunk.toString();
+      this.stderr.push({ seq: ++this.stderrSeq, text });
+      this.stderrChars += text.length;
+      while (this.stderrChars > STDERR_KEEP && this.stderr.length > 1) {
+        this.stderrChars -= this.stderr.shift().text.length;
+      }
     });
     const lines = readline.createInterface({ input: child.stdout });
     lines.on('error', () => {});
