@@ -194,6 +194,8 @@ pub mod registry;
 pub mod run_log;
 #[cfg(feature = "sql-tools")]
 pub mod sql;
+#[cfg(feature = "sqlite")]
+mod sqlite;
 mod text;
 pub mod tool;
 #[cfg(feature = "agent")]

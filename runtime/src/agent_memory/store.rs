@@ -12,9 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sqlx::migrate::{Migration, MigrationType, Migrator};
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
-};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqliteSynchronous};
 use sqlx::types::Json;
 use sqlx::{ColumnIndex, Decode, Row, SqlSafeStr, Type};
 
@@ -653,20 +651,14 @@ impl Store {
         let cannot = |e: sqlx::Error| Error::AgentMemory {
             what: format!("cannot open {}: {e}", path.display()),
         };
-        // A connection to a local file does not go stale: no ping (one more
-        // round trip to its worker thread) before each use.
-        let write = SqlitePoolOptions::new()
-            .max_connections(1)
+        let write = crate::sqlite::pool_options(1)
             .acquire_timeout(BUSY_TIMEOUT)
-            .test_before_acquire(false)
             .connect_with(options.clone())
             .await
             .map_err(cannot)?;
         // Migrate before the readers connect: the file then has its schema.
         Self::migrate_sqlite(&write).await?;
-        let read = SqlitePoolOptions::new()
-            .max_connections(4)
-            .test_before_acquire(false)
+        let read = crate::sqlite::pool_options(4)
             .connect_with(options)
             .await
             .map_err(cannot)?;

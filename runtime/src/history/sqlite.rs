@@ -4,7 +4,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use sqlx::Row;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool};
 
 use super::store::{check_session, decode, quoted_table, sql_history_common, store_error};
 use crate::error::Result;
@@ -30,10 +30,7 @@ impl SqliteChatHistory {
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             .busy_timeout(Duration::from_secs(10));
-        let pool = SqlitePoolOptions::new()
-            .max_connections(4)
-            // A local file's connection does not go stale: no ping first.
-            .test_before_acquire(false)
+        let pool = crate::sqlite::pool_options(4)
             .connect_with(options)
             .await
             .map_err(|e| store_error(STORE, format!("cannot open {path}: {e}")))?;

@@ -1,5 +1,5 @@
 //! Limits set on every SQLite connection of a SQL tool, through the two
-//! SQLite calls sqlx does not wrap. This is the crate's only `unsafe` code.
+//! SQLite calls sqlx does not wrap.
 //!
 //! - `SQLITE_LIMIT_LENGTH`: no string, blob or row over [`MAX_VALUE_BYTES`].
 //!   Without it, allowed functions can build values of up to 1 GB per row

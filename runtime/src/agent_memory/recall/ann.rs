@@ -1,5 +1,6 @@
 //! Approximate search for long threads: an HNSW graph
-//! ([usearch](https://github.com/unum-cloud/USearch)), cosine distance,
+//! ([usearch](https://github.com/unum-cloud/USearch)), cosine similarity (the inner
+//! product of the vectors scaled to length 1),
 //! vectors quantized to `i8`, 32 links per node.
 //!
 //! A graph's cost grows with the logarithm of the thread's length, where
@@ -141,9 +142,14 @@ mod hnsw {
         // exact top 5. Adding with a breadth of 128 builds twice as fast
         // and holds 94.5%; 16 links, 93%; 24 links (adding with 384), 96%
         // but no faster.
+        //
+        // The inner product, not the cosine: usearch scales every vector
+        // to length 1 when it quantizes it to `i8`, so the two order
+        // alike, and the inner product's kernel takes half the time (a
+        // search of 100,000 vectors: 0.6 ms, against 1.05 ms).
         let options = IndexOptions {
             dimensions: dims,
-            metric: MetricKind::Cos,
+            metric: MetricKind::IP,
             quantization: ScalarKind::I8,
             connectivity: 32,
             expansion_add: 256,

@@ -9,15 +9,16 @@
 /// A number a vector is stored as.
 pub(super) trait Element: Copy {
     fn from_f32(x: f32) -> Self;
-    fn to_f32(self) -> f32;
+    /// Writes `src` into `dst` (of the same length) as `f32`s.
+    fn to_f32s(src: &[Self], dst: &mut [f32]);
 }
 
 impl Element for f32 {
     fn from_f32(x: f32) -> Self {
         x
     }
-    fn to_f32(self) -> f32 {
-        self
+    fn to_f32s(src: &[Self], dst: &mut [f32]) {
+        dst.copy_from_slice(src);
     }
 }
 
@@ -26,8 +27,9 @@ impl Element for half::f16 {
     fn from_f32(x: f32) -> Self {
         half::f16::from_f32(x)
     }
-    fn to_f32(self) -> f32 {
-        half::f16::to_f32(self)
+    fn to_f32s(src: &[Self], dst: &mut [f32]) {
+        // F16C instructions where the processor has them.
+        half::slice::HalfFloatSliceExt::convert_to_f32_slice(src, dst);
     }
 }
 
@@ -114,7 +116,7 @@ impl<T: Element> Rows<T> {
         let mut row = vec![0f32; self.dims];
         let scored = seqs.iter().filter_map(|&seq| {
             let r = self.row(seq)?;
-            row.iter_mut().zip(r).for_each(|(x, y)| *x = y.to_f32());
+            T::to_f32s(r, &mut row);
             Some((dot(&q, &row), seq))
         });
         best(scored.collect(), k)
