@@ -8,7 +8,7 @@
 //! a missing server skips them with a reason; under `CI=true` it fails them.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
 use nodekit::agent_memory::{
     AssembleOptions, IndexKind, MemoryConfig, PartKind, Recaller, Store, StoredMessage,
@@ -16,10 +16,9 @@ use nodekit::agent_memory::{
 };
 use nodekit::embed::{Embedder, EmbeddingsConfig, OpenAiEmbedder};
 use nodekit::message::Message;
-use serde_json::{Value, json};
+use nodekit_test_support::embeddings::bag_of_words;
+use serde_json::json;
 use stores::Pg;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
 
 mod stores;
 
@@ -75,112 +74,12 @@ on_every_backend!(
     pgvector_failing_embedder_then_recovery
 );
 
-/// A bag-of-words vector: each word hashed (FNV-1a) into one of `dims`
-/// slots, then normalised. Texts sharing no word are orthogonal.
-fn bag_of_words(text: &str, dims: usize) -> Vec<f32> {
-    let mut v = vec![0f32; dims];
-    for word in text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-    {
-        let mut h: u64 = 0xcbf29ce484222325;
-        for b in word.to_lowercase().bytes() {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x100000001b3);
-        }
-        v[(h % dims as u64) as usize] += 1.0;
-    }
-    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if n > 0.0 {
-        v.iter_mut().for_each(|x| *x /= n);
-    }
-    v
-}
-
-/// An OpenAI-compatible `/v1/embeddings` server; answers 500 while `fail`,
-/// and waits `delay_ms` before each answer.
-struct EmbedServer {
-    base_url: String,
-    fail: Arc<AtomicBool>,
-    delay_ms: Arc<AtomicU64>,
-}
+/// The embeddings server of the tests, and what it embeds with.
+struct EmbedServer(nodekit_test_support::embeddings::EmbedServer);
 
 impl EmbedServer {
     async fn start(dims: usize) -> EmbedServer {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let fail = Arc::new(AtomicBool::new(false));
-        let delay_ms = Arc::new(AtomicU64::new(0));
-        let (fail2, delay2) = (fail.clone(), delay_ms.clone());
-        tokio::spawn(async move {
-            while let Ok((mut socket, _)) = listener.accept().await {
-                let fail = fail2.clone();
-                let delay = delay2.clone();
-                tokio::spawn(async move {
-                    let mut buf = Vec::new();
-                    loop {
-                        // One request: headers, then Content-Length bytes.
-                        let head_end = loop {
-                            if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                                break i + 4;
-                            }
-                            let mut tmp = [0u8; 8192];
-                            match socket.read(&mut tmp).await {
-                                Ok(0) | Err(_) => return,
-                                Ok(n) => buf.extend_from_slice(&tmp[..n]),
-                            }
-                        };
-                        let head = String::from_utf8_lossy(&buf[..head_end]).to_lowercase();
-                        let len: usize = head
-                            .lines()
-                            .find_map(|l| l.strip_prefix("content-length:"))
-                            .map_or(0, |v| v.trim().parse().unwrap());
-                        while buf.len() < head_end + len {
-                            let mut tmp = [0u8; 8192];
-                            match socket.read(&mut tmp).await {
-                                Ok(0) | Err(_) => return,
-                                Ok(n) => buf.extend_from_slice(&tmp[..n]),
-                            }
-                        }
-                        let body: Value =
-                            serde_json::from_slice(&buf[head_end..head_end + len]).unwrap();
-                        buf.drain(..head_end + len);
-                        let wait = delay.load(Ordering::SeqCst);
-                        tokio::time::sleep(std::time::Duration::from_millis(wait)).await;
-                        let (status, reply) = if fail.load(Ordering::SeqCst) {
-                            (500, json!({"error": {"message": "embedder down"}}))
-                        } else {
-                            let data: Vec<Value> = body["input"]
-                                .as_array()
-                                .unwrap()
-                                .iter()
-                                .enumerate()
-                                .map(|(i, t)| {
-                                    json!({"object": "embedding", "index": i,
-                                           "embedding": bag_of_words(t.as_str().unwrap(), dims)})
-                                })
-                                .collect();
-                            (200, json!({"object": "list", "data": data, "model": "bow"}))
-                        };
-                        let bytes = serde_json::to_vec(&reply).unwrap();
-                        let head = format!(
-                            "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
-                            bytes.len()
-                        );
-                        if socket.write_all(head.as_bytes()).await.is_err()
-                            || socket.write_all(&bytes).await.is_err()
-                        {
-                            return;
-                        }
-                    }
-                });
-            }
-        });
-        EmbedServer {
-            base_url: format!("http://{addr}/v1"),
-            fail,
-            delay_ms,
-        }
+        EmbedServer(nodekit_test_support::embeddings::EmbedServer::start(dims).await)
     }
 
     fn embedder(&self) -> Arc<dyn Embedder> {
@@ -189,10 +88,17 @@ impl EmbedServer {
 
     fn embedder_with_timeout(&self, timeout_secs: f64) -> Arc<dyn Embedder> {
         let mut c = EmbeddingsConfig::new("sk-test", "bow");
-        c.base_url = self.base_url.clone();
+        c.base_url = self.0.base_url.clone();
         c.max_retries = 0;
         c.timeout_secs = timeout_secs;
         Arc::new(OpenAiEmbedder::new(c).unwrap())
+    }
+}
+
+impl std::ops::Deref for EmbedServer {
+    type Target = nodekit_test_support::embeddings::EmbedServer;
+    fn deref(&self) -> &Self::Target {
+        &self.0
     }
 }
 

@@ -7,7 +7,10 @@
 //! - [`unique`]: names that runs and tests do not share.
 //! - [`openai`]: a scripted OpenAI-compatible HTTP server on 127.0.0.1, so
 //!   the client code under test is the code users run.
+//! - [`embeddings`]: an OpenAI-compatible embeddings server on 127.0.0.1
+//!   whose vectors are bags of words.
 
+pub mod embeddings;
 pub mod openai;
 
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -75,8 +75,6 @@ use crate::message::{Message, Role};
 
 use super::store::{Durability, Pools, Store, StoredMessage, ThreadInfo, check_id};
 
-mod ann;
-mod flat;
 mod indexer;
 pub mod resident;
 mod search;
@@ -133,33 +131,7 @@ pub const CONTEXT_AFTER: i64 = 1;
 /// sqlite-vec's largest `k`.
 const MAX_K: usize = 4096;
 
-/// Registers sqlite-vec with SQLite for every connection opened afterwards
-/// in this process (idempotent).
-#[allow(unsafe_code)]
-pub fn register_sqlite_vec() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        type Init = unsafe extern "C" fn(
-            *mut libsqlite3_sys::sqlite3,
-            *mut *mut std::ffi::c_char,
-            *const libsqlite3_sys::sqlite3_api_routines,
-        ) -> std::ffi::c_int;
-        // SAFETY: `sqlite3_vec_init` is the extension's entry point, declared
-        // by the sqlite-vec crate without arguments; its C signature is
-        // exactly `Init` (compiled with SQLITE_CORE, it ignores the API
-        // routines pointer and calls the bundled SQLite that
-        // libsqlite3-sys links). `sqlite3_auto_extension` only stores the
-        // pointer, which stays valid for the life of the process.
-        let rc = unsafe {
-            let init: Init =
-                std::mem::transmute::<*const (), Init>(sqlite_vec::sqlite3_vec_init as *const ());
-            libsqlite3_sys::sqlite3_auto_extension(Some(init))
-        };
-        if rc != libsqlite3_sys::SQLITE_OK {
-            tracing::error!(rc, "cannot register sqlite-vec: semantic recall will fail");
-        }
-    });
-}
+pub use crate::sqlite::register_sqlite_vec;
 
 /// The text embedded for a message: its text, or its tool calls.
 fn embed_text(m: &Message) -> String {
@@ -174,28 +146,7 @@ fn embed_text(m: &Message) -> String {
         .join("\n")
 }
 
-fn vector_bytes(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|f| f.to_le_bytes()).collect()
-}
-
-fn bytes_vector(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
-}
-
-fn pg_vector(v: &[f32]) -> String {
-    let mut s = String::with_capacity(v.len() * 10 + 2);
-    s.push('[');
-    for (i, f) in v.iter().enumerate() {
-        if i > 0 {
-            s.push(',');
-        }
-        s.push_str(&f.to_string());
-    }
-    s.push(']');
-    s
-}
+use crate::vector_index::{bytes_vector, pg_vector, vector_bytes};
 
 fn cosine_distance(a: &[f32], b: &[f32]) -> f32 {
     let (mut dot, mut na, mut nb) = (0f32, 0f32, 0f32);

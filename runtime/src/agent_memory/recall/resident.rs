@@ -40,15 +40,14 @@
 //! what is held.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use super::ann::{self, Graph};
-use super::flat::Flat;
 use super::{IndexKind, Mark, RecallIndex, bytes_vector, db, err};
 use crate::agent_memory::store::{Pools, Store, ThreadInfo};
 use crate::error::Result;
+use crate::vector_index::{self, Index, IndexError, Nearest, Throttle};
 
 /// Threads with at most this many vectors are searched exactly, in memory;
 /// longer ones through a graph (the default of [`Store::with_exact_limit`]).
@@ -129,9 +128,8 @@ type ThreadKey = (String, i64);
 
 /// One thread's vectors.
 struct Resident {
-    /// Written to append to the exact block and to swap it for a graph;
-    /// searches read.
-    vectors: RwLock<Vectors>,
+    /// The vectors, keyed by seq.
+    index: Index,
     /// The highest message id read.
     max_id: AtomicI64,
     /// Set when the first load finished.
@@ -142,15 +140,8 @@ struct Resident {
     /// guards), so a caller that gives up never cuts a page in half.
     filling: Arc<tokio::sync::Mutex<()>>,
     used: Mutex<Instant>,
-    /// When a search may next read new rows, in ms since `born`.
-    catch_up_at: AtomicU64,
-    born: Instant,
-    bytes: AtomicUsize,
-}
-
-enum Vectors {
-    Exact(Flat),
-    Graph(Graph),
+    /// When a search may next read new rows.
+    catch_up: Throttle,
 }
 
 /// A search of a held thread made before its owner was checked
@@ -161,44 +152,21 @@ pub(crate) struct Early {
     found: Nearest,
 }
 
-/// A resident thread's answer: the nearest seqs, nearest first.
-enum Nearest {
-    /// By an exact scan.
-    Exact(Vec<i64>),
-    /// Through a graph.
-    Approximate(Vec<i64>),
-}
-
-fn poisoned(e: impl std::fmt::Display) -> crate::error::Error {
-    err(format!("a recall cache lock was poisoned: {e}"))
+fn index_error(e: IndexError) -> crate::error::Error {
+    err(e.0)
 }
 
 impl Resident {
     fn new(dims: usize) -> Resident {
         Resident {
-            vectors: RwLock::new(Vectors::Exact(Flat::new(dims))),
+            index: Index::new(dims),
             max_id: AtomicI64::new(0),
             ready: AtomicBool::new(false),
             dropped: AtomicBool::new(false),
             filling: Arc::new(tokio::sync::Mutex::new(())),
             used: Mutex::new(Instant::now()),
-            catch_up_at: AtomicU64::new(0),
-            born: Instant::now(),
-            bytes: AtomicUsize::new(0),
+            catch_up: Throttle::new(CATCH_UP_EVERY),
         }
-    }
-
-    /// Whether a search should read new rows now; if so, the next one
-    /// waits [`CATCH_UP_EVERY`].
-    fn catch_up_due(&self) -> bool {
-        let now = u64::try_from(self.born.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let due = self.catch_up_at.load(Ordering::Relaxed);
-        let next = now.saturating_add(CATCH_UP_EVERY.as_millis() as u64);
-        now >= due
-            && self
-                .catch_up_at
-                .compare_exchange(due, next, Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok()
     }
 
     fn touch(&self) {
@@ -213,11 +181,7 @@ impl Resident {
 
     /// (exact vectors, graph vectors).
     fn sizes(&self) -> (usize, usize) {
-        match self.vectors.read().as_deref() {
-            Ok(Vectors::Exact(f)) => (f.len(), 0),
-            Ok(Vectors::Graph(g)) => (0, g.size()),
-            Err(_) => (0, 0),
-        }
+        self.index.sizes()
     }
 
     /// Searches on the caller's thread: under 0.1 ms for a short thread,
@@ -226,10 +190,7 @@ impl Resident {
     /// their database reads before they search, so those overlap it.
     fn search(&self, query: &[f32], k: usize) -> Result<Nearest> {
         self.touch();
-        match &*self.vectors.read().map_err(poisoned)? {
-            Vectors::Exact(flat) => Ok(Nearest::Exact(flat.search(query, k))),
-            Vectors::Graph(graph) => Ok(Nearest::Approximate(graph.search(query, k)?)),
-        }
+        self.index.search(query, k, None).map_err(index_error)
     }
 
     /// Adds `rows` (seq, vector) read after the highest id held, turning
@@ -237,56 +198,10 @@ impl Resident {
     /// vectors (searches go on over the block meanwhile). Returns how many
     /// of the rows' seqs were held already. Blocking; the caller holds
     /// `filling`.
-    fn add(&self, dims: usize, rows: &[(i64, Vec<f32>)], exact_limit: usize) -> Result<usize> {
-        let rows = of_length(rows, dims);
-        if let Vectors::Graph(graph) = &*self.vectors.write().map_err(poisoned)? {
-            // Growing the graph reallocates it: no search meanwhile.
-            graph.reserve(rows.len())?;
-        }
-        {
-            let vectors = self.vectors.read().map_err(poisoned)?;
-            let held = match &*vectors {
-                Vectors::Exact(flat) => rows.iter().filter(|(s, _)| flat.contains(*s)).count(),
-                Vectors::Graph(graph) => rows.iter().filter(|(s, _)| graph.contains(*s)).count(),
-            };
-            if held > 0 {
-                return Ok(held);
-            }
-            match &*vectors {
-                Vectors::Exact(flat) if ann::AVAILABLE && flat.len() + rows.len() > exact_limit => {
-                    // Built beside the block, which keeps answering.
-                    let graph = Graph::new(dims)?;
-                    graph.reserve(flat.len() + rows.len())?;
-                    graph.add(&flat.iter().collect::<Vec<_>>())?;
-                    graph.add(&rows)?;
-                    drop(vectors);
-                    self.bytes.store(graph.bytes(), Ordering::Release);
-                    *self.vectors.write().map_err(poisoned)? = Vectors::Graph(graph);
-                    return Ok(0);
-                }
-                Vectors::Exact(_) => {}
-                Vectors::Graph(graph) => {
-                    graph.add(&rows)?;
-                    self.bytes.store(graph.bytes(), Ordering::Release);
-                    return Ok(0);
-                }
-            }
-        }
-        let mut vectors = self.vectors.write().map_err(poisoned)?;
-        if let Vectors::Exact(flat) = &mut *vectors {
-            flat.extend(rows);
-            self.bytes.store(flat.bytes(), Ordering::Release);
-        }
-        Ok(0)
+    fn add(&self, rows: &[(i64, Vec<f32>)], exact_limit: usize) -> Result<usize> {
+        let rows: Vec<(i64, &[f32])> = rows.iter().map(|(seq, v)| (*seq, v.as_slice())).collect();
+        self.index.add(&rows, exact_limit).map_err(index_error)
     }
-}
-
-/// The rows whose vectors have `dims` dimensions, borrowed.
-fn of_length(rows: &[(i64, Vec<f32>)], dims: usize) -> Vec<(i64, &[f32])> {
-    rows.iter()
-        .filter(|(_, v)| v.len() == dims)
-        .map(|(seq, v)| (*seq, v.as_slice()))
-        .collect()
 }
 
 impl Cache {
@@ -306,7 +221,10 @@ impl Cache {
     /// The thread's entry, and whether it was just created (and must be
     /// loaded).
     fn get_or_insert(&self, key: ThreadKey, dims: usize) -> Result<(Arc<Resident>, bool)> {
-        let mut map = self.by_thread.lock().map_err(poisoned)?;
+        let mut map = self
+            .by_thread
+            .lock()
+            .map_err(|e| err(format!("a recall cache lock was poisoned: {e}")))?;
         if let Some(r) = map.get(&key) {
             r.touch();
             return Ok((r.clone(), false));
@@ -323,14 +241,14 @@ impl Cache {
             return;
         };
         let budget = self.budget.load(Ordering::Relaxed);
-        let mut total: usize = map.values().map(|r| r.bytes.load(Ordering::Acquire)).sum();
+        let mut total: usize = map.values().map(|r| r.index.bytes()).sum();
         if total <= budget {
             return;
         }
         let mut by_age: Vec<(Instant, ThreadKey, usize)> = map
             .iter()
             .filter(|(_, r)| !Arc::ptr_eq(r, keep))
-            .map(|(k, r)| (r.last_used(), k.clone(), r.bytes.load(Ordering::Acquire)))
+            .map(|(k, r)| (r.last_used(), k.clone(), r.index.bytes()))
             .collect();
         by_age.sort_unstable_by_key(|(used, _, _)| *used);
         for (_, key, bytes) in by_age {
@@ -410,7 +328,7 @@ impl Cache {
                 let (exact, graph) = r.sizes();
                 s.exact_vectors += exact;
                 s.graph_vectors += graph;
-                s.bytes += r.bytes.load(Ordering::Acquire);
+                s.bytes += r.index.bytes();
                 s
             },
         )
@@ -508,7 +426,7 @@ impl Store {
         resident: Arc<Resident>,
         found: Nearest,
     ) -> Option<Vec<i64>> {
-        if resident.catch_up_due()
+        if resident.catch_up.due()
             && let Ok(guard) = resident.filling.clone().try_lock_owned()
         {
             let (store, resource, id) = (self.clone(), resource.to_owned(), thread.id.clone());
@@ -559,7 +477,7 @@ impl Store {
     ) {
         let store = self.clone();
         let resource = resource.to_owned();
-        let builds_graph = ann::AVAILABLE && thread.last_seq > self.exact_limit();
+        let builds_graph = vector_index::GRAPHS && thread.last_seq > self.exact_limit();
         let guard = LoadGuard {
             cache: self.cache_arc(),
             key,
@@ -645,7 +563,7 @@ impl Store {
                 rows.into_iter().map(|(_, seq, v)| (seq, v)).collect();
             let r = resident.clone();
             let held = tokio::task::spawn_blocking(move || {
-                let held = r.add(index.dims, &vectors, exact_limit)?;
+                let held = r.add(&vectors, exact_limit)?;
                 r.max_id.store(last, Ordering::Release);
                 Ok::<usize, crate::error::Error>(held)
             })

@@ -30,7 +30,8 @@ impl Store {
     /// `last_messages` newest messages, and the `top_k` messages nearest to
     /// `query` outside them, each with its neighbours ([`Store::recall`]).
     /// The window's read runs beside the thread's check, the query's
-    /// embedding and the search.
+    /// embedding, the search and the read of the messages around the
+    /// matches.
     pub async fn recent_and_recalled(
         &self,
         resource: &str,
@@ -65,13 +66,22 @@ impl Store {
             };
             Ok::<_, Error>((info, candidates))
         };
+        let recall = async {
+            let (info, candidates) = search.await?;
+            // The window is the thread's newest seqs, so the messages around
+            // the matches are read without waiting for it.
+            let first = (info.last_seq - last_messages as i64 + 1).max(1);
+            let newest: HashSet<i64> = (first..=info.last_seq).collect();
+            self.recall_around(resource, &info, candidates, top_k, &newest)
+                .await
+        };
         // The window's read is sent before the search runs.
-        let (recent, (info, candidates)) =
-            tokio::try_join!(self.recent(resource, thread, last_messages), search)?;
-        let exclude = recent.iter().map(|m| m.seq).collect();
-        let recalled = self
-            .recall_around(resource, &info, candidates, top_k, &exclude)
-            .await?;
+        let (recent, mut recalled) =
+            tokio::try_join!(self.recent(resource, thread, last_messages), recall)?;
+        // A window grown back to a tool call, or messages written since the
+        // check: no message twice.
+        let in_window: HashSet<i64> = recent.iter().map(|m| m.seq).collect();
+        recalled.retain(|m| !in_window.contains(&m.seq));
         Ok((recent, recalled))
     }
 

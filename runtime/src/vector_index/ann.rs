@@ -1,10 +1,10 @@
-//! Approximate search for long threads: an HNSW graph
-//! ([usearch](https://github.com/unum-cloud/USearch)), cosine similarity (the inner
-//! product of the vectors scaled to length 1),
-//! vectors quantized to `i8`, 32 links per node.
+//! Approximate search for large indexes: an HNSW graph
+//! ([usearch](https://github.com/unum-cloud/USearch)), cosine similarity
+//! (the inner product of the vectors scaled to length 1), vectors quantized
+//! to `i8`, 32 links per node.
 //!
-//! A graph's cost grows with the logarithm of the thread's length, where
-//! an exact scan grows with the length. Its answer is approximate, and the
+//! A graph's cost grows with the logarithm of the number of vectors, where
+//! an exact scan grows with the number. Its answer is approximate, and the
 //! `i8` quantization blurs close distances, so the graph is asked for more
 //! candidates than wanted ([`candidates`]), which are put in order by their
 //! distance to a copy of the vectors at half precision (`f16`, 2 bytes a
@@ -12,9 +12,8 @@
 
 use std::sync::RwLock;
 
-use super::err;
 use super::flat::Rows;
-use crate::error::Result;
+use super::{IndexResult as Result, err};
 
 #[cfg(feature = "ann")]
 type Half = half::f16;
@@ -22,7 +21,7 @@ type Half = half::f16;
 type Half = f32;
 
 /// Whether this build has graphs (the `ann` feature). Without it every
-/// thread is searched exactly ([`super::flat`]).
+/// index is searched exactly ([`super::flat`]).
 pub(super) const AVAILABLE: bool = hnsw::AVAILABLE;
 
 /// How many candidates a graph returns for `k` wanted: ordering a wider
@@ -31,7 +30,7 @@ fn candidates(k: usize) -> usize {
     (2 * k).max(40)
 }
 
-/// One thread's graph and the copy of its vectors. Searches and additions
+/// A graph and the copy of its vectors. Searches and additions
 /// may run together (usearch locks inside); growing the capacity
 /// ([`Graph::reserve`]) may not, and the owner adds one batch at a time.
 pub(super) struct Graph {
@@ -109,18 +108,41 @@ impl Graph {
         })
     }
 
-    /// The seqs of about the `k` nearest vectors, nearest first.
-    pub(super) fn search(&self, query: &[f32], k: usize) -> Result<Vec<i64>> {
-        let found = self
-            .index
-            .search(query, candidates(k))
-            .map_err(|e| err(format!("graph search failed: {e}")))?;
+    /// The keys of about the `k` nearest vectors, nearest first; with
+    /// `keep`, only keys it accepts.
+    pub(super) fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        keep: Option<&dyn Fn(i64) -> bool>,
+    ) -> Result<Vec<i64>> {
+        let found = match keep {
+            None => self.index.search(query, candidates(k)),
+            Some(keep) => self
+                .index
+                .filtered_search(query, candidates(k), |key| keep(key as i64)),
+        }
+        .map_err(|e| err(format!("graph search failed: {e}")))?;
         let seqs: Vec<i64> = found.keys.into_iter().map(|k| k as i64).collect();
         let copy = self
             .copy
             .read()
             .map_err(|e| err(format!("a graph lock was poisoned: {e}")))?;
         Ok(copy.order(query, &seqs, k))
+    }
+
+    /// Removes the vectors under `keys` (keys not held are ignored).
+    pub(super) fn remove(&self, keys: &[i64]) -> Result<()> {
+        for &key in keys {
+            self.index
+                .remove(key as u64)
+                .map_err(|e| err(format!("cannot remove from a graph: {e}")))?;
+        }
+        self.copy
+            .write()
+            .map_err(|e| err(format!("a graph lock was poisoned: {e}")))?
+            .remove(keys);
+        Ok(())
     }
 }
 
@@ -199,6 +221,17 @@ mod hnsw {
             match *self {}
         }
         pub(super) fn search(&self, _: &[f32], _: usize) -> Result<Found, String> {
+            match *self {}
+        }
+        pub(super) fn filtered_search(
+            &self,
+            _: &[f32],
+            _: usize,
+            _: impl Fn(u64) -> bool,
+        ) -> Result<Found, String> {
+            match *self {}
+        }
+        pub(super) fn remove(&self, _: u64) -> Result<usize, String> {
             match *self {}
         }
     }
