@@ -79,6 +79,8 @@ pub struct ParamAttrs {
     pub load_options_method: Option<LitStr>,
     pub collection: Option<Span>,
     pub fixed_collection: Option<Span>,
+    /// The fixed collection's group name, when given (`fixed_collection = "..."`).
+    pub fixed_collection_group: Option<LitStr>,
     pub kind: Option<LitStr>,
     pub json: Option<Span>,
     pub skip: Option<Span>,
@@ -290,7 +292,12 @@ fn param_attr(cx: &Ctxt, attr: &syn::Attribute, keys: &mut Keys<'_>, out: &mut P
             "no_data_expression" => out.no_data_expression = Some(flag()),
             "load_options_method" => out.load_options_method = Some(lit_str(&meta)?),
             "collection" => out.collection = Some(flag()),
-            "fixed_collection" => out.fixed_collection = Some(flag()),
+            "fixed_collection" => {
+                out.fixed_collection = Some(flag());
+                if meta.input.peek(syn::Token![=]) {
+                    out.fixed_collection_group = Some(lit_str(&meta)?);
+                }
+            }
             "kind" => out.kind = Some(lit_str(&meta)?),
             "json" => out.json = Some(flag()),
             "skip" => out.skip = Some(flag()),

@@ -400,12 +400,21 @@ fn nested(f: &Field) -> Option<TokenStream> {
         )
     } else if f.attrs.fixed_collection.is_some() {
         let ty = f.elem?;
+        let group = fixed_group(f);
         Some(
-            quote!(::nodekit::__private::Nested::FixedCollection(<#ty as ::nodekit::Params>::properties)),
+            quote!(::nodekit::__private::Nested::FixedCollection(<#ty as ::nodekit::Params>::properties, #group)),
         )
     } else {
         None
     }
+}
+
+/// A fixed collection's group name: the one given, else `values`.
+fn fixed_group(f: &Field) -> String {
+    f.attrs
+        .fixed_collection_group
+        .as_ref()
+        .map_or_else(|| "values".to_owned(), LitStr::value)
 }
 
 fn conditions(c: &Container, conds: &[attr::Condition]) -> Vec<TokenStream> {
@@ -460,7 +469,8 @@ fn field_value(f: &Field) -> TokenStream {
     let p = quote!(::nodekit::__private);
     if a.fixed_collection.is_some() {
         let elem = f.elem.expect("validated: fixed collections are Vecs");
-        let read = quote!(#p::convert_fixed::<#elem>(&__v, &__at.field(#name))?);
+        let group = fixed_group(f);
+        let read = quote!(#p::convert_fixed::<#elem>(&__v, &__at.field(#name), #group)?);
         let absent = if f.optional {
             quote!(::core::option::Option::None)
         } else {

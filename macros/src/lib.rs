@@ -15,9 +15,9 @@ mod ctxt;
 #[cfg(feature = "db-tool")]
 mod db_tool;
 mod expand;
-mod history;
 #[cfg(feature = "db-tool")]
 mod sql_template;
+mod store_type;
 mod symbol;
 mod valid;
 
@@ -37,10 +37,16 @@ pub fn db_tool(args: TokenStream, item: TokenStream) -> TokenStream {
     db_tool::db_tool(args.into(), item.into()).into()
 }
 
-/// Declares a chat-history store; see `nodekit::memory` for what it generates.
+/// Declares a chat-history store; see `nodekit::history` for what it generates.
 #[proc_macro_attribute]
 pub fn chat_history(args: TokenStream, item: TokenStream) -> TokenStream {
-    history::chat_history(args.into(), item.into()).into()
+    store_type::store_type(&store_type::CHAT_HISTORY, args.into(), item.into()).into()
+}
+
+/// Declares a vector store; see `nodekit::vector_store` for what it generates.
+#[proc_macro_attribute]
+pub fn vector_store(args: TokenStream, item: TokenStream) -> TokenStream {
+    store_type::store_type(&store_type::VECTOR_STORE, args.into(), item.into()).into()
 }
 
 /// Derives `nodekit::Params` for a struct used as a collection parameter.

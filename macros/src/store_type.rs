@@ -1,7 +1,9 @@
-//! `#[chat_history(namespace = [...])]`: parse, validate and expand.
+//! `#[chat_history(namespace = [...])]` and `#[vector_store(namespace =
+//! [...])]`: a store type registered under a namespace. Parse, validate and
+//! expand; the two differ only in the trait and registry they name.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{format_ident, quote};
 use syn::punctuated::Punctuated;
 use syn::{LitStr, Token};
 
@@ -19,17 +21,60 @@ const SECRET_WORDS: &[&str] = &[
     "auth",
 ];
 
+/// Which attribute: what it is called and which nodekit items it names.
+pub struct Kind {
+    /// The attribute, e.g. `chat_history`.
+    pub attr: &'static str,
+    /// What the struct is, for errors: `chat history`.
+    pub what: &'static str,
+    /// A namespace to show in errors.
+    pub example: &'static str,
+    /// The nodekit module holding the items below.
+    pub module: &'static str,
+    /// The trait the struct must implement.
+    pub trait_name: &'static str,
+    /// The trait carrying the namespace.
+    pub namespace_trait: &'static str,
+    /// The registration type submitted to `inventory`.
+    pub registration: &'static str,
+}
+
+/// `#[chat_history]`.
+pub const CHAT_HISTORY: Kind = Kind {
+    attr: "chat_history",
+    what: "chat history",
+    example: "[\"my_package\", \"memory\", \"store\"]",
+    module: "history",
+    trait_name: "ChatHistory",
+    namespace_trait: "HistoryNamespace",
+    registration: "HistoryRegistration",
+};
+
+/// `#[vector_store]`.
+pub const VECTOR_STORE: Kind = Kind {
+    attr: "vector_store",
+    what: "vector store",
+    example: "[\"my_package\", \"vectors\", \"store\"]",
+    module: "vector_store",
+    trait_name: "VectorStore",
+    namespace_trait: "VectorStoreNamespace",
+    registration: "VectorStoreRegistration",
+};
+
 /// Parsed arguments.
 struct Args {
     namespace: Option<(proc_macro2::Span, Vec<LitStr>)>,
 }
 
-fn parse_args(cx: &Ctxt, args: TokenStream) -> Args {
+fn parse_args(cx: &Ctxt, kind: &Kind, args: TokenStream) -> Args {
     let mut out = Args { namespace: None };
     let parser = syn::meta::parser(|meta| {
         if meta.path.is_ident("namespace") {
             if out.namespace.is_some() {
-                cx.error_spanned_by(&meta.path, "duplicate key `namespace` in `#[chat_history]`");
+                cx.error_spanned_by(
+                    &meta.path,
+                    format!("duplicate key `namespace` in `#[{}]`", kind.attr),
+                );
             }
             let value = meta.value()?;
             let content;
@@ -52,7 +97,7 @@ fn parse_args(cx: &Ctxt, args: TokenStream) -> Args {
                 .map_or(String::new(), |b| format!("; did you mean `{b}`?"));
             cx.error_spanned_by(
                 &meta.path,
-                format!("unknown key `{key}` in `#[chat_history]`{hint}"),
+                format!("unknown key `{key}` in `#[{}]`{hint}", kind.attr),
             );
             // Consume the value so that parsing goes on with one error, not two.
             if meta.input.peek(Token![=]) {
@@ -67,23 +112,26 @@ fn parse_args(cx: &Ctxt, args: TokenStream) -> Args {
     out
 }
 
-/// `#[chat_history(...)]` on a struct.
-pub fn chat_history(args: TokenStream, item: TokenStream) -> TokenStream {
+/// `#[chat_history(...)]` or `#[vector_store(...)]` on a struct.
+pub fn store_type(kind: &Kind, args: TokenStream, item: TokenStream) -> TokenStream {
     let mut item: syn::ItemStruct = match syn::parse2(item.clone()) {
         Ok(item) => item,
         Err(e) => {
-            let error =
-                syn::Error::new(e.span(), "#[chat_history] goes on a struct").to_compile_error();
+            let error = syn::Error::new(e.span(), format!("#[{}] goes on a struct", kind.attr))
+                .to_compile_error();
             return quote!(#item #error);
         }
     };
     let cx = Ctxt::default();
-    let args = parse_args(&cx, args);
+    let args = parse_args(&cx, kind, args);
     let namespace = match &args.namespace {
         None => {
             cx.error_spanned_by(
                 &item.ident,
-                "a chat history needs a namespace: `#[chat_history(namespace = [\"my_package\", \"memory\", \"store\"])]`",
+                format!(
+                    "a {} needs a namespace: `#[{}(namespace = {})]`",
+                    kind.what, kind.attr, kind.example
+                ),
             );
             Vec::new()
         }
@@ -144,17 +192,22 @@ pub fn chat_history(args: TokenStream, item: TokenStream) -> TokenStream {
         }
     });
     let (impl_generics, ty_generics, where_clause) = item.generics.split_for_impl();
+    let module = format_ident!("{}", kind.module);
+    let store_trait = format_ident!("{}", kind.trait_name);
+    let namespace_trait = format_ident!("{}", kind.namespace_trait);
+    let registration = format_ident!("{}", kind.registration);
+    let check = format_ident!("implements_{}", kind.attr);
     let generic = !item.generics.params.is_empty();
     // Registration needs a concrete type; generic histories are not registered.
     let register = (!generic).then(|| {
         quote! {
             ::nodekit::__private::inventory::submit! {
-                ::nodekit::history::HistoryRegistration { namespace: &[#(#namespace),*], type_name: #name }
+                ::nodekit::#module::#registration { namespace: &[#(#namespace),*], type_name: #name }
             }
             // Fails to compile, with a clear note, if the struct does not implement the trait.
             const _: fn() = || {
-                fn implements_chat_history<T: ::nodekit::history::ChatHistory>() {}
-                implements_chat_history::<#ident>();
+                fn #check<T: ::nodekit::#module::#store_trait>() {}
+                #check::<#ident>();
             };
         }
     });
@@ -163,7 +216,7 @@ pub fn chat_history(args: TokenStream, item: TokenStream) -> TokenStream {
 
         const _: () = {
             #[automatically_derived]
-            impl #impl_generics ::nodekit::history::HistoryNamespace for #ident #ty_generics #where_clause {
+            impl #impl_generics ::nodekit::#module::#namespace_trait for #ident #ty_generics #where_clause {
                 const NAMESPACE: &'static [&'static str] = &[#(#namespace),*];
             }
 
@@ -174,7 +227,7 @@ pub fn chat_history(args: TokenStream, item: TokenStream) -> TokenStream {
                     #[allow(unused_imports)]
                     use ::nodekit::__private::DebugFieldFallback as _;
                     f.debug_struct(#name)
-                        .field("namespace", &<Self as ::nodekit::history::HistoryNamespace>::NAMESPACE)
+                        .field("namespace", &<Self as ::nodekit::#module::#namespace_trait>::NAMESPACE)
                         #(#debug_fields)*
                         .finish()
                 }

@@ -59,6 +59,8 @@ pub const OUTPUTS: &[&str] = &[
     "tool",
     "embeddings",
     "vector_store",
+    "document_loader",
+    "text_splitter",
 ];
 
 /// Values of `#[param(kind = "...")]`.

@@ -26,3 +26,25 @@ pub fn openai(credential: &Value, model: &str) -> nodekit::Result<OpenAiConfig> 
     config.azure_api_version = text("azureApiVersion").map(str::to_owned);
     Ok(config)
 }
+
+/// n8n's `postgres` credential. serde's message is not shown: it may quote
+/// a value, and a value may be the password.
+pub fn postgres(credential: &Value) -> nodekit::Result<nodekit::history::postgres::PostgresConfig> {
+    serde_json::from_value(credential.clone()).map_err(|_| nodekit::Error::InvalidCredentials {
+        credential: "postgres".into(),
+        problem: "is invalid; it needs host, database and user (text), and optionally port (a number), password and ssl (text)".into(),
+    })
+}
+
+/// The file of nodekit's `sqlite` credential (`{"databasePath": "..."}`).
+pub fn sqlite_path(credential: &Value) -> nodekit::Result<String> {
+    credential
+        .get("databasePath")
+        .and_then(Value::as_str)
+        .filter(|p| !p.trim().is_empty())
+        .map(str::to_owned)
+        .ok_or_else(|| nodekit::Error::InvalidCredentials {
+            credential: "sqlite".into(),
+            problem: "has no `databasePath` (the SQLite file)".into(),
+        })
+}

@@ -70,9 +70,9 @@ pub struct NodeDescription {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub codex: Option<Codex>,
     /// Input connections.
-    pub inputs: Vec<ConnectionType>,
+    pub inputs: Connections,
     /// Output connections.
-    pub outputs: Vec<ConnectionType>,
+    pub outputs: Connections,
     /// Labels of the outputs, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub output_names: Vec<String>,
@@ -152,6 +152,66 @@ pub struct CodexResources {
 pub struct DocumentationLink {
     /// The address of the page.
     pub url: String,
+}
+
+/// A node's inputs or outputs: a fixed list, or (as n8n's vector store
+/// and loader nodes have) an expression n8n evaluates with the node's
+/// parameters, which picks some of `possible`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Connections {
+    /// The same connections whatever the parameters.
+    Fixed(Vec<ConnectionType>),
+    /// `={{ ... }}` over `$parameter`.
+    ByParameters {
+        /// The expression, as n8n's description holds it.
+        expression: String,
+        /// Every connection type the expression can give.
+        possible: Vec<ConnectionType>,
+    },
+}
+
+impl Connections {
+    /// Every connection type the node can have here.
+    pub fn types(&self) -> &[ConnectionType] {
+        match self {
+            Connections::Fixed(list) => list,
+            Connections::ByParameters { possible, .. } => possible,
+        }
+    }
+}
+
+impl From<Vec<ConnectionType>> for Connections {
+    fn from(list: Vec<ConnectionType>) -> Self {
+        Connections::Fixed(list)
+    }
+}
+
+impl Serialize for Connections {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Connections::Fixed(list) => list.serialize(s),
+            Connections::ByParameters { expression, .. } => expression.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Connections {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Form {
+            Fixed(Vec<ConnectionType>),
+            Expression(String),
+        }
+        Ok(match Form::deserialize(d)? {
+            Form::Fixed(list) => Connections::Fixed(list),
+            // Which types an expression read from JSON gives is not known.
+            Form::Expression(expression) => Connections::ByParameters {
+                expression,
+                possible: Vec::new(),
+            },
+        })
+    }
 }
 
 /// n8n's connection types (`NodeConnectionTypes`).

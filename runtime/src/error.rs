@@ -209,6 +209,12 @@ pub enum Error {
         /// The stored version (0: none yet).
         actual: i64,
     },
+    /// A vector store refused a request or failed.
+    #[error("vector store: {what}")]
+    VectorStore {
+        /// What went wrong, and what to do.
+        what: String,
+    },
     /// Text that should be JSON is not.
     #[error("{what} is not valid JSON: {source}")]
     Json {

@@ -20,6 +20,9 @@
 //! | [`message`] | chat messages in LangChain's and nodekit's forms | |
 //! | [`model`] | the [`ChatModel`](model::ChatModel) trait, custom models; the OpenAI-compatible client | `openai` |
 //! | [`embed`] | the [`Embedder`](embed::Embedder) trait; the OpenAI-compatible embeddings client | `openai` |
+//! | [`document`] | [`Document`](document::Document): a text and its metadata | |
+//! | [`text_splitter`] | LangChain's recursive and character text splitters, chunk for chunk | |
+//! | [`vector_store`](mod@vector_store) | the [`VectorStore`](vector_store::VectorStore) trait, metadata filters, documents in and out through an embedder, the in-process store; SQLite (sqlite-vec) and PGVector stores | stores: `vector-store` |
 //! | [`memory`] | conversation memory: the [`Memory`](memory::Memory) trait and LangChain's buffer, window and token-buffer memories | exact token counts: `tiktoken` |
 //! | [`history`] | where messages are stored: [`ChatHistory`](history::ChatHistory), the in-process history; stores on SQLite, PostgreSQL and Redis | stores: `sqlite`, `postgres`, `redis` |
 //! | [`event`] | progress of a run (streamed text, tool calls) | |
@@ -53,7 +56,8 @@
 //! | `redis` | the Redis chat history | redis |
 //! | `sql-tools` | the SQL tool nodes' engine and `#[db_tool]` (SQLite and PostgreSQL) | sqlx, sqlparser |
 //! | `agent-memory` | agent memory tiers (turns on `sqlite`, `postgres`, `tiktoken`) | sqlx, sqlite-vec |
-//! | `ann` | HNSW graphs for recall in long threads (turns on `agent-memory`) | usearch |
+//! | `vector-store` | the SQLite (sqlite-vec) and PostgreSQL (pgvector, n8n's table layout) vector stores (turns on `sqlite`, `postgres`) | sqlx, sqlite-vec |
+//! | `ann` | HNSW graphs for searches of many vectors (agent-memory recall in long threads, large vector stores); without it they are scanned exactly | usearch |
 //! | `n8n` | the n8n community package writer and bridge | |
 //! | `full` | all of the above (default) | |
 //!
@@ -86,7 +90,7 @@
 //! | `name` | string | internal name; default: the struct name in lowerCamelCase |
 //! | `display_name` | string | label; default: the struct name in Title Case |
 //! | `description` | string | default: the doc comment (one of the two is required) |
-//! | `output` | `main`, `agent`, `chat_model`, `memory`, `tool`, `embeddings`, `vector_store` | the kind of node: sets inputs, outputs, output names and codex; default `main` |
+//! | `output` | `main`, `agent`, `chat_model`, `memory`, `tool`, `embeddings`, `vector_store`, `document_loader`, `text_splitter` | the kind of node: sets inputs, outputs, output names and codex; default `main`. `vector_store` is n8n's vector store node: its `mode` parameter (`load`, `insert`, `retrieve`, `retrieve-as-tool`; see `vector_store::node`) picks its connections; `document_loader`'s text-splitter input depends on its `textSplittingMode` parameter, as n8n's Default Data Loader's |
 //! | `version` | number or `[numbers]` | default `1` |
 //! | `default_version` | number | one of `version` |
 //! | `credentials` | `["type", ...]` | required credential types |
@@ -113,7 +117,7 @@
 //! | `password`, `rows` | flag, integer | string parameters |
 //! | `no_data_expression` | flag | disallow expressions |
 //! | `collection` | flag | the field's type is a `#[derive(NodeParams)]` struct |
-//! | `fixed_collection` | flag | the field is a `Vec` of such a struct |
+//! | `fixed_collection` | flag, or the group's name | the field is a `Vec` of such a struct; its entries are kept under the group's name (default `values`, e.g. `fixed_collection = "metadataValues"`) |
 //! | `kind` | `"dateTime"`, `"color"`, `"hidden"`, `"json"`, ... | overrides the property type |
 //! | `json` | flag | the value is JSON text to parse (automatic for `serde_json::Value`) |
 //! | `skip` | flag | not a parameter; the field takes `Default::default()` |
@@ -177,6 +181,7 @@ pub mod agent;
 pub mod agent_memory;
 pub mod credential;
 pub mod description;
+pub mod document;
 pub mod embed;
 pub mod error;
 pub mod event;
@@ -197,7 +202,10 @@ pub mod sql;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod text;
+pub mod text_splitter;
 pub mod tool;
+mod vector_index;
+pub mod vector_store;
 #[cfg(feature = "agent")]
 pub mod workflow;
 
@@ -226,7 +234,7 @@ pub use error::{Error, Result};
 pub use node::Node;
 #[cfg(feature = "sql-tools")]
 pub use nodekit_macros::db_tool;
-pub use nodekit_macros::{NodeParams, ai_node, chat_history};
+pub use nodekit_macros::{NodeParams, ai_node, chat_history, vector_store};
 pub use params::Params;
 pub use registry::Catalog;
 pub use schemars;
@@ -245,5 +253,6 @@ pub mod prelude {
     };
     #[cfg(feature = "sql-tools")]
     pub use crate::sql::{DbTool, ToolOptions};
-    pub use crate::{Catalog, Node, NodeParams, Params, ai_node, chat_history};
+    pub use crate::vector_store::{DocumentStore, Filter, VectorStore, VectorStoreOptions};
+    pub use crate::{Catalog, Node, NodeParams, Params, ai_node, chat_history, vector_store};
 }

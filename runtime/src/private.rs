@@ -15,7 +15,7 @@ pub use crate::params::property_spec::{FromAiSpec, Nested, PropertySpec, propert
 pub use inventory;
 
 use crate::description::{
-    Codex, CodexResources, ConnectionType, CredentialDescription, DisplayOptions,
+    Codex, CodexResources, ConnectionType, Connections, CredentialDescription, DisplayOptions,
     DocumentationLink, NodeDefaults, NodeDescription, NodeProperty, NodeVersion, Number,
     PropertyType,
 };
@@ -116,12 +116,66 @@ pub enum Output {
     Tool,
     /// Supplies an embeddings model.
     Embeddings,
-    /// Supplies a vector store.
+    /// A vector store with n8n's operation modes (its `mode` parameter
+    /// picks the connections): insert and get many are root nodes, the two
+    /// retrieve modes supply a vector store or a tool.
     VectorStore,
+    /// Supplies documents (n8n's document loaders).
+    DocumentLoader,
+    /// Supplies a text splitter.
+    TextSplitter,
 }
 
+/// The inputs of a vector store node with n8n's modes (n8n's, without the reranker).
+const VECTOR_STORE_INPUTS: &str = "={{ ((parameters) => { const mode = parameters?.mode; \
+const inputs = [{ displayName: \"Embedding\", type: \"ai_embedding\", required: true, maxConnections: 1 }]; \
+if (mode === 'retrieve-as-tool') { return inputs; } \
+if (['insert', 'load', 'update'].includes(mode)) { inputs.push({ displayName: \"\", type: \"main\" }); } \
+if (mode === 'insert') { inputs.push({ displayName: \"Document\", type: \"ai_document\", required: true, maxConnections: 1 }); } \
+return inputs; })($parameter) }}";
+
+/// The outputs of a vector store node with n8n's modes.
+const VECTOR_STORE_OUTPUTS: &str = "={{ ((parameters) => { const mode = parameters?.mode ?? 'retrieve'; \
+if (mode === 'retrieve-as-tool') { return [{ displayName: \"Tool\", type: \"ai_tool\" }]; } \
+if (mode === 'retrieve') { return [{ displayName: \"Vector Store\", type: \"ai_vectorStore\" }]; } \
+return [{ displayName: \"\", type: \"main\" }]; })($parameter) }}";
+
+/// The inputs of a document loader: a text splitter unless its
+/// `textSplittingMode` is `simple` (n8n's Default Data Loader).
+const DOCUMENT_LOADER_INPUTS: &str = "={{ ((parameters) => { const mode = parameters?.textSplittingMode; \
+return !mode || mode === 'custom' ? [{ displayName: 'Text Splitter', maxConnections: 1, type: 'ai_textSplitter', required: true }] : []; \
+})($parameter) }}";
+
 impl Output {
-    fn connections(self) -> (Vec<ConnectionType>, Vec<ConnectionType>, &'static str) {
+    fn connections(self) -> (Connections, Connections, &'static str) {
+        use ConnectionType as C;
+        let by = |expression: &str, possible: Vec<C>| Connections::ByParameters {
+            expression: expression.to_owned(),
+            possible,
+        };
+        match self {
+            Output::VectorStore => (
+                by(
+                    VECTOR_STORE_INPUTS,
+                    vec![C::Embedding, C::Main, C::Document],
+                ),
+                by(VECTOR_STORE_OUTPUTS, vec![C::VectorStore, C::Tool, C::Main]),
+                "",
+            ),
+            Output::DocumentLoader => (
+                by(DOCUMENT_LOADER_INPUTS, vec![C::TextSplitter]),
+                vec![C::Document].into(),
+                "Document",
+            ),
+            Output::TextSplitter => (vec![].into(), vec![C::TextSplitter].into(), "Text Splitter"),
+            fixed => {
+                let (inputs, outputs, name) = fixed.fixed_connections();
+                (inputs.into(), outputs.into(), name)
+            }
+        }
+    }
+
+    fn fixed_connections(self) -> (Vec<ConnectionType>, Vec<ConnectionType>, &'static str) {
         use ConnectionType as C;
         match self {
             Output::Main => (vec![C::Main], vec![C::Main], ""),
@@ -134,7 +188,9 @@ impl Output {
             Output::Memory => (vec![], vec![C::Memory], "Memory"),
             Output::Tool => (vec![], vec![C::Tool], "Tool"),
             Output::Embeddings => (vec![], vec![C::Embedding], "Embeddings"),
-            Output::VectorStore => (vec![C::Embedding], vec![C::VectorStore], "Vector Store"),
+            Output::VectorStore | Output::DocumentLoader | Output::TextSplitter => {
+                unreachable!("connections() handles the parameter-dependent kinds")
+            }
         }
     }
 
@@ -150,7 +206,13 @@ impl Output {
             Output::Memory => vec![("AI", vec!["Memory"]), ("Memory", vec!["Other memories"])],
             Output::Tool => vec![("AI", vec!["Tools"]), ("Tools", vec!["Other Tools"])],
             Output::Embeddings => vec![("AI", vec!["Embeddings"])],
-            Output::VectorStore => vec![("AI", vec!["Vector Stores", "Root Nodes"])],
+            Output::VectorStore => vec![
+                ("AI", vec!["Vector Stores", "Tools", "Root Nodes"]),
+                ("Vector Stores", vec!["Other Vector Stores"]),
+                ("Tools", vec!["Other Tools"]),
+            ],
+            Output::DocumentLoader => vec![("AI", vec!["Document Loaders"])],
+            Output::TextSplitter => vec![("AI", vec!["Text Splitters"])],
         }
     }
 }
@@ -193,8 +255,11 @@ pub struct NodeSpec {
 /// Assembles a node's description.
 pub fn describe(spec: &NodeSpec, mut properties: Vec<NodeProperty>) -> NodeDescription {
     let (mut inputs, outputs, output_name) = spec.output.connections();
-    if spec.main_input && !inputs.contains(&ConnectionType::Main) {
-        inputs.insert(0, ConnectionType::Main);
+    if spec.main_input
+        && let Connections::Fixed(list) = &mut inputs
+        && !list.contains(&ConnectionType::Main)
+    {
+        list.insert(0, ConnectionType::Main);
     }
     let subcategories = spec.output.subcategories();
     let resources = spec.documentation_url.map(|url| CodexResources {

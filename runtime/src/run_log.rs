@@ -8,6 +8,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use crate::document::{Document, DocumentLoader};
 use crate::embed::Embedder;
 use crate::error::Result;
 use crate::memory::Memory;
@@ -15,6 +16,7 @@ use crate::message::{Message, Usage};
 use crate::model::{
     BoxFuture, CallOptions, ChatModel, ChunkStream, StreamAccumulator, StreamChunk,
 };
+use crate::text_splitter::TextSplitter;
 use crate::tool::{Tool, ToolDefinition};
 
 /// One logged call.
@@ -503,6 +505,83 @@ impl Embedder for LoggedEmbedder {
                 |v| json!({"vectors": v.len(), "dimensions": v.first().map_or(0, Vec::len)}),
                 None,
             );
+            result
+        })
+    }
+
+    fn is_logged(&self) -> bool {
+        true
+    }
+}
+
+/// `inner` with its splits logged as node `node`'s (action `splitText`).
+pub(crate) fn logged_text_splitter(
+    inner: Arc<dyn TextSplitter>,
+    node: &str,
+    log: &Arc<RunLog>,
+) -> Arc<dyn TextSplitter> {
+    Arc::new(LoggedTextSplitter {
+        inner,
+        node: node.to_owned(),
+        log: log.clone(),
+    })
+}
+
+/// `inner` with its loads logged as node `node`'s (action `loadDocuments`).
+pub(crate) fn logged_document_loader(
+    inner: Arc<dyn DocumentLoader>,
+    node: &str,
+    log: &Arc<RunLog>,
+) -> Arc<dyn DocumentLoader> {
+    Arc::new(LoggedDocumentLoader {
+        inner,
+        node: node.to_owned(),
+        log: log.clone(),
+    })
+}
+
+/// A text splitter whose splits go to the run log: the text's length in,
+/// the chunks out (n8n logs the text itself; a long document would fill
+/// the log).
+#[derive(Debug)]
+struct LoggedTextSplitter {
+    inner: Arc<dyn TextSplitter>,
+    node: String,
+    log: Arc<RunLog>,
+}
+
+impl TextSplitter for LoggedTextSplitter {
+    fn split_text(&self, text: &str) -> Vec<String> {
+        let call = Logged::start(
+            &self.log,
+            &self.node,
+            "splitText",
+            json!({"characters": text.chars().count()}),
+        );
+        let chunks = self.inner.split_text(text);
+        call.record(json!({"response": chunks}), None, None);
+        chunks
+    }
+
+    fn is_logged(&self) -> bool {
+        true
+    }
+}
+
+/// A document loader whose loads go to the run log.
+#[derive(Debug)]
+struct LoggedDocumentLoader {
+    inner: Arc<dyn DocumentLoader>,
+    node: String,
+    log: Arc<RunLog>,
+}
+
+impl DocumentLoader for LoggedDocumentLoader {
+    fn load<'a>(&'a self, item: &'a Value) -> BoxFuture<'a, Result<Vec<Document>>> {
+        traced(&self.node, "loadDocuments", async move {
+            let call = Logged::start(&self.log, &self.node, "loadDocuments", item.clone());
+            let result = self.inner.load(item).await;
+            call.finish(&result, |docs| json!({"response": docs}), None);
             result
         })
     }

@@ -1,5 +1,6 @@
-//! SQLite connections as nodekit's own stores open them (chat history and
-//! agent memory): one pool builder, with a setting sqlx does not wrap.
+//! SQLite connections as nodekit's own stores open them (chat history,
+//! agent memory, vector stores): one pool builder, with a setting sqlx does
+//! not wrap, and the registration of sqlite-vec.
 
 use sqlx::sqlite::{LockedSqliteHandle, SqlitePoolOptions};
 
@@ -24,6 +25,38 @@ pub(crate) fn pool_options(max: u32) -> SqlitePoolOptions {
                 Ok(())
             })
         })
+}
+
+/// Registers sqlite-vec with SQLite for every connection opened afterwards
+/// in this process (idempotent).
+#[cfg(any(feature = "agent-memory", feature = "vector-store"))]
+#[allow(unsafe_code)]
+pub fn register_sqlite_vec() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        type Init = unsafe extern "C" fn(
+            *mut libsqlite3_sys::sqlite3,
+            *mut *mut std::ffi::c_char,
+            *const libsqlite3_sys::sqlite3_api_routines,
+        ) -> std::ffi::c_int;
+        // SAFETY: `sqlite3_vec_init` is the extension's entry point, declared
+        // by the sqlite-vec crate without arguments; its C signature is
+        // exactly `Init` (compiled with SQLITE_CORE, it ignores the API
+        // routines pointer and calls the bundled SQLite that
+        // libsqlite3-sys links). `sqlite3_auto_extension` only stores the
+        // pointer, which stays valid for the life of the process.
+        let rc = unsafe {
+            let init: Init =
+                std::mem::transmute::<*const (), Init>(sqlite_vec::sqlite3_vec_init as *const ());
+            libsqlite3_sys::sqlite3_auto_extension(Some(init))
+        };
+        if rc != libsqlite3_sys::SQLITE_OK {
+            tracing::error!(
+                rc,
+                "cannot register sqlite-vec: vector searches in SQLite will fail"
+            );
+        }
+    });
 }
 
 #[allow(unsafe_code)]

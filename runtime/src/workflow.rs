@@ -1,10 +1,12 @@
 //! Running workflows in n8n's export format (`nodes` + `connections`).
 //!
-//! Root nodes (those that implement `Execute`, such as the AI Agent) run in
-//! the order their `main` connections give, starting from the trigger
-//! (any node whose type mentions `Trigger`, which passes the input item on).
-//! Before a root node runs on an item, every sub-node connected to it on an
-//! `ai_*` connection supplies its object; sub-node and root-node parameters
+//! Root nodes (those that implement `Execute`, such as the AI Agent, and
+//! are not connected to another node on an `ai_*` output) run in the order
+//! their `main` connections give, starting from the trigger (any node whose
+//! type mentions `Trigger`, which passes the input item on). Before a root
+//! node runs on an item, every sub-node connected to it on an `ai_*`
+//! connection supplies its object, after its own sub-nodes supplied theirs
+//! (a vector store's embeddings model); sub-node and root-node parameters
 //! get their defaults and their `$json` expressions resolved against that
 //! item. Credentials are looked up by credential type.
 
@@ -17,6 +19,7 @@ use serde_json::{Map, Value};
 use crate::description::ConnectionType;
 use crate::error::{Error, Result, describe_value};
 use crate::event::EventSender;
+use crate::model::BoxFuture;
 use crate::node::{Credentials, SupplyContext};
 use crate::node::{ExecuteContext, Supply};
 use crate::registry::{Catalog, CatalogEntry};
@@ -214,7 +217,7 @@ impl Workflow {
             let mut out = Vec::new();
             for item in &items {
                 let inputs = self
-                    .supplies(catalog, &edges, root, item, &options, &log)
+                    .supplies(catalog, &edges, &root.name, item, &options, &log, 0)
                     .await?;
                 let params = self.params(entry, root, item)?;
                 let ctx = ExecuteContext::new(
@@ -224,7 +227,8 @@ impl Workflow {
                     log.clone(),
                     options.events.clone(),
                 )
-                .with_type_version(root.type_version);
+                .with_type_version(root.type_version)
+                .with_credentials(Arc::new(credentials_of(entry, &options)));
                 out.extend(execute(params, ctx).await?);
             }
             items = out;
@@ -238,15 +242,22 @@ impl Workflow {
         catalog: &Catalog,
         edges: &[Edge<'_>],
     ) -> Result<Vec<&'w WorkflowNode>> {
+        // A node connected on an `ai_*` output is a sub-node there, even if
+        // it can also run as a root (a vector store's modes).
+        let sub_nodes: HashSet<&str> = edges
+            .iter()
+            .filter(|e| e.kind.starts_with("ai_"))
+            .map(|e| e.source)
+            .collect();
         let mut executable = Vec::new();
         for n in self.nodes.iter().filter(|n| !n.disabled) {
             if is_trigger(&n.node_type) {
                 continue;
             }
             let entry = self.entry(catalog, n)?;
-            if entry.runtime.execute.is_some() {
+            if entry.runtime.execute.is_some() && !sub_nodes.contains(n.name.as_str()) {
                 executable.push(n);
-            } else if entry.runtime.supply.is_none() {
+            } else if entry.runtime.supply.is_none() && entry.runtime.execute.is_none() {
                 return Err(Error::Workflow(format!(
                     "node `{}` ({}) has a description but nothing to run",
                     n.name, n.node_type
@@ -287,53 +298,80 @@ impl Workflow {
         crate::expression::resolve(&filled, item, &node.name)
     }
 
-    /// What every sub-node connected to `root` supplies, by connection type.
-    async fn supplies(
-        &self,
-        catalog: &Catalog,
-        edges: &[Edge<'_>],
-        root: &WorkflowNode,
-        item: &Value,
-        options: &RunOptions,
-        log: &Arc<RunLog>,
-    ) -> Result<HashMap<ConnectionType, Vec<Supply>>> {
-        let mut out: HashMap<ConnectionType, Vec<Supply>> = HashMap::new();
-        for edge in edges
-            .iter()
-            .filter(|e| e.target == root.name && e.kind.starts_with("ai_"))
-        {
-            let node = self.node(edge.source)?;
-            if node.disabled {
-                continue;
+    /// What every sub-node connected to `target` supplies, by connection
+    /// type; each sub-node first gets what its own sub-nodes supply (a
+    /// vector store's embeddings model).
+    #[allow(clippy::too_many_arguments)]
+    fn supplies<'a>(
+        &'a self,
+        catalog: &'a Catalog,
+        edges: &'a [Edge<'a>],
+        target: &'a str,
+        item: &'a Value,
+        options: &'a RunOptions,
+        log: &'a Arc<RunLog>,
+        depth: usize,
+    ) -> BoxFuture<'a, Result<HashMap<ConnectionType, Vec<Supply>>>> {
+        Box::pin(async move {
+            if depth > MAX_NESTING {
+                return Err(Error::Workflow(format!(
+                    "sub-nodes nest more than {MAX_NESTING} deep under `{target}`: do their connections form a loop?"
+                )));
             }
-            let entry = self.entry(catalog, node)?;
-            let supply = entry.runtime.supply.ok_or_else(|| {
-                Error::Workflow(format!(
-                    "node `{}` is connected as `{}` but supplies nothing",
-                    node.name, edge.kind
-                ))
-            })?;
-            let credentials: Credentials = entry
-                .description
-                .credentials
+            let mut out: HashMap<ConnectionType, Vec<Supply>> = HashMap::new();
+            for edge in edges
                 .iter()
-                .filter_map(|c| {
-                    options
-                        .credentials
-                        .get(&c.name)
-                        .map(|v| (c.name.clone(), v.clone()))
-                })
-                .collect();
-            let ctx =
-                SupplyContext::new(&node.name, Arc::new(credentials), item.clone(), log.clone())
-                    .with_type_version(node.type_version);
-            let params = self.params(entry, node, item)?;
-            let supplied = supply(params, ctx).await?;
-            out.entry(supplied.connection()).or_default().push(supplied);
-        }
-        Ok(out)
+                .filter(|e| e.target == target && e.kind.starts_with("ai_"))
+            {
+                let node = self.node(edge.source)?;
+                if node.disabled {
+                    continue;
+                }
+                let entry = self.entry(catalog, node)?;
+                let supply = entry.runtime.supply.ok_or_else(|| {
+                    Error::Workflow(format!(
+                        "node `{}` is connected as `{}` but supplies nothing",
+                        node.name, edge.kind
+                    ))
+                })?;
+                let credentials = credentials_of(entry, options);
+                let inputs = self
+                    .supplies(catalog, edges, edge.source, item, options, log, depth + 1)
+                    .await?;
+                let ctx = SupplyContext::new(
+                    &node.name,
+                    Arc::new(credentials),
+                    item.clone(),
+                    log.clone(),
+                )
+                .with_type_version(node.type_version)
+                .with_inputs(inputs);
+                let params = self.params(entry, node, item)?;
+                let supplied = supply(params, ctx).await?;
+                out.entry(supplied.connection()).or_default().push(supplied);
+            }
+            Ok(out)
+        })
     }
 }
+
+/// The run's credentials of the types `entry`'s node declares.
+fn credentials_of(entry: &CatalogEntry, options: &RunOptions) -> Credentials {
+    entry
+        .description
+        .credentials
+        .iter()
+        .filter_map(|c| {
+            options
+                .credentials
+                .get(&c.name)
+                .map(|v| (c.name.clone(), v.clone()))
+        })
+        .collect()
+}
+
+/// How deep sub-nodes of sub-nodes may go (a loop of connections stops here).
+const MAX_NESTING: usize = 16;
 
 /// n8n's convention: trigger node types contain `Trigger`.
 fn is_trigger(node_type: &str) -> bool {

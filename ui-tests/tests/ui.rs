@@ -23,6 +23,13 @@ fn chat_history() {
 }
 
 #[test]
+fn vector_store() {
+    let t = trybuild::TestCases::new();
+    t.pass("tests/vector_store/pass_*.rs");
+    t.compile_fail("tests/vector_store/fail_*.rs");
+}
+
+#[test]
 fn db_tool() {
     let t = trybuild::TestCases::new();
     t.pass("tests/db_tool/pass_*.rs");

@@ -19,6 +19,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+mod vectors;
+
 use clap::{Parser, Subcommand};
 use nodekit::Catalog;
 use nodekit::event::{AgentEvent, EventSender};
@@ -134,6 +136,37 @@ enum Command {
     },
     /// Serve the n8n package's shims: JSON requests on standard input, one answer per line on standard output.
     Bridge,
+    /// Index a folder's text and Markdown files into a vector store: split, embed, insert.
+    ///
+    /// Each file's chunks replace those an earlier run indexed from it
+    /// (metadata `source`: its path under the folder). A file that is not
+    /// UTF-8 is reported and skipped; the command then fails after
+    /// indexing the others. Prints a summary as JSON.
+    Index {
+        /// The folder.
+        dir: PathBuf,
+        #[command(flatten)]
+        store: vectors::StoreArgs,
+        #[command(flatten)]
+        split: vectors::SplitArgs,
+        #[command(flatten)]
+        credentials: CredentialArgs,
+    },
+    /// Search a vector store; prints the documents found and their scores as JSON.
+    Query {
+        /// What to search for.
+        text: String,
+        /// How many documents.
+        #[arg(short, long, value_name = "N", default_value_t = 4)]
+        k: usize,
+        /// A metadata filter (LangChain's form, e.g. `{"source": "a.md"}`): JSON text, `@FILE`, or `-`.
+        #[arg(long, value_name = "JSON")]
+        filter: Option<String>,
+        #[command(flatten)]
+        store: vectors::StoreArgs,
+        #[command(flatten)]
+        credentials: CredentialArgs,
+    },
     /// Chat with a workflow: each line you type is one message; an empty line or end of input quits.
     Chat {
         /// The workflow JSON file.
@@ -229,6 +262,24 @@ pub fn main() -> ExitCode {
         } => tool_call(&node, &params, &args, node_version, &credentials),
         Command::Memory { command, db } => memory(command, db),
         Command::Bridge => bridge(),
+        Command::Index {
+            dir,
+            store,
+            split,
+            credentials,
+        } => load_credentials(&credentials).and_then(|creds| {
+            async_runtime()?.block_on(vectors::index(&dir, &store, &split, &creds))
+        }),
+        Command::Query {
+            text,
+            k,
+            filter,
+            store,
+            credentials,
+        } => load_credentials(&credentials).and_then(|creds| {
+            let filter = filter.map(|f| read_json(&f, "--filter")).transpose()?;
+            async_runtime()?.block_on(vectors::query(&text, k, filter, &store, &creds))
+        }),
         other => run(other),
     };
     match result {
@@ -585,7 +636,9 @@ fn run(command: Command) -> Result<Option<String>, String> {
         | Command::Chat { .. }
         | Command::ToolCall { .. }
         | Command::Memory { .. }
-        | Command::Bridge => {
+        | Command::Bridge
+        | Command::Index { .. }
+        | Command::Query { .. } => {
             unreachable!("handled in main")
         }
         Command::FromAi { params } => {
@@ -596,7 +649,7 @@ fn run(command: Command) -> Result<Option<String>, String> {
     }
 }
 
-fn pretty(v: &Value) -> String {
+pub(crate) fn pretty(v: &Value) -> String {
     serde_json::to_string_pretty(v).expect("JSON values always serialise")
 }
 

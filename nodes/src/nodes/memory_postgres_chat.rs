@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use nodekit::history::postgres::{DEFAULT_TABLE, PostgresChatHistory, PostgresConfig};
+use nodekit::history::postgres::{DEFAULT_TABLE, PostgresChatHistory};
 use nodekit::memory::MemoryOptions;
 use nodekit::prelude::*;
 
@@ -33,12 +33,7 @@ pub struct MemoryPostgresChat {
 impl SupplyData for MemoryPostgresChat {
     async fn supply_data(self, ctx: &SupplyContext) -> nodekit::Result<Supply> {
         let session = self.session.session(ctx)?;
-        let config: PostgresConfig = serde_json::from_value(ctx.credentials("postgres")?.clone())
-            // serde's message may quote a value, and a value may be the password.
-            .map_err(|_| nodekit::Error::InvalidCredentials {
-                credential: "postgres".into(),
-                problem: "is invalid; it needs host, database and user (text), and optionally port (a number), password and ssl (text)".into(),
-            })?;
+        let config = crate::credentials::postgres(ctx.credentials("postgres")?)?;
         let table = if self.table_name.is_empty() {
             DEFAULT_TABLE
         } else {

@@ -37,7 +37,7 @@
 
 mod collect;
 mod error;
-mod js;
+pub(crate) mod js;
 
 pub(crate) use js::js_number_to_string;
 mod parse;

@@ -8,13 +8,7 @@ use crate::message::Message;
 /// A validated, double-quoted SQL identifier for a table name.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) fn quoted_table(name: &str, store: &'static str) -> Result<String> {
-    let ok = name.len() <= 50
-        && name
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if !ok {
+    if !crate::text::is_plain_identifier(name, 50) {
         return Err(Error::Store {
             store,
             message: format!(

@@ -502,6 +502,9 @@ async fn call(op: Op, supply: Supply, input: Value, node: &str) -> Outcome<Value
                 Supply::Memory(_) => "memory",
                 Supply::Tool(_) => "a tool",
                 Supply::Embedder(_) => "an embedder",
+                Supply::VectorStore(_) => "a vector store",
+                Supply::Documents(_) => "a document loader",
+                Supply::TextSplitter(_) => "a text splitter",
             };
             Err(Fail::Refused(format!(
                 "node `{node}` supplies {what}, which cannot answer `{op:?}`"

@@ -110,8 +110,8 @@ pub struct PackageReport {
 /// How `entry` can run inside n8n, or why it cannot.
 pub fn shim_kind(entry: &CatalogEntry) -> std::result::Result<ShimKind, String> {
     let d = entry.description;
-    let outputs = d.outputs.as_slice();
-    let ai_inputs = d.inputs.iter().any(|i| *i != ConnectionType::Main);
+    let outputs = d.outputs.types();
+    let ai_inputs = d.inputs.types().iter().any(|i| *i != ConnectionType::Main);
     let supplies = entry.runtime.supply.is_some();
     match outputs {
         [ConnectionType::Tool] if supplies => Ok(ShimKind::Tool),

@@ -1,29 +1,46 @@
 //! What a root node sees: its input items, what its sub-nodes supplied,
 //! the run log and where to send progress.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::Supply;
+use super::{Inputs, Supply};
 use crate::description::ConnectionType;
+use crate::document::DocumentLoader;
+use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::event::EventSender;
 use crate::memory::Memory;
 use crate::model::ChatModel;
 use crate::run_log::RunLog;
+use crate::text_splitter::TextSplitter;
 use crate::tool::Tool;
+use crate::vector_store::{DocumentStore, VectorStoreOptions};
 
 /// What a root node sees: its input items, what its sub-nodes supplied, and the log.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ExecuteContext {
     node: String,
     items: Vec<Value>,
-    inputs: HashMap<ConnectionType, Vec<Supply>>,
+    inputs: Inputs,
     log: Arc<RunLog>,
     events: Option<EventSender>,
     type_version: Option<f64>,
+    credentials: Arc<super::Credentials>,
+}
+
+impl std::fmt::Debug for ExecuteContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Credential values are secrets: only their types are shown.
+        f.debug_struct("ExecuteContext")
+            .field("node", &self.node)
+            .field("items", &self.items)
+            .field("inputs", &self.inputs)
+            .field("credentials", &self.credentials.keys().collect::<Vec<_>>())
+            .field("type_version", &self.type_version)
+            .finish_non_exhaustive()
+    }
 }
 
 impl ExecuteContext {
@@ -31,7 +48,7 @@ impl ExecuteContext {
     pub fn new(
         node: impl Into<String>,
         items: Vec<Value>,
-        inputs: HashMap<ConnectionType, Vec<Supply>>,
+        inputs: Inputs,
         log: Arc<RunLog>,
         events: Option<EventSender>,
     ) -> Self {
@@ -42,7 +59,24 @@ impl ExecuteContext {
             log,
             events,
             type_version: None,
+            credentials: Arc::default(),
         }
+    }
+
+    /// The same context with the node's resolved credentials.
+    pub fn with_credentials(mut self, credentials: Arc<super::Credentials>) -> Self {
+        self.credentials = credentials;
+        self
+    }
+
+    /// The credential of type `name`, e.g. `postgres`.
+    pub fn credentials(&self, name: &str) -> Result<&serde_json::Value> {
+        self.credentials
+            .get(name)
+            .ok_or_else(|| Error::MissingCredentials {
+                node: self.node.clone(),
+                credential: name.to_owned(),
+            })
     }
 
     /// The same context for a node of `typeVersion` `version`.
@@ -101,6 +135,27 @@ impl ExecuteContext {
                 Supply::Memory(m) => Some(m.clone()),
                 _ => None,
             })
+    }
+
+    /// The connected embeddings model, or an error naming the node.
+    pub fn embedder(&self) -> Result<Arc<dyn Embedder>> {
+        super::input_embedder(&self.inputs, &self.node)
+    }
+
+    /// The connected document loader, or an error naming the node.
+    pub fn document_loader(&self) -> Result<Arc<dyn DocumentLoader>> {
+        super::input_documents(&self.inputs, &self.node)
+    }
+
+    /// The connected text splitter, if any.
+    pub fn text_splitter(&self) -> Option<Arc<dyn TextSplitter>> {
+        super::input_text_splitter(&self.inputs)
+    }
+
+    /// A vector store filled and searched through an embedder, its calls
+    /// logged as this node's.
+    pub fn vector_store(&self, options: VectorStoreOptions) -> Arc<DocumentStore> {
+        Arc::new(DocumentStore::from_options(options).logged(&self.node, &self.log))
     }
 
     /// Every connected tool.

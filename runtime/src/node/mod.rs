@@ -21,12 +21,15 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::description::{ConnectionType, NodeDescription};
+use crate::document::DocumentLoader;
 use crate::embed::Embedder;
 use crate::error::Result;
 use crate::memory::Memory;
 use crate::model::{BoxFuture, ChatModel};
 use crate::params::Params;
+use crate::text_splitter::TextSplitter;
 use crate::tool::{NodeTool, Tool, ToolDefinition};
+use crate::vector_store::DocumentStore;
 
 /// A node type: its parameters plus its n8n description.
 pub trait Node: Params {
@@ -48,6 +51,12 @@ pub enum Supply {
     Tool(Arc<dyn Tool>),
     /// For `ai_embedding`.
     Embedder(Arc<dyn Embedder>),
+    /// For `ai_vectorStore`.
+    VectorStore(Arc<DocumentStore>),
+    /// For `ai_document`.
+    Documents(Arc<dyn DocumentLoader>),
+    /// For `ai_textSplitter`.
+    TextSplitter(Arc<dyn TextSplitter>),
 }
 
 impl Supply {
@@ -58,6 +67,9 @@ impl Supply {
             Supply::Memory(_) => ConnectionType::Memory,
             Supply::Tool(_) => ConnectionType::Tool,
             Supply::Embedder(_) => ConnectionType::Embedding,
+            Supply::VectorStore(_) => ConnectionType::VectorStore,
+            Supply::Documents(_) => ConnectionType::Document,
+            Supply::TextSplitter(_) => ConnectionType::TextSplitter,
         }
     }
 }
@@ -81,6 +93,65 @@ impl From<Arc<dyn Embedder>> for Supply {
     fn from(v: Arc<dyn Embedder>) -> Self {
         Supply::Embedder(v)
     }
+}
+impl From<Arc<DocumentStore>> for Supply {
+    fn from(v: Arc<DocumentStore>) -> Self {
+        Supply::VectorStore(v)
+    }
+}
+impl From<Arc<dyn DocumentLoader>> for Supply {
+    fn from(v: Arc<dyn DocumentLoader>) -> Self {
+        Supply::Documents(v)
+    }
+}
+impl From<Arc<dyn TextSplitter>> for Supply {
+    fn from(v: Arc<dyn TextSplitter>) -> Self {
+        Supply::TextSplitter(v)
+    }
+}
+
+/// What a node's sub-nodes supplied, by connection type.
+pub type Inputs = std::collections::HashMap<ConnectionType, Vec<Supply>>;
+
+/// The first supply of `inputs` that `pick` accepts.
+fn first<T>(
+    inputs: &Inputs,
+    kind: ConnectionType,
+    pick: impl Fn(&Supply) -> Option<T>,
+) -> Option<T> {
+    inputs.get(&kind)?.iter().find_map(pick)
+}
+
+/// The connected embedder, or an error naming `node`.
+pub(crate) fn input_embedder(inputs: &Inputs, node: &str) -> Result<Arc<dyn Embedder>> {
+    first(inputs, ConnectionType::Embedding, |s| match s {
+        Supply::Embedder(e) => Some(e.clone()),
+        _ => None,
+    })
+    .ok_or_else(|| crate::error::Error::MissingInput {
+        node: node.to_owned(),
+        input: "an embeddings model (ai_embedding)".into(),
+    })
+}
+
+/// The connected text splitter, if any.
+pub(crate) fn input_text_splitter(inputs: &Inputs) -> Option<Arc<dyn TextSplitter>> {
+    first(inputs, ConnectionType::TextSplitter, |s| match s {
+        Supply::TextSplitter(t) => Some(t.clone()),
+        _ => None,
+    })
+}
+
+/// The connected document loader, or an error naming `node`.
+pub(crate) fn input_documents(inputs: &Inputs, node: &str) -> Result<Arc<dyn DocumentLoader>> {
+    first(inputs, ConnectionType::Document, |s| match s {
+        Supply::Documents(d) => Some(d.clone()),
+        _ => None,
+    })
+    .ok_or_else(|| crate::error::Error::MissingInput {
+        node: node.to_owned(),
+        input: "a document loader (ai_document)".into(),
+    })
 }
 
 /// A sub-node: builds what it supplies from its parameters.

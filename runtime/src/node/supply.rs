@@ -1,15 +1,17 @@
 //! What a sub-node sees while it supplies its object: its name, credentials
-//! and input item, and the run log. Factories take the context first
-//! (`ctx.chat_model(..)`, `ctx.embeddings(..)`, `ctx.memory(..)`), so every
-//! object they return is already wrapped: each call appends an entry to the
-//! supplying node's run log and emits a tracing span. There is no unwrapped
-//! path.
+//! and input item, what its own sub-nodes supplied (a vector store's
+//! embeddings model), and the run log. Factories take the context first
+//! (`ctx.chat_model(..)`, `ctx.embeddings(..)`, `ctx.memory(..)`,
+//! `ctx.vector_store(..)`), so every object they return is already
+//! wrapped: each call appends an entry to the supplying node's run log and
+//! emits a tracing span. There is no unwrapped path.
 
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::Supply;
+use super::{Inputs, Supply};
+use crate::document::DocumentLoader;
 use crate::embed::Embedder;
 #[cfg(feature = "openai")]
 use crate::embed::{EmbeddingsConfig, OpenAiEmbedder};
@@ -20,7 +22,9 @@ use crate::model::custom::CustomChatModel;
 #[cfg(feature = "openai")]
 use crate::model::openai::{OpenAiChatModel, OpenAiConfig};
 use crate::run_log::{self, RunLog};
+use crate::text_splitter::TextSplitter;
 use crate::tool::Tool;
+use crate::vector_store::{DocumentStore, VectorStoreOptions};
 
 /// How `ctx.chat_model(..)` makes a model (the AI Node SDK's `createChatModel` options).
 pub enum ChatModelOptions {
@@ -42,6 +46,7 @@ pub struct SupplyContext {
     item: Value,
     log: Arc<RunLog>,
     type_version: Option<f64>,
+    inputs: Arc<Inputs>,
 }
 
 impl SupplyContext {
@@ -58,7 +63,30 @@ impl SupplyContext {
             item,
             log,
             type_version: None,
+            inputs: Arc::default(),
         }
+    }
+
+    /// The same context with what the node's own sub-nodes supplied (a
+    /// vector store's embeddings model, a loader's text splitter).
+    pub fn with_inputs(mut self, inputs: Inputs) -> Self {
+        self.inputs = Arc::new(inputs);
+        self
+    }
+
+    /// Everything supplied to this node on connection `kind`.
+    pub fn input(&self, kind: crate::description::ConnectionType) -> &[Supply] {
+        self.inputs.get(&kind).map_or(&[], Vec::as_slice)
+    }
+
+    /// The embeddings model connected to this node, or an error naming it.
+    pub fn embedder(&self) -> Result<Arc<dyn Embedder>> {
+        super::input_embedder(&self.inputs, &self.node)
+    }
+
+    /// The text splitter connected to this node, if any.
+    pub fn text_splitter(&self) -> Option<Arc<dyn TextSplitter>> {
+        super::input_text_splitter(&self.inputs)
     }
 
     /// The same context for a node of `typeVersion` `version`.
@@ -142,6 +170,15 @@ impl SupplyContext {
             Supply::Embedder(e) if !e.is_logged() => Supply::Embedder(self.wrap_embedder(e)),
             Supply::Memory(m) if !m.is_logged() => Supply::Memory(self.wrap_memory(m)),
             Supply::Tool(t) if !t.is_logged() => Supply::Tool(self.tool(t)),
+            Supply::VectorStore(d) if !d.is_logged() => {
+                Supply::VectorStore(Arc::new(d.with_log(&self.node, &self.log)))
+            }
+            Supply::Documents(d) if !d.is_logged() => {
+                Supply::Documents(self.wrap_document_loader(d))
+            }
+            Supply::TextSplitter(t) if !t.is_logged() => {
+                Supply::TextSplitter(self.wrap_text_splitter(t))
+            }
             logged => logged,
         }
     }
@@ -160,5 +197,21 @@ impl SupplyContext {
     /// A tool, wrapped for the run log.
     pub fn tool(&self, tool: Arc<dyn Tool>) -> Arc<dyn Tool> {
         run_log::logged_tool(tool, &self.node, &self.log)
+    }
+
+    /// A vector store filled and searched through an embedder (the AI
+    /// Node SDK's `createVectorStore`), its calls logged.
+    pub fn vector_store(&self, options: VectorStoreOptions) -> Arc<DocumentStore> {
+        Arc::new(DocumentStore::from_options(options).logged(&self.node, &self.log))
+    }
+
+    /// A text splitter, its splits logged.
+    pub fn wrap_text_splitter(&self, splitter: Arc<dyn TextSplitter>) -> Arc<dyn TextSplitter> {
+        run_log::logged_text_splitter(splitter, &self.node, &self.log)
+    }
+
+    /// A document loader, its loads logged.
+    pub fn wrap_document_loader(&self, loader: Arc<dyn DocumentLoader>) -> Arc<dyn DocumentLoader> {
+        run_log::logged_document_loader(loader, &self.node, &self.log)
     }
 }

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::property_spec::{FIXED_COLLECTION_GROUP, schema_of, shape_of};
+use super::property_spec::{schema_of, shape_of};
 use super::{Location, Params};
 use crate::description::{PropertyType, number_to_json};
 use crate::error::{Error, Result, describe_value, shorten};
@@ -178,15 +178,15 @@ pub fn convert_nested<T: Params>(value: &Value, at: &Location<'_>) -> Result<T> 
 }
 
 /// Converts a fixed-collection value `{ "values": [ {..}, .. ] }`.
-pub fn convert_fixed<T: Params>(value: &Value, at: &Location<'_>) -> Result<Vec<T>> {
-    let expected = || format!("an object with a `{FIXED_COLLECTION_GROUP}` list of entries");
+pub fn convert_fixed<T: Params>(value: &Value, at: &Location<'_>, group: &str) -> Result<Vec<T>> {
+    let expected = || format!("an object with a `{group}` list of entries");
     let Value::Object(map) = value else {
         return Err(wrong_type(value, at, expected));
     };
-    match map.get(FIXED_COLLECTION_GROUP) {
+    match map.get(group) {
         None => Ok(Vec::new()),
         Some(Value::Array(items)) => {
-            let group = at.field(FIXED_COLLECTION_GROUP);
+            let group = at.field(group);
             items
                 .iter()
                 .enumerate()

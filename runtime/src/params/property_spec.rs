@@ -76,11 +76,8 @@ pub enum Nested {
     /// A `collection` whose options are these properties.
     Collection(fn() -> Vec<NodeProperty>),
     /// A repeatable `fixedCollection` group of these properties.
-    FixedCollection(fn() -> Vec<NodeProperty>),
+    FixedCollection(fn() -> Vec<NodeProperty>, &'static str),
 }
-
-/// Name of the one group of a fixed collection generated from `Vec<S>`.
-pub const FIXED_COLLECTION_GROUP: &str = "values";
 
 impl PropertySpec {
     /// A spec with nothing set.
@@ -274,7 +271,7 @@ pub fn property<T: JsonSchema + ?Sized>(spec: PropertySpec) -> NodeProperty {
     let mut shape = match spec.nested {
         Nested::None => shape_of(&schema_of::<T>()),
         Nested::Collection(_) => Shape::of(PropertyType::Collection),
-        Nested::FixedCollection(_) => Shape::of(PropertyType::FixedCollection),
+        Nested::FixedCollection(..) => Shape::of(PropertyType::FixedCollection),
     };
     if !spec.options.is_empty() {
         shape.kind = PropertyType::Options;
@@ -299,9 +296,9 @@ pub fn property<T: JsonSchema + ?Sized>(spec: PropertySpec) -> NodeProperty {
                 .map(|p| PropertyOption::Property(Box::new(p)))
                 .collect(),
         ),
-        Nested::FixedCollection(props) => Some(vec![PropertyOption::Group(PropertyGroup {
+        Nested::FixedCollection(props, group) => Some(vec![PropertyOption::Group(PropertyGroup {
             display_name: spec.display_name.to_owned(),
-            name: FIXED_COLLECTION_GROUP.to_owned(),
+            name: group.to_owned(),
             values: props(),
         })]),
     };
@@ -311,7 +308,7 @@ pub fn property<T: JsonSchema + ?Sized>(spec: PropertySpec) -> NodeProperty {
         number_precision: spec.precision,
         password: spec.password.then_some(true),
         rows: spec.rows,
-        multiple_values: (shape.multiple || matches!(spec.nested, Nested::FixedCollection(_)))
+        multiple_values: (shape.multiple || matches!(spec.nested, Nested::FixedCollection(..)))
             .then_some(true),
         load_options_method: spec.load_options_method.map(str::to_owned),
     };

@@ -26,6 +26,14 @@ pub struct Embeddings {}
 #[ai_node(output = vector_store)]
 pub struct Store {}
 
+/// A document loader.
+#[ai_node(output = document_loader)]
+pub struct Loader {}
+
+/// A text splitter.
+#[ai_node(output = text_splitter)]
+pub struct Splitter {}
+
 /// An agent.
 #[ai_node(output = agent)]
 pub struct Agent {}
@@ -66,7 +74,19 @@ fn main() {
         ])
     );
     assert_eq!(d(Embeddings::description())["outputs"], json!(["ai_embedding"]));
-    assert_eq!(d(Store::description())["outputs"], json!(["ai_vectorStore"]));
+    // A vector store's connections follow its `mode`, as n8n's do.
+    let store = d(Store::description());
+    for (key, parts) in [("inputs", ["ai_embedding", "ai_document", "main"]), ("outputs", ["ai_vectorStore", "ai_tool", "main"])] {
+        let expression = store[key].as_str().unwrap();
+        assert!(expression.starts_with("={{") && expression.contains("parameters?.mode"), "{expression}");
+        assert!(parts.iter().all(|p| expression.contains(p)), "{expression}");
+    }
+    assert_eq!(store["codex"]["subcategories"]["AI"], json!(["Vector Stores", "Tools", "Root Nodes"]));
+    let loader = d(Loader::description());
+    assert_eq!(loader["outputs"], json!(["ai_document"]));
+    assert!(loader["inputs"].as_str().unwrap().contains("ai_textSplitter"));
+    assert_eq!(d(Splitter::description())["outputs"], json!(["ai_textSplitter"]));
+    assert_eq!(d(Splitter::description())["outputNames"], json!(["Text Splitter"]));
     assert_eq!(d(Agent::description())["inputs"], json!(["main", "ai_languageModel", "ai_memory", "ai_tool"]));
     assert_eq!(d(Plain::description())["name"], "plain");
     assert_eq!(d(Plain::description())["displayName"], "Plain");
@@ -80,5 +100,5 @@ fn main() {
     assert_eq!(described["properties"][1]["default"], "{\"k\": 1}");
     let node = Described::from_params(&json!({}), "n").unwrap();
     assert_eq!((node.text.as_str(), node.counts.get("k")), ("x", Some(&1)));
-    assert_eq!(Catalog::global().entries().len(), 10);
+    assert_eq!(Catalog::global().entries().len(), 12);
 }

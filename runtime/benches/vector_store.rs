@@ -1,0 +1,418 @@
+//! Vector stores and the text splitter at scale, on the same data and the
+//! same work as the LangChain JS harness (`benches/vector-store/langchain`);
+//! `benches/vector-store/run.sh` runs both and prints the ratios.
+//!
+//! The data (written to BENCH_DATA when missing, read from it otherwise,
+//! so both sides read the same files): BENCH_N documents (default 10,000)
+//! of 8–31 words from a 5,000-word vocabulary (word `w` drawn with
+//! probability falling as 1/w), their 384-dimension vectors (each word a
+//! fixed pseudo-random Gaussian vector, a text the normalised sum: near
+//! neighbours are not ties), and BENCH_QUERIES (default 300) query vectors
+//! made the same way. No embedding model runs: the figures are the
+//! stores' own work.
+//!
+//! For each store (BENCH_STORES, default "memory sqlite pgvector";
+//! pgvector needs BENCH_DATABASE_URL):
+//! - insert: `VectorStore::add` in batches of 1,000, timed from the first
+//!   to the last (SQLite: committed; in memory: indexed);
+//! - ready: SQLite, until the collection is held in memory; PostgreSQL,
+//!   the first search, which creates the HNSW index; both untimed in the
+//!   search figures, as LangChain's first search is;
+//! - search: `VectorStore::search` with k = 4 (n8n's default), each query
+//!   timed;
+//! - agreement: the share of the exact top 4 (a scan of every vector
+//!   here) the store returns.
+//!
+//! BENCH_CORPUS names a text file to split with the recursive splitter
+//! (chunk size 1,000, overlap 200: the Default Data Loader's); it is
+//! written first when missing, BENCH_CORPUS_MB megabytes (default 50) of
+//! paragraphs. Prints one JSON object (also written to BENCH_JSON).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use nodekit::document::Document;
+use nodekit::text_splitter::{RecursiveCharacterTextSplitter, TextSplitter};
+use nodekit::vector_store::pgvector::{PgVectorOptions, PgVectorStore};
+use nodekit::vector_store::sqlite::SqliteVectorStore;
+use nodekit::vector_store::{Entry, Filter, InProcessVectorStore, VectorStore};
+use serde_json::{Value, json};
+use sha1::{Digest, Sha1};
+
+const DIMS: usize = 384;
+const BATCH: usize = 1_000;
+const K: usize = 4;
+
+fn env(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn round(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+fn stats(mut v: Vec<Duration>) -> Value {
+    v.sort();
+    let pct = |p: f64| {
+        let i = ((p / 100.0) * v.len() as f64).ceil() as usize;
+        round(v[i.clamp(1, v.len()) - 1].as_secs_f64() * 1000.0)
+    };
+    json!({ "p50_ms": pct(50.0), "p99_ms": pct(99.0) })
+}
+
+/// The texts' generator: xorshift32, as the agent-memory benchmark's.
+struct Words {
+    seed: u32,
+}
+
+impl Words {
+    fn rand(&mut self) -> f64 {
+        self.seed ^= self.seed << 13;
+        self.seed ^= self.seed >> 17;
+        self.seed ^= self.seed << 5;
+        f64::from(self.seed) / 4_294_967_296.0
+    }
+    fn sentence(&mut self) -> String {
+        let n = 8 + (self.rand() * 24.0) as usize;
+        (0..n)
+            .map(|_| format!("w{}", (5000f64.powf(self.rand()) as usize).clamp(1, 5000)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// Each word a fixed Gaussian vector seeded by its SHA-1; a text the normalised sum.
+#[derive(Default)]
+struct Dense {
+    words: HashMap<String, Vec<f32>>,
+}
+
+impl Dense {
+    fn embed(&mut self, text: &str) -> Vec<f32> {
+        let mut v = vec![0f32; DIMS];
+        for w in text.split_whitespace() {
+            let word = self.words.entry(w.to_owned()).or_insert_with(|| {
+                let h = Sha1::digest(w.as_bytes());
+                let mut s = u64::from_be_bytes(h[..8].try_into().unwrap()) | 1;
+                let mut uniform = || {
+                    s ^= s << 13;
+                    s ^= s >> 7;
+                    s ^= s << 17;
+                    ((s >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+                };
+                (0..DIMS)
+                    .map(|_| {
+                        let (a, b) = (uniform(), uniform());
+                        ((-2.0 * a.ln()).sqrt() * (std::f64::consts::TAU * b).cos()) as f32
+                    })
+                    .collect()
+            });
+            v.iter_mut().zip(word.iter()).for_each(|(x, y)| *x += y);
+        }
+        let n = v
+            .iter()
+            .map(|x| x * x)
+            .sum::<f32>()
+            .sqrt()
+            .max(f32::MIN_POSITIVE);
+        v.iter_mut().for_each(|x| *x /= n);
+        v
+    }
+}
+
+fn write_f32(path: &Path, vectors: &[Vec<f32>]) {
+    let bytes: Vec<u8> = vectors
+        .iter()
+        .flatten()
+        .flat_map(|f| f.to_le_bytes())
+        .collect();
+    std::fs::write(path, bytes).unwrap();
+}
+
+fn read_f32(path: &Path) -> Vec<Vec<f32>> {
+    let bytes = std::fs::read(path).unwrap();
+    bytes
+        .chunks_exact(4 * DIMS)
+        .map(|row| {
+            row.chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect()
+        })
+        .collect()
+}
+
+/// The documents, their vectors and the queries: from `dir`, written first when missing.
+fn data(dir: &Path, n: usize, queries: usize) -> (Vec<String>, Vec<Vec<f32>>, Vec<Vec<f32>>) {
+    let meta = dir.join("meta.json");
+    let fresh = std::fs::read_to_string(&meta)
+        .ok()
+        .and_then(|m| serde_json::from_str::<Value>(&m).ok())
+        .is_some_and(|m| m["n"] == n && m["queries"] == queries && m["dims"] == DIMS);
+    if !fresh {
+        std::fs::create_dir_all(dir).unwrap();
+        let mut words = Words { seed: 0x9e37_79b9 };
+        let mut dense = Dense::default();
+        let texts: Vec<String> = (0..n).map(|_| words.sentence()).collect();
+        let vectors: Vec<Vec<f32>> = texts.iter().map(|t| dense.embed(t)).collect();
+        let qs: Vec<Vec<f32>> = (0..queries)
+            .map(|_| dense.embed(&words.sentence()))
+            .collect();
+        std::fs::write(
+            dir.join("texts.json"),
+            serde_json::to_string(&texts).unwrap(),
+        )
+        .unwrap();
+        write_f32(&dir.join("vectors.f32"), &vectors);
+        write_f32(&dir.join("queries.f32"), &qs);
+        std::fs::write(
+            &meta,
+            json!({"n": n, "queries": queries, "dims": DIMS}).to_string(),
+        )
+        .unwrap();
+    }
+    let texts: Vec<String> =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("texts.json")).unwrap()).unwrap();
+    (
+        texts,
+        read_f32(&dir.join("vectors.f32")),
+        read_f32(&dir.join("queries.f32")),
+    )
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// The exact top `K` of each query (the vectors are normalised).
+fn exact(vectors: &[Vec<f32>], queries: &[Vec<f32>]) -> Vec<Vec<usize>> {
+    queries
+        .iter()
+        .map(|q| {
+            let mut scored: Vec<(f32, usize)> = vectors
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (dot(q, v), i))
+                .collect();
+            scored.select_nth_unstable_by(K - 1, |a, b| b.0.total_cmp(&a.0));
+            scored.truncate(K);
+            scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+            scored.into_iter().map(|(_, i)| i).collect()
+        })
+        .collect()
+}
+
+async fn measure(
+    store: &dyn VectorStore,
+    texts: &[String],
+    vectors: &[Vec<f32>],
+    queries: &[Vec<f32>],
+    truth: &[Vec<usize>],
+    ready: impl AsyncFn() -> Duration,
+) -> Value {
+    let entries: Vec<Entry> = texts
+        .iter()
+        .zip(vectors)
+        .enumerate()
+        .map(|(i, (t, v))| Entry {
+            document: Document::new(t.clone()).with("i", i),
+            vector: v.clone(),
+        })
+        .collect();
+    let started = Instant::now();
+    for batch in entries.chunks(BATCH) {
+        store.add(batch).await.unwrap();
+    }
+    let insert = started.elapsed();
+    let ready = ready().await;
+    let mut times = Vec::with_capacity(queries.len());
+    let (mut same, mut total) = (0, 0);
+    for (q, expected) in queries.iter().zip(truth) {
+        let t = Instant::now();
+        let found = store.search(q, K, &Filter::all()).await.unwrap();
+        times.push(t.elapsed());
+        let got: Vec<usize> = found
+            .iter()
+            .filter_map(|f| f.document.metadata["i"].as_u64().map(|i| i as usize))
+            .collect();
+        total += expected.len();
+        same += expected.iter().filter(|e| got.contains(e)).count();
+    }
+    json!({
+        "insert": {"s": round(insert.as_secs_f64()), "docs_per_s": (texts.len() as f64 / insert.as_secs_f64()).round()},
+        "ready_s": round(ready.as_secs_f64()),
+        "search": stats(times),
+        "agreement_top4": round(same as f64 / total.max(1) as f64),
+    })
+}
+
+/// How long the first search takes (a warm-up, outside the figures).
+async fn first_search(store: &dyn VectorStore, query: &[f32]) -> Duration {
+    let t = Instant::now();
+    store.search(query, K, &Filter::all()).await.unwrap();
+    t.elapsed()
+}
+
+/// A corpus of `mb` megabytes: paragraphs of 2 to 8 sentences, some lines
+/// broken inside a paragraph.
+fn write_corpus(path: &Path, mb: usize) {
+    let mut words = Words { seed: 0x2545_f491 };
+    let mut text = String::with_capacity(mb << 20);
+    while text.len() < mb << 20 {
+        let sentences = 2 + (words.rand() * 7.0) as usize;
+        for s in 0..sentences {
+            text.push_str(&words.sentence());
+            text.push('.');
+            text.push(if s + 1 < sentences && words.rand() < 0.2 {
+                '\n'
+            } else {
+                ' '
+            });
+        }
+        text.push_str("\n\n");
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+fn split(corpus: &Path) -> Value {
+    if !corpus.exists() {
+        write_corpus(corpus, env("BENCH_CORPUS_MB", 50));
+    }
+    let text = std::fs::read_to_string(corpus).unwrap();
+    let splitter = RecursiveCharacterTextSplitter::new(1000, 200).unwrap();
+    let started = Instant::now();
+    let chunks = splitter.split_text(&text);
+    let s = started.elapsed().as_secs_f64();
+    let mut digest = Sha1::new();
+    for c in &chunks {
+        digest.update(c.as_bytes());
+        digest.update([0u8]);
+    }
+    json!({
+        "bytes": text.len(),
+        "s": round(s),
+        "mb_per_s": round(text.len() as f64 / 1_048_576.0 / s),
+        "chunks": chunks.len(),
+        "sha1": format!("{:x}", digest.finalize()),
+    })
+}
+
+/// VmHWM in MiB.
+fn peak_rss() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|kb| kb.parse::<f64>().ok())
+        .map_or(0.0, |kb| round(kb / 1024.0))
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let out = runtime.block_on(run());
+    let text = serde_json::to_string_pretty(&out).unwrap();
+    println!("{text}");
+    if let Ok(file) = std::env::var("BENCH_JSON") {
+        std::fs::write(file, &text).unwrap();
+    }
+}
+
+async fn run() -> Value {
+    let mut out = json!({"what": "nodekit vector stores, given vectors (no embedding model), same documents and queries as the LangChain harness"});
+    if let Ok(dir) = std::env::var("BENCH_DATA") {
+        let n = env("BENCH_N", 10_000);
+        let (texts, vectors, queries) = data(Path::new(&dir), n, env("BENCH_QUERIES", 300));
+        let truth = exact(&vectors, &queries);
+        out["n"] = json!(texts.len());
+        out["dims"] = json!(DIMS);
+        let stores =
+            std::env::var("BENCH_STORES").unwrap_or_else(|_| "memory sqlite pgvector".into());
+        if stores.contains("memory") {
+            let store = InProcessVectorStore::new();
+            let figures = measure(&store, &texts, &vectors, &queries, &truth, async || {
+                first_search(&store, &queries[0]).await
+            })
+            .await;
+            out["memory"] = figures;
+        }
+        if stores.contains("sqlite") {
+            let dir = std::env::temp_dir().join(format!("nodekit-bench-vs-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let path: PathBuf = dir.join("vectors.db");
+            let store = SqliteVectorStore::open(&path, "bench").await.unwrap();
+            let figures = measure(&store, &texts, &vectors, &queries, &truth, async || {
+                let t = Instant::now();
+                while !store.loaded() {
+                    store.search(&queries[0], K, &Filter::all()).await.unwrap();
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                t.elapsed()
+            })
+            .await;
+            out["sqlite"] = figures;
+            out["sqlite"]["db_file_mb"] = json!(round(
+                ["", "-wal"]
+                    .iter()
+                    .filter_map(|s| std::fs::metadata(format!("{}{s}", path.display())).ok())
+                    .map(|m| m.len() as f64)
+                    .sum::<f64>()
+                    / 1_048_576.0
+            ));
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        if stores.contains("pgvector")
+            && let Ok(url) = std::env::var("BENCH_DATABASE_URL")
+        {
+            let schema = format!("nodekit_vs_bench_{}", std::process::id());
+            let admin = sqlx::PgPool::connect(&url).await.unwrap();
+            sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+                "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
+            )))
+            .execute(&admin)
+            .await
+            .unwrap();
+            let options = sqlx::postgres::PgConnectOptions::from_str(&url)
+                .unwrap()
+                .options([("search_path", format!("{schema},public"))]);
+            let pool = sqlx::postgres::PgPoolOptions::new()
+                .max_connections(8)
+                .after_connect(|conn, _| {
+                    Box::pin(async move {
+                        sqlx::raw_sql("SET hnsw.ef_search = 100")
+                            .execute(conn)
+                            .await
+                            .map(drop)
+                    })
+                })
+                .connect_with(options)
+                .await
+                .unwrap();
+            let store = PgVectorStore::with_pool(pool.clone(), PgVectorOptions::default())
+                .await
+                .unwrap();
+            let figures = measure(&store, &texts, &vectors, &queries, &truth, async || {
+                first_search(&store, &queries[0]).await
+            })
+            .await;
+            out["pgvector"] = figures;
+            pool.close().await;
+            sqlx::raw_sql(sqlx::AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")))
+                .execute(&admin)
+                .await
+                .unwrap();
+        }
+    }
+    if let Ok(corpus) = std::env::var("BENCH_CORPUS") {
+        out["splitter"] = split(Path::new(&corpus));
+    }
+    out["peak_rss_mb"] = json!(peak_rss());
+    out
+}

@@ -1,0 +1,682 @@
+//! A vector store in PostgreSQL with pgvector, in the table layout of
+//! n8n's PGVector node (LangChain's `PGVectorStore`), so documents n8n
+//! inserted are found here and the other way round.
+//!
+//! ```sql
+//! CREATE TABLE IF NOT EXISTS n8n_vectors (
+//!   "id" uuid NOT NULL DEFAULT gen_random_uuid() PRIMARY KEY,
+//!   "text" text, "metadata" jsonb, "embedding" vector);
+//! ```
+//!
+//! The table and column names are n8n's options ([`PgVectorOptions`]).
+//! With a collection, a `collection_id` column points at the collection
+//! table (`n8n_vector_collections`: `uuid`, `name`, `cmetadata`), as
+//! LangChain adds it. Documents without an id get a random UUID.
+//!
+//! Scores are distances, lowest first, as n8n shows them: cosine distance
+//! (`1 - similarity`) by default, or the negative inner product, or the
+//! Euclidean distance ([`Distance`]). Searches without a filter use a
+//! pgvector HNSW index on the vector column (an expression index,
+//! `("embedding"::vector(N))`, which leaves the table as n8n made it),
+//! created the first time such a search runs on a table of 1,000 documents
+//! or more; filtered searches scan exactly. Filters are LangChain's
+//! ([`Filter`]).
+
+use std::sync::{Arc, OnceLock};
+
+use serde_json::{Map, Value};
+use sqlx::Row;
+use sqlx::postgres::{PgPool, PgPoolOptions};
+
+use super::filter::{Bind, Dialect};
+use super::{Entry, Filter, Found, Scores, Selection, VectorStore, check_dimensions, store_error};
+use crate::document::Document;
+use crate::error::Result;
+use crate::history::postgres::PostgresConfig;
+use crate::model::BoxFuture;
+use crate::vector_index::pg_vector;
+
+/// Documents below which a table is scanned rather than indexed.
+const INDEX_FROM: i64 = 1_000;
+/// Rows written per statement (LangChain writes 500).
+const ROWS_PER_INSERT: usize = 500;
+/// pgvector's HNSW search breadth (its default, 40, finds too few of the
+/// exact nearest on hard data).
+const EF_SEARCH: u32 = 100;
+
+/// How distances are measured (n8n's "Distance Strategy").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Distance {
+    /// Cosine distance, `<=>` (n8n's default).
+    #[default]
+    Cosine,
+    /// Negative inner product, `<#>`.
+    InnerProduct,
+    /// Euclidean distance, `<->`.
+    Euclidean,
+}
+
+impl Distance {
+    fn operator(self) -> &'static str {
+        match self {
+            Distance::Cosine => "<=>",
+            Distance::InnerProduct => "<#>",
+            Distance::Euclidean => "<->",
+        }
+    }
+
+    fn ops(self) -> &'static str {
+        match self {
+            Distance::Cosine => "vector_cosine_ops",
+            Distance::InnerProduct => "vector_ip_ops",
+            Distance::Euclidean => "vector_l2_ops",
+        }
+    }
+
+    /// n8n's name for it (`cosine`, `innerProduct`, `euclidean`).
+    pub fn from_name(name: &str) -> Option<Distance> {
+        match name {
+            "cosine" => Some(Distance::Cosine),
+            "innerProduct" => Some(Distance::InnerProduct),
+            "euclidean" => Some(Distance::Euclidean),
+            _ => None,
+        }
+    }
+}
+
+/// The column names (n8n's "Column Names" option).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Columns {
+    /// The id (`uuid`), default `id`.
+    pub id: String,
+    /// The vector, default `embedding`.
+    pub vector: String,
+    /// The text, default `text`.
+    pub content: String,
+    /// The metadata (`jsonb`), default `metadata`.
+    pub metadata: String,
+}
+
+impl Default for Columns {
+    fn default() -> Self {
+        Columns {
+            id: "id".into(),
+            vector: "embedding".into(),
+            content: "text".into(),
+            metadata: "metadata".into(),
+        }
+    }
+}
+
+/// Where and how the documents are kept; the defaults are n8n's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PgVectorOptions {
+    /// The table, default `n8n_vectors`.
+    pub table: String,
+    /// The collection (name, collection table), if documents are kept in
+    /// one; n8n's defaults are `n8n` and `n8n_vector_collections`.
+    pub collection: Option<(String, String)>,
+    /// Column names.
+    pub columns: Columns,
+    /// How searches measure distance.
+    pub distance: Distance,
+    /// Whether unfiltered searches may create and use an HNSW index.
+    pub hnsw_index: bool,
+}
+
+impl Default for PgVectorOptions {
+    fn default() -> Self {
+        PgVectorOptions {
+            table: "n8n_vectors".into(),
+            collection: None,
+            columns: Columns::default(),
+            distance: Distance::Cosine,
+            hnsw_index: true,
+        }
+    }
+}
+
+/// Documents in a PostgreSQL table with pgvector; see the module docs.
+#[derive(Debug, Clone)]
+pub struct PgVectorStore {
+    pool: PgPool,
+    options: PgVectorOptions,
+    /// Quoted identifiers.
+    table: String,
+    id: String,
+    vector: String,
+    content: String,
+    metadata: String,
+    /// The collection's uuid, as text.
+    collection_id: Option<String>,
+    /// The vector length an HNSW index is known to exist for.
+    indexed: Arc<OnceLock<usize>>,
+}
+
+fn db_error(e: impl std::fmt::Display) -> crate::error::Error {
+    store_error(format!("PostgreSQL: {e}"))
+}
+
+/// A name for SQL: letters, digits and `_`, up to 63 bytes, quoted.
+fn quoted(what: &str, name: &str) -> Result<String> {
+    if !crate::text::is_plain_identifier(name, 63) {
+        return Err(store_error(format!(
+            "invalid {what} {:?}: use 1 to 63 letters, digits and `_`, starting with a letter or `_`",
+            crate::error::shorten(name, 70)
+        )));
+    }
+    Ok(format!("\"{name}\""))
+}
+
+/// How PostgreSQL spells a filter: `jsonb` operators, lists as `text[]`.
+struct Pg<'a> {
+    metadata: &'a str,
+}
+
+impl Dialect for Pg<'_> {
+    fn key(&self, key: &str) -> String {
+        key.to_owned()
+    }
+    fn text(&self, key: &str) -> String {
+        format!("({} ->> {key}::text)", self.metadata)
+    }
+    fn number(&self, key: &str) -> String {
+        format!(
+            "(CASE WHEN jsonb_typeof({m} -> {key}::text) = 'number' THEN ({m} ->> {key}::text)::numeric END)",
+            m = self.metadata
+        )
+    }
+    fn contains(&self, key: &str, list: &str) -> String {
+        format!(
+            "COALESCE(({} -> {key}::text) ?| {list}::text[], FALSE)",
+            self.metadata
+        )
+    }
+    fn one_of(&self, value: &str, list: &str) -> String {
+        format!("{value} = ANY({list}::text[])")
+    }
+}
+
+fn bind_filter<'q>(
+    mut query: sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>,
+    binds: &'q [Bind],
+) -> sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments> {
+    for b in binds {
+        query = match b {
+            Bind::Text(t) => query.bind(t.as_str()),
+            Bind::Number(n) => query.bind(*n),
+            Bind::Texts(ts) => query.bind(ts.clone()),
+        };
+    }
+    query
+}
+
+impl PgVectorStore {
+    /// Connects with n8n's `postgres` credential fields.
+    pub async fn connect(
+        config: &PostgresConfig,
+        options: PgVectorOptions,
+    ) -> Result<PgVectorStore> {
+        let pool = PgPoolOptions::new()
+            .max_connections(8)
+            .acquire_timeout(std::time::Duration::from_secs(10))
+            .after_connect(|conn, _| {
+                Box::pin(async move {
+                    // A placeholder until pgvector loads, then its setting.
+                    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+                        "SET hnsw.ef_search = {EF_SEARCH}"
+                    )))
+                    .execute(conn)
+                    .await
+                    .map(drop)
+                })
+            })
+            .connect_with(config.options()?)
+            .await
+            .map_err(|e| store_error(format!("cannot connect to PostgreSQL: {e}")))?;
+        PgVectorStore::with_pool(pool, options).await
+    }
+
+    /// Uses an existing pool; creates the extension, the table (and the
+    /// collection's) when missing.
+    pub async fn with_pool(pool: PgPool, options: PgVectorOptions) -> Result<PgVectorStore> {
+        let c = &options.columns;
+        let mut store = PgVectorStore {
+            table: quoted("table name", &options.table)?,
+            id: quoted("column name", &c.id)?,
+            vector: quoted("column name", &c.vector)?,
+            content: quoted("column name", &c.content)?,
+            metadata: quoted("column name", &c.metadata)?,
+            pool,
+            options,
+            collection_id: None,
+            indexed: Arc::default(),
+        };
+        store.ensure().await?;
+        if let Some((name, table)) = store.options.collection.clone() {
+            store.collection_id = Some(store.collection(&name, &table).await?);
+        }
+        Ok(store)
+    }
+
+    /// The extension and the table (LangChain's DDL, which n8n runs for
+    /// every client too).
+    async fn ensure(&self) -> Result<()> {
+        let has = || async {
+            sqlx::query_scalar::<_, bool>(
+                "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector')",
+            )
+            .fetch_one(&self.pool)
+            .await
+            .map_err(db_error)
+        };
+        if !has().await? {
+            // Another connection may create it meanwhile: then it is there.
+            if let Err(e) = sqlx::raw_sql("CREATE EXTENSION IF NOT EXISTS vector")
+                .execute(&self.pool)
+                .await
+                && !has().await?
+            {
+                return Err(store_error(format!(
+                    "PostgreSQL: the pgvector extension is missing and cannot be created ({e});                      install it (`CREATE EXTENSION vector` as a superuser)"
+                )));
+            }
+        }
+        let ddl = format!(
+            "CREATE TABLE IF NOT EXISTS {t} ({id} uuid NOT NULL DEFAULT gen_random_uuid() PRIMARY KEY, \
+             {content} text, {metadata} jsonb, {vector} vector)",
+            t = self.table,
+            id = self.id,
+            content = self.content,
+            metadata = self.metadata,
+            vector = self.vector,
+        );
+        sqlx::raw_sql(sqlx::AssertSqlSafe(ddl))
+            .execute(&self.pool)
+            .await
+            .map_err(db_error)?;
+        Ok(())
+    }
+
+    /// The collection's uuid (created when missing, with LangChain's DDL).
+    async fn collection(&self, name: &str, table: &str) -> Result<String> {
+        let ctable = quoted("collection table name", table)?;
+        let raw = |name: &str| name.trim_matches('"').to_owned();
+        let ddl = format!(
+            "CREATE TABLE IF NOT EXISTS {ctable} (uuid uuid NOT NULL DEFAULT gen_random_uuid() PRIMARY KEY, \
+             name character varying, cmetadata jsonb);
+             CREATE INDEX IF NOT EXISTS \"idx_{c}_name\" ON {ctable} (name);
+             ALTER TABLE {t} ADD COLUMN IF NOT EXISTS collection_id uuid;",
+            c = raw(&ctable),
+            t = self.table,
+        );
+        sqlx::raw_sql(sqlx::AssertSqlSafe(ddl))
+            .execute(&self.pool)
+            .await
+            .map_err(db_error)?;
+        let fk = format!("{}_collection_id_fkey", raw(&self.table));
+        let has_fk: bool = sqlx::query_scalar(
+            "SELECT EXISTS (SELECT 1 FROM pg_constraint WHERE conname = $1 AND conrelid = to_regclass($2))",
+        )
+        .bind(&fk)
+        .bind(&self.table)
+        .fetch_one(&self.pool)
+        .await
+        .map_err(db_error)?;
+        if !has_fk {
+            let add = format!(
+                "ALTER TABLE {t} ADD CONSTRAINT \"{fk}\" FOREIGN KEY (collection_id) \
+                 REFERENCES {ctable}(uuid) ON DELETE CASCADE",
+                t = self.table
+            );
+            if let Err(e) = sqlx::raw_sql(sqlx::AssertSqlSafe(add))
+                .execute(&self.pool)
+                .await
+                && !e.to_string().contains("already exists")
+            {
+                return Err(db_error(e));
+            }
+        }
+        let find = format!("SELECT uuid::text FROM {ctable} WHERE name = $1");
+        if let Some(id) = sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(find))
+            .bind(name)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(db_error)?
+        {
+            return Ok(id);
+        }
+        let create = format!(
+            "INSERT INTO {ctable} (uuid, name, cmetadata) VALUES (gen_random_uuid(), $1, NULL) RETURNING uuid::text"
+        );
+        sqlx::query_scalar(sqlx::AssertSqlSafe(create))
+            .bind(name)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(db_error)
+    }
+
+    /// `AND collection_id = $n` when the store has a collection, and the
+    /// number of the next placeholder.
+    fn in_collection(&self, n: usize) -> (String, usize) {
+        match self.collection_id {
+            Some(_) => (format!(" AND collection_id = ${n}::uuid"), n + 1),
+            None => (String::new(), n),
+        }
+    }
+
+    async fn dims(&self) -> Result<Option<usize>> {
+        let (scope, _) = self.in_collection(1);
+        let sql = format!(
+            "SELECT vector_dims({v}) FROM {t} WHERE {v} IS NOT NULL{scope} LIMIT 1",
+            v = self.vector,
+            t = self.table
+        );
+        let mut query = sqlx::query_scalar::<_, i32>(sqlx::AssertSqlSafe(sql));
+        if let Some(id) = &self.collection_id {
+            query = query.bind(id.as_str());
+        }
+        let dims = query.fetch_optional(&self.pool).await.map_err(db_error)?;
+        Ok(dims.map(|d| d as usize))
+    }
+
+    async fn add_now(&self, entries: &[Entry]) -> Result<Vec<String>> {
+        let Some(first) = entries.first() else {
+            return Ok(Vec::new());
+        };
+        let dims = match self.dims().await? {
+            Some(d) => d,
+            None => first.vector.len(),
+        };
+        for e in entries {
+            check_dimensions(dims, e.vector.len(), "a vector")?;
+        }
+        let mut ids = Vec::with_capacity(entries.len());
+        for e in entries {
+            let id = match &e.document.id {
+                Some(id) => uuid::Uuid::parse_str(id)
+                    .map_err(|_| {
+                        store_error(format!(
+                            "document id {:?} is not a UUID, which a PGVector table's ids are",
+                            crate::error::shorten(id, 60)
+                        ))
+                    })?
+                    .to_string(),
+                None => uuid::Uuid::new_v4().to_string(),
+            };
+            ids.push(id);
+        }
+        let collection = self.collection_id.as_deref();
+        let sql = format!(
+            "INSERT INTO {t} ({id}, {content}, {metadata}, {vector}{cc})
+             SELECT i::uuid, c, m::jsonb, v::vector{cv}
+             FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[]) AS r(i, c, m, v)
+             ON CONFLICT ({id}) DO UPDATE SET {content} = excluded.{content},
+               {metadata} = excluded.{metadata}, {vector} = excluded.{vector}",
+            t = self.table,
+            id = self.id,
+            content = self.content,
+            metadata = self.metadata,
+            vector = self.vector,
+            cc = if collection.is_some() {
+                ", collection_id"
+            } else {
+                ""
+            },
+            cv = if collection.is_some() {
+                ", $5::uuid"
+            } else {
+                ""
+            },
+        );
+        let mut tx = self.pool.begin().await.map_err(db_error)?;
+        for (chunk, chunk_ids) in entries
+            .chunks(ROWS_PER_INSERT)
+            .zip(ids.chunks(ROWS_PER_INSERT))
+        {
+            // PostgreSQL text holds no NUL; LangChain strips them too.
+            let contents: Vec<String> = chunk
+                .iter()
+                .map(|e| e.document.page_content.replace('\0', ""))
+                .collect();
+            let metadata: Vec<String> = chunk
+                .iter()
+                .map(|e| Value::Object(e.document.metadata.clone()).to_string())
+                .collect();
+            let vectors: Vec<String> = chunk.iter().map(|e| pg_vector(&e.vector)).collect();
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
+                .bind(chunk_ids.to_vec())
+                .bind(contents)
+                .bind(metadata)
+                .bind(vectors);
+            if let Some(c) = collection {
+                query = query.bind(c);
+            }
+            query.execute(&mut *tx).await.map_err(db_error)?;
+        }
+        tx.commit().await.map_err(db_error)?;
+        Ok(ids)
+    }
+
+    /// Creates the HNSW index for `dims`-long vectors when missing and the
+    /// table is large enough; whether unfiltered searches can use it.
+    async fn indexed(&self, dims: usize) -> Result<bool> {
+        if !self.options.hnsw_index {
+            return Ok(false);
+        }
+        let raw_table = self.table.trim_matches('"');
+        let raw_vector = self.vector.trim_matches('"');
+        let ops = self.options.distance.ops();
+        if self.indexed.get() == Some(&dims) {
+            return Ok(true);
+        }
+        let name: String = format!("{raw_table}_{raw_vector}_hnsw_{dims}_{ops}")
+            .chars()
+            .take(63)
+            .collect();
+        // Found in the table's schema (the search path), like the table.
+        let exists: bool = sqlx::query_scalar("SELECT to_regclass(quote_ident($1)) IS NOT NULL")
+            .bind(&name)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(db_error)?;
+        if !exists {
+            let count = format!(
+                "SELECT count(*) FROM (SELECT 1 FROM {} LIMIT {INDEX_FROM}) s",
+                self.table
+            );
+            let n: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(count))
+                .fetch_one(&self.pool)
+                .await
+                .map_err(db_error)?;
+            if n < INDEX_FROM {
+                return Ok(false);
+            }
+            tracing::info!(index = %name, "vector store: creating pgvector's HNSW index");
+            let ddl = format!(
+                "CREATE INDEX IF NOT EXISTS \"{name}\" ON {t} USING hnsw (({v}::vector({dims})) {ops})",
+                t = self.table,
+                v = self.vector,
+            );
+            // Vectors of other lengths in the table make the cast fail: scan instead.
+            if let Err(e) = sqlx::raw_sql(sqlx::AssertSqlSafe(ddl))
+                .execute(&self.pool)
+                .await
+            {
+                tracing::warn!(error = %e, "vector store: cannot create the HNSW index; searches scan the table");
+                return Ok(false);
+            }
+        }
+        let _ = self.indexed.set(dims);
+        Ok(true)
+    }
+
+    async fn search_now(&self, vector: &[f32], k: usize, filter: &Filter) -> Result<Vec<Found>> {
+        if k == 0 {
+            return Ok(Vec::new());
+        }
+        let Some(dims) = self.dims().await? else {
+            return Ok(Vec::new());
+        };
+        check_dimensions(dims, vector.len(), "a vector")?;
+        let indexed = filter.is_empty() && self.indexed(dims).await?;
+        let found = self.query(vector, k, filter, dims, indexed).await?;
+        // The index filters a collection after its search: it may come back
+        // short of `k`, and the exact scan then answers.
+        if indexed && found.len() < k && self.collection_id.is_some() {
+            return self.query(vector, k, filter, dims, false).await;
+        }
+        Ok(found)
+    }
+
+    async fn query(
+        &self,
+        vector: &[f32],
+        k: usize,
+        filter: &Filter,
+        dims: usize,
+        indexed: bool,
+    ) -> Result<Vec<Found>> {
+        let op = self.options.distance.operator();
+        // The index's expression when it answers, else the column.
+        let measured = if indexed {
+            format!("{}::vector({dims})", self.vector)
+        } else {
+            self.vector.clone()
+        };
+        let (scope, next) = self.in_collection(3);
+        let sql = filter.to_sql(
+            &Pg {
+                metadata: &self.metadata,
+            },
+            next,
+        );
+        let text = format!(
+            "SELECT {id}::text, {content}, {metadata}, {measured} {op} $1::vector({dims}) AS _distance
+             FROM {t} WHERE {vector} IS NOT NULL{scope} AND {cond}
+             ORDER BY {measured} {op} $1::vector({dims}) LIMIT $2",
+            id = self.id,
+            content = self.content,
+            metadata = self.metadata,
+            vector = self.vector,
+            t = self.table,
+            cond = sql.condition,
+        );
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(text))
+            .bind(pg_vector(vector))
+            .bind(k as i64);
+        if let Some(id) = &self.collection_id {
+            query = query.bind(id.as_str());
+        }
+        let rows = bind_filter(query, &sql.binds)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(db_error)?;
+        Ok(rows
+            .iter()
+            .filter_map(|r| {
+                let content: Option<String> = r.get(1);
+                let distance: Option<f64> = r.get(3);
+                let metadata = match r.get::<Option<Value>, _>(2) {
+                    Some(Value::Object(m)) => m,
+                    _ => Map::new(),
+                };
+                Some(Found {
+                    document: Document {
+                        page_content: content?,
+                        metadata,
+                        id: Some(r.get(0)),
+                    },
+                    score: distance?,
+                })
+            })
+            .collect())
+    }
+
+    async fn delete_now(&self, which: &Selection) -> Result<u64> {
+        let result = match which {
+            Selection::Ids(ids) => {
+                let ids: Vec<String> = ids
+                    .iter()
+                    .filter(|id| uuid::Uuid::parse_str(id).is_ok())
+                    .cloned()
+                    .collect();
+                let (scope, _) = self.in_collection(2);
+                let sql = format!(
+                    "DELETE FROM {t} WHERE {id} = ANY($1::uuid[]){scope}",
+                    t = self.table,
+                    id = self.id
+                );
+                let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(ids);
+                if let Some(c) = &self.collection_id {
+                    query = query.bind(c.as_str());
+                }
+                query.execute(&self.pool).await
+            }
+            Selection::Filter(filter) => {
+                let (scope, next) = self.in_collection(1);
+                let sql = filter.to_sql(
+                    &Pg {
+                        metadata: &self.metadata,
+                    },
+                    next,
+                );
+                let text = format!(
+                    "DELETE FROM {t} WHERE TRUE{scope} AND {cond}",
+                    t = self.table,
+                    cond = sql.condition
+                );
+                let mut query = sqlx::query(sqlx::AssertSqlSafe(text));
+                if let Some(c) = &self.collection_id {
+                    query = query.bind(c.as_str());
+                }
+                bind_filter(query, &sql.binds).execute(&self.pool).await
+            }
+        };
+        Ok(result.map_err(db_error)?.rows_affected())
+    }
+}
+
+impl VectorStore for PgVectorStore {
+    fn scores(&self) -> Scores {
+        Scores::Distance
+    }
+
+    fn dimensions(&self) -> BoxFuture<'_, Result<Option<usize>>> {
+        Box::pin(self.dims())
+    }
+
+    fn add<'a>(&'a self, entries: &'a [Entry]) -> BoxFuture<'a, Result<Vec<String>>> {
+        Box::pin(self.add_now(entries))
+    }
+
+    fn search<'a>(
+        &'a self,
+        vector: &'a [f32],
+        k: usize,
+        filter: &'a Filter,
+    ) -> BoxFuture<'a, Result<Vec<Found>>> {
+        Box::pin(self.search_now(vector, k, filter))
+    }
+
+    fn delete<'a>(&'a self, which: &'a Selection) -> BoxFuture<'a, Result<u64>> {
+        Box::pin(self.delete_now(which))
+    }
+
+    fn metadata_keys(&self) -> BoxFuture<'_, Result<Option<Vec<String>>>> {
+        Box::pin(async move {
+            let (scope, _) = self.in_collection(1);
+            let sql = format!(
+                "SELECT DISTINCT k FROM (SELECT {m} FROM {t} WHERE jsonb_typeof({m}) = 'object'{scope} LIMIT 10000) s,
+                 jsonb_object_keys(s.{m}) AS k ORDER BY k",
+                m = self.metadata,
+                t = self.table
+            );
+            let mut query = sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(sql));
+            if let Some(c) = &self.collection_id {
+                query = query.bind(c.as_str());
+            }
+            Ok(Some(query.fetch_all(&self.pool).await.map_err(db_error)?))
+        })
+    }
+}

@@ -1,0 +1,595 @@
+//! Vector stores on every backend: in process, SQLite (a real file) and
+//! PostgreSQL with pgvector (`PGVECTOR_DATABASE_URL` from
+//! `scripts/services.sh`; outside CI a missing server skips those tests
+//! with a reason, under `CI=true` it fails them). Texts are embedded by a
+//! bag-of-words model served over real HTTP on 127.0.0.1 in the OpenAI
+//! embeddings protocol.
+
+use std::collections::BTreeSet;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use nodekit::document::Document;
+use nodekit::embed::{Embedder, EmbeddingsConfig, OpenAiEmbedder};
+use nodekit::vector_store::pgvector::{PgVectorOptions, PgVectorStore};
+use nodekit::vector_store::sqlite::SqliteVectorStore;
+use nodekit::vector_store::{
+    DocumentStore, Entry, Filter, InProcessVectorStore, Scores, Selection, VectorStore,
+};
+use nodekit_test_support::embeddings::EmbedServer;
+use nodekit_test_support::{server, unique};
+use serde_json::{Value, json};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+
+async fn embedder(server: &EmbedServer) -> Arc<dyn Embedder> {
+    let mut c = EmbeddingsConfig::new("sk-test", "bow");
+    c.base_url = server.base_url.clone();
+    c.max_retries = 0;
+    Arc::new(OpenAiEmbedder::new(c).unwrap())
+}
+
+fn temp_db() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("{}.db", unique("nodekit_vs")))
+}
+
+/// A schema of its own on the pgvector server, dropped by [`Pg::drop`].
+struct Pg {
+    admin: PgPool,
+    schema: String,
+    pool: PgPool,
+}
+
+impl Pg {
+    async fn new() -> Option<Pg> {
+        let url = server("PGVECTOR_DATABASE_URL")?;
+        let admin = PgPoolOptions::new()
+            .max_connections(2)
+            .connect(&url)
+            .await
+            .unwrap();
+        let mut tx = admin.begin().await.unwrap();
+        sqlx::query("SELECT pg_advisory_xact_lock(4242)")
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        sqlx::query("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        let schema = unique("vs_test");
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
+            .execute(&admin)
+            .await
+            .unwrap();
+        let options = PgConnectOptions::from_str(&url)
+            .unwrap()
+            .options([("search_path", format!("{schema},public").as_str())]);
+        let pool = PgPoolOptions::new()
+            .max_connections(4)
+            .connect_with(options)
+            .await
+            .unwrap();
+        Some(Pg {
+            admin,
+            schema,
+            pool,
+        })
+    }
+
+    async fn store(&self, options: PgVectorOptions) -> PgVectorStore {
+        PgVectorStore::with_pool(self.pool.clone(), options)
+            .await
+            .unwrap()
+    }
+
+    async fn drop(self) {
+        self.pool.close().await;
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+            "DROP SCHEMA {} CASCADE",
+            self.schema
+        )))
+        .execute(&self.admin)
+        .await
+        .unwrap();
+    }
+}
+
+fn docs() -> Vec<Document> {
+    vec![
+        Document::new("zebras have black and white stripes")
+            .with("source", "animals.md")
+            .with("page", 1),
+        Document::new("lions hunt zebras on the savanna")
+            .with("source", "animals.md")
+            .with("page", 2),
+        Document::new("rust is a systems programming language")
+            .with("source", "code.md")
+            .with("page", 1),
+        Document::new("postgres stores rows in tables")
+            .with("source", "code.md")
+            .with("page", 2),
+        Document::new("the weather in berlin is rainy")
+            .with("source", "travel.md")
+            .with("tags", json!(["city", "germany"])),
+    ]
+}
+
+/// Adds the documents, then checks searches, filters, deletes and refusals.
+async fn behaves(store: Arc<dyn VectorStore>, embedder: Arc<dyn Embedder>) {
+    let documents = DocumentStore::new(store.clone(), embedder.clone());
+    let ids = documents.add_documents(&docs()).await.unwrap();
+    assert_eq!(ids.len(), 5);
+    let found = documents
+        .search("zebra stripes", 2, &Filter::all())
+        .await
+        .unwrap();
+    let texts: Vec<&str> = found
+        .iter()
+        .map(|f| f.document.page_content.as_str())
+        .collect();
+    assert_eq!(texts[0], "zebras have black and white stripes");
+    assert_eq!(found[0].document.metadata["source"], "animals.md");
+    assert!(ids.contains(found[0].document.id.as_ref().unwrap()));
+    match store.scores() {
+        Scores::Similarity => {
+            assert!(found[0].score > found[1].score && found[0].score <= 1.0 + 1e-6)
+        }
+        Scores::Distance => assert!(found[0].score < found[1].score && found[0].score >= -1e-6),
+    }
+    // Filters: LangChain's forms.
+    let filtered = documents
+        .search("zebra stripes", 5, &Filter::all().eq("source", "code.md"))
+        .await
+        .unwrap();
+    let sources: BTreeSet<&str> = filtered
+        .iter()
+        .map(|f| f.document.metadata["source"].as_str().unwrap())
+        .collect();
+    assert_eq!(sources, BTreeSet::from(["code.md"]));
+    assert_eq!(filtered.len(), 2);
+    let f = Filter::from_json(
+        &json!({"page": {"gte": 2}, "source": {"in": ["animals.md", "travel.md"]}}),
+    )
+    .unwrap();
+    let found = documents.search("anything", 5, &f).await.unwrap();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(
+        found[0].document.page_content,
+        "lions hunt zebras on the savanna"
+    );
+    let f = Filter::from_json(&json!({"tags": {"arrayContains": ["germany"]}})).unwrap();
+    assert_eq!(documents.search("weather", 5, &f).await.unwrap().len(), 1);
+    // A key no document has is named, with the keys there are.
+    let e = documents
+        .search("zebra", 3, &Filter::all().eq("sorce", "animals.md"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("`sorce`, which no document has; did you mean `source`?"),
+        "{e}"
+    );
+    // Refusals: an empty document, another embedding length.
+    let e = documents
+        .add_documents(&[Document::new("fine"), Document::new("  ")])
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("document 2 of 2 has no text"), "{e}");
+    let wrong = store
+        .add(&[Entry {
+            document: Document::new("three dimensions"),
+            vector: vec![1.0, 0.0, 0.0],
+        }])
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        wrong.contains("holds 256-dimension vectors, but a vector has 3:"),
+        "{wrong}"
+    );
+    let e = store
+        .search(&[1.0, 0.0], 2, &Filter::all())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("holds 256-dimension vectors"), "{e}");
+    // Deletes by id and by filter.
+    assert_eq!(
+        documents
+            .delete(&Selection::Ids(vec![ids[0].clone()]))
+            .await
+            .unwrap(),
+        1
+    );
+    let found = documents
+        .search("zebra stripes", 1, &Filter::all())
+        .await
+        .unwrap();
+    assert_ne!(
+        found[0].document.page_content,
+        "zebras have black and white stripes"
+    );
+    assert_eq!(
+        documents
+            .delete(&Selection::Filter(Filter::all().eq("source", "code.md")))
+            .await
+            .unwrap(),
+        2
+    );
+    let left = documents
+        .search("rust postgres zebra berlin", 10, &Filter::all())
+        .await
+        .unwrap();
+    assert_eq!(left.len(), 2, "{left:?}");
+    // A given id replaces its document.
+    let mut again = Document::new("zebras are striped horses").with("source", "animals.md");
+    again.id = Some(ids[1].clone());
+    assert_eq!(
+        documents.add_documents(&[again]).await.unwrap(),
+        vec![ids[1].clone()]
+    );
+    let found = documents
+        .search("lions savanna striped horses", 5, &Filter::all())
+        .await
+        .unwrap();
+    assert_eq!(found.len(), 2);
+    assert!(
+        found
+            .iter()
+            .any(|f| f.document.page_content == "zebras are striped horses")
+    );
+    assert!(
+        !found
+            .iter()
+            .any(|f| f.document.page_content.contains("savanna"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_process_store() {
+    let server = EmbedServer::start(256).await;
+    behaves(
+        Arc::new(InProcessVectorStore::new()),
+        embedder(&server).await,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_store() {
+    let server = EmbedServer::start(256).await;
+    let store = SqliteVectorStore::open(temp_db(), "test").await.unwrap();
+    behaves(Arc::new(store), embedder(&server).await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pgvector_store() {
+    let Some(pg) = Pg::new().await else { return };
+    let server = EmbedServer::start(256).await;
+    let store = pg.store(PgVectorOptions::default()).await;
+    behaves(Arc::new(store), embedder(&server).await).await;
+    pg.drop().await;
+}
+
+/// Random metadata, and filters of every operator: every store finds the
+/// documents `Filter::matches` says, no more, no fewer.
+async fn filters_agree(store: Arc<dyn VectorStore>) {
+    let mut seed = 7u64;
+    let mut next = move |n: u64| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) % n
+    };
+    let mut entries = Vec::new();
+    for i in 0..60 {
+        let mut d = Document::new(format!("document {i}"));
+        let values = [
+            json!("a"),
+            json!("b"),
+            json!(2),
+            json!(3.5),
+            json!(true),
+            json!(null),
+            json!(["a", "c"]),
+        ];
+        for key in ["k1", "k2", "k3"] {
+            if next(4) > 0 {
+                d = d.with(key, values[next(values.len() as u64) as usize].clone());
+            }
+        }
+        let angle = i as f32 * 0.1;
+        entries.push(Entry {
+            document: d,
+            vector: vec![angle.cos(), angle.sin(), 0.5],
+        });
+    }
+    store.add(&entries).await.unwrap();
+    let filters = [
+        json!({"k1": "a"}),
+        json!({"k1": 2}),
+        json!({"k2": "true"}),
+        json!({"k1": {"in": ["a", "2"]}}),
+        json!({"k1": {"notIn": ["a"]}}),
+        json!({"k3": {"neq": "b"}}),
+        json!({"k2": {"arrayContains": ["c", "zz"]}}),
+        json!({"k1": {"gt": 2}}),
+        json!({"k3": {"gte": 2, "lt": 3.5}}),
+        json!({"k2": {"lte": 3.5}, "k1": {"neq": "a"}}),
+    ];
+    for f in filters {
+        let filter = Filter::from_json(&f).unwrap();
+        let expected: BTreeSet<String> = entries
+            .iter()
+            .filter(|e| filter.matches(&e.document.metadata))
+            .map(|e| e.document.page_content.clone())
+            .collect();
+        let found: BTreeSet<String> = store
+            .search(&[1.0, 0.0, 0.5], 100, &filter)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|f| f.document.page_content)
+            .collect();
+        assert_eq!(found, expected, "filter {f}");
+        let deleted = store
+            .delete(&Selection::Filter(filter.clone()))
+            .await
+            .unwrap();
+        assert_eq!(deleted as usize, expected.len(), "delete {f}");
+        store
+            .add(
+                &entries
+                    .iter()
+                    .filter(|e| expected.contains(&e.document.page_content))
+                    .cloned()
+                    .collect::<Vec<_>>(),
+            )
+            .await
+            .unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filters_agree_in_process() {
+    filters_agree(Arc::new(InProcessVectorStore::new())).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filters_agree_sqlite() {
+    filters_agree(Arc::new(
+        SqliteVectorStore::open(temp_db(), "f").await.unwrap(),
+    ))
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filters_agree_pgvector() {
+    let Some(pg) = Pg::new().await else { return };
+    filters_agree(Arc::new(pg.store(PgVectorOptions::default()).await)).await;
+    pg.drop().await;
+}
+
+/// Gaussian-ish vectors from a seed.
+fn random_vectors(n: usize, dims: usize, seed: u64) -> Vec<Vec<f32>> {
+    let mut s = seed | 1;
+    let mut uniform = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        ((s >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    };
+    (0..n)
+        .map(|_| {
+            (0..dims)
+                .map(|_| {
+                    let (a, b) = (uniform(), uniform());
+                    ((-2.0 * a.ln()).sqrt() * (std::f64::consts::TAU * b).cos()) as f32
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// A SQLite collection past 4,096 documents is held in memory as a graph
+/// once loaded: its answers agree with the exact scan, and rows another
+/// connection writes are found a moment later.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_collection_in_memory() {
+    let path = temp_db();
+    let store = SqliteVectorStore::open(&path, "big").await.unwrap();
+    let vectors = random_vectors(6_000, 32, 11);
+    let entries: Vec<Entry> = vectors
+        .iter()
+        .enumerate()
+        .map(|(i, v)| Entry {
+            document: Document::new(format!("doc {i}")).with("all", "yes"),
+            vector: v.clone(),
+        })
+        .collect();
+    store.add(&entries).await.unwrap();
+    let queries = random_vectors(40, 32, 99);
+    // The first search starts the load; wait for it.
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while !store.loaded() {
+        store.search(&queries[0], 1, &Filter::all()).await.unwrap();
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the collection never loaded"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (mut same, mut total) = (0, 0);
+    let everything = Filter::all().eq("all", "yes");
+    for q in &queries {
+        let held = store.search(q, 5, &Filter::all()).await.unwrap();
+        let exact = store.search(q, 5, &everything).await.unwrap();
+        total += exact.len();
+        same += exact
+            .iter()
+            .filter(|e| held.iter().any(|h| h.document.id == e.document.id))
+            .count();
+        // Scores are exact cosine similarities either way.
+        assert!(
+            (held[0].score - exact[0].score).abs() < 1e-4
+                || held[0].document.id != exact[0].document.id
+        );
+    }
+    assert!(same as f64 / total as f64 >= 0.9, "{same} of {total}");
+    // Another writer: a row inserted through another connection.
+    let other = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    let v: Vec<u8> = queries[1].iter().flat_map(|f| f.to_le_bytes()).collect();
+    sqlx::query("INSERT INTO nodekit_vs_documents (collection, doc_id, content, metadata, embedding) VALUES ('big', 'outside', 'written elsewhere', '{}', $1)")
+        .bind(v)
+        .execute(&other)
+        .await
+        .unwrap();
+    let mut seen = false;
+    for _ in 0..40 {
+        let found = store.search(&queries[1], 1, &Filter::all()).await.unwrap();
+        if found[0].document.id.as_deref() == Some("outside") {
+            seen = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(seen, "a row written by another connection was never found");
+    // ... and one it deletes is dropped when a search meets it.
+    sqlx::query("DELETE FROM nodekit_vs_documents WHERE doc_id = 'outside'")
+        .execute(&other)
+        .await
+        .unwrap();
+    let found = store.search(&queries[1], 1, &Filter::all()).await.unwrap();
+    assert_ne!(found[0].document.id.as_deref(), Some("outside"));
+}
+
+/// Documents n8n (LangChain's PGVectorStore) wrote are found, and what
+/// nodekit writes reads back through LangChain's own query.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pgvector_shares_n8n_tables() {
+    let Some(pg) = Pg::new().await else { return };
+    // LangChain's DDL and insert, as n8n runs them.
+    sqlx::raw_sql(
+        "CREATE TABLE IF NOT EXISTS n8n_vectors (
+           \"id\" uuid NOT NULL DEFAULT gen_random_uuid() PRIMARY KEY,
+           \"text\" text, \"metadata\" jsonb, \"embedding\" vector);
+         INSERT INTO n8n_vectors(\"text\", \"embedding\", \"metadata\")
+           VALUES ('from n8n', '[1,0,0]', '{\"source\":\"n8n\"}'), ('other', '[0,1,0]', '{}')",
+    )
+    .execute(&pg.pool)
+    .await
+    .unwrap();
+    let store = pg.store(PgVectorOptions::default()).await;
+    let found = store
+        .search(&[0.9, 0.1, 0.0], 1, &Filter::all())
+        .await
+        .unwrap();
+    assert_eq!(found[0].document.page_content, "from n8n");
+    assert_eq!(found[0].document.metadata["source"], "n8n");
+    // n8n shows the cosine distance.
+    let cos = 0.9 / (0.9f64 * 0.9 + 0.1 * 0.1).sqrt();
+    assert!(
+        (found[0].score - (1.0 - cos)).abs() < 1e-6,
+        "{}",
+        found[0].score
+    );
+    let ids = store
+        .add(&[Entry {
+            document: Document::new("from nodekit").with("lang", "rust"),
+            vector: vec![0.0, 0.0, 1.0],
+        }])
+        .await
+        .unwrap();
+    let row: (String, String, Value) = sqlx::query_as(
+        "SELECT id::text, text, metadata FROM n8n_vectors ORDER BY \"embedding\" <=> '[0,0,1]' LIMIT 1",
+    )
+    .fetch_one(&pg.pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        row,
+        (
+            ids[0].clone(),
+            "from nodekit".to_owned(),
+            json!({"lang": "rust"})
+        )
+    );
+    // Collections: a store of one sees only its own.
+    let options = |name: &str| PgVectorOptions {
+        table: "docs".into(),
+        collection: Some((name.into(), "n8n_vector_collections".into())),
+        ..PgVectorOptions::default()
+    };
+    let a = pg.store(options("a")).await;
+    let b = pg.store(options("b")).await;
+    for (store, text) in [(&a, "in a"), (&b, "in b")] {
+        store
+            .add(&[Entry {
+                document: Document::new(text),
+                vector: vec![1.0, 1.0],
+            }])
+            .await
+            .unwrap();
+    }
+    let found = a.search(&[1.0, 1.0], 5, &Filter::all()).await.unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].document.page_content, "in a");
+    let e = a
+        .add(&[Entry {
+            document: Document {
+                id: Some("not-a-uuid".into()),
+                ..Document::new("x")
+            },
+            vector: vec![1.0, 0.0],
+        }])
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("is not a UUID"), "{e}");
+    pg.drop().await;
+}
+
+/// Past 1,000 documents an unfiltered PGVector search goes through the
+/// HNSW index it creates, and agrees with the exact scan.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pgvector_index() {
+    let Some(pg) = Pg::new().await else { return };
+    let store = pg.store(PgVectorOptions::default()).await;
+    let vectors = random_vectors(2_000, 16, 5);
+    let entries: Vec<Entry> = vectors
+        .iter()
+        .enumerate()
+        .map(|(i, v)| Entry {
+            document: Document::new(format!("doc {i}")).with("all", "yes"),
+            vector: v.clone(),
+        })
+        .collect();
+    store.add(&entries).await.unwrap();
+    let queries = random_vectors(20, 16, 77);
+    let (mut same, mut total) = (0, 0);
+    for q in &queries {
+        let indexed = store.search(q, 5, &Filter::all()).await.unwrap();
+        let exact = store
+            .search(q, 5, &Filter::all().eq("all", "yes"))
+            .await
+            .unwrap();
+        total += exact.len();
+        same += exact
+            .iter()
+            .filter(|e| indexed.iter().any(|h| h.document.id == e.document.id))
+            .count();
+    }
+    let has_index: bool = sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexdef LIKE '%hnsw%')",
+    )
+    .fetch_one(&pg.pool)
+    .await
+    .unwrap();
+    assert!(has_index);
+    assert!(same as f64 / total as f64 >= 0.9, "{same} of {total}");
+    pg.drop().await;
+}
