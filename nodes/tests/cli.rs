@@ -57,6 +57,7 @@ fn catalog_lists_built_in_nodes_sorted_and_deterministic() {
         [
             "nodekit-nodes.agent",
             "nodekit-nodes.deleteDataTool",
+            "nodekit-nodes.documentDefaultDataLoader",
             "nodekit-nodes.embeddingsOpenAiCompatible",
             "nodekit-nodes.executeSqlTool",
             "nodekit-nodes.insertDataTool",
@@ -67,9 +68,14 @@ fn catalog_lists_built_in_nodes_sorted_and_deterministic() {
             "nodekit-nodes.memoryRedisChat",
             "nodekit-nodes.memorySqliteChat",
             "nodekit-nodes.selectQueryTool",
+            "nodekit-nodes.textSplitterCharacterTextSplitter",
+            "nodekit-nodes.textSplitterRecursiveCharacterTextSplitter",
             "nodekit-nodes.toolHttpRequest",
             "nodekit-nodes.toolThink",
             "nodekit-nodes.updateDataTool",
+            "nodekit-nodes.vectorStoreInMemory",
+            "nodekit-nodes.vectorStorePGVector",
+            "nodekit-nodes.vectorStoreSqlite",
         ]
     );
     assert_eq!(nodekit(&["catalog"]).stdout, first.stdout);
