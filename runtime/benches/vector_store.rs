@@ -5,39 +5,45 @@
 //! The data (written to BENCH_DATA when missing, read from it otherwise,
 //! so both sides read the same files): BENCH_N documents (default 10,000)
 //! of 8–31 words from a 5,000-word vocabulary (word `w` drawn with
-//! probability falling as 1/w), their 384-dimension vectors (each word a
-//! fixed pseudo-random Gaussian vector, a text the normalised sum: near
-//! neighbours are not ties), and BENCH_QUERIES (default 300) query vectors
-//! made the same way. No embedding model runs: the figures are the
-//! stores' own work.
+//! probability falling as 1/w), and BENCH_QUERIES (default 300) query
+//! texts made the same way. Both sides embed with the same in-process
+//! embedder, the Mastra harness's 384-dimension feature hashing (each word
+//! adds ±1 to the dimension its SHA-1 picks; L2-normalised), so no model's
+//! latency is in any figure and both do the same embedding work.
 //!
 //! For each store (BENCH_STORES, default "memory sqlite pgvector";
 //! pgvector needs BENCH_DATABASE_URL):
-//! - insert: `VectorStore::add` in batches of 1,000, timed from the first
-//!   to the last (SQLite: committed; in memory: indexed);
-//! - ready: SQLite, until the collection is held in memory; PostgreSQL,
-//!   the first search, which creates the HNSW index; both untimed in the
-//!   search figures, as LangChain's first search is;
-//! - search: `VectorStore::search` with k = 4 (n8n's default), each query
-//!   timed;
-//! - agreement: the share of the exact top 4 (a scan of every vector
-//!   here) the store returns.
+//! - insert: `DocumentStore::add_documents` (embedding included) in
+//!   batches of 1,000, timed from the first to the last; the documents
+//!   are searchable when each call returns;
+//! - ready: until the store's search graph holds every document (in
+//!   memory and SQLite a background thread builds it while inserts return;
+//!   PostgreSQL's first search creates its HNSW index). Not in the search
+//!   figures, and LangChain's first search is not either;
+//! - search: `DocumentStore::search` with k = 4 (n8n's default),
+//!   embedding the query included, each call timed;
+//! - agreement: the share of the exact top 4 (a scan of every vector here)
+//!   the store returns.
 //!
 //! BENCH_CORPUS names a text file to split with the recursive splitter
 //! (chunk size 1,000, overlap 200: the Default Data Loader's); it is
 //! written first when missing, BENCH_CORPUS_MB megabytes (default 50) of
 //! paragraphs. Prints one JSON object (also written to BENCH_JSON).
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nodekit::document::Document;
+use nodekit::embed::Embedder;
+use nodekit::model::BoxFuture;
 use nodekit::text_splitter::{RecursiveCharacterTextSplitter, TextSplitter};
 use nodekit::vector_store::pgvector::{PgVectorOptions, PgVectorStore};
 use nodekit::vector_store::sqlite::SqliteVectorStore;
-use nodekit::vector_store::{Entry, Filter, InProcessVectorStore, VectorStore};
+use nodekit::vector_store::{
+    DocumentStore, Filter, InProcessVectorStore, VectorStore, VectorStoreOptions,
+};
 use serde_json::{Value, json};
 use sha1::{Digest, Sha1};
 
@@ -86,102 +92,64 @@ impl Words {
     }
 }
 
-/// Each word a fixed Gaussian vector seeded by its SHA-1; a text the normalised sum.
-#[derive(Default)]
-struct Dense {
-    words: HashMap<String, Vec<f32>>,
+/// The Mastra harness's feature-hashing embedder: every word adds ±1 to
+/// the dimension a SHA-1 of the word picks; L2-normalised.
+fn hash_embed(text: &str) -> Vec<f32> {
+    let mut v = [0f64; DIMS];
+    for w in text.to_lowercase().split_whitespace() {
+        let h = Sha1::digest(w.as_bytes());
+        let idx = u32::from_be_bytes([h[0], h[1], h[2], h[3]]) as usize % DIMS;
+        v[idx] += if h[4] & 1 == 1 { 1.0 } else { -1.0 };
+    }
+    let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let scale = if norm > 0.0 { 1.0 / norm } else { 0.0 };
+    v.iter().map(|x| (x * scale) as f32).collect()
 }
 
-impl Dense {
-    fn embed(&mut self, text: &str) -> Vec<f32> {
-        let mut v = vec![0f32; DIMS];
-        for w in text.split_whitespace() {
-            let word = self.words.entry(w.to_owned()).or_insert_with(|| {
-                let h = Sha1::digest(w.as_bytes());
-                let mut s = u64::from_be_bytes(h[..8].try_into().unwrap()) | 1;
-                let mut uniform = || {
-                    s ^= s << 13;
-                    s ^= s >> 7;
-                    s ^= s << 17;
-                    ((s >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-                };
-                (0..DIMS)
-                    .map(|_| {
-                        let (a, b) = (uniform(), uniform());
-                        ((-2.0 * a.ln()).sqrt() * (std::f64::consts::TAU * b).cos()) as f32
-                    })
-                    .collect()
-            });
-            v.iter_mut().zip(word.iter()).for_each(|(x, y)| *x += y);
-        }
-        let n = v
-            .iter()
-            .map(|x| x * x)
-            .sum::<f32>()
-            .sqrt()
-            .max(f32::MIN_POSITIVE);
-        v.iter_mut().for_each(|x| *x /= n);
-        v
+#[derive(Debug)]
+struct HashEmbedder;
+
+impl Embedder for HashEmbedder {
+    fn name(&self) -> &str {
+        "feature-hash-384"
+    }
+    fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, nodekit::Result<Vec<Vec<f32>>>> {
+        Box::pin(async move { Ok(texts.iter().map(|t| hash_embed(t)).collect()) })
     }
 }
 
-fn write_f32(path: &Path, vectors: &[Vec<f32>]) {
-    let bytes: Vec<u8> = vectors
-        .iter()
-        .flatten()
-        .flat_map(|f| f.to_le_bytes())
-        .collect();
-    std::fs::write(path, bytes).unwrap();
-}
-
-fn read_f32(path: &Path) -> Vec<Vec<f32>> {
-    let bytes = std::fs::read(path).unwrap();
-    bytes
-        .chunks_exact(4 * DIMS)
-        .map(|row| {
-            row.chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect()
-        })
-        .collect()
-}
-
-/// The documents, their vectors and the queries: from `dir`, written first when missing.
-fn data(dir: &Path, n: usize, queries: usize) -> (Vec<String>, Vec<Vec<f32>>, Vec<Vec<f32>>) {
+/// The documents and the queries: from `dir`, written first when missing.
+fn data(dir: &Path, n: usize, queries: usize) -> (Vec<String>, Vec<String>) {
     let meta = dir.join("meta.json");
     let fresh = std::fs::read_to_string(&meta)
         .ok()
         .and_then(|m| serde_json::from_str::<Value>(&m).ok())
-        .is_some_and(|m| m["n"] == n && m["queries"] == queries && m["dims"] == DIMS);
+        .is_some_and(|m| m["n"] == n && m["queries"] == queries);
     if !fresh {
         std::fs::create_dir_all(dir).unwrap();
         let mut words = Words { seed: 0x9e37_79b9 };
-        let mut dense = Dense::default();
         let texts: Vec<String> = (0..n).map(|_| words.sentence()).collect();
-        let vectors: Vec<Vec<f32>> = texts.iter().map(|t| dense.embed(t)).collect();
-        let qs: Vec<Vec<f32>> = (0..queries)
-            .map(|_| dense.embed(&words.sentence()))
-            .collect();
+        let qs: Vec<String> = (0..queries).map(|_| words.sentence()).collect();
         std::fs::write(
             dir.join("texts.json"),
             serde_json::to_string(&texts).unwrap(),
         )
         .unwrap();
-        write_f32(&dir.join("vectors.f32"), &vectors);
-        write_f32(&dir.join("queries.f32"), &qs);
+        std::fs::write(
+            dir.join("queries.json"),
+            serde_json::to_string(&qs).unwrap(),
+        )
+        .unwrap();
         std::fs::write(
             &meta,
             json!({"n": n, "queries": queries, "dims": DIMS}).to_string(),
         )
         .unwrap();
     }
-    let texts: Vec<String> =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("texts.json")).unwrap()).unwrap();
-    (
-        texts,
-        read_f32(&dir.join("vectors.f32")),
-        read_f32(&dir.join("queries.f32")),
-    )
+    let read = |name: &str| -> Vec<String> {
+        serde_json::from_str(&std::fs::read_to_string(dir.join(name)).unwrap()).unwrap()
+    };
+    (read("texts.json"), read("queries.json"))
 }
 
 fn dot(a: &[f32], b: &[f32]) -> f32 {
@@ -207,25 +175,24 @@ fn exact(vectors: &[Vec<f32>], queries: &[Vec<f32>]) -> Vec<Vec<usize>> {
 }
 
 async fn measure(
-    store: &dyn VectorStore,
+    store: Arc<dyn VectorStore>,
     texts: &[String],
-    vectors: &[Vec<f32>],
-    queries: &[Vec<f32>],
+    queries: &[String],
     truth: &[Vec<usize>],
     ready: impl AsyncFn() -> Duration,
 ) -> Value {
-    let entries: Vec<Entry> = texts
+    let documents = DocumentStore::from_options(VectorStoreOptions {
+        embedding_batch: BATCH,
+        ..VectorStoreOptions::new(store, Arc::new(HashEmbedder))
+    });
+    let docs: Vec<Document> = texts
         .iter()
-        .zip(vectors)
         .enumerate()
-        .map(|(i, (t, v))| Entry {
-            document: Document::new(t.clone()).with("i", i),
-            vector: v.clone(),
-        })
+        .map(|(i, t)| Document::new(t.clone()).with("i", i))
         .collect();
     let started = Instant::now();
-    for batch in entries.chunks(BATCH) {
-        store.add(batch).await.unwrap();
+    for batch in docs.chunks(BATCH) {
+        documents.add_documents(batch).await.unwrap();
     }
     let insert = started.elapsed();
     let ready = ready().await;
@@ -233,7 +200,7 @@ async fn measure(
     let (mut same, mut total) = (0, 0);
     for (q, expected) in queries.iter().zip(truth) {
         let t = Instant::now();
-        let found = store.search(q, K, &Filter::all()).await.unwrap();
+        let found = documents.search(q, K, &Filter::all()).await.unwrap();
         times.push(t.elapsed());
         let got: Vec<usize> = found
             .iter()
@@ -250,10 +217,12 @@ async fn measure(
     })
 }
 
-/// How long the first search takes (a warm-up, outside the figures).
-async fn first_search(store: &dyn VectorStore, query: &[f32]) -> Duration {
+/// How long until `pending` says no more, polling.
+async fn until(pending: impl Fn() -> bool) -> Duration {
     let t = Instant::now();
-    store.search(query, K, &Filter::all()).await.unwrap();
+    while pending() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     t.elapsed()
 }
 
@@ -326,38 +295,44 @@ fn main() {
 }
 
 async fn run() -> Value {
-    let mut out = json!({"what": "nodekit vector stores, given vectors (no embedding model), same documents and queries as the LangChain harness"});
+    let mut out = json!({"what": "nodekit vector stores, same documents, queries and feature-hashing embedder as the LangChain harness"});
     if let Ok(dir) = std::env::var("BENCH_DATA") {
         let n = env("BENCH_N", 10_000);
-        let (texts, vectors, queries) = data(Path::new(&dir), n, env("BENCH_QUERIES", 300));
-        let truth = exact(&vectors, &queries);
+        let (texts, queries) = data(Path::new(&dir), n, env("BENCH_QUERIES", 300));
+        let vectors: Vec<Vec<f32>> = texts.iter().map(|t| hash_embed(t)).collect();
+        let truth = exact(
+            &vectors,
+            &queries.iter().map(|q| hash_embed(q)).collect::<Vec<_>>(),
+        );
+        drop(vectors);
         out["n"] = json!(texts.len());
         out["dims"] = json!(DIMS);
         let stores =
             std::env::var("BENCH_STORES").unwrap_or_else(|_| "memory sqlite pgvector".into());
         if stores.contains("memory") {
-            let store = InProcessVectorStore::new();
-            let figures = measure(&store, &texts, &vectors, &queries, &truth, async || {
-                first_search(&store, &queries[0]).await
+            let store = Arc::new(InProcessVectorStore::new());
+            let held = store.clone();
+            out["memory"] = measure(store, &texts, &queries, &truth, async || {
+                until(|| held.indexing()).await
             })
             .await;
-            out["memory"] = figures;
         }
         if stores.contains("sqlite") {
             let dir = std::env::temp_dir().join(format!("nodekit-bench-vs-{}", std::process::id()));
             std::fs::create_dir_all(&dir).unwrap();
             let path: PathBuf = dir.join("vectors.db");
-            let store = SqliteVectorStore::open(&path, "bench").await.unwrap();
-            let figures = measure(&store, &texts, &vectors, &queries, &truth, async || {
+            let store = Arc::new(SqliteVectorStore::open(&path, "bench").await.unwrap());
+            let held = store.clone();
+            out["sqlite"] = measure(store, &texts, &queries, &truth, async || {
                 let t = Instant::now();
-                while !store.loaded() {
-                    store.search(&queries[0], K, &Filter::all()).await.unwrap();
+                // A search starts the load of a collection not yet held.
+                while !held.loaded() || held.indexing() {
+                    let _ = held.search(&hash_embed("warm"), K, &Filter::all()).await;
                     tokio::time::sleep(Duration::from_millis(20)).await;
                 }
                 t.elapsed()
             })
             .await;
-            out["sqlite"] = figures;
             out["sqlite"]["db_file_mb"] = json!(round(
                 ["", "-wal"]
                     .iter()
@@ -370,6 +345,7 @@ async fn run() -> Value {
         }
         if stores.contains("pgvector")
             && let Ok(url) = std::env::var("BENCH_DATABASE_URL")
+            && !url.is_empty()
         {
             let schema = format!("nodekit_vs_bench_{}", std::process::id());
             let admin = sqlx::PgPool::connect(&url).await.unwrap();
@@ -395,14 +371,20 @@ async fn run() -> Value {
                 .connect_with(options)
                 .await
                 .unwrap();
-            let store = PgVectorStore::with_pool(pool.clone(), PgVectorOptions::default())
-                .await
-                .unwrap();
-            let figures = measure(&store, &texts, &vectors, &queries, &truth, async || {
-                first_search(&store, &queries[0]).await
+            let store = Arc::new(
+                PgVectorStore::with_pool(pool.clone(), PgVectorOptions::default())
+                    .await
+                    .unwrap(),
+            );
+            let held = store.clone();
+            out["pgvector"] = measure(store, &texts, &queries, &truth, async || {
+                let t = Instant::now();
+                held.search(&hash_embed("warm"), K, &Filter::all())
+                    .await
+                    .unwrap();
+                t.elapsed()
             })
             .await;
-            out["pgvector"] = figures;
             pool.close().await;
             sqlx::raw_sql(sqlx::AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")))
                 .execute(&admin)

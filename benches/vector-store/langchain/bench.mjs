@@ -1,23 +1,24 @@
 // LangChain JS's vector stores measured the way
 // runtime/benches/vector_store.rs measures nodekit's: the same documents and
-// vectors (read from the files the Rust side writes), the same batches, the
-// same queries. No embedding model runs on either side: vectors are given,
-// so the figures are the stores' own work.
+// queries (read from the files the Rust side writes), the same in-process
+// embedder (the Mastra harness's 384-dimension feature hashing), the same
+// batches and the same timed calls.
 //
 // - MemoryVectorStore (@langchain/classic, what n8n's Simple Vector Store
-//   uses): addVectors in batches of 1,000; similaritySearchVectorWithScore
-//   with k = 4 (n8n's default).
+//   uses): addDocuments in batches of 1,000 (embedding included);
+//   similaritySearchWithScore with k = 4 (n8n's default), embedding the
+//   query included.
 // - PGVectorStore (@langchain/community, what n8n's PGVector node uses) on
-//   the same PostgreSQL, n8n's table layout, a fresh table: addVectors
-//   (LangChain writes 500 rows per statement); the same searches.
+//   the same PostgreSQL, n8n's table layout, a fresh table: the same calls
+//   (LangChain writes 500 rows per statement).
 // - RecursiveCharacterTextSplitter (@langchain/textsplitters) on the corpus
 //   file, chunk size 1000, overlap 200 (the Default Data Loader's).
 //
 // Usage (from this folder): npm ci && node bench.mjs   (prints one JSON object)
-// Env: BENCH_DATA (the folder run.sh fills: vectors.f32, texts.json,
-// queries.f32, meta.json), BENCH_DATABASE_URL (PostgreSQL with pgvector;
-// PGVector is skipped without it), BENCH_CORPUS (a text file to split;
-// skipped without it), BENCH_STORES (default "memory pgvector").
+// Env: BENCH_DATA (the folder the Rust side fills: texts.json,
+// queries.json), BENCH_DATABASE_URL (PostgreSQL with pgvector; PGVector is
+// skipped without it), BENCH_CORPUS (a text file to split; skipped without
+// it), BENCH_STORES (default "memory pgvector").
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
@@ -44,23 +45,28 @@ const r3 = (x) => Math.round(x * 1000) / 1000;
 const stats = (arr) => ({ p50_ms: r3(pct(arr, 50)), p99_ms: r3(pct(arr, 99)) });
 const version = (p) => JSON.parse(readFileSync(join(here, 'node_modules', p, 'package.json'), 'utf8')).version;
 
-/** Vectors of `dims` from a little-endian f32 file. */
-function vectors(file, dims) {
-  const b = readFileSync(file);
-  const f = new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4);
-  const out = [];
-  for (let i = 0; i < f.length; i += dims) out.push(Array.from(f.subarray(i, i + dims)));
-  return out;
+const DIM = 384;
+/** The Mastra harness's feature hashing: each word adds ±1 to the
+ * dimension its SHA-1 picks; L2-normalised. */
+function hashEmbed(text) {
+  const v = new Float64Array(DIM);
+  for (const w of text.toLowerCase().split(/\s+/).filter(Boolean)) {
+    const h = createHash('sha1').update(w).digest();
+    v[h.readUInt32BE(0) % DIM] += h[4] & 1 ? 1 : -1;
+  }
+  let norm = 0;
+  for (const x of v) norm += x * x;
+  norm = Math.sqrt(norm) || 1;
+  return Array.from(v, (x) => x / norm);
 }
 
-/** Embeddings are never called: every vector is given. */
-class Given extends Embeddings {
+class HashEmbeddings extends Embeddings {
   constructor() { super({}); }
-  async embedDocuments() { throw new Error('the benchmark gives every vector'); }
-  async embedQuery() { throw new Error('the benchmark gives every vector'); }
+  async embedDocuments(texts) { return texts.map(hashEmbed); }
+  async embedQuery(text) { return hashEmbed(text); }
 }
 
-const out = { what: 'LangChain JS vector stores, given vectors (no embedding model), same documents and queries as nodekit', versions: {
+const out = { what: 'LangChain JS vector stores, same documents, queries and feature-hashing embedder as nodekit', versions: {
   node: process.version,
   '@langchain/classic': version('@langchain/classic'),
   '@langchain/community': version('@langchain/community'),
@@ -69,19 +75,19 @@ const out = { what: 'LangChain JS vector stores, given vectors (no embedding mod
   pg: version('pg'),
 } };
 
-async function measure(store, docs, vecs, queries) {
+async function measure(store, docs, queries) {
   const t = performance.now();
   for (let i = 0; i < docs.length; i += BATCH) {
-    await store.addVectors(vecs.slice(i, i + BATCH), docs.slice(i, i + BATCH));
+    await store.addDocuments(docs.slice(i, i + BATCH));
   }
   const insertS = (performance.now() - t) / 1000;
   // The first search is a warm-up, outside the figures (nodekit's too).
-  await store.similaritySearchVectorWithScore(queries[0], K);
+  await store.similaritySearchWithScore('warm', K);
   const times = [];
   const found = [];
   for (const q of queries) {
     const s = performance.now();
-    const r = await store.similaritySearchVectorWithScore(q, K);
+    const r = await store.similaritySearchWithScore(q, K);
     times.push(performance.now() - s);
     found.push(r.map(([d]) => d.metadata.i));
   }
@@ -93,24 +99,22 @@ async function measure(store, docs, vecs, queries) {
 }
 
 if (data) {
-  const meta = JSON.parse(readFileSync(join(data, 'meta.json'), 'utf8'));
   const texts = JSON.parse(readFileSync(join(data, 'texts.json'), 'utf8'));
-  const vecs = vectors(join(data, 'vectors.f32'), meta.dims);
-  const queries = vectors(join(data, 'queries.f32'), meta.dims);
+  const queries = JSON.parse(readFileSync(join(data, 'queries.json'), 'utf8'));
   const docs = texts.map((t, i) => new Document({ pageContent: t, metadata: { i } }));
   out.n = docs.length;
-  out.dims = meta.dims;
+  out.dims = DIM;
   if (stores.includes('memory')) {
-    const store = new MemoryVectorStore(new Given());
-    const { found, ...figures } = await measure(store, docs, vecs, queries);
+    const store = new MemoryVectorStore(new HashEmbeddings());
+    const { found, ...figures } = await measure(store, docs, queries);
     out.memory = { ...figures, found: found.slice(0, 20) };
   }
   const url = process.env.BENCH_DATABASE_URL;
   if (stores.includes('pgvector') && url) {
     const pool = new pg.Pool({ connectionString: url, max: 8 });
     const table = `lc_vectors_${process.pid}`;
-    const store = await PGVectorStore.initialize(new Given(), { pool, tableName: table });
-    const { found, ...figures } = await measure(store, docs, vecs, queries);
+    const store = await PGVectorStore.initialize(new HashEmbeddings(), { pool, tableName: table });
+    const { found, ...figures } = await measure(store, docs, queries);
     out.pgvector = { ...figures, table, found: found.slice(0, 20) };
     await pool.query(`DROP TABLE ${table}`);
     await store.end();

@@ -108,14 +108,14 @@ impl Graph {
         })
     }
 
-    /// The keys of about the `k` nearest vectors, nearest first; with
-    /// `keep`, only keys it accepts.
+    /// About the `k` nearest vectors (similarity by the half-precision
+    /// copy, key), nearest first; with `keep`, only keys it accepts.
     pub(super) fn search(
         &self,
         query: &[f32],
         k: usize,
         keep: Option<&dyn Fn(i64) -> bool>,
-    ) -> Result<Vec<i64>> {
+    ) -> Result<Vec<(f32, i64)>> {
         let found = match keep {
             None => self.index.search(query, candidates(k)),
             Some(keep) => self

@@ -59,6 +59,10 @@ impl<T: Element> Rows<T> {
         self.seqs.len()
     }
 
+    pub(super) fn is_empty(&self) -> bool {
+        self.seqs.is_empty()
+    }
+
     /// Bytes held.
     pub(super) fn bytes(&self) -> usize {
         self.data.capacity() * std::mem::size_of::<T>() + self.seqs.capacity() * 8
@@ -131,9 +135,9 @@ impl<T: Element> Rows<T> {
         self.data.truncate(kept * dims);
     }
 
-    /// The `k` of `seqs` most similar to `query`, most similar first
-    /// (seqs not held are dropped).
-    pub(super) fn order(&self, query: &[f32], seqs: &[i64], k: usize) -> Vec<i64> {
+    /// The `k` of `seqs` most similar to `query`, with their
+    /// similarities, most similar first (seqs not held are dropped).
+    pub(super) fn order(&self, query: &[f32], seqs: &[i64], k: usize) -> Vec<(f32, i64)> {
         let q = normalised(query);
         let mut row = vec![0f32; self.dims];
         let scored = seqs.iter().filter_map(|&seq| {
@@ -146,15 +150,15 @@ impl<T: Element> Rows<T> {
 }
 
 impl Flat {
-    /// The keys of the `k` rows most similar to `query`, most similar
-    /// first (ties: the lower key first); with `keep`, only the keys it
-    /// accepts.
+    /// The `k` rows most similar to `query` (similarity, key), most
+    /// similar first (ties: the lower key first); with `keep`, only the
+    /// keys it accepts.
     pub(super) fn search(
         &self,
         query: &[f32],
         k: usize,
         keep: Option<&dyn Fn(i64) -> bool>,
-    ) -> Vec<i64> {
+    ) -> Vec<(f32, i64)> {
         if k == 0 || self.seqs.is_empty() || query.len() != self.dims {
             return Vec::new();
         }
@@ -166,8 +170,8 @@ impl Flat {
     }
 }
 
-/// The seqs of the `k` highest scores, highest first (ties: lower seq first).
-fn best(mut scored: Vec<(f32, i64)>, k: usize) -> Vec<i64> {
+/// The `k` highest scores, highest first (ties: lower key first).
+pub(super) fn best(mut scored: Vec<(f32, i64)>, k: usize) -> Vec<(f32, i64)> {
     let by_score = |a: &(f32, i64), b: &(f32, i64)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
     if k == 0 {
         return Vec::new();
@@ -177,7 +181,7 @@ fn best(mut scored: Vec<(f32, i64)>, k: usize) -> Vec<i64> {
         scored.truncate(k);
     }
     scored.sort_unstable_by(by_score);
-    scored.into_iter().map(|(_, seq)| seq).collect()
+    scored
 }
 
 fn normalised(v: &[f32]) -> Vec<f32> {
@@ -226,15 +230,26 @@ mod tests {
         ]));
         assert_eq!(flat.len(), 4);
         assert!(flat.contains(3) && !flat.contains(5));
-        assert_eq!(flat.search(&[0.0, 3.0, 0.1], 2, None), vec![2, 3]);
-        assert_eq!(flat.search(&[1.0, 0.0, 0.0], 10, None), vec![1, 3, 2, 4]);
+        let keys = |found: Vec<(f32, i64)>| found.into_iter().map(|(_, k)| k).collect::<Vec<_>>();
+        assert_eq!(keys(flat.search(&[0.0, 3.0, 0.1], 2, None)), vec![2, 3]);
+        assert_eq!(
+            keys(flat.search(&[1.0, 0.0, 0.0], 10, None)),
+            vec![1, 3, 2, 4]
+        );
         assert!(flat.search(&[1.0, 0.0], 1, None).is_empty());
-        assert_eq!(flat.order(&[0.0, 0.0, 1.0], &[1, 4, 7], 5), vec![4, 1]);
+        assert_eq!(
+            keys(flat.order(&[0.0, 0.0, 1.0], &[1, 4, 7], 5)),
+            vec![4, 1]
+        );
+        assert_eq!(flat.search(&[1.0, 0.0, 0.0], 1, None), vec![(1.0, 1)]);
         let odd = |k: i64| k % 2 == 1;
-        assert_eq!(flat.search(&[1.0, 0.0, 0.0], 10, Some(&odd)), vec![1, 3]);
+        assert_eq!(
+            keys(flat.search(&[1.0, 0.0, 0.0], 10, Some(&odd))),
+            vec![1, 3]
+        );
         flat.remove(&[2, 9]);
         assert_eq!(flat.len(), 3);
-        assert_eq!(flat.search(&[0.0, 3.0, 0.1], 1, None), vec![3]);
+        assert_eq!(keys(flat.search(&[0.0, 3.0, 0.1], 1, None)), vec![3]);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::{Entry, Filter, Found, Selection, VectorStore, check_dimensions, store_error};
 use crate::error::Result;
 use crate::model::BoxFuture;
-use crate::vector_index::{Index, dot};
+use crate::vector_index::{Index, absorb_later, dot};
 
 /// Documents past which a store is searched through a graph (with the
 /// `ann` feature) rather than by an exact scan.
@@ -134,6 +134,17 @@ impl InProcessVectorStore {
         self.shared.docs.read().map_or(0, |d| d.bytes)
     }
 
+    /// Whether documents still wait to go into the search graph (searches
+    /// scan them exactly meanwhile; a background thread moves them in).
+    pub fn indexing(&self) -> bool {
+        self.shared
+            .index
+            .read()
+            .ok()
+            .and_then(|i| i.as_ref().map(|i| i.pending() > 0))
+            .unwrap_or(false)
+    }
+
     /// Removes every document.
     pub fn clear(&self) {
         let _writing = self.shared.writing.lock();
@@ -214,6 +225,7 @@ impl InProcessVectorStore {
         index
             .add(&rows, EXACT_LIMIT)
             .map_err(|e| store_error(e.0))?;
+        absorb_later(&index);
         Ok(ids)
     }
 
@@ -310,16 +322,7 @@ impl VectorStore for InProcessVectorStore {
             .map(|e| e.document.page_content.len() * 2 + e.vector.len() * 4 + 200)
             .sum();
         make_room(self, bytes);
-        Box::pin(async move {
-            if entries.len() < 256 {
-                return self.add_now(entries);
-            }
-            // A large batch may build a graph: off the async worker.
-            let (store, entries) = (self.clone(), entries.to_vec());
-            tokio::task::spawn_blocking(move || store.add_now(&entries))
-                .await
-                .map_err(|e| store_error(format!("adding documents stopped: {e}")))?
-        })
+        Box::pin(async move { self.add_now(entries) })
     }
 
     fn search<'a>(

@@ -35,7 +35,7 @@ use super::{Entry, Filter, Found, Selection, VectorStore, check_dimensions, stor
 use crate::document::Document;
 use crate::error::Result;
 use crate::model::BoxFuture;
-use crate::vector_index::{Index, Throttle, bytes_vector, dot, vector_bytes};
+use crate::vector_index::{Index, Throttle, absorb_later, bytes_vector, dot, vector_bytes};
 
 /// Documents past which a collection is searched through a graph.
 const EXACT_LIMIT: usize = 4_096;
@@ -83,7 +83,7 @@ struct Db {
 /// One collection in memory.
 #[derive(Debug)]
 struct Held {
-    index: Index,
+    index: Arc<Index>,
     /// The highest row id read.
     max_id: AtomicI64,
     /// Set once the first load has read every row.
@@ -251,6 +251,18 @@ impl SqliteVectorStore {
         &self.collection
     }
 
+    /// Whether documents still wait to go into the collection's search
+    /// graph (searches scan them exactly meanwhile; a background thread
+    /// moves them in).
+    pub fn indexing(&self) -> bool {
+        self.db
+            .held
+            .lock()
+            .ok()
+            .and_then(|h| h.get(&self.collection).map(|h| h.index.pending() > 0))
+            .unwrap_or(false)
+    }
+
     /// Whether the collection is held in this process's memory, so
     /// unfiltered searches answer from it (the first search or write
     /// starts loading it).
@@ -327,7 +339,7 @@ impl SqliteVectorStore {
             return (h.index.dims() == dims).then(|| h.clone());
         }
         let held = Arc::new(Held {
-            index: Index::new(dims),
+            index: Arc::new(Index::new(dims)),
             max_id: AtomicI64::new(0),
             ready: AtomicBool::new(false),
             dirty: AtomicBool::new(false),
@@ -338,7 +350,7 @@ impl SqliteVectorStore {
         let (store, loading) = (self.clone(), held.clone());
         tokio::spawn(async move {
             let _filling = loading.filling.lock().await;
-            if let Err(e) = store.fill(&loading).await {
+            if let Err(e) = store.fill(&loading, true).await {
                 tracing::warn!(collection = %store.collection, error = %e, "vector store: cannot load the collection; searching the file");
                 store.forget();
             }
@@ -353,18 +365,23 @@ impl SqliteVectorStore {
 
     /// Reads the collection's rows above the highest id held into memory,
     /// again while a write of this process marked it dirty; then it is
-    /// ready. The caller holds `held.filling`.
-    async fn fill(&self, held: &Arc<Held>) -> Result<()> {
+    /// ready. Into the graph at once while loading (`absorb_now`), else in
+    /// the background (searches scan them exactly until then). The caller
+    /// holds `held.filling`.
+    async fn fill(&self, held: &Arc<Held>, absorb_now: bool) -> Result<()> {
         loop {
-            self.read_new_rows(held).await?;
+            self.read_new_rows(held, absorb_now).await?;
             held.ready.store(true, Ordering::SeqCst);
             if !held.dirty.swap(false, Ordering::SeqCst) {
+                if held.index.pending() > 0 {
+                    absorb_later(&held.index);
+                }
                 return Ok(());
             }
         }
     }
 
-    async fn read_new_rows(&self, held: &Arc<Held>) -> Result<()> {
+    async fn read_new_rows(&self, held: &Arc<Held>, absorb_now: bool) -> Result<()> {
         loop {
             let after = held.max_id.load(Ordering::Acquire);
             let rows: Vec<(i64, Vec<u8>)> = sqlx::query_as(
@@ -393,6 +410,9 @@ impl SqliteVectorStore {
                     .index
                     .add(&rows, EXACT_LIMIT)
                     .map_err(|e| store_error(e.0))?;
+                if absorb_now {
+                    adding.index.absorb().map_err(|e| store_error(e.0))?;
+                }
                 adding.max_id.fetch_max(last, Ordering::AcqRel);
                 Ok::<(), crate::error::Error>(())
             })
@@ -415,7 +435,7 @@ impl SqliteVectorStore {
         held.dirty.store(true, Ordering::SeqCst);
         if held.ready.load(Ordering::SeqCst) {
             let _filling = held.filling.lock().await;
-            self.fill(&held).await?;
+            self.fill(&held, false).await?;
         }
         Ok(())
     }
@@ -431,7 +451,7 @@ impl SqliteVectorStore {
             let Ok(_filling) = held.filling.try_lock() else {
                 return;
             };
-            if let Err(e) = store.fill(&held).await {
+            if let Err(e) = store.fill(&held, false).await {
                 tracing::warn!(collection = %store.collection, error = %e, "vector store: catch-up failed");
             }
         });

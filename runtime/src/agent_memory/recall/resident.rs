@@ -200,7 +200,12 @@ impl Resident {
     /// `filling`.
     fn add(&self, rows: &[(i64, Vec<f32>)], exact_limit: usize) -> Result<usize> {
         let rows: Vec<(i64, &[f32])> = rows.iter().map(|(seq, v)| (*seq, v.as_slice())).collect();
-        self.index.add(&rows, exact_limit).map_err(index_error)
+        let held = self.index.add(&rows, exact_limit).map_err(index_error)?;
+        if held == 0 {
+            // Into the graph now: a message is indexed when its write returns.
+            self.index.absorb().map_err(index_error)?;
+        }
+        Ok(held)
     }
 }
 
