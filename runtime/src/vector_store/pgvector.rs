@@ -489,7 +489,8 @@ impl PgVectorStore {
                 .fetch_one(&self.pool)
                 .await
                 .map_err(db_error)?;
-            if n < INDEX_FROM {
+            // A search of the wrong length builds nothing.
+            if n < INDEX_FROM || self.dims().await? != Some(dims) {
                 return Ok(false);
             }
             tracing::info!(index = %name, "vector store: creating pgvector's HNSW index");
@@ -515,12 +516,19 @@ impl PgVectorStore {
         if k == 0 {
             return Ok(Vec::new());
         }
-        let Some(dims) = self.dims().await? else {
-            return Ok(Vec::new());
-        };
-        check_dimensions(dims, vector.len(), "a vector")?;
+        // One round trip: the query's length is taken for the table's, and
+        // only a failing search asks what the table holds.
+        let dims = vector.len();
         let indexed = filter.is_empty() && self.indexed(dims).await?;
-        let found = self.query(vector, k, filter, dims, indexed).await?;
+        let found = match self.query(vector, k, filter, dims, indexed).await {
+            Ok(found) => found,
+            Err(e) => {
+                if let Some(held) = self.dims().await? {
+                    check_dimensions(held, dims, "a vector")?;
+                }
+                return Err(e);
+            }
+        };
         // The index filters a collection after its search: it may come back
         // short of `k`, and the exact scan then answers.
         if indexed && found.len() < k && self.collection_id.is_some() {
