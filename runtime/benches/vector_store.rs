@@ -124,7 +124,9 @@ fn data(dir: &Path, n: usize, queries: usize) -> (Vec<String>, Vec<String>) {
     let fresh = std::fs::read_to_string(&meta)
         .ok()
         .and_then(|m| serde_json::from_str::<Value>(&m).ok())
-        .is_some_and(|m| m["n"] == n && m["queries"] == queries);
+        .is_some_and(|m| m["n"] == n && m["queries"] == queries)
+        && dir.join("texts.json").exists()
+        && dir.join("queries.json").exists();
     if !fresh {
         std::fs::create_dir_all(dir).unwrap();
         let mut words = Words { seed: 0x9e37_79b9 };
