@@ -244,25 +244,32 @@ impl Index {
             .filter(|(_, v)| v.len() == self.dims)
             .copied()
             .collect();
+        // The pending block, then the vectors (read only, so an absorber
+        // adding to the graph does not hold the caller up): the one order
+        // in which two of these locks are held.
         let mut pending = self.pending.write().map_err(poisoned)?;
-        let mut vectors = self.vectors.write().map_err(poisoned)?;
-        let held = match &*vectors {
-            Vectors::Exact(flat) => rows.iter().filter(|(k, _)| flat.contains(*k)).count(),
-            Vectors::Graph(graph) => rows.iter().filter(|(k, _)| graph.contains(*k)).count(),
-        } + rows.iter().filter(|(k, _)| pending.contains(*k)).count();
-        if held > 0 {
-            return Ok(held);
-        }
-        match &mut *vectors {
-            // Once vectors wait, every later one waits too: the graph is
-            // built from the block as it was.
-            Vectors::Exact(flat)
-                if !GRAPHS || (pending.is_empty() && flat.len() + rows.len() <= exact_limit) =>
-            {
-                flat.extend(rows);
-                self.bytes.store(flat.bytes(), Ordering::Release);
+        let exact = {
+            let vectors = self.vectors.read().map_err(poisoned)?;
+            let held = match &*vectors {
+                Vectors::Exact(flat) => rows.iter().filter(|(k, _)| flat.contains(*k)).count(),
+                Vectors::Graph(graph) => rows.iter().filter(|(k, _)| graph.contains(*k)).count(),
+            } + rows.iter().filter(|(k, _)| pending.contains(*k)).count();
+            if held > 0 {
+                return Ok(held);
             }
-            _ => pending.extend(rows),
+            // Once vectors wait, every later one waits too: the graph is
+            // built from the block as it was. (An absorber runs only while
+            // vectors wait, so the block does not change under it.)
+            matches!(&*vectors, Vectors::Exact(flat)
+                if !GRAPHS || (pending.is_empty() && flat.len() + rows.len() <= exact_limit))
+        };
+        if !exact {
+            pending.extend(rows);
+            return Ok(0);
+        }
+        if let Vectors::Exact(flat) = &mut *self.vectors.write().map_err(poisoned)? {
+            flat.extend(rows);
+            self.bytes.store(flat.bytes(), Ordering::Release);
         }
         Ok(0)
     }
@@ -317,7 +324,11 @@ impl Index {
     }
 
     /// Removes the vectors under `keys` (keys not held are ignored).
+    /// Waits for an absorber's graph additions to end.
     pub(crate) fn remove(&self, keys: &[i64]) -> IndexResult<()> {
+        if keys.is_empty() {
+            return Ok(());
+        }
         self.pending.write().map_err(poisoned)?.remove(keys);
         let mut vectors = self.vectors.write().map_err(poisoned)?;
         match &mut *vectors {
