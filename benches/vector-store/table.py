@@ -27,8 +27,8 @@ def lead(theirs, ours, higher_better=False):
 
 print(open(os.path.join(out, "run.txt")).read().strip())
 print()
-print("| documents | store | system | insert docs/s | ready s | search p50 / p99 ms | agreement (top 4) |")
-print("|---:|---|---|---:|---:|---:|---:|")
+print("| documents | store | system | insert docs/s | ready s | search p50 / p99 ms | agreement (top 4) | recall (top 4) |")
+print("|---:|---|---|---:|---:|---:|---:|---:|")
 sizes = sorted(int(os.path.basename(f)[len("nodekit-"):-len(".json")]) for f in glob.glob(os.path.join(out, "nodekit-[0-9]*.json")))
 for n in sizes:
     ours, theirs = load(f"nodekit-{n}.json"), load(f"langchain-{n}.json") or {}
@@ -36,12 +36,12 @@ for n in sizes:
         o = ours.get(store)
         if not o:
             continue
-        print(f"| {n:,} | {store} | nodekit | {o['insert']['docs_per_s']:.0f} | {o['ready_s']} | {ms(o['search'])} | {o['agreement_top4']} |")
+        print(f"| {n:,} | {store} | nodekit | {o['insert']['docs_per_s']:.0f} | {o['ready_s']} | {ms(o['search'])} | {o['agreement_top4']} | {o['recall_top4']} |")
         t = theirs.get(peer) if peer else None
         if t:
-            print(f"| {n:,} | {store} | LangChain | {t['insert']['docs_per_s']} | – | {ms(t['search'])} | exact |")
+            print(f"| {n:,} | {store} | LangChain | {t['insert']['docs_per_s']} | – | {ms(t['search'])} | exact | exact |")
             print(f"| {n:,} | {store} | **nodekit's lead** | **{lead(t['insert']['docs_per_s'], o['insert']['docs_per_s'], True)}** | | "
-                  f"**{lead(t['search']['p50_ms'], o['search']['p50_ms'])} / {lead(t['search']['p99_ms'], o['search']['p99_ms'])}** | |")
+                  f"**{lead(t['search']['p50_ms'], o['search']['p50_ms'])} / {lead(t['search']['p99_ms'], o['search']['p99_ms'])}** | | |")
 
 ours, theirs = load("nodekit-split.json"), load("langchain-split.json")
 if ours and theirs and "splitter" in ours:

@@ -22,6 +22,7 @@ mod flat;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
+pub(crate) use ann::Breadth;
 use ann::Graph;
 use flat::Flat;
 
@@ -141,6 +142,7 @@ enum Vectors {
 /// Vectors of one length under integer keys; see the module docs.
 pub(crate) struct Index {
     dims: usize,
+    breadth: Breadth,
     vectors: RwLock<Vectors>,
     /// Added past the exact limit and not yet in the graph.
     pending: RwLock<Flat>,
@@ -163,10 +165,12 @@ impl std::fmt::Debug for Index {
 }
 
 impl Index {
-    /// An empty index of `dims`-long vectors.
-    pub(crate) fn new(dims: usize) -> Index {
+    /// An empty index of `dims`-long vectors, whose graph (when it has
+    /// one) searches as widely as `breadth`.
+    pub(crate) fn new(dims: usize, breadth: Breadth) -> Index {
         Index {
             dims,
+            breadth,
             vectors: RwLock::new(Vectors::Exact(Flat::new(dims))),
             pending: RwLock::new(Flat::new(dims)),
             absorbing: Mutex::new(()),
@@ -294,7 +298,7 @@ impl Index {
             let rows: Vec<(i64, &[f32])> = batch.iter().map(|(k, v)| (*k, v.as_slice())).collect();
             let building = match &*self.vectors.read().map_err(poisoned)? {
                 Vectors::Exact(flat) => {
-                    let graph = Graph::new(self.dims)?;
+                    let graph = Graph::new(self.dims, self.breadth)?;
                     graph.reserve(flat.len() + rows.len())?;
                     graph.add(&flat.iter().collect::<Vec<_>>())?;
                     Some(graph)
@@ -378,7 +382,7 @@ mod tests {
 
     #[test]
     fn vectors_past_the_limit_are_found_before_and_after_they_join_the_graph() {
-        let index = Index::new(2);
+        let index = Index::new(2, Breadth::DOCUMENTS);
         let all: Vec<(i64, Vec<f32>)> = (0..20)
             .map(|i| (i, vec![(i as f32 * 0.3).cos(), (i as f32 * 0.3).sin()]))
             .collect();

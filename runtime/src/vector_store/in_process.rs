@@ -4,12 +4,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
 use super::{Entry, Filter, Found, Selection, VectorStore, check_dimensions, store_error};
 use crate::error::Result;
 use crate::model::BoxFuture;
-use crate::vector_index::{Index, absorb_later, dot};
+use crate::vector_index::{Breadth, Index, absorb_later, dot};
 
 /// Documents past which a store is searched through a graph (with the
 /// `ann` feature) rather than by an exact scan.
@@ -65,10 +63,7 @@ impl Held {
     fn bytes(&self) -> usize {
         // n8n's estimate: text and metadata as UTF-16, the vector, 200 bytes of overhead.
         self.document.page_content.len() * 2
-            + Value::Object(self.document.metadata.clone())
-                .to_string()
-                .len()
-                * 2
+            + serde_json::to_string(&self.document.metadata).map_or(0, |m| m.len()) * 2
             + self.vector.len() * 4
             + 200
     }
@@ -180,51 +175,54 @@ impl InProcessVectorStore {
         };
         // Ids: the document's, else a new one; a given id replaces its document.
         let mut ids = Vec::with_capacity(entries.len());
-        let mut rows: Vec<(i64, Vec<f32>)> = Vec::with_capacity(entries.len());
         let mut replaced = Vec::new();
-        {
-            let mut docs = self.shared.docs.write().map_err(poisoned)?;
-            docs.dims = Some(dims);
-            for e in entries {
-                let id = e
-                    .document
-                    .id
-                    .clone()
-                    .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-                if let Some(old) = docs.by_id.remove(&id) {
-                    if let Some(held) = docs.by_key.remove(&old) {
-                        docs.bytes = docs.bytes.saturating_sub(held.bytes());
-                    }
-                    replaced.push(old);
+        let mut docs = self.shared.docs.write().map_err(poisoned)?;
+        docs.dims = Some(dims);
+        let first = docs.next_key;
+        for e in entries {
+            let id = e
+                .document
+                .id
+                .clone()
+                .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+            if let Some(old) = docs.by_id.remove(&id) {
+                if let Some(held) = docs.by_key.remove(&old) {
+                    docs.bytes = docs.bytes.saturating_sub(held.bytes());
                 }
-                let key = docs.next_key;
-                docs.next_key += 1;
-                let mut document = e.document.clone();
-                document.id = Some(id.clone());
-                let held = Held {
-                    document,
-                    vector: normalised(&e.vector),
-                };
-                docs.bytes += held.bytes();
-                rows.push((key, held.vector.clone()));
-                docs.by_key.insert(key, held);
-                docs.by_id.insert(id.clone(), key);
-                ids.push(id);
+                replaced.push(old);
             }
+            let key = docs.next_key;
+            docs.next_key += 1;
+            let mut document = e.document.clone();
+            document.id = Some(id.clone());
+            let held = Held {
+                document,
+                vector: normalised(&e.vector),
+            };
+            docs.bytes += held.bytes();
+            docs.by_key.insert(key, held);
+            docs.by_id.insert(id.clone(), key);
+            ids.push(id);
         }
         let index = {
             let mut index = self.shared.index.write().map_err(poisoned)?;
             index
-                .get_or_insert_with(|| Arc::new(Index::new(dims)))
+                .get_or_insert_with(|| Arc::new(Index::new(dims, Breadth::DOCUMENTS)))
                 .clone()
         };
         if !replaced.is_empty() {
             index.remove(&replaced).map_err(|e| store_error(e.0))?;
         }
-        let rows: Vec<(i64, &[f32])> = rows.iter().map(|(k, v)| (*k, v.as_slice())).collect();
+        // The index copies the vectors; searches wait for the copy.
+        let rows: Vec<(i64, &[f32])> = docs
+            .by_key
+            .range(first..)
+            .map(|(k, h)| (*k, h.vector.as_slice()))
+            .collect();
         index
             .add(&rows, EXACT_LIMIT)
             .map_err(|e| store_error(e.0))?;
+        drop(docs);
         absorb_later(&index);
         Ok(ids)
     }
@@ -428,7 +426,7 @@ fn make_room(store: &InProcessVectorStore, bytes: usize) {
 mod tests {
     use super::*;
     use crate::document::Document;
-    use serde_json::{Map, json};
+    use serde_json::{Map, Value, json};
 
     fn meta(v: Value) -> Map<String, Value> {
         v.as_object().cloned().unwrap_or_default()

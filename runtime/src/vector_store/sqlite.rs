@@ -35,7 +35,9 @@ use super::{Entry, Filter, Found, Selection, VectorStore, check_dimensions, stor
 use crate::document::Document;
 use crate::error::Result;
 use crate::model::BoxFuture;
-use crate::vector_index::{Index, Throttle, absorb_later, bytes_vector, dot, vector_bytes};
+use crate::vector_index::{
+    Breadth, Index, Throttle, absorb_later, bytes_vector, dot, vector_bytes,
+};
 
 /// Documents past which a collection is searched through a graph.
 const EXACT_LIMIT: usize = 4_096;
@@ -339,7 +341,7 @@ impl SqliteVectorStore {
             return (h.index.dims() == dims).then(|| h.clone());
         }
         let held = Arc::new(Held {
-            index: Arc::new(Index::new(dims)),
+            index: Arc::new(Index::new(dims, Breadth::DOCUMENTS)),
             max_id: AtomicI64::new(0),
             ready: AtomicBool::new(false),
             dirty: AtomicBool::new(false),

@@ -47,7 +47,7 @@ use std::time::{Duration, Instant};
 use super::{IndexKind, Mark, RecallIndex, bytes_vector, db, err};
 use crate::agent_memory::store::{Pools, Store, ThreadInfo};
 use crate::error::Result;
-use crate::vector_index::{self, Index, IndexError, Nearest, Throttle};
+use crate::vector_index::{self, Breadth, Index, IndexError, Nearest, Throttle};
 
 /// Threads with at most this many vectors are searched exactly, in memory;
 /// longer ones through a graph (the default of [`Store::with_exact_limit`]).
@@ -159,7 +159,7 @@ fn index_error(e: IndexError) -> crate::error::Error {
 impl Resident {
     fn new(dims: usize) -> Resident {
         Resident {
-            index: Index::new(dims),
+            index: Index::new(dims, Breadth::MESSAGES),
             max_id: AtomicI64::new(0),
             ready: AtomicBool::new(false),
             dropped: AtomicBool::new(false),
