@@ -387,7 +387,8 @@ async fn run() -> Value {
                 .max_connections(8)
                 .after_connect(|conn, _| {
                     Box::pin(async move {
-                        sqlx::raw_sql("SET hnsw.ef_search = 100")
+                        // The search breadth `PgVectorStore::connect` sets.
+                        sqlx::raw_sql("SET hnsw.ef_search = 200")
                             .execute(conn)
                             .await
                             .map(drop)

@@ -40,9 +40,11 @@ use crate::vector_index::pg_vector;
 const INDEX_FROM: i64 = 1_000;
 /// Rows written per statement (LangChain writes 500).
 const ROWS_PER_INSERT: usize = 500;
-/// pgvector's HNSW search breadth (its default, 40, finds too few of the
-/// exact nearest on hard data).
-const EF_SEARCH: u32 = 100;
+/// pgvector's HNSW search breadth. Its default, 40, finds too few of the
+/// exact nearest on hard data: at 100,000 chunks embedded by feature
+/// hashing, 100 finds 91% of the right top 4 and 200 finds 95%, for a
+/// search of 8 ms instead of 5.
+const EF_SEARCH: u32 = 200;
 
 /// How distances are measured (n8n's "Distance Strategy").
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
