@@ -196,6 +196,18 @@ async fn behaves(store: Arc<dyn VectorStore>, embedder: Arc<dyn Embedder>) {
         .unwrap_err()
         .to_string();
     assert!(e.contains("holds 256-dimension vectors"), "{e}");
+    // A NaN would rank first in every search: refused.
+    let mut nan = vec![0.1f32; 256];
+    nan[7] = f32::NAN;
+    let e = store
+        .add(&[Entry {
+            document: Document::new("not a number"),
+            vector: nan,
+        }])
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not finite (NaN or infinity)"), "{e}");
     // Deletes by id and by filter.
     assert_eq!(
         documents
@@ -394,6 +406,50 @@ fn random_vectors(n: usize, dims: usize, seed: u64) -> Vec<Vec<f32>> {
         .collect()
 }
 
+/// A zero vector has no direction: its score is 0 and it ranks there, in
+/// the SQLite scan as in memory (not first, as a NULL distance would).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_zero_vector_ranks_as_no_similarity() {
+    let entries: Vec<Entry> = [
+        ("zero", [0.0f32, 0.0]),
+        ("same", [1.0, 0.0]),
+        ("close", [0.8, 0.6]),
+        ("opposite", [-1.0, 0.0]),
+    ]
+    .into_iter()
+    .map(|(text, v)| Entry {
+        document: Document::new(text).with("all", "yes"),
+        vector: v.to_vec(),
+    })
+    .collect();
+    let sqlite = SqliteVectorStore::open(temp_db(), "zero").await.unwrap();
+    let memory = InProcessVectorStore::new();
+    for store in [&sqlite as &dyn VectorStore, &memory] {
+        store.add(&entries).await.unwrap();
+        for filter in [Filter::all(), Filter::all().eq("all", "yes")] {
+            let found = store.search(&[1.0, 0.0], 4, &filter).await.unwrap();
+            let order: Vec<(&str, f64)> = found
+                .iter()
+                .map(|f| {
+                    (
+                        f.document.page_content.as_str(),
+                        (f.score * 100.0).round() / 100.0,
+                    )
+                })
+                .collect();
+            assert_eq!(
+                order,
+                [
+                    ("same", 1.0),
+                    ("close", 0.8),
+                    ("zero", 0.0),
+                    ("opposite", -1.0)
+                ]
+            );
+        }
+    }
+}
+
 /// A SQLite collection past 4,096 documents is held in memory as a graph
 /// once loaded: its answers agree with the exact scan, and rows another
 /// connection writes are found a moment later.
@@ -539,6 +595,25 @@ async fn pgvector_shares_n8n_tables() {
     let found = a.search(&[1.0, 1.0], 5, &Filter::all()).await.unwrap();
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].document.page_content, "in a");
+    // Added again under its id through b, a document moves to b.
+    b.add(&[Entry {
+        document: Document {
+            id: found[0].document.id.clone(),
+            ..Document::new("moved to b")
+        },
+        vector: vec![1.0, 1.0],
+    }])
+    .await
+    .unwrap();
+    assert!(
+        a.search(&[1.0, 1.0], 5, &Filter::all())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let in_b = b.search(&[1.0, 1.0], 5, &Filter::all()).await.unwrap();
+    assert_eq!(in_b.len(), 2, "{in_b:?}");
+    assert!(in_b.iter().any(|f| f.document.page_content == "moved to b"));
     let e = a
         .add(&[Entry {
             document: Document {
@@ -591,5 +666,12 @@ async fn pgvector_index() {
     .unwrap();
     assert!(has_index);
     assert!(same as f64 / total as f64 >= 0.9, "{same} of {total}");
+    // The index returns at most its search breadth of rows: a larger k
+    // is answered by the scan.
+    let many = store
+        .search(&queries[0], 300, &Filter::all())
+        .await
+        .unwrap();
+    assert_eq!(many.len(), 300);
     pg.drop().await;
 }

@@ -54,7 +54,7 @@ impl Breadth {
     };
 
     fn candidates(self, k: usize) -> usize {
-        (2 * k).max(self.candidates)
+        k.saturating_mul(2).max(self.candidates)
     }
 }
 
@@ -108,8 +108,15 @@ impl Graph {
     /// Adds `rows` (seq, vector), room for which was [reserved](Graph::reserve),
     /// spread over all the machine's cores but one (a build at a million
     /// messages takes minutes; one core is left to the requests). The
-    /// caller adds one batch at a time.
+    /// caller adds one batch at a time. Keys held already are skipped, so
+    /// a batch that failed part way can be added again.
     pub(super) fn add(&self, rows: &[(i64, &[f32])]) -> Result<()> {
+        let rows: Vec<(i64, &[f32])> = rows
+            .iter()
+            .filter(|(seq, _)| !self.index.contains(*seq as u64))
+            .copied()
+            .collect();
+        let rows = rows.as_slice();
         self.copy
             .write()
             .map_err(|e| err(format!("a graph lock was poisoned: {e}")))?
@@ -147,11 +154,17 @@ impl Graph {
         k: usize,
         keep: Option<&dyn Fn(i64) -> bool>,
     ) -> Result<Vec<(f32, i64)>> {
+        // usearch makes room for every candidate asked for: never more
+        // than the graph holds.
+        let count = self.breadth.candidates(k).min(self.size());
+        if count == 0 {
+            return Ok(Vec::new());
+        }
         let found = match keep {
-            None => self.index.search(query, self.breadth.candidates(k)),
+            None => self.index.search(query, count),
             Some(keep) => self
                 .index
-                .filtered_search(query, self.breadth.candidates(k), |key| keep(key as i64)),
+                .filtered_search(query, count, |key| keep(key as i64)),
         }
         .map_err(|e| err(format!("graph search failed: {e}")))?;
         let seqs: Vec<i64> = found.keys.into_iter().map(|k| k as i64).collect();

@@ -184,7 +184,8 @@ pub(super) fn best(mut scored: Vec<(f32, i64)>, k: usize) -> Vec<(f32, i64)> {
     scored
 }
 
-fn normalised(v: &[f32]) -> Vec<f32> {
+/// `v` scaled to length 1 (a zero vector stays zero).
+pub(crate) fn normalised(v: &[f32]) -> Vec<f32> {
     let norm = dot(v, v).sqrt();
     let scale = if norm > 0.0 { 1.0 / norm } else { 0.0 };
     v.iter().map(|x| x * scale).collect()

@@ -4,10 +4,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
-use super::{Entry, Filter, Found, Selection, VectorStore, check_dimensions, store_error};
+use super::{Entry, Filter, Found, Selection, VectorStore, check_vector, store_error};
 use crate::error::Result;
 use crate::model::BoxFuture;
-use crate::vector_index::{Breadth, Index, absorb_later, dot};
+use crate::vector_index::{Breadth, Index, absorb_later, dot, normalised};
 
 /// Documents past which a store is searched through a graph (with the
 /// `ann` feature) rather than by an exact scan.
@@ -67,12 +67,6 @@ impl Held {
             + self.vector.len() * 4
             + 200
     }
-}
-
-fn normalised(v: &[f32]) -> Vec<f32> {
-    let norm = dot(v, v).sqrt();
-    let scale = if norm > 0.0 { 1.0 / norm } else { 0.0 };
-    v.iter().map(|x| x * scale).collect()
 }
 
 fn poisoned(e: impl std::fmt::Display) -> crate::error::Error {
@@ -168,7 +162,7 @@ impl InProcessVectorStore {
         let mut expected = dims;
         for e in entries {
             let d = *expected.get_or_insert(e.vector.len());
-            check_dimensions(d, e.vector.len(), "a vector")?;
+            check_vector(d, &e.vector)?;
         }
         let Some(dims) = expected else {
             return Ok(Vec::new());
@@ -235,7 +229,7 @@ impl InProcessVectorStore {
             return Ok(Vec::new());
         }
         if let Some(dims) = docs.dims {
-            check_dimensions(dims, vector.len(), "a vector")?;
+            check_vector(dims, vector)?;
         }
         let mut scored: Vec<(f32, i64)> = if filter.is_empty() {
             let index = self.shared.index.read().map_err(poisoned)?.clone();

@@ -438,6 +438,19 @@ pub(crate) fn check_dimensions(expected: usize, found: usize, source: &str) -> R
     )))
 }
 
+/// An error unless `vector` fits a store of `expected`-long vectors and
+/// holds finite numbers only (a NaN would rank first in every search).
+pub(crate) fn check_vector(expected: usize, vector: &[f32]) -> Result<()> {
+    check_dimensions(expected, vector.len(), "a vector")?;
+    if vector.iter().all(|x| x.is_finite()) {
+        return Ok(());
+    }
+    Err(store_error(
+        "a vector holds a number that is not finite (NaN or infinity): \
+         check the embedding model's output",
+    ))
+}
+
 /// A vector-store type declared with `#[vector_store(namespace = [...])]`.
 pub trait VectorStoreNamespace {
     /// Where stores of this type are found again.

@@ -29,7 +29,10 @@ use sqlx::Row;
 use sqlx::postgres::{PgPool, PgPoolOptions};
 
 use super::filter::{Bind, Dialect};
-use super::{Entry, Filter, Found, Scores, Selection, VectorStore, check_dimensions, store_error};
+use super::{
+    Entry, Filter, Found, Scores, Selection, VectorStore, check_dimensions, check_vector,
+    store_error,
+};
 use crate::document::Document;
 use crate::error::Result;
 use crate::history::postgres::PostgresConfig;
@@ -391,7 +394,7 @@ impl PgVectorStore {
             None => first.vector.len(),
         };
         for e in entries {
-            check_dimensions(dims, e.vector.len(), "a vector")?;
+            check_vector(dims, &e.vector)?;
         }
         let mut ids = Vec::with_capacity(entries.len());
         for e in entries {
@@ -409,27 +412,28 @@ impl PgVectorStore {
             ids.push(id);
         }
         let collection = self.collection_id.as_deref();
+        // With collections, a document added again under its id moves to
+        // this store's collection.
+        let (cc, cv, cu) = if collection.is_some() {
+            (
+                ", collection_id",
+                ", $5::uuid",
+                ", collection_id = excluded.collection_id",
+            )
+        } else {
+            ("", "", "")
+        };
         let sql = format!(
             "INSERT INTO {t} ({id}, {content}, {metadata}, {vector}{cc})
              SELECT i::uuid, c, m::jsonb, v::vector{cv}
              FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[]) AS r(i, c, m, v)
              ON CONFLICT ({id}) DO UPDATE SET {content} = excluded.{content},
-               {metadata} = excluded.{metadata}, {vector} = excluded.{vector}",
+               {metadata} = excluded.{metadata}, {vector} = excluded.{vector}{cu}",
             t = self.table,
             id = self.id,
             content = self.content,
             metadata = self.metadata,
             vector = self.vector,
-            cc = if collection.is_some() {
-                ", collection_id"
-            } else {
-                ""
-            },
-            cv = if collection.is_some() {
-                ", $5::uuid"
-            } else {
-                ""
-            },
         );
         let mut tx = self.pool.begin().await.map_err(db_error)?;
         for (chunk, chunk_ids) in entries
@@ -521,7 +525,9 @@ impl PgVectorStore {
         // One round trip: the query's length is taken for the table's, and
         // only a failing search asks what the table holds.
         let dims = vector.len();
-        let indexed = filter.is_empty() && self.indexed(dims).await?;
+        // pgvector's HNSW search returns at most `ef_search` rows: a larger
+        // `k` scans.
+        let indexed = filter.is_empty() && k <= EF_SEARCH as usize && self.indexed(dims).await?;
         let found = match self.query(vector, k, filter, dims, indexed).await {
             Ok(found) => found,
             Err(e) => {

@@ -31,12 +31,14 @@ use sqlx::Row;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool};
 
 use super::filter::{Bind, Dialect};
-use super::{Entry, Filter, Found, Selection, VectorStore, check_dimensions, store_error};
+use super::{
+    Entry, Filter, Found, Selection, VectorStore, check_dimensions, check_vector, store_error,
+};
 use crate::document::Document;
 use crate::error::Result;
 use crate::model::BoxFuture;
 use crate::vector_index::{
-    Breadth, Index, Throttle, absorb_later, bytes_vector, dot, vector_bytes,
+    Breadth, Index, Throttle, absorb_later, bytes_vector, dot, normalised, vector_bytes,
 };
 
 /// Documents past which a collection is searched through a graph.
@@ -465,7 +467,7 @@ impl SqliteVectorStore {
         };
         let dims = first.vector.len();
         for e in entries {
-            check_dimensions(dims, e.vector.len(), "a vector")?;
+            check_vector(dims, &e.vector)?;
         }
         let ids: Vec<String> = entries
             .iter()
@@ -595,7 +597,7 @@ impl SqliteVectorStore {
         let text = format!(
             "SELECT id, doc_id, content, metadata, vec_distance_cosine(embedding, $1) AS d
              FROM nodekit_vs_documents WHERE collection = $2 AND {}
-             ORDER BY d, id LIMIT $3",
+             ORDER BY COALESCE(d, 1.0), id LIMIT $3",
             sql.condition
         );
         let query = sqlx::query(sqlx::AssertSqlSafe(text))
@@ -618,7 +620,8 @@ impl SqliteVectorStore {
                 };
                 Found {
                     document: row.document(),
-                    // A zero vector has no direction: no similarity.
+                    // A zero vector has no direction: no similarity (and
+                    // its place in the order is that of a distance of 1).
                     score: d.map_or(0.0, |d| 1.0 - d),
                 }
             })
@@ -632,7 +635,7 @@ impl SqliteVectorStore {
         let Some(dims) = self.dims().await? else {
             return Ok(Vec::new());
         };
-        check_dimensions(dims, vector.len(), "a vector")?;
+        check_vector(dims, vector)?;
         if filter.is_empty()
             && let Some(held) = self.held(dims)
         {
@@ -694,12 +697,6 @@ impl SqliteVectorStore {
         }
         Ok(keys.len() as u64)
     }
-}
-
-fn normalised(v: &[f32]) -> Vec<f32> {
-    let norm = dot(v, v).sqrt();
-    let scale = if norm > 0.0 { 1.0 / norm } else { 0.0 };
-    v.iter().map(|x| x * scale).collect()
 }
 
 /// The cosine similarity of a normalised `query` and `v`.
