@@ -37,8 +37,10 @@
 //!
 //! Prints one JSON object (also written to BENCH_JSON when set).
 
+mod common;
+
+use common::{DIMS, HashEmbedder, hash_embed};
 use std::collections::HashMap;
-use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -51,7 +53,6 @@ use nodekit::model::BoxFuture;
 use serde_json::{Value, json};
 use sha1::{Digest, Sha1};
 
-const DIMS: usize = 384;
 const WORDS: &str = "invoice customer refund shipping delay postgres redis workflow node agent memory token window \
 summary error retry webhook schedule cron email slack github issue deploy docker kubernetes backup \
 password login oauth credential spreadsheet report chart budget travel hotel flight weather paris berlin \
@@ -117,36 +118,12 @@ impl Text {
     }
 }
 
-/// The peer's feature-hashing embedder: every word adds ±1 to the dimension
-/// a SHA-1 of the word picks; L2-normalised.
-#[derive(Debug)]
-struct HashEmbedder;
-
-fn hash_embed(text: &str) -> Vec<f32> {
-    let mut v = [0f64; DIMS];
-    for w in text.to_lowercase().split_whitespace() {
-        let h = Sha1::digest(w.as_bytes());
-        let idx = u32::from_be_bytes([h[0], h[1], h[2], h[3]]) as usize % DIMS;
-        v[idx] += if h[4] & 1 == 1 { 1.0 } else { -1.0 };
-    }
-    normalised(v.iter().map(|x| *x as f32).collect())
-}
-
 fn normalised(mut v: Vec<f32>) -> Vec<f32> {
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
     if norm > 0.0 {
         v.iter_mut().for_each(|x| *x /= norm);
     }
     v
-}
-
-impl Embedder for HashEmbedder {
-    fn name(&self) -> &str {
-        "feature-hash-384"
-    }
-    fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, nodekit::Result<Vec<Vec<f32>>>> {
-        Box::pin(async move { Ok(texts.iter().map(|t| hash_embed(t)).collect()) })
-    }
 }
 
 /// A dense embedder: each word a fixed pseudo-random Gaussian vector
@@ -258,17 +235,7 @@ struct Db {
 
 async fn open(n: usize) -> Db {
     if let Ok(url) = std::env::var("BENCH_DATABASE_URL") {
-        let admin = sqlx::PgPool::connect(&url).await.unwrap();
-        let schema = format!("nodekit_bench_{}", std::process::id());
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-            "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
-        )))
-        .execute(&admin)
-        .await
-        .unwrap();
-        let options = sqlx::postgres::PgConnectOptions::from_str(&url)
-            .unwrap()
-            .options([("search_path", format!("{schema},public"))]);
+        let (admin, schema, options) = common::pg_schema(&url, "nodekit_bench").await;
         let store = Store::open_postgres(options).await.unwrap();
         return Db {
             store,

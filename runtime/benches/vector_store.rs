@@ -33,14 +33,14 @@
 //! written first when missing, BENCH_CORPUS_MB megabytes (default 50) of
 //! paragraphs. Prints one JSON object (also written to BENCH_JSON).
 
+mod common;
+
+use common::{DIMS, HashEmbedder, hash_embed};
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nodekit::document::Document;
-use nodekit::embed::Embedder;
-use nodekit::model::BoxFuture;
 use nodekit::text_splitter::{RecursiveCharacterTextSplitter, TextSplitter};
 use nodekit::vector_store::pgvector::{PgVectorOptions, PgVectorStore};
 use nodekit::vector_store::sqlite::SqliteVectorStore;
@@ -50,7 +50,6 @@ use nodekit::vector_store::{
 use serde_json::{Value, json};
 use sha1::{Digest, Sha1};
 
-const DIMS: usize = 384;
 const BATCH: usize = 1_000;
 const K: usize = 4;
 
@@ -92,32 +91,6 @@ impl Words {
             .map(|_| format!("w{}", (5000f64.powf(self.rand()) as usize).clamp(1, 5000)))
             .collect::<Vec<_>>()
             .join(" ")
-    }
-}
-
-/// The Mastra harness's feature-hashing embedder: every word adds ±1 to
-/// the dimension a SHA-1 of the word picks; L2-normalised.
-fn hash_embed(text: &str) -> Vec<f32> {
-    let mut v = [0f64; DIMS];
-    for w in text.to_lowercase().split_whitespace() {
-        let h = Sha1::digest(w.as_bytes());
-        let idx = u32::from_be_bytes([h[0], h[1], h[2], h[3]]) as usize % DIMS;
-        v[idx] += if h[4] & 1 == 1 { 1.0 } else { -1.0 };
-    }
-    let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
-    let scale = if norm > 0.0 { 1.0 / norm } else { 0.0 };
-    v.iter().map(|x| (x * scale) as f32).collect()
-}
-
-#[derive(Debug)]
-struct HashEmbedder;
-
-impl Embedder for HashEmbedder {
-    fn name(&self) -> &str {
-        "feature-hash-384"
-    }
-    fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, nodekit::Result<Vec<Vec<f32>>>> {
-        Box::pin(async move { Ok(texts.iter().map(|t| hash_embed(t)).collect()) })
     }
 }
 
@@ -372,29 +345,10 @@ async fn run() -> Value {
             && let Ok(url) = std::env::var("BENCH_DATABASE_URL")
             && !url.is_empty()
         {
-            let schema = format!("nodekit_vs_bench_{}", std::process::id());
-            let admin = sqlx::PgPool::connect(&url).await.unwrap();
-            sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-                "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
-            )))
-            .execute(&admin)
-            .await
-            .unwrap();
-            let options = sqlx::postgres::PgConnectOptions::from_str(&url)
-                .unwrap()
-                .options([("search_path", format!("{schema},public"))]);
+            let (admin, schema, options) = common::pg_schema(&url, "nodekit_vs_bench").await;
             let pool = sqlx::postgres::PgPoolOptions::new()
                 .max_connections(8)
-                .after_connect(|conn, _| {
-                    Box::pin(async move {
-                        // The search breadth `PgVectorStore::connect` sets.
-                        sqlx::raw_sql("SET hnsw.ef_search = 200")
-                            .execute(conn)
-                            .await
-                            .map(drop)
-                    })
-                })
-                .connect_with(options)
+                .connect_with(PgVectorStore::session_options(options))
                 .await
                 .unwrap();
             let store = Arc::new(

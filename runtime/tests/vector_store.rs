@@ -5,8 +5,9 @@
 //! bag-of-words model served over real HTTP on 127.0.0.1 in the OpenAI
 //! embeddings protocol.
 
+mod stores;
+
 use std::collections::BTreeSet;
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,9 +19,9 @@ use nodekit::vector_store::{
     DocumentStore, Entry, Filter, InProcessVectorStore, Scores, Selection, VectorStore,
 };
 use nodekit_test_support::embeddings::EmbedServer;
-use nodekit_test_support::{server, unique};
 use serde_json::{Value, json};
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::postgres::{PgPool, PgPoolOptions};
+use stores::{Schema, unique};
 
 async fn embedder(server: &EmbedServer) -> Arc<dyn Embedder> {
     let mut c = EmbeddingsConfig::new("sk-test", "bow");
@@ -35,47 +36,19 @@ fn temp_db() -> std::path::PathBuf {
 
 /// A schema of its own on the pgvector server, dropped by [`Pg::drop`].
 struct Pg {
-    admin: PgPool,
-    schema: String,
+    schema: Schema,
     pool: PgPool,
 }
 
 impl Pg {
     async fn new() -> Option<Pg> {
-        let url = server("PGVECTOR_DATABASE_URL")?;
-        let admin = PgPoolOptions::new()
-            .max_connections(2)
-            .connect(&url)
-            .await
-            .unwrap();
-        let mut tx = admin.begin().await.unwrap();
-        sqlx::query("SELECT pg_advisory_xact_lock(4242)")
-            .execute(&mut *tx)
-            .await
-            .unwrap();
-        sqlx::query("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
-            .execute(&mut *tx)
-            .await
-            .unwrap();
-        tx.commit().await.unwrap();
-        let schema = unique("vs_test");
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
-            .execute(&admin)
-            .await
-            .unwrap();
-        let options = PgConnectOptions::from_str(&url)
-            .unwrap()
-            .options([("search_path", format!("{schema},public").as_str())]);
+        let schema = Schema::pgvector().await?;
         let pool = PgPoolOptions::new()
             .max_connections(4)
-            .connect_with(options)
+            .connect_with(PgVectorStore::session_options(schema.options.clone()))
             .await
             .unwrap();
-        Some(Pg {
-            admin,
-            schema,
-            pool,
-        })
+        Some(Pg { schema, pool })
     }
 
     async fn store(&self, options: PgVectorOptions) -> PgVectorStore {
@@ -86,13 +59,7 @@ impl Pg {
 
     async fn drop(self) {
         self.pool.close().await;
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-            "DROP SCHEMA {} CASCADE",
-            self.schema
-        )))
-        .execute(&self.admin)
-        .await
-        .unwrap();
+        self.schema.drop().await;
     }
 }
 
@@ -666,6 +633,14 @@ async fn pgvector_index() {
     .unwrap();
     assert!(has_index);
     assert!(same as f64 / total as f64 >= 0.9, "{same} of {total}");
+    // The session options set the search breadth and keep the schema.
+    let (breadth, path): (String, String) =
+        sqlx::query_as("SELECT current_setting('hnsw.ef_search'), current_setting('search_path')")
+            .fetch_one(&pg.pool)
+            .await
+            .unwrap();
+    assert_eq!(breadth, "200");
+    assert!(path.starts_with(&pg.schema.name), "{path}");
     // The index returns at most its search breadth of rows: a larger k
     // is answered by the scan.
     let many = store

@@ -26,7 +26,7 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Value};
 use sqlx::Row;
-use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 
 use super::filter::{Bind, Dialect};
 use super::{
@@ -217,6 +217,17 @@ fn bind_filter<'q>(
 }
 
 impl PgVectorStore {
+    /// `options` plus the settings nodekit's searches need, sent when a
+    /// connection starts (no round trip): pgvector's HNSW search breadth
+    /// (`hnsw.ef_search`, 200). [`PgVectorStore::connect`] uses them; give
+    /// them to the pool you pass to [`PgVectorStore::with_pool`], or its
+    /// searches find fewer of the nearest documents (pgvector's default
+    /// breadth is 40, and a search returns at most that many).
+    pub fn session_options(options: PgConnectOptions) -> PgConnectOptions {
+        // A placeholder setting until pgvector loads, then its own.
+        options.options([("hnsw.ef_search", EF_SEARCH)])
+    }
+
     /// Connects with n8n's `postgres` credential fields.
     pub async fn connect(
         config: &PostgresConfig,
@@ -225,18 +236,7 @@ impl PgVectorStore {
         let pool = PgPoolOptions::new()
             .max_connections(8)
             .acquire_timeout(std::time::Duration::from_secs(10))
-            .after_connect(|conn, _| {
-                Box::pin(async move {
-                    // A placeholder until pgvector loads, then its setting.
-                    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-                        "SET hnsw.ef_search = {EF_SEARCH}"
-                    )))
-                    .execute(conn)
-                    .await
-                    .map(drop)
-                })
-            })
-            .connect_with(config.options()?)
+            .connect_with(PgVectorStore::session_options(config.options()?))
             .await
             .map_err(|e| store_error(format!("cannot connect to PostgreSQL: {e}")))?;
         PgVectorStore::with_pool(pool, options).await

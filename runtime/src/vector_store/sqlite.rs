@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 use sqlx::Row;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqliteRow};
 
 use super::filter::{Bind, Dialect};
 use super::{
@@ -183,6 +183,16 @@ struct DocRow {
 }
 
 impl DocRow {
+    /// From a row whose first columns are `id, doc_id, content, metadata`.
+    fn read(r: &SqliteRow) -> DocRow {
+        DocRow {
+            key: r.get(0),
+            doc_id: r.get(1),
+            content: r.get(2),
+            metadata: r.get(3),
+        }
+    }
+
     fn document(self) -> Document {
         let metadata = match serde_json::from_str::<Value>(&self.metadata) {
             Ok(Value::Object(m)) => m,
@@ -559,12 +569,7 @@ impl SqliteVectorStore {
             .iter()
             .map(|r| {
                 let v: Vec<u8> = r.get(4);
-                let row = DocRow {
-                    key: r.get(0),
-                    doc_id: r.get(1),
-                    content: r.get(2),
-                    metadata: r.get(3),
-                };
+                let row = DocRow::read(r);
                 (cosine(query, &bytes_vector(&v)), row)
             })
             .collect();
@@ -612,12 +617,7 @@ impl SqliteVectorStore {
             .iter()
             .map(|r| {
                 let d: Option<f64> = r.get(4);
-                let row = DocRow {
-                    key: r.get(0),
-                    doc_id: r.get(1),
-                    content: r.get(2),
-                    metadata: r.get(3),
-                };
+                let row = DocRow::read(r);
                 Found {
                     document: row.document(),
                     // A zero vector has no direction: no similarity (and

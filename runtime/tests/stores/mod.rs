@@ -23,10 +23,76 @@ pub async fn sqlite(name: &str) -> Store {
     Store::open_sqlite(temp_db(name)).await.unwrap()
 }
 
+/// A fresh PostgreSQL schema, dropped by [`Schema::drop`].
+pub struct Schema {
+    admin: PgPool,
+    /// Its name.
+    pub name: String,
+    /// How to reach it (with `public` on the search path, where CREATE
+    /// EXTENSION puts pgvector's type).
+    pub options: PgConnectOptions,
+}
+
+impl Schema {
+    /// On the server `var` names; `None` when the variable is not set
+    /// outside CI.
+    pub async fn on(var: &str) -> Option<Schema> {
+        let url = server(var)?;
+        let admin = PgPoolOptions::new()
+            .max_connections(2)
+            .connect(&url)
+            .await
+            .unwrap();
+        let name = unique("test");
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {name}")))
+            .execute(&admin)
+            .await
+            .unwrap();
+        let options = PgConnectOptions::from_str(&url)
+            .unwrap()
+            .options([("search_path", format!("{name},public").as_str())]);
+        Some(Schema {
+            admin,
+            name,
+            options,
+        })
+    }
+
+    /// On the server with pgvector (`PGVECTOR_DATABASE_URL`), the extension
+    /// created in `public` (where a database administrator puts it) so
+    /// that every test schema sees it.
+    pub async fn pgvector() -> Option<Schema> {
+        let schema = Schema::on("PGVECTOR_DATABASE_URL").await?;
+        // Concurrent tests: one creates it, the others wait on the lock,
+        // held until the creating transaction commits.
+        let mut tx = schema.admin.begin().await.unwrap();
+        sqlx::query("SELECT pg_advisory_xact_lock(4242)")
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        sqlx::query("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        Some(schema)
+    }
+
+    /// Drops the schema and everything in it.
+    pub async fn drop(self) {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+            "DROP SCHEMA {} CASCADE",
+            self.name
+        )))
+        .execute(&self.admin)
+        .await
+        .unwrap();
+    }
+}
+
 /// An agent-memory store in a fresh PostgreSQL schema, dropped by [`Pg::drop`].
 pub struct Pg {
-    admin: PgPool,
-    schema: String,
+    schema: Schema,
     /// How to reach the schema (another store can open it too).
     pub options: PgConnectOptions,
     /// The store.
@@ -37,49 +103,18 @@ impl Pg {
     /// On the plain server (`DATABASE_URL`); `None` when the variable is
     /// not set outside CI.
     pub async fn new() -> Option<Pg> {
-        Pg::on("DATABASE_URL").await
+        Pg::in_schema(Schema::on("DATABASE_URL").await?).await
     }
 
-    /// On the server with pgvector (`PGVECTOR_DATABASE_URL`), the extension
-    /// created in `public` (where a database administrator puts it) so
-    /// that every test schema sees it.
+    /// On the server with pgvector (see [`Schema::pgvector`]).
     pub async fn pgvector() -> Option<Pg> {
-        let pg = Pg::on("PGVECTOR_DATABASE_URL").await?;
-        // Concurrent tests: one creates it, the others wait on the lock,
-        // held until the creating transaction commits.
-        let mut tx = pg.admin.begin().await.unwrap();
-        sqlx::query("SELECT pg_advisory_xact_lock(4242)")
-            .execute(&mut *tx)
-            .await
-            .unwrap();
-        sqlx::query("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
-            .execute(&mut *tx)
-            .await
-            .unwrap();
-        tx.commit().await.unwrap();
-        Some(pg)
+        Pg::in_schema(Schema::pgvector().await?).await
     }
 
-    async fn on(var: &str) -> Option<Pg> {
-        let url = server(var)?;
-        let admin = PgPoolOptions::new()
-            .max_connections(2)
-            .connect(&url)
-            .await
-            .unwrap();
-
-        let schema = unique("am_test");
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
-            .execute(&admin)
-            .await
-            .unwrap();
-        // `public` too, where CREATE EXTENSION puts pgvector's type.
-        let options = PgConnectOptions::from_str(&url)
-            .unwrap()
-            .options([("search_path", format!("{schema},public").as_str())]);
+    async fn in_schema(schema: Schema) -> Option<Pg> {
+        let options = schema.options.clone();
         let store = Store::open_postgres(options.clone()).await.unwrap();
         Some(Pg {
-            admin,
             schema,
             options,
             store,
@@ -89,12 +124,6 @@ impl Pg {
     /// Closes the store and drops its schema.
     pub async fn drop(self) {
         self.store.close().await;
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-            "DROP SCHEMA {} CASCADE",
-            self.schema
-        )))
-        .execute(&self.admin)
-        .await
-        .unwrap();
+        self.schema.drop().await;
     }
 }
