@@ -19,6 +19,12 @@
 #    memory. Checks that the tool ran on the database, that the answer quotes
 #    it, that the memory stored the exchange, and that the sub-nodes' calls
 #    are in n8n's execution data.
+# 5. Retrieval: nodekit's SQLite vector store inserts a text with nodekit's
+#    embeddings (served by the scripted server), default data loader and
+#    recursive character text splitter; then n8n's AI Agent, with n8n's
+#    OpenAI chat model and the vector store as its tool, answers from it.
+#    The same insert with n8n's own embeddings node must fail with an error
+#    naming it.
 # Prints the timings at the end. Exit status 0 only if every check passed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -132,6 +138,7 @@ json_id() { node -e 'let s="";process.stdin.on("data",c=>s+=c).on("end",()=>{con
 post() { curl -sf -b "$jar" -H 'Content-Type: application/json' -X POST "$url/rest/$1" -d "$2" | json_id; }
 creds="\"openAiApi\":\"$(post credentials "{\"name\":\"Scripted OpenAI\",\"type\":\"openAiApi\",\"data\":{\"apiKey\":\"sk-local\",\"url\":\"http://127.0.0.1:$mock_port/v1\"}}")\""
 creds="$creds,\"sqlite\":\"$(post credentials "{\"name\":\"Shop database\",\"type\":\"sqlite\",\"data\":{\"databasePath\":\"$work/shop.db\"}}")\""
+creds="$creds,\"vectors\":\"$(post credentials "{\"name\":\"Vector database\",\"type\":\"sqlite\",\"data\":{\"databasePath\":\"$work/vectors.db\"}}")\""
 
 # Runs workflow VARIANT (workflow.js) with `n8n execute`; its output goes to run-VARIANT.txt.
 execute() {
@@ -175,10 +182,17 @@ mv "$pkg/bin" "$work/bin-away"
 expect_error n8n-model "the nodekit bridge program is missing"
 mv "$work/bin-away" "$pkg/bin"
 
+say "retrieval: nodekit's vector store inserts, n8n's AI Agent answers from it"
+for variant in rag-insert rag-agent; do
+  execute "$variant" || { tail -60 "$work/run-$variant.txt" >&2; exit 1; }
+  node "$here/check-rag.js" "$variant" "$work/run-$variant.txt" "$work/requests.jsonl"
+done
+expect_error rag-n8n-embeddings "is connected to a sub-node that is not a nodekit node"
+
 awk -v s="$start" -v r="$ready" -v a="$exec_start" -v b="$exec_end" 'BEGIN {
   printf "n8n ready after %.1f s; n8n execute (process start to exit) %.2f s\n", r - s, b - a }'
 
-# ---- 5. optional: agent run time against n8n's own Postgres tool
+# ---- 6. optional: agent run time against n8n's own Postgres tool
 if [ -n "${BENCH_RUNS:-}" ]; then
   [ -n "${DATABASE_URL:-}" ] || { echo "BENCH_RUNS needs DATABASE_URL (eval \"\$(scripts/services.sh)\")" >&2; exit 1; }
   say "benchmark: $BENCH_RUNS runs each, nodekit's select tool and n8n's Postgres tool on PostgreSQL"

@@ -215,7 +215,7 @@ impl<'de> Deserialize<'de> for Connections {
 }
 
 /// n8n's connection types (`NodeConnectionTypes`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum ConnectionType {
     /// Ordinary item flow.
     #[serde(rename = "main")]

@@ -4,8 +4,10 @@
 // first offered tool whose name matches TOOL_PATTERN (default: any) and, once the
 // request carries a tool result, with a final answer that quotes it.
 // TOOL_ARGS holds the arguments of every tool the runs use; a tool keeps
-// the ones its schema names. Every request is appended to REQUEST_LOG as
-// one JSON line.
+// the ones its schema names. Every chat request is appended to REQUEST_LOG
+// as one JSON line. POST /v1/embeddings answers bags of words (each word
+// hashed into one of 64 slots, the vector scaled to length 1), so texts
+// sharing words are near.
 //
 //   PORT=18080 REQUEST_LOG=requests.jsonl node scripted-openai.js
 
@@ -15,7 +17,8 @@ const fs = require('fs');
 const port = Number(process.env.PORT || 18080);
 const log = process.env.REQUEST_LOG || 'requests.jsonl';
 const pattern = new RegExp(process.env.TOOL_PATTERN || '.', 'i');
-const toolArgs = JSON.parse(process.env.TOOL_ARGS || '{"tableName":"customers","orderBy":"id","text":"hi"}');
+const toolArgs = JSON.parse(process.env.TOOL_ARGS
+  || '{"tableName":"customers","orderBy":"id","text":"hi","input":"when to bleed the radiators"}');
 let calls = 0;
 
 function completion(message, finish) {
@@ -45,6 +48,28 @@ function answer(body) {
   }, 'tool_calls');
 }
 
+const DIMS = 64;
+function bagOfWords(text) {
+  const v = new Array(DIMS).fill(0);
+  for (const word of String(text).toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean)) {
+    let h = 0x811c9dc5;
+    for (const b of Buffer.from(word)) h = Math.imul(h ^ b, 0x01000193) >>> 0;
+    v[h % DIMS] += 1;
+  }
+  const n = Math.hypot(...v);
+  return n > 0 ? v.map((x) => x / n) : v;
+}
+
+function embeddings(body) {
+  const input = Array.isArray(body.input) ? body.input : [body.input];
+  return {
+    object: 'list',
+    model: body.model || 'bag-of-words',
+    data: input.map((text, index) => ({ object: 'embedding', index, embedding: bagOfWords(text) })),
+    usage: { prompt_tokens: input.length, total_tokens: input.length },
+  };
+}
+
 http.createServer((req, res) => {
   let text = '';
   req.on('data', (c) => { text += c; });
@@ -52,6 +77,11 @@ http.createServer((req, res) => {
     if (req.method === 'GET' && req.url.endsWith('/models')) {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ object: 'list', data: [{ id: 'scripted', object: 'model' }] }));
+      return;
+    }
+    if (req.method === 'POST' && req.url.endsWith('/embeddings')) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(embeddings(JSON.parse(text || '{}'))));
       return;
     }
     if (req.method !== 'POST' || !req.url.endsWith('/chat/completions')) {

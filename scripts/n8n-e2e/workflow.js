@@ -1,8 +1,10 @@
 'use strict';
 // The end-to-end workflows: n8n's AI Agent answering "Who are our
-// customers?" with a chat model, a database tool and (some) a memory.
+// customers?" with a chat model, a database tool and (some) a memory; and
+// retrieval: documents inserted by nodekit's vector store, then n8n's AI
+// Agent answering from them.
 //
-//   node workflow.js VARIANT '{"openAiApi": ID, "sqlite": ID, "postgres": ID}' MEMORY_DB
+//   node workflow.js VARIANT '{"openAiApi": ID, "sqlite": ID, "postgres": ID, "vectors": ID}' MEMORY_DB
 //
 // VARIANT:
 //   n8n-model      n8n's OpenAI chat model, nodekit's SQL select tool (SQLite), nodekit's SQLite memory
@@ -10,6 +12,10 @@
 //   fault          n8n's OpenAI chat model and nodekit's Fault Tool set to panic
 //   pg-nodekit     n8n's OpenAI chat model and nodekit's SQL select tool on PostgreSQL
 //   pg-n8n         n8n's OpenAI chat model and n8n's own Postgres tool on the same database
+//   rag-insert     nodekit's SQLite vector store inserting a text, with nodekit's embeddings,
+//                  default data loader and recursive character text splitter
+//   rag-agent      n8n's AI Agent and OpenAI chat model, nodekit's SQLite vector store as its tool
+//   rag-n8n-embeddings  rag-insert with n8n's own OpenAI embeddings node (refused)
 const [variant, credentialsText, memoryDb] = process.argv.slice(2);
 const credentials = JSON.parse(credentialsText);
 const cred = (type, name) => ({ [type]: { id: credentials[type], name } });
@@ -44,6 +50,61 @@ const n8nPostgresTool = {
   },
   credentials: cred('postgres', 'Shop PostgreSQL'),
 };
+
+// ---- retrieval
+// One paragraph a sentence: the splitter (80 characters) keeps each whole.
+const manual = 'The boiler pressure must stay between one and two bar.\n\n'
+  + 'Bleed the radiators every autumn, before the heating season starts.\n\n'
+  + 'Descale the hot water tank every second year.';
+const node = (name, type, parameters, extra = {}) => ({ name, type, typeVersion: 1, parameters, ...extra });
+const vectors = { sqlite: { id: credentials.vectors, name: 'Vector database' } };
+const embeddings = node('Embeddings', 'CUSTOM.embeddingsOpenAiCompatible', { model: 'bag-of-words', options: {} },
+  { credentials: cred('openAiApi', 'Scripted OpenAI') });
+const ragNodes = {
+  'rag-insert': [
+    node('Start', 'n8n-nodes-base.manualTrigger', {}),
+    node('Manual text', 'n8n-nodes-base.set', {
+      assignments: { assignments: [{ id: 'a1', name: 'text', value: manual, type: 'string' }] }, options: {},
+    }, { typeVersion: 3.4 }),
+    node('Insert', 'CUSTOM.vectorStoreSqlite', { mode: 'insert', collection: 'manual' }, { credentials: vectors }),
+    embeddings,
+    node('Loader', 'CUSTOM.documentDefaultDataLoader', {
+      jsonMode: 'expressionData', jsonData: '={{ $json.text }}', textSplittingMode: 'custom', options: {},
+    }),
+    node('Splitter', 'CUSTOM.textSplitterRecursiveCharacterTextSplitter', { chunkSize: 80, chunkOverlap: 0, options: {} }),
+  ],
+  'rag-agent': [
+    node('Start', 'n8n-nodes-base.manualTrigger', {}),
+    node('AI Agent', '@n8n/n8n-nodes-langchain.agent', {
+      promptType: 'define', text: 'How often should the radiators be bled?', options: {},
+    }, { typeVersion: 3.1 }),
+    n8nModel,
+    node('Manual', 'CUSTOM.vectorStoreSqlite', {
+      mode: 'retrieve-as-tool', toolDescription: 'The heating manual', collection: 'manual', topK: 1,
+    }, { credentials: vectors }),
+    embeddings,
+  ],
+};
+ragNodes['rag-n8n-embeddings'] = ragNodes['rag-insert'].map((n) => (n.name !== 'Embeddings' ? n : {
+  name: 'Embeddings', type: '@n8n/n8n-nodes-langchain.embeddingsOpenAi', typeVersion: 1.2,
+  parameters: { options: {} }, credentials: cred('openAiApi', 'Scripted OpenAI'),
+}));
+const ragLinks = {
+  'rag-insert': [['Start', 'main', 'Manual text'], ['Manual text', 'main', 'Insert'], ['Embeddings', 'ai_embedding', 'Insert'],
+    ['Loader', 'ai_document', 'Insert'], ['Splitter', 'ai_textSplitter', 'Loader']],
+  'rag-agent': [['Start', 'main', 'AI Agent'], ['Chat Model', 'ai_languageModel', 'AI Agent'], ['Manual', 'ai_tool', 'AI Agent'],
+    ['Embeddings', 'ai_embedding', 'Manual']],
+};
+ragLinks['rag-n8n-embeddings'] = ragLinks['rag-insert'];
+if (ragNodes[variant]) {
+  const nodes = ragNodes[variant].map((n, i) => ({ id: `n${i}`, position: [i * 200, 0], ...n }));
+  const connections = {};
+  for (const [from, type, to] of ragLinks[variant]) {
+    connections[from] = { [type]: [[{ node: to, type, index: 0 }]] };
+  }
+  console.log(JSON.stringify({ name: `nodekit e2e ${variant}`, nodes, connections, settings: { executionOrder: 'v1' }, active: false }));
+  process.exit(0);
+}
 
 const subNodes = {
   'n8n-model': [n8nModel, selectTool('sqlite', 'Shop database'), memory],

@@ -6,24 +6,81 @@
 //   node harness.js <package-dir> <ClassName> <cases-json>
 //
 // cases: a list of {"parameters": {...}, "credentials": {...}, "items": [...],
-//        "continueOnFail": false}, run one after the other in this process.
-// Prints one JSON line per case: {"output": [[...]]} or {"error": {"name", "message"}}.
+//        "continueOnFail": false, "inputs": {...}}, run one after the other
+//        in this process. `inputs` holds the sub-nodes connected to the
+//        node's AI inputs, by connection type: {"class", "nodeName",
+//        "parameters", "credentials", "inputs"} for a node of the package
+//        (made by its own `supplyData`), or {"foreign": "ClassName"} for an
+//        object n8n would have made itself. With "supply": {"method", "args"},
+//        the case calls `supplyData(0)` instead, then that method of what it
+//        supplied, and prints {"output": what the method returned}.
+// Prints one JSON line per case: {"output": [[...]], "runs": [...]} or
+// {"error": {"name", "message"}, "runs": [...]}; `runs` lists the runs the
+// shims recorded on sub-nodes ({"node", "connection", "action", "error"?}).
+//
+// n8n's LangChain classes the shims extend are stood in for by empty ones.
 
 const path = require('path');
+const Module = require('module');
+
+const standIns = {
+  '@langchain/core/embeddings': { Embeddings: class Embeddings {} },
+  '@langchain/core/language_models/chat_models': { BaseChatModel: class BaseChatModel {} },
+  '@langchain/core/messages': { mapStoredMessagesToChatMessages: (m) => m, mapChatMessagesToStoredMessages: (m) => m },
+  '@langchain/core/utils/function_calling': { convertToOpenAITool: (t) => t },
+  '@langchain/core/vectorstores': { VectorStore: class VectorStore { constructor(embeddings) { this.embeddings = embeddings; } } },
+  '@langchain/core/documents': { Document: class Document { constructor(fields) { Object.assign(this, fields); } } },
+  '@langchain/core/tools': { DynamicStructuredTool: class DynamicStructuredTool { constructor(fields) { Object.assign(this, fields); } } },
+};
+const load = Module._load;
+Module._load = function standIn(request, ...rest) {
+  return request in standIns ? standIns[request] : load.call(this, request, ...rest);
+};
 
 const [dir, className, casesText] = process.argv.slice(2);
-const file = path.join(path.resolve(dir), 'nodes', className, `${className}.node.js`);
-const NodeClass = require(file)[className];
+const classOf = (name) => require(path.join(path.resolve(dir), 'nodes', name, `${name}.node.js`))[name];
+const NodeClass = classOf(className);
 const node = new NodeClass();
 
-const context = (c) => ({
+let runs = [];
+
+/** What n8n's getInputConnectionData returns for the sub-nodes `connected`. */
+async function supplied(type, connected, itemIndex) {
+  const out = [];
+  for (const sub of connected) {
+    if (sub.foreign) {
+      out.push(new ({ [sub.foreign]: class {} })[sub.foreign]());
+      continue;
+    }
+    const SubClass = classOf(sub.class);
+    const instance = new SubClass();
+    const { response } = await instance.supplyData.call(context(sub, instance), itemIndex);
+    out.push(response);
+  }
+  return type === 'ai_tool' ? out : out[0];
+}
+
+const context = (c, shim = node) => ({
   getNode: () => ({
-    name: c.nodeName || node.description.defaults.name,
-    type: `CUSTOM.${node.description.name}`,
+    name: c.nodeName || shim.description.defaults.name,
+    type: `CUSTOM.${shim.description.name}`,
     typeVersion: 1,
     parameters: c.parameters || {},
     credentials: Object.fromEntries(Object.keys(c.credentials || {}).map((k) => [k, { id: k, name: k }])),
   }),
+  getInputConnectionData: async (type, itemIndex) => {
+    const connected = (c.inputs || {})[type];
+    // n8n: an input the node does not have (in its current mode).
+    if (!connected) throw new Error('Node does not have input of type');
+    return supplied(type, connected, itemIndex);
+  },
+  addInputData: (connection, data) => {
+    runs.push({ node: c.nodeName || shim.description.defaults.name, connection, action: data[0][0].json.action });
+    return { index: runs.length - 1 };
+  },
+  addOutputData: (connection, index, data) => {
+    if (data instanceof Error) runs[index].error = data.message;
+  },
   getNodeParameter: (path, itemIndex, fallback) => {
     let value = c.parameters || {};
     for (const key of path.split('.')) value = value === undefined || value === null ? undefined : value[key];
@@ -43,11 +100,18 @@ const context = (c) => ({
 
 (async () => {
   for (const c of JSON.parse(casesText)) {
+    runs = [];
     try {
-      const output = await node.execute.call(context(c));
-      console.log(JSON.stringify({ output }));
+      let output;
+      if (c.supply) {
+        const { response } = await node.supplyData.call(context(c), 0);
+        output = await response[c.supply.method](...(c.supply.args || []));
+      } else {
+        output = await node.execute.call(context(c));
+      }
+      console.log(JSON.stringify({ output, runs }));
     } catch (e) {
-      console.log(JSON.stringify({ error: { name: e.name, message: e.message } }));
+      console.log(JSON.stringify({ error: { name: e.name, message: e.message }, runs }));
     }
   }
 })();

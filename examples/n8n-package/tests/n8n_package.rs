@@ -184,14 +184,17 @@ fn the_package_has_n8ns_structure() {
     for file in &files {
         assert!(dir.join(file).is_file(), "{file} is listed but not written");
     }
-    // The agent is a root node whose inputs would be n8n's objects: left out, with the reason.
-    let skipped = report["skipped"].as_array().unwrap();
-    assert!(
-        skipped
-            .iter()
-            .any(|s| s[0] == "nodekit-nodes.agent" && s[1].as_str().unwrap().contains("AI inputs")),
-        "{skipped:?}"
-    );
+    // Root nodes with AI inputs are packaged: the bridge makes their nodekit sub-nodes.
+    for node in ["nodekit-nodes.agent", "nodekit-nodes.vectorStoreSqlite"] {
+        assert!(
+            report["nodes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|n| n["node"] == node),
+            "{node} missing: {report}"
+        );
+    }
     assert_eq!(files.len(), report["nodes"].as_array().unwrap().len());
     // n8n has openAiApi, postgres and redis; only nodekit's own sqlite type is written.
     assert_eq!(
@@ -899,5 +902,241 @@ fn a_missing_or_wedged_bridge_program_is_a_clear_error() {
     assert!(
         stderr.contains("nodekit bridge printed: {not json"),
         "{stderr}"
+    );
+}
+
+/// The nodes of a retrieval workflow, as n8n connects them: the SQLite
+/// vector store, nodekit's embeddings (an OpenAI-compatible server on
+/// 127.0.0.1), its default data loader and its recursive splitter.
+#[test]
+fn a_vector_store_runs_with_its_nodekit_sub_nodes() {
+    if !node_available() {
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(nodekit_test_support::embeddings::EmbedServer::start(64));
+    let dir = scratch("shim-vector-store");
+    package(
+        &dir,
+        &[
+            "vectorStoreSqlite",
+            "embeddingsOpenAiCompatible",
+            "documentDefaultDataLoader",
+            "textSplitterRecursiveCharacterTextSplitter",
+        ],
+    );
+    const TEXT: &str = "The boiler pressure must stay between one and two bar. \
+                        Bleed the radiators every autumn before the heating season.";
+    let db = dir.join("vectors.db");
+    let embeddings = json!({
+        "class": "EmbeddingsOpenAiCompatible", "nodeName": "Embeddings",
+        "parameters": {"model": "bag-of-words"},
+        "credentials": {"openAiApi": {"apiKey": "sk-local", "url": server.base_url}},
+    });
+    let loader = json!({
+        "class": "DocumentDefaultDataLoader", "nodeName": "Loader",
+        // What n8n resolves `={{ $json.text }}` to for the item.
+        "parameters": {"jsonMode": "expressionData", "jsonData": TEXT, "textSplittingMode": "custom"},
+        "inputs": {"ai_textSplitter": [{
+            "class": "TextSplitterRecursiveCharacterTextSplitter", "nodeName": "Splitter",
+            "parameters": {"chunkSize": 40, "chunkOverlap": 0},
+        }]},
+    });
+    let store = |mode: &str, extra: Value, inputs: Value, items: Value| {
+        let mut parameters = json!({"mode": mode, "collection": "manuals"});
+        parameters
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        json!({
+            "nodeName": "Store", "parameters": parameters,
+            "credentials": {"sqlite": {"databasePath": db}},
+            "inputs": inputs, "items": items,
+        })
+    };
+    // "retrieve": a LangChain vector store, searched by text in the bridge.
+    let mut retrieve = store(
+        "retrieve",
+        json!({}),
+        json!({"ai_embedding": [embeddings]}),
+        json!([{}]),
+    );
+    retrieve["supply"] =
+        json!({"method": "similaritySearchWithScore", "args": ["autumn heating season", 1]});
+    let cases = json!([
+        store(
+            "insert",
+            json!({}),
+            json!({"ai_embedding": [embeddings], "ai_document": [loader]}),
+            json!([{"text": TEXT}]),
+        ),
+        store(
+            "load",
+            json!({"prompt": "boiler pressure bar", "topK": 1}),
+            json!({"ai_embedding": [embeddings]}),
+            json!([{}]),
+        ),
+        store(
+            "retrieve-as-tool",
+            json!({"toolDescription": "The heating manual", "topK": 1}),
+            json!({"ai_embedding": [embeddings]}),
+            json!([{"input": "when to bleed the radiators", "toolCallId": "c1"}]),
+        ),
+        retrieve,
+        // n8n's own embeddings node: refused, by name.
+        store(
+            "load",
+            json!({"prompt": "boiler"}),
+            json!({"ai_embedding": [{"foreign": "OpenAIEmbeddings"}]}),
+            json!([{}]),
+        ),
+    ]);
+    let (answers, stderr) = harness(&dir, "VectorStoreSqlite", cases, &[]);
+
+    // Inserted: the text cut by the connected splitter into chunks of at most 40 characters.
+    let inserted: Vec<&str> = answers[0]["output"][0]
+        .as_array()
+        .unwrap_or_else(|| panic!("{answers:?} {stderr}"))
+        .iter()
+        .map(|d| d["json"]["pageContent"].as_str().unwrap())
+        .collect();
+    assert!(inserted.len() > 2, "{inserted:?}");
+    assert!(inserted.iter().all(|c| c.len() <= 40), "{inserted:?}");
+    assert_eq!(inserted.join(" "), TEXT, "{inserted:?}");
+    // Each sub-node's calls are runs of that sub-node.
+    let runs = |i: usize, node: &str| -> Vec<String> {
+        answers[i]["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["node"] == node)
+            .map(|r| {
+                format!(
+                    "{}:{}",
+                    r["connection"].as_str().unwrap(),
+                    r["action"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    assert!(!runs(0, "Embeddings").is_empty(), "{answers:?}");
+    assert!(
+        runs(0, "Embeddings")
+            .iter()
+            .all(|r| r.starts_with("ai_embedding:"))
+    );
+    assert!(!runs(0, "Splitter").is_empty(), "{answers:?}");
+    assert!(
+        runs(0, "Splitter")
+            .iter()
+            .all(|r| r.starts_with("ai_textSplitter:"))
+    );
+
+    let found = &answers[1]["output"][0][0]["json"];
+    assert!(
+        found["document"]["pageContent"]
+            .as_str()
+            .unwrap()
+            .contains("pressure"),
+        "{answers:?}"
+    );
+    let answer = answers[2]["output"][0][0]["json"]["response"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{answers:?}"));
+    assert!(answer.contains("radiators"), "{answer}");
+    let [(document, score)] = &answers[3]["output"]
+        .as_array()
+        .map(|found| {
+            found
+                .iter()
+                .map(|f| (f[0].clone(), f[1].clone()))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default()[..]
+    else {
+        panic!("{answers:?}")
+    };
+    assert!(
+        document["pageContent"].as_str().unwrap().contains("autumn"),
+        "{document}"
+    );
+    assert_eq!(document["metadata"]["source"], "blob", "{document}");
+    assert!(score.as_f64().unwrap() > 0.3, "{score}");
+    let refused = answers[4]["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        refused.contains("`ai_embedding`") && refused.contains("`OpenAIEmbeddings`"),
+        "{answers:?}"
+    );
+}
+
+/// nodekit's agent inside n8n, with nodekit's chat model (a scripted
+/// OpenAI-compatible server on 127.0.0.1) and a nodekit tool: the bridge
+/// makes both and runs the agent's loop.
+#[test]
+fn nodekits_agent_runs_with_its_nodekit_sub_nodes() {
+    if !node_available() {
+        return;
+    }
+    use nodekit_test_support::openai::{Reply, Server};
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let model = runtime.block_on(Server::start(vec![
+        Reply::json(200, &json!({"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": null, "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "Count_words", "arguments": "{\"text\":\"a rose is a rose\"}"}}
+            ]}}]})),
+        Reply::json(200, &json!({"choices": [{"index": 0, "finish_reason": "stop", "message": {
+            "role": "assistant", "content": "Five words."}}]})),
+    ]));
+    let dir = scratch("shim-agent");
+    package(&dir, &["agent", "lmChatOpenAiCompatible", "textStatsTool"]);
+    let case = json!({
+        "nodeName": "AI Agent",
+        "parameters": {"text": "How many words has 'a rose is a rose'?"},
+        "items": [{}],
+        "inputs": {
+            "ai_languageModel": [{
+                "class": "LmChatOpenAiCompatible", "nodeName": "Chat Model",
+                "parameters": {"model": "scripted"},
+                "credentials": {"openAiApi": {"apiKey": "sk-local", "url": model.base_url}},
+            }],
+            "ai_tool": [{"class": "TextStatsTool", "nodeName": "Count words", "parameters": {}}],
+        },
+    });
+    let (answers, stderr) = harness(&dir, "Agent", json!([case]), &[]);
+    assert_eq!(
+        answers[0]["output"][0][0]["json"]["output"], "Five words.",
+        "{answers:?} {stderr}"
+    );
+    let seen = model.seen();
+    assert_eq!(seen.len(), 2, "{answers:?}");
+    assert_eq!(seen[0].body["tools"][0]["function"]["name"], "Count_words");
+    let result = seen[1].tool_results()[0].to_string();
+    assert!(
+        result.contains("\\\"words\\\":5") || result.contains("\"words\":5"),
+        "{result}"
+    );
+    let runs: Vec<String> = answers[0]["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            format!(
+                "{}/{}/{}",
+                r["node"].as_str().unwrap(),
+                r["connection"].as_str().unwrap(),
+                r["action"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        runs.iter()
+            .filter(|r| r.starts_with("Chat Model/ai_languageModel/"))
+            .count(),
+        2,
+        "{runs:?}"
+    );
+    assert!(
+        runs.iter().any(|r| r.starts_with("Count words/ai_tool/")),
+        "{runs:?}"
     );
 }

@@ -13,6 +13,22 @@
 //! the defaults and drops what `displayOptions` hide at `typeVersion` (the
 //! version a new node gets when it is absent), once, before the node runs.
 //!
+//! A node with AI inputs (a vector store's embeddings and document loader,
+//! a loader's text splitter) names the sub-nodes n8n connected to them in
+//! `inputs`, by connection type: each nodekit sub-node as what it is made
+//! from (`node`, `nodeName`, `typeVersion`, `parameters`, `credentials`,
+//! `item` and its own `inputs`), which the bridge makes here, in Rust; an
+//! object n8n made itself as `{"foreign": "<its class>"}`, which is
+//! refused with an error that names it (it lives in n8n's process, out of
+//! the bridge's reach):
+//!
+//! ```json
+//! {"id": 8, "op": "execute", "node": "nodekit-nodes.vectorStoreSqlite", ...,
+//!  "inputs": {"ai_embedding": [{"node": "nodekit-nodes.embeddingsOpenAiCompatible",
+//!    "nodeName": "Embeddings", "parameters": {...}, "credentials": {...}, "inputs": {}}]},
+//!  "input": {"items": [...]}}
+//! ```
+//!
 //! and gets one line back, in any order (requests run concurrently):
 //! `{"id": 7, "result": ..., "log": [...]}` or
 //! `{"id": 7, "error": {"kind": "node", "message": "..."}, "log": [...]}`.
@@ -28,6 +44,7 @@
 //! | `memorySaveTurn` | `{"input": text, "turn": [stored messages]}` | `{}` |
 //! | `modelInvoke` | `{"messages": [stored], "tools"?: [{"name", "description", "parameters"}], "toolChoice"?, "stop"?, "settings"?}` | `{"message": stored message}` |
 //! | `embed` | `{"texts": [text]}` | `{"vectors": [[number]]}` |
+//! | `vectorSearch` | `{"query": text, "k"?: number}` (default 4) | `{"documents": [{"pageContent", "metadata", "score"}]}` |
 //! | `execute` | `{"items": [json]}` | `{"items": [json]}` |
 //!
 //! Error kinds: `request` (the request is wrong: unknown node or op,
@@ -37,11 +54,11 @@
 //!
 //! What a sub-node supplies is kept between calls (up to
 //! [`MAX_SUPPLIES`], least recently used first out), keyed by node,
-//! version, parameters, credentials and item, so connection pools and HTTP clients
-//! are reused. Its calls log through [`RunLog::per_call`], so each answer
+//! version, parameters, credentials, item and inputs, so connection pools
+//! and HTTP clients are reused. Its calls log through [`RunLog::per_call`], so each answer
 //! carries only its own call's entries.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, Write};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -50,14 +67,15 @@ use futures::FutureExt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::description::ConnectionType;
 use crate::error::{Error, Result};
 use crate::message::Message;
-use crate::model::{CallOptions, ModelSettings, ToolChoice};
-use crate::node::{Credentials, SupplyContext};
-use crate::node::{ExecuteContext, Supply};
+use crate::model::{BoxFuture, CallOptions, ModelSettings, ToolChoice};
+use crate::node::{Credentials, ExecuteContext, Inputs, Supply, SupplyContext};
 use crate::registry::{Catalog, CatalogEntry};
 use crate::run_log::{LogEntry, RunLog};
 use crate::tool::ToolDefinition;
+use crate::vector_store::Filter;
 
 /// How many supplied objects the bridge keeps between calls.
 pub const MAX_SUPPLIES: usize = 64;
@@ -88,6 +106,8 @@ pub enum Op {
     ModelInvoke,
     /// Embeds texts with an embeddings node.
     Embed,
+    /// Searches the vector store a vector store node supplies.
+    VectorSearch,
     /// Runs a root node on items.
     Execute,
 }
@@ -100,6 +120,21 @@ pub struct Request {
     pub id: u64,
     /// What to do.
     pub op: Op,
+    /// The node the request is about.
+    #[serde(flatten)]
+    pub target: Target,
+    /// The operation's input (see the module's table).
+    #[serde(default)]
+    pub input: Value,
+    /// How long the call may take, in milliseconds.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}
+
+/// A node of the workflow as n8n resolved it: what the bridge makes it from.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Target {
     /// The node type's catalog name (`package.nodeName`).
     #[serde(default)]
     pub node: String,
@@ -119,12 +154,22 @@ pub struct Request {
     /// The input item's JSON (`$json`).
     #[serde(default)]
     pub item: Value,
-    /// The operation's input (see the module's table).
+    /// The sub-nodes connected to the node's AI inputs, by connection type.
     #[serde(default)]
-    pub input: Value,
-    /// How long the call may take, in milliseconds.
-    #[serde(default)]
-    pub timeout_ms: Option<u64>,
+    pub inputs: BTreeMap<ConnectionType, Vec<Connected>>,
+}
+
+/// A sub-node connected to an AI input.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum Connected {
+    /// An object n8n made (another package's node, or n8n's own): its class.
+    Foreign {
+        /// The class of the object n8n's sub-node supplied.
+        foreign: String,
+    },
+    /// A nodekit node, which the bridge makes.
+    Nodekit(Box<Target>),
 }
 
 /// Why a request failed.
@@ -337,24 +382,26 @@ impl Bridge {
             }
         };
         let id = request.id;
-        let who = format!("node `{}` ({})", request.node_name, request.node);
+        let who = format!(
+            "node `{}` ({})",
+            request.target.node_name, request.target.node
+        );
         let limit = request
             .timeout_ms
             .map_or(DEFAULT_TIMEOUT, Duration::from_millis);
-        let key = supply_key(&request);
+        let target = request.target.clone();
         let log = RunLog::new();
         // A panic is caught here, and the timeout drops (cancels) the call.
         // A node that blocks its thread is not cancelled: it answers
         // nothing, and the shims kill and restart the bridge.
-        let call =
-            std::panic::AssertUnwindSafe(RunLog::capture(log.clone(), self.run(request, &key)))
-                .catch_unwind();
+        let call = std::panic::AssertUnwindSafe(RunLog::capture(log.clone(), self.run(request)))
+            .catch_unwind();
         let (result, error) = match tokio::time::timeout(limit, call).await {
             Ok(Ok(Ok(result))) => (Some(result), None),
             Ok(Ok(Err(fail))) => (None, Some(fail.into())),
             Ok(Err(panic)) => {
                 // What panicked may have been left half-changed.
-                self.lock().by_key.remove(&key);
+                self.forget(&target);
                 let message = format!("{who} panicked: {}", panic_message(panic));
                 (
                     None,
@@ -386,50 +433,125 @@ impl Bridge {
         }
     }
 
-    async fn run(&self, request: Request, key: &str) -> Outcome<Value> {
+    async fn run(&self, request: Request) -> Outcome<Value> {
         if request.op == Op::Hello {
             return Ok(json!({
                 "version": env!("CARGO_PKG_VERSION"),
                 "nodes": self.catalog.entries().iter().map(CatalogEntry::full_name).collect::<Vec<_>>(),
             }));
         }
-        let entry = self
-            .catalog
-            .find(&request.node)
-            .map_err(|e| Fail::Refused(e.to_string()))?;
+        let entry = self.entry(&request.target)?;
         if request.op == Op::Execute {
-            return execute(entry, request).await;
+            return self.execute(entry, request).await;
         }
-        let supply = self.supply(entry, &request, key).await?;
-        call(request.op, supply, request.input, &request.node_name).await
+        let supply = self.supply(entry, &request.target).await?;
+        call(request.op, supply, request.input, &request.target.node_name).await
     }
 
-    /// What the node supplies for this request, from the cache or made now.
-    async fn supply(&self, entry: &CatalogEntry, request: &Request, key: &str) -> Outcome<Supply> {
-        if let Some(supply) = self.lock().get(key) {
-            return Ok(supply);
+    fn entry(&self, target: &Target) -> Outcome<&'static CatalogEntry> {
+        self.catalog
+            .find(&target.node)
+            .map_err(|e| Fail::Refused(e.to_string()))
+    }
+
+    /// What `target` supplies, from the cache or made now (its inputs first).
+    fn supply<'a>(
+        &'a self,
+        entry: &'static CatalogEntry,
+        target: &'a Target,
+    ) -> BoxFuture<'a, Outcome<Supply>> {
+        Box::pin(async move {
+            let key = supply_key(target);
+            if let Some(supply) = self.lock().get(&key) {
+                return Ok(supply);
+            }
+            let make = entry.runtime.supply.ok_or_else(|| {
+                Fail::Refused(format!(
+                    "node `{}` is not a sub-node: it supplies nothing",
+                    entry.full_name()
+                ))
+            })?;
+            let (params, version) =
+                entry.parameters_at(&target.node_name, &target.parameters, target.type_version)?;
+            let ctx = SupplyContext::new(
+                &target.node_name,
+                Arc::new(target.credentials.clone()),
+                target.item.clone(),
+                RunLog::per_call(),
+            )
+            .with_type_version(version)
+            .with_inputs(self.inputs(target).await?);
+            let supply = make(params, ctx).await?;
+            self.lock().insert(key, supply.clone());
+            Ok(supply)
+        })
+    }
+
+    /// What the sub-nodes connected to `target`'s AI inputs supply.
+    async fn inputs(&self, target: &Target) -> Outcome<Inputs> {
+        let mut inputs = Inputs::new();
+        for (kind, connected) in &target.inputs {
+            for sub in connected {
+                let supply = match sub {
+                    Connected::Nodekit(sub) => self.supply(self.entry(sub)?, sub).await?,
+                    Connected::Foreign { foreign } => {
+                        return Err(Fail::Refused(format!(
+                            "node `{}`: its `{}` input is connected to a sub-node that is not a \
+                             nodekit node of this package (n8n made its `{foreign}`); nodekit nodes \
+                             run in the nodekit bridge, which cannot reach objects in n8n's \
+                             process: connect one of this package's nodes there instead",
+                            target.node_name,
+                            connection_name(*kind),
+                        )));
+                    }
+                };
+                inputs.entry(*kind).or_default().push(supply);
+            }
         }
-        let make = entry.runtime.supply.ok_or_else(|| {
+        Ok(inputs)
+    }
+
+    /// Drops what `target` (and what its inputs) supplied from the cache.
+    fn forget(&self, target: &Target) {
+        let mut supplies = self.lock();
+        let mut stack = vec![target];
+        while let Some(t) = stack.pop() {
+            supplies.by_key.remove(&supply_key(t));
+            stack.extend(t.inputs.values().flatten().filter_map(|c| match c {
+                Connected::Nodekit(sub) => Some(&**sub),
+                Connected::Foreign { .. } => None,
+            }));
+        }
+    }
+
+    /// Runs a root node on the request's items, with its credentials and inputs.
+    async fn execute(&self, entry: &CatalogEntry, request: Request) -> Outcome<Value> {
+        let run = entry.runtime.execute.ok_or_else(|| {
             Fail::Refused(format!(
-                "node `{}` is not a sub-node: it supplies nothing",
+                "node `{}` is not a root node: it cannot execute",
                 entry.full_name()
             ))
         })?;
-        let (params, version) = entry.parameters_at(
-            &request.node_name,
-            &request.parameters,
-            request.type_version,
-        )?;
-        let ctx = SupplyContext::new(
-            &request.node_name,
-            Arc::new(request.credentials.clone()),
-            request.item.clone(),
+        let items: Vec<Value> = request
+            .input
+            .get("items")
+            .cloned()
+            .and_then(|v| serde_json::from_value(v).ok())
+            .ok_or_else(|| Fail::Refused("`execute` needs `items`, a list".into()))?;
+        let target = &request.target;
+        let (params, version) =
+            entry.parameters_at(&target.node_name, &target.parameters, target.type_version)?;
+        let ctx = ExecuteContext::new(
+            target.node_name.clone(),
+            items,
+            self.inputs(target).await?,
             RunLog::per_call(),
+            None,
         )
+        .with_credentials(Arc::new(target.credentials.clone()))
         .with_type_version(version);
-        let supply = make(params, ctx).await?;
-        self.lock().insert(key.to_owned(), supply.clone());
-        Ok(supply)
+        let items = run(params, ctx).await?;
+        Ok(json!({ "items": items }))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Supplies> {
@@ -437,18 +559,17 @@ impl Bridge {
     }
 }
 
-/// What a request's supply is cached under: everything it is made from.
-/// Made once per request (it serialises parameters and credentials).
-fn supply_key(request: &Request) -> String {
-    serde_json::to_string(&(
-        &request.node,
-        &request.node_name,
-        request.type_version,
-        &request.parameters,
-        &request.credentials,
-        &request.item,
-    ))
-    .expect("JSON values serialise")
+/// What a supply is cached under: everything it is made from.
+fn supply_key(target: &Target) -> String {
+    serde_json::to_string(target).expect("JSON values serialise")
+}
+
+/// How n8n names a connection type (`ai_embedding`).
+fn connection_name(kind: ConnectionType) -> String {
+    serde_json::to_value(kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| format!("{kind:?}"))
 }
 
 /// Runs `op` on what a node supplied.
@@ -495,6 +616,27 @@ async fn call(op: Op, supply: Supply, input: Value, node: &str) -> Outcome<Value
                 .ok_or_else(|| Fail::Refused("`embed` needs `texts`, a list of strings".into()))?;
             let vectors = embedder.embed(&texts).await?;
             Ok(json!({ "vectors": vectors }))
+        }
+        (Op::VectorSearch, Supply::VectorStore(documents)) => {
+            let query = input
+                .get("query")
+                .and_then(Value::as_str)
+                .ok_or_else(|| Fail::Refused("`vectorSearch` needs `query`, a text".into()))?;
+            let k = input.get("k").and_then(Value::as_u64).unwrap_or(4).max(1);
+            let found = documents
+                .search(query, k.try_into().unwrap_or(usize::MAX), &Filter::all())
+                .await?;
+            let documents: Vec<Value> = found
+                .into_iter()
+                .map(|f| {
+                    json!({
+                        "pageContent": f.document.page_content,
+                        "metadata": f.document.metadata,
+                        "score": f.score,
+                    })
+                })
+                .collect();
+            Ok(json!({ "documents": documents }))
         }
         _ => {
             let what = match supply {
@@ -573,37 +715,6 @@ fn model_call(input: &Value) -> Outcome<(Vec<Message>, CallOptions)> {
             .map_err(|e| bad("`settings` are not model settings", &e))?;
     }
     Ok((messages, options))
-}
-
-/// Runs a root node on the request's items.
-async fn execute(entry: &CatalogEntry, request: Request) -> Outcome<Value> {
-    let run = entry.runtime.execute.ok_or_else(|| {
-        Fail::Refused(format!(
-            "node `{}` is not a root node: it cannot execute",
-            entry.full_name()
-        ))
-    })?;
-    let items: Vec<Value> = request
-        .input
-        .get("items")
-        .cloned()
-        .and_then(|v| serde_json::from_value(v).ok())
-        .ok_or_else(|| Fail::Refused("`execute` needs `items`, a list".into()))?;
-    let (params, version) = entry.parameters_at(
-        &request.node_name,
-        &request.parameters,
-        request.type_version,
-    )?;
-    let ctx = ExecuteContext::new(
-        request.node_name,
-        items,
-        HashMap::new(),
-        RunLog::per_call(),
-        None,
-    )
-    .with_type_version(version);
-    let items = run(params, ctx).await?;
-    Ok(json!({ "items": items }))
 }
 
 fn write_lines(

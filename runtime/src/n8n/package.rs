@@ -77,6 +77,16 @@ pub enum ShimKind {
     Model,
     /// `ai_embedding`: `supplyData` returns LangChain embeddings.
     Embedding,
+    /// `ai_document`: `supplyData` returns a reference to the loader, for
+    /// nodekit nodes.
+    Document,
+    /// `ai_textSplitter`: `supplyData` returns a reference to the
+    /// splitter, for nodekit nodes.
+    TextSplitter,
+    /// n8n's vector store node: by its `mode`, `supplyData` returns a
+    /// LangChain vector store or a tool, and `execute` inserts, searches
+    /// or runs a tool call.
+    VectorStore,
     /// `main` in and out: `execute` runs the node per item.
     Main,
 }
@@ -107,26 +117,25 @@ pub struct PackageReport {
     pub skipped: Vec<(String, String)>,
 }
 
-/// How `entry` can run inside n8n, or why it cannot.
+/// How `entry` can run inside n8n, or why it cannot. A node's AI inputs
+/// must be nodekit nodes of the package when it runs (the bridge makes
+/// them; an object n8n made is refused with an error that names it).
 pub fn shim_kind(entry: &CatalogEntry) -> std::result::Result<ShimKind, String> {
-    let d = entry.description;
-    let outputs = d.outputs.types();
-    let ai_inputs = d.inputs.types().iter().any(|i| *i != ConnectionType::Main);
+    let outputs = entry.description.outputs.types();
     let supplies = entry.runtime.supply.is_some();
+    let executes = entry.runtime.execute.is_some();
     match outputs {
         [ConnectionType::Tool] if supplies => Ok(ShimKind::Tool),
         [ConnectionType::Memory] if supplies => Ok(ShimKind::Memory),
         [ConnectionType::LanguageModel] if supplies => Ok(ShimKind::Model),
         [ConnectionType::Embedding] if supplies => Ok(ShimKind::Embedding),
-        _ if entry.runtime.execute.is_some() && ai_inputs => Err(
-            "it is a root node with AI inputs, which inside n8n would be n8n's objects, not nodekit's"
-                .into(),
-        ),
-        [ConnectionType::Main, ..] if entry.runtime.execute.is_some() && !d.credentials.is_empty() => {
-            Err("it is a root node with credentials, which a root node's context does not carry".into())
+        [ConnectionType::Document] if supplies => Ok(ShimKind::Document),
+        [ConnectionType::TextSplitter] if supplies => Ok(ShimKind::TextSplitter),
+        _ if supplies && executes && outputs.contains(&ConnectionType::VectorStore) => {
+            Ok(ShimKind::VectorStore)
         }
-        [ConnectionType::Main, ..] if entry.runtime.execute.is_some() => Ok(ShimKind::Main),
-        _ if !supplies && entry.runtime.execute.is_none() => {
+        [ConnectionType::Main, ..] if executes => Ok(ShimKind::Main),
+        _ if !supplies && !executes => {
             Err("it has no run-time code (no SupplyData, ToolNode, DbTool or Execute)".into())
         }
         _ => Err(format!(
@@ -501,6 +510,14 @@ fn node_js(entry: &CatalogEntry, class: &str, kind: ShimKind) -> String {
         pretty(&serde_json::to_value(entry.description).expect("descriptions serialise"));
     let kind = serde_json::to_string(&kind).expect("kinds serialise");
     let node = serde_json::to_string(&entry.full_name()).expect("names serialise");
+    let ai_inputs: Vec<&ConnectionType> = entry
+        .description
+        .inputs
+        .types()
+        .iter()
+        .filter(|t| **t != ConnectionType::Main)
+        .collect();
+    let ai_inputs = serde_json::to_string(&ai_inputs).expect("connection types serialise");
     let mut js = String::new();
     let _ = write!(
         js,
@@ -511,7 +528,7 @@ fn node_js(entry: &CatalogEntry, class: &str, kind: ShimKind) -> String {
          const description = {description};\n\
          \n\
          class {class} {{\n  constructor() {{\n    this.description = description;\n  }}\n}}\n\
-         shim.install({class}, {node}, {kind});\n\
+         shim.install({class}, {node}, {kind}, {ai_inputs});\n\
          \n\
          module.exports = {{ {class} }};\n"
     );

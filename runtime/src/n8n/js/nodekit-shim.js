@@ -12,9 +12,19 @@
 // - chat model nodes: `supplyData` returns a LangChain chat model whose calls
 //   go to the node's nodekit model;
 // - embeddings nodes: `supplyData` returns LangChain embeddings;
+// - document loader and text splitter nodes: `supplyData` returns a
+//   reference for nodekit nodes (n8n's own nodes cannot use it);
+// - vector store nodes: by their `mode`, `supplyData` returns a LangChain
+//   vector store or a tool, and `execute` inserts, searches or runs a tool
+//   call;
 // - main nodes: `execute` runs the node once per item.
-// Sub-node calls are recorded as runs of the node (input, output or error),
-// from the run log nodekit returns with each answer.
+// Every object a shim supplies carries a reference to its node
+// (`__nodekit`): what the node is made from. A nodekit node with AI inputs
+// sends the references of the sub-nodes connected to them, and the bridge
+// makes those sub-nodes in Rust; an object n8n made is sent as its class
+// name, which the bridge refuses with an error naming it.
+// Sub-node calls are recorded as runs of the sub-node (input, output or
+// error), from the run log nodekit returns with each answer.
 
 const path = require('path');
 const fs = require('fs');
@@ -152,25 +162,63 @@ function record(ctx, connection, log) {
   }
 }
 
+/**
+ * What n8n connected to the node's AI inputs (`types`): the references the
+ * bridge makes them from (an object n8n made: its class name), the objects
+ * themselves, and who records the runs of each nodekit sub-node by name.
+ */
+async function connectedInputs(ctx, types, itemIndex) {
+  const inputs = {};
+  const objects = {};
+  const recorders = {};
+  for (const type of types) {
+    let value;
+    try {
+      value = await ctx.getInputConnectionData(type, itemIndex);
+    } catch (e) {
+      // An input the node does not have in its current mode.
+      if (/does not have input of type/i.test(e && e.message)) continue;
+      throw e;
+    }
+    const list = (Array.isArray(value) ? value : [value]).filter((v) => v !== undefined && v !== null);
+    if (!list.length) continue;
+    objects[type] = value;
+    inputs[type] = list.map((v) => {
+      const own = v.__nodekit;
+      if (!own) return { foreign: (v.constructor && v.constructor.name) || typeof v };
+      Object.assign(recorders, own.recorders);
+      return own.reference;
+    });
+  }
+  return { inputs, objects, recorders };
+}
+
 /** Everything a request about this node needs. */
 class Target {
-  constructor(ctx, node, description, itemIndex, connection) {
+  constructor(ctx, node, description, itemIndex, connection, aiInputs = []) {
     this.ctx = ctx;
     this.node = node;
     this.description = description;
     this.itemIndex = itemIndex;
     this.connection = connection;
+    this.aiInputs = aiInputs;
     this.body = null;
+    this.objects = {};
+    this.recorders = {};
   }
 
-  async prepare(item, withCredentials = true) {
+  async prepare(item) {
+    const connected = await connectedInputs(this.ctx, this.aiInputs, this.itemIndex);
+    this.objects = connected.objects;
+    this.recorders = connected.recorders;
     this.body = {
       node: this.node,
       nodeName: this.ctx.getNode().name,
       typeVersion: this.ctx.getNode().typeVersion,
       parameters: parameters(this.ctx, this.itemIndex),
-      credentials: withCredentials ? await credentials(this.ctx, this.description, this.itemIndex) : {},
+      credentials: await credentials(this.ctx, this.description, this.itemIndex),
       item: item === undefined ? null : item,
+      inputs: connected.inputs,
     };
     return this;
   }
@@ -179,28 +227,50 @@ class Target {
     return `node "${this.ctx.getNode().name}" (${this.node})`;
   }
 
-  /** One bridge call; its run log becomes runs of the node when it is a sub-node. */
+  /**
+   * Gives `object` (what the node supplies) its reference, for nodekit
+   * nodes it is connected to; their calls of it are recorded as runs on
+   * `connection`.
+   */
+  attach(object, connection = this.connection) {
+    const recorders = { ...this.recorders };
+    if (connection) recorders[this.body.nodeName] = (log) => record(this.ctx, connection, log);
+    Object.defineProperty(object, '__nodekit', { value: { reference: this.body, recorders }, enumerable: false });
+    return object;
+  }
+
+  /** Records a call's run log: each entry as a run of the sub-node that wrote it. */
+  record(log) {
+    for (const entry of log || []) {
+      const recorder = entry.node !== this.body.nodeName && this.recorders[entry.node];
+      if (recorder) recorder([entry]);
+      else if (this.connection) record(this.ctx, this.connection, [entry]);
+    }
+  }
+
+  /** One bridge call. */
   async call(op, input) {
     let answer;
     try {
       answer = await bridgeFor(program()).request(op, { ...this.body, input }, this.who);
     } catch (e) {
-      if (this.connection) record(this.ctx, this.connection, e.log);
+      this.record(e.log);
       throw nodeError(this.ctx, e, this.itemIndex);
     }
-    if (this.connection) record(this.ctx, this.connection, answer.log);
+    this.record(answer.log);
     return answer.result;
   }
 }
 
 // ---- tools ----
 
-async function supplyTool(ctx, node, description, itemIndex) {
-  const target = await new Target(ctx, node, description, itemIndex, null).prepare(null);
+async function supplyTool(ctx, node, description, itemIndex, aiInputs) {
+  const target = await new Target(ctx, node, description, itemIndex, null, aiInputs).prepare(null);
   const tool = await target.call('toolDescribe', null);
   const { DynamicStructuredTool } = n8nRequire('@langchain/core/tools');
   return {
-    response: new DynamicStructuredTool({
+    // A tool's own calls are the node's executions; a nodekit node's, runs on `ai_tool`.
+    response: target.attach(new DynamicStructuredTool({
       name: tool.name,
       description: tool.description,
       schema: tool.parameters,
@@ -209,7 +279,7 @@ async function supplyTool(ctx, node, description, itemIndex) {
         const out = await target.call('toolCall', args);
         return typeof out === 'string' ? out : JSON.stringify(out);
       },
-    }),
+    }), 'ai_tool'),
   };
 }
 
@@ -237,11 +307,11 @@ async function perItem(ctx, run, toModel) {
 // the bridge keeps only the arguments the tool's schema names). A failure of
 // the tool itself goes back to the model, as nodekit's own agent does; a
 // panic, hang or crash stops the workflow.
-async function executeTool(ctx, node, description) {
+async function executeTool(ctx, node, description, aiInputs) {
   return perItem(ctx, async (i, json) => {
     const args = { ...json };
     delete args.toolCallId;
-    const target = await new Target(ctx, node, description, i, null).prepare(null);
+    const target = await new Target(ctx, node, description, i, null, aiInputs).prepare(null);
     return [asResponse(await target.call('toolCall', args))];
   }, (e) => e.bridgeKind === 'node');
 }
@@ -252,11 +322,11 @@ function asResponse(result) {
 
 // ---- memory ----
 
-async function supplyMemory(ctx, node, description, itemIndex) {
+async function supplyMemory(ctx, node, description, itemIndex, aiInputs) {
   // The item's `sessionId` (what n8n's own memory nodes read), so that one
   // conversation keeps one memory object (and its connections) in the bridge.
   const { sessionId } = currentItem(ctx, itemIndex);
-  const target = await new Target(ctx, node, description, itemIndex, 'ai_memory')
+  const target = await new Target(ctx, node, description, itemIndex, 'ai_memory', aiInputs)
     .prepare(sessionId === undefined ? {} : { sessionId });
   const { mapStoredMessagesToChatMessages, mapChatMessagesToStoredMessages } = n8nRequire('@langchain/core/messages');
   const load = async (input) => {
@@ -296,7 +366,7 @@ async function supplyMemory(ctx, node, description, itemIndex) {
     },
     clear: () => chatHistory.clear(),
   };
-  return { response: memory };
+  return { response: target.attach(memory) };
 }
 
 function textOf(content) {
@@ -349,16 +419,16 @@ function chatModelClass() {
   return ChatModel;
 }
 
-async function supplyModel(ctx, node, description, itemIndex) {
-  const target = await new Target(ctx, node, description, itemIndex, 'ai_languageModel').prepare(null);
+async function supplyModel(ctx, node, description, itemIndex, aiInputs) {
+  const target = await new Target(ctx, node, description, itemIndex, 'ai_languageModel', aiInputs).prepare(null);
   const NodekitChatModel = chatModelClass();
-  return { response: new NodekitChatModel(target) };
+  return { response: target.attach(new NodekitChatModel(target)) };
 }
 
 // ---- embeddings ----
 
-async function supplyEmbeddings(ctx, node, description, itemIndex) {
-  const target = await new Target(ctx, node, description, itemIndex, 'ai_embedding').prepare(null);
+async function supplyEmbeddings(ctx, node, description, itemIndex, aiInputs) {
+  const target = await new Target(ctx, node, description, itemIndex, 'ai_embedding', aiInputs).prepare(null);
   const { Embeddings } = n8nRequire('@langchain/core/embeddings');
   class NodekitEmbeddings extends Embeddings {
     async embedDocuments(texts) {
@@ -369,37 +439,121 @@ async function supplyEmbeddings(ctx, node, description, itemIndex) {
       return (await target.call('embed', { texts: [text] })).vectors[0];
     }
   }
-  return { response: new NodekitEmbeddings({}) };
+  return { response: target.attach(new NodekitEmbeddings({})) };
 }
 
-// ---- main nodes ----
+// ---- document loaders and text splitters ----
 
-// A root node's context carries no credentials: none are sent.
-async function executeMain(ctx, node, description) {
-  return perItem(ctx, async (i, json) => {
-    const target = await new Target(ctx, node, description, i, null).prepare(json, false);
+// What they supply runs in the bridge: only a nodekit node (a nodekit
+// vector store) can use it. n8n's own nodes calling it get an error that
+// says so.
+function supplyReference(connection, what) {
+  return async (ctx, node, description, itemIndex, aiInputs) => {
+    const target = await new Target(ctx, node, description, itemIndex, connection, aiInputs).prepare(null);
+    const refuse = async () => {
+      throw nodeError(ctx, new Error(
+        `the ${what} of node "${ctx.getNode().name}" runs in the nodekit bridge: connect it to a nodekit node ` +
+        "of the same package (a nodekit vector store), not to one of n8n's own nodes",
+      ), itemIndex);
+    };
+    const reference = { lc_namespace: ['nodekit', connection] };
+    for (const method of ['processAll', 'processItem', 'splitText', 'splitDocuments', 'transformDocuments', 'createDocuments']) {
+      reference[method] = refuse;
+    }
+    return { response: target.attach(reference) };
+  };
+}
+
+// ---- vector stores ----
+
+/** The node's operation mode (n8n's vector store nodes: `mode`). */
+function modeOf(ctx, itemIndex) {
+  return ctx.getNodeParameter('mode', itemIndex, 'retrieve');
+}
+
+async function supplyVectorStore(ctx, node, description, itemIndex, aiInputs) {
+  const mode = modeOf(ctx, itemIndex);
+  if (mode === 'retrieve-as-tool') return supplyTool(ctx, node, description, itemIndex, aiInputs);
+  if (mode !== 'retrieve') {
+    throw nodeError(ctx, new Error(
+      `in "${mode}" mode the node runs on the items of its main input; only the "retrieve" and ` +
+      '"retrieve-as-tool" modes supply data',
+    ), itemIndex);
+  }
+  const target = await new Target(ctx, node, description, itemIndex, 'ai_vectorStore', aiInputs).prepare(null);
+  const { VectorStore } = n8nRequire('@langchain/core/vectorstores');
+  const { Document } = n8nRequire('@langchain/core/documents');
+  const refuse = async () => {
+    throw nodeError(ctx, new Error(
+      `the vector store of node "${ctx.getNode().name}" is searched by text through the nodekit bridge; ` +
+      'add documents with its "insert" mode',
+    ), itemIndex);
+  };
+  class NodekitVectorStore extends VectorStore {
+    _vectorstoreType() {
+      return 'nodekit';
+    }
+
+    async similaritySearchWithScore(query, k) {
+      const { documents } = await target.call('vectorSearch', { query, k });
+      return documents.map((d) => [new Document({ pageContent: d.pageContent, metadata: d.metadata }), d.score]);
+    }
+
+    async similaritySearch(query, k) {
+      return (await this.similaritySearchWithScore(query, k)).map(([document]) => document);
+    }
+  }
+  for (const method of ['addVectors', 'addDocuments', 'similaritySearchVectorWithScore']) {
+    NodekitVectorStore.prototype[method] = refuse;
+  }
+  const embeddings = target.objects.ai_embedding;
+  return { response: target.attach(new NodekitVectorStore(embeddings, {})) };
+}
+
+// ---- nodes run on items ----
+
+/**
+ * `execute` of a node run once per item; `toModel(ctx, error)`: whether a
+ * failure goes back to the model (a tool call) rather than stopping the node.
+ */
+function executeOnItems(toModel) {
+  return async (ctx, node, description, aiInputs) => perItem(ctx, async (i, json) => {
+    const target = await new Target(ctx, node, description, i, null, aiInputs).prepare(json);
     return (await target.call('execute', { items: [json] })).items.map(asJson);
-  }, () => false);
+  }, (e) => toModel(ctx, e));
 }
 
-/** Gives a generated node class its n8n methods. */
-function install(NodeClass, node, kind) {
+const SUPPLY = {
+  tool: supplyTool,
+  memory: supplyMemory,
+  model: supplyModel,
+  embedding: supplyEmbeddings,
+  document: supplyReference('ai_document', 'document loader'),
+  textSplitter: supplyReference('ai_textSplitter', 'text splitter'),
+  vectorStore: supplyVectorStore,
+};
+const EXECUTE = {
+  tool: executeTool,
+  // `insert` and `load` run on the items; `retrieve-as-tool` runs a tool
+  // call per item, as n8n 2.x's agent does, and a failed search goes back
+  // to the model.
+  vectorStore: executeOnItems((ctx, e) => modeOf(ctx, 0) === 'retrieve-as-tool' && e.bridgeKind === 'node'),
+  main: executeOnItems(() => false),
+};
+
+/** Gives a generated node class its n8n methods; `aiInputs`: the AI connection types it may have. */
+function install(NodeClass, node, kind, aiInputs = []) {
   const proto = NodeClass.prototype;
-  const supply = { tool: supplyTool, memory: supplyMemory, model: supplyModel, embedding: supplyEmbeddings }[kind];
+  const supply = SUPPLY[kind];
   if (supply) {
     proto.supplyData = async function supplyData(itemIndex) {
-      const description = new NodeClass().description;
-      return supply(this, node, description, itemIndex);
+      return supply(this, node, new NodeClass().description, itemIndex, aiInputs);
     };
   }
-  if (kind === 'tool') {
+  const run = EXECUTE[kind];
+  if (run) {
     proto.execute = async function execute() {
-      return executeTool(this, node, new NodeClass().description);
-    };
-  }
-  if (kind === 'main') {
-    proto.execute = async function execute() {
-      return executeMain(this, node, new NodeClass().description);
+      return run(this, node, new NodeClass().description, aiInputs);
     };
   }
 }
