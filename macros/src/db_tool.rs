@@ -420,6 +420,8 @@ fn request(form: &Form, fields: &[Field]) -> TokenStream {
                 "insert" => (quote!(Insert), quote!(InsertRequest)),
                 "update" => (quote!(Update), quote!(UpdateRequest)),
                 "delete" => (quote!(Delete), quote!(DeleteRequest)),
+                "describe" => (quote!(Describe), quote!(DescribeRequest)),
+                "upsert" => (quote!(Upsert), quote!(UpsertRequest)),
                 _ => (quote!(Execute), quote!(ExecuteRequest)),
             };
             // The rest of the request is defaults, unless every argument has a field.

@@ -112,7 +112,9 @@ pub const DB_TOOL_FIXED_KEYS: &[(&str, &str)] = &[
 
 #[cfg(feature = "db-tool")]
 /// Values of `#[db_tool(operation = ...)]`.
-pub const OPERATIONS: &[&str] = &["select", "insert", "update", "delete", "execute"];
+pub const OPERATIONS: &[&str] = &[
+    "select", "insert", "update", "delete", "execute", "describe", "upsert",
+];
 
 /// One request argument: the request struct's field, the n8n parameter
 /// name that fills it, and whether it is required.
@@ -156,6 +158,15 @@ pub const OPERATION_ARGS: &[(&str, &[OperationArg])] = &[
         ],
     ),
     ("execute", &[("sql", "query", true)]),
+    ("describe", &[("table", "tableName", false)]),
+    (
+        "upsert",
+        &[
+            ("table", "tableName", true),
+            ("rows", "rows", true),
+            ("conflict_columns", "conflictColumns", true),
+        ],
+    ),
 ];
 
 #[cfg(feature = "db-tool")]

@@ -57,6 +57,7 @@ fn catalog_lists_built_in_nodes_sorted_and_deterministic() {
         [
             "nodekit-nodes.agent",
             "nodekit-nodes.deleteDataTool",
+            "nodekit-nodes.describeDatabaseTool",
             "nodekit-nodes.documentDefaultDataLoader",
             "nodekit-nodes.embeddingsOpenAiCompatible",
             "nodekit-nodes.executeSqlTool",
@@ -73,6 +74,7 @@ fn catalog_lists_built_in_nodes_sorted_and_deterministic() {
             "nodekit-nodes.toolHttpRequest",
             "nodekit-nodes.toolThink",
             "nodekit-nodes.updateDataTool",
+            "nodekit-nodes.upsertDataTool",
             "nodekit-nodes.vectorStoreInMemory",
             "nodekit-nodes.vectorStorePGVector",
             "nodekit-nodes.vectorStoreSqlite",

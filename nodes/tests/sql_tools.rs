@@ -1,4 +1,4 @@
-//! The five SQL tool nodes on SQLite and PostgreSQL: legitimate requests
+//! The SQL tool nodes on SQLite and PostgreSQL: legitimate requests
 //! return the right rows, and a corpus of attacks through every argument is
 //! refused with a sensible `errorType` while the database stays unchanged.
 //!
@@ -26,6 +26,7 @@ const SETUP: &[&str] = &[
     "CREATE TABLE secrets (id INTEGER PRIMARY KEY, api_key TEXT)",
     "CREATE TABLE numbers (n INTEGER PRIMARY KEY)",
     "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT, meta JSON)",
+    "CREATE TABLE tags (id INTEGER PRIMARY KEY, customer_id INTEGER REFERENCES customers(id), vault_id INTEGER REFERENCES secrets(id), label TEXT NOT NULL DEFAULT 'new', UNIQUE (customer_id, label))",
     "INSERT INTO customers VALUES (1, 'Ada Lovelace', 'ada@example.com', 'active', 36, 1200.50, '2024-01-02 10:00:00', TRUE)",
     "INSERT INTO customers VALUES (2, 'Alan Turing', 'alan@example.com', 'active', 41, 80.00, '2024-02-03 11:30:00', TRUE)",
     "INSERT INTO customers VALUES (3, 'Grace Hopper', 'grace@example.com', 'inactive', 85, 0.10, '2024-03-04 12:45:00', FALSE)",
@@ -169,7 +170,7 @@ impl Fixture {
     /// The tool node `node` with options `extra` (allowed tables set, `secrets` denied).
     async fn tool(&self, node: &str, extra: Value) -> Arc<dyn Tool> {
         let mut options = json!({
-            "allowedTables": "customers, orders, numbers, notes",
+            "allowedTables": "customers, orders, numbers, notes, tags",
             "deniedTables": "secrets",
             "timeout": 2,
         });
@@ -270,6 +271,8 @@ fn attacks() -> Vec<(&'static str, Value, &'static [&'static str])> {
     const UPD: &str = "updateDataTool";
     const DEL: &str = "deleteDataTool";
     const EXE: &str = "executeSqlTool";
+    const DSC: &str = "describeDatabaseTool";
+    const UPS: &str = "upsertDataTool";
     // The execute tool with `allowWrites` on.
     const EXW: &str = "executeSqlTool+writes";
     const SYNTAX: &[&str] = &["syntax_error", "permission_denied"];
@@ -284,7 +287,79 @@ fn attacks() -> Vec<(&'static str, Value, &'static [&'static str])> {
     let sel = |filter: &str| json!({"tableName": "customers", "whereConditions": filter});
     let long = "id = 1 OR ".repeat(600) + "id = 2";
     let deep = format!("{}id = 1{}", "(".repeat(300), ")".repeat(300));
+    let ups = |conflict: &str, rows: Value| json!({"tableName": "customers", "conflictColumns": conflict, "rows": rows});
+    let ada = json!({"id": 1, "name": "Mallory"});
     vec![
+        // Discovery of tables the tool may not use, by any spelling.
+        (DSC, json!({"tableName": "secrets"}), TABLE),
+        (DSC, json!({"tableName": "SECRETS"}), TABLE),
+        (DSC, json!({"tableName": "\"secrets\""}), TABLE),
+        (DSC, json!({"tableName": "main.secrets"}), TABLE),
+        (DSC, json!({"tableName": "public.secrets"}), TABLE),
+        (
+            DSC,
+            json!({"tableName": "customers; DROP TABLE customers"}),
+            TABLE,
+        ),
+        (DSC, json!({"tableName": "sqlite_schema"}), TABLE),
+        (DSC, json!({"tableName": "pg_catalog.pg_authid"}), TABLE),
+        (
+            DSC,
+            json!({"tableName": "information_schema.tables"}),
+            TABLE,
+        ),
+        (DSC, json!({"tableName": "customers\u{0}"}), INPUT),
+        // Upserts: injection through the conflict target, off-list tables,
+        // targets that are not unique (which would update many rows).
+        (
+            UPS,
+            ups(
+                "id) DO UPDATE SET name = (SELECT api_key FROM secrets) --",
+                ada.clone(),
+            ),
+            COLUMN,
+        ),
+        (
+            UPS,
+            ups("id); DROP TABLE customers; --", ada.clone()),
+            COLUMN,
+        ),
+        (UPS, ups("id, (SELECT 1)", ada.clone()), COLUMN),
+        (UPS, ups("\"id\" DESC", ada.clone()), COLUMN),
+        (
+            UPS,
+            ups("name", json!({"id": 1, "name": "Ada Lovelace"})),
+            COLUMN,
+        ),
+        (
+            UPS,
+            ups("status", json!({"id": 9, "name": "x", "status": "active"})),
+            COLUMN,
+        ),
+        (UPS, ups("id, name", ada.clone()), COLUMN),
+        (UPS, ups("", ada.clone()), INPUT),
+        (UPS, ups("*", ada.clone()), INPUT),
+        (UPS, ups("id", json!({"name": "no key"})), INPUT),
+        (
+            UPS,
+            ups("id", json!({"id": null, "name": "null key"})),
+            INPUT,
+        ),
+        (
+            UPS,
+            ups(
+                "id",
+                json!([{"id": 1, "name": "a"}, {"id": 1, "name": "b"}]),
+            ),
+            INPUT,
+        ),
+        (UPS, ups("id", json!("{\"id\": 1}")), INPUT),
+        (UPS, ups("id", json!({"id": 1, "api_key": "x"})), COLUMN),
+        (
+            UPS,
+            json!({"tableName": "secrets", "conflictColumns": "id", "rows": {"id": 1, "api_key": "x"}}),
+            TABLE,
+        ),
         // Filters: stacked statements, comments, subqueries, functions, quoting tricks.
         (SEL, sel("1=1; DROP TABLE customers"), SYNTAX),
         (SEL, sel("id = 1; DELETE FROM customers"), SYNTAX),
@@ -1262,11 +1337,203 @@ async fn run_legitimate(f: &Fixture) {
     );
 }
 
+/// Discovery and upsert, the same on both databases.
+async fn run_describe_and_upsert(f: &Fixture) {
+    let ok = |v: Value| {
+        assert_eq!(v["success"], true, "{:?}: {v}", f.db);
+        assert!(!v.to_string().contains("secrets"), "{:?}: {v}", f.db);
+        v
+    };
+    let describe = |table: &str| f.call("describeDatabaseTool", json!({"tableName": table}));
+
+    // The tables the tool may use, and no other.
+    let list = ok(f.call("describeDatabaseTool", json!({})).await);
+    assert_eq!(list["operation"], "describe");
+    let tables: Vec<&str> = list["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["table"].as_str().unwrap())
+        .collect();
+    assert_eq!(tables, ["customers", "notes", "numbers", "orders", "tags"]);
+    assert!(
+        list["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["type"] == "table")
+    );
+
+    let customers = ok(describe("customers").await);
+    assert_eq!(customers["table"], "customers");
+    assert_eq!(customers["type"], "table");
+    assert_eq!(customers["primaryKey"], json!(["id"]));
+    assert_eq!(customers["uniqueKeys"], json!([["email"]]));
+    assert_eq!(customers["approximateRows"], 4);
+    let column = |v: &Value, name: &str| {
+        v["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["column"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no column {name} in {v}"))
+    };
+    let id = column(&customers, "id");
+    assert_eq!(
+        (&id["primaryKey"], &id["nullable"]),
+        (&json!(true), &json!(false)),
+        "{id}"
+    );
+    assert_eq!(column(&customers, "name")["nullable"], false);
+    assert_eq!(column(&customers, "email")["nullable"], true);
+    assert!(
+        column(&customers, "balance")["type"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .starts_with("numeric")
+    );
+    assert_eq!(customers["rowCount"], 8);
+
+    // A foreign key to a table the tool may not use is left out.
+    let tags = ok(describe("tags").await);
+    assert_eq!(
+        tags["foreignKeys"],
+        json!([{"columns": ["customer_id"], "references": {"table": "customers", "columns": ["id"]}}])
+    );
+    assert_eq!(tags["uniqueKeys"], json!([["customer_id", "label"]]));
+    assert!(
+        column(&tags, "label")["default"]
+            .as_str()
+            .unwrap()
+            .contains("new"),
+        "{tags}"
+    );
+    assert_eq!(column(&tags, "label")["nullable"], false);
+    assert_eq!(tags["approximateRows"], 0);
+    // A case-insensitive name finds the table, as the other tools do.
+    assert_eq!(
+        ok(describe("Orders").await)["foreignKeys"][0]["references"]["table"],
+        "customers"
+    );
+    let missing = describe("secrets").await;
+    assert_eq!(missing["errorType"], "invalid_table", "{missing}");
+    assert!(!missing.to_string().contains("secrets\","), "{missing}");
+    assert!(
+        !missing["suggestion"].as_str().unwrap().contains("secrets"),
+        "{missing}"
+    );
+
+    // Upsert on the primary key: one row updated (its other columns kept), one added.
+    let up = |conflict: &str, rows: Value| {
+        f.call(
+            "upsertDataTool",
+            json!({"tableName": "customers", "conflictColumns": conflict, "rows": rows}),
+        )
+    };
+    let v = ok(up(
+        "id",
+        json!([{"id": 1, "name": "Ada King"}, {"id": 5, "name": "Barbara Liskov", "email": "barbara@example.com"}]),
+    )
+    .await);
+    assert_eq!(v["operation"], "upsert");
+    assert_eq!(v["affectedRows"], 2, "{v}");
+    let select = |filter: &str| {
+        f.call(
+            "selectQueryTool",
+            json!({"tableName": "customers", "whereConditions": filter, "orderBy": "id"}),
+        )
+    };
+    let rows = ok(select("id IN (1, 5)").await);
+    assert_eq!(rows["data"][0]["name"], "Ada King");
+    assert_eq!(
+        rows["data"][0]["email"], "ada@example.com",
+        "the other columns are kept"
+    );
+    assert_eq!(rows["data"][1]["name"], "Barbara Liskov");
+    // On a unique column; nothing but the key: the stored row comes back unchanged.
+    let v = ok(up(
+        "email",
+        json!({"id": 2, "email": "alan@example.com", "name": "Alan M. Turing"}),
+    )
+    .await);
+    assert_eq!(v["data"][0]["name"], "Alan M. Turing", "{v}");
+    let v = ok(f
+        .call(
+            "upsertDataTool",
+            json!({"tableName": "numbers", "conflictColumns": "n", "rows": {"n": 7}}),
+        )
+        .await);
+    assert_eq!(v["data"], json!([{"n": 7}]), "{v}");
+    // A row must hold what an insert needs, even when it would update.
+    let v = up("id", json!({"id": 3})).await;
+    assert_eq!(v["errorType"], "constraint_violation", "{v}");
+    // A composite unique key.
+    let tag = |id: i64| {
+        f.call(
+            "upsertDataTool",
+            json!({"tableName": "tags", "conflictColumns": "label, customer_id", "rows": {"id": id, "customer_id": 1, "label": "vip"}}),
+        )
+    };
+    ok(tag(1).await);
+    let v = ok(tag(2).await);
+    assert_eq!(v["data"][0]["id"], 2, "the stored tag was updated: {v}");
+    let all = ok(f
+        .call("selectQueryTool", json!({"tableName": "tags"}))
+        .await);
+    assert_eq!(all["rowCount"], 1, "{all}");
+
+    // Refused with what to do instead, and nothing changed.
+    let v = up("name", json!({"id": 1, "name": "x"})).await;
+    assert_eq!(
+        (v["errorType"].as_str(), v["reason"].as_str()),
+        (Some("invalid_column"), Some("not_unique")),
+        "{v}"
+    );
+    assert!(
+        v["suggestion"].as_str().unwrap().contains("(id), (email)"),
+        "{v}"
+    );
+    let v = f
+        .call(
+            "upsertDataTool",
+            json!({"tableName": "numbers", "conflictColumns": "n", "rows": {"n": 1, "m": 2}}),
+        )
+        .await;
+    assert_eq!(v["errorType"], "invalid_column", "{v}");
+    assert_eq!(ok(select("id = 1").await)["data"][0]["name"], "Ada King");
+
+    // PostgreSQL: only the tool's schema, even as a foreign key's target.
+    if let Some(pool) = &f.pg {
+        let s = &f.schema;
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+            "CREATE SCHEMA {s}_outside; CREATE TABLE {s}_outside.ledger (id INTEGER PRIMARY KEY); \
+             ALTER TABLE {s}.notes ADD COLUMN ledger_id INTEGER REFERENCES {s}_outside.ledger(id)"
+        )))
+        .execute(pool)
+        .await
+        .unwrap();
+        let notes = ok(describe("notes").await);
+        assert_eq!(notes["foreignKeys"], json!([]), "{notes}");
+        assert!(!notes.to_string().contains("_outside"), "{notes}");
+        let v = describe(&format!("{s}_outside.ledger")).await;
+        assert_eq!(v["errorType"], "invalid_table", "{v}");
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+            "DROP SCHEMA {s}_outside CASCADE"
+        )))
+        .execute(pool)
+        .await
+        .unwrap();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_refuses_attacks_and_answers_requests() {
     let f = Fixture::sqlite().await;
     run_attacks(&f).await;
     run_legitimate(&f).await;
+    run_describe_and_upsert(&f).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1276,5 +1543,6 @@ async fn postgres_refuses_attacks_and_answers_requests() {
     };
     run_attacks(&f).await;
     run_legitimate(&f).await;
+    run_describe_and_upsert(&f).await;
     f.drop_schema().await;
 }

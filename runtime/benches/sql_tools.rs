@@ -1,11 +1,15 @@
 //! SQL tool overhead against the same query written directly with sqlx:
-//! selects of 1, 100 and 1,000 rows, an insert of 100 rows, and the cost of
-//! checking a typical filter. Medians and p99 over BENCH_OPS runs (default
+//! selects of 1, 100 and 1,000 rows, an insert of 100 rows, upserts of 1
+//! and 100 rows (all updating rows already there), describing a table, and
+//! the cost of checking a typical filter. Medians and p99 over BENCH_OPS runs (default
 //! 300). PostgreSQL comes from `DATABASE_URL` (`eval "$(scripts/services.sh)"`)
 //! and is skipped without it; SQLite uses a temporary file.
 //!
 //! The direct baseline decodes the same columns into typed Rust values and
 //! builds the same JSON rows, which is what a hand-written tool has to do.
+//! For describe it runs the catalog queries the tool runs (columns with
+//! nullability and defaults, unique keys, foreign keys, the row estimate)
+//! on a pooled connection and builds the same JSON.
 //!
 //! `cargo bench -p nodekit --bench sql_tools`
 
@@ -14,7 +18,9 @@ use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use nodekit::__bench::sql::{Column, ColumnKind, Database, Dialect, Filter, SqlWriter, Table, run};
-use nodekit::sql::{InsertRequest, Request, SelectRequest, ToolOptions};
+use nodekit::sql::{
+    DescribeRequest, InsertRequest, Request, SelectRequest, ToolOptions, UpsertRequest,
+};
 use serde_json::{Value, json};
 use sqlx::Row;
 
@@ -161,6 +167,87 @@ async fn bench() {
                 std::hint::black_box(rows.len());
             }
         },
+        |count, round| {
+            let pool = sqlite.clone();
+            async move {
+                let mut q =
+                    sqlx::QueryBuilder::new("INSERT INTO items (id, name, price, qty, active) ");
+                q.push_values(1..=count, |mut b, i| {
+                    b.push_bind(i as i64)
+                        .push_bind(format!("item {i} round {round}"))
+                        .push_bind(2.5)
+                        .push_bind(3i64)
+                        .push_bind(true);
+                });
+                q.push(
+                    " ON CONFLICT (id) DO UPDATE SET name = excluded.name, price = excluded.price, \
+                     qty = excluded.qty, active = excluded.active RETURNING id, name, price, qty, active",
+                );
+                let rows = q.build().fetch_all(&pool).await.unwrap();
+                let data: Vec<Value> = rows
+                    .iter()
+                    .map(|r| {
+                        Value::Object(row(
+                            r.get::<i64, _>(0) as usize,
+                            r.get(1),
+                            r.get::<f64, _>(2).into(),
+                            r.get(3),
+                            r.get(4),
+                        ))
+                    })
+                    .collect();
+                std::hint::black_box(data);
+            }
+        },
+        || {
+            let pool = sqlite.clone();
+            async move {
+                let mut conn = pool.acquire().await.unwrap();
+                let columns: Vec<(String, String, bool, Option<String>, i64)> = sqlx::query_as(
+                    "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info(?1) ORDER BY cid",
+                )
+                .bind("items")
+                .fetch_all(&mut *conn)
+                .await
+                .unwrap();
+                let indexes: Vec<(String,)> = sqlx::query_as(
+                    "SELECT name FROM pragma_index_list(?1) WHERE \"unique\" = 1 AND partial = 0",
+                )
+                .bind("items")
+                .fetch_all(&mut *conn)
+                .await
+                .unwrap();
+                let mut unique = Vec::new();
+                for (index,) in indexes {
+                    let names: Vec<String> =
+                        sqlx::query_scalar("SELECT name FROM pragma_index_info(?1) ORDER BY seqno")
+                            .bind(index)
+                            .fetch_all(&mut *conn)
+                            .await
+                            .unwrap();
+                    unique.push(names);
+                }
+                let foreign: Vec<(i64, String, String, Option<String>)> = sqlx::query_as(
+                    "SELECT id, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?1)",
+                )
+                .bind("items")
+                .fetch_all(&mut *conn)
+                .await
+                .unwrap();
+                let count: i64 =
+                    sqlx::query_scalar("SELECT count(*) FROM (SELECT 1 FROM items LIMIT 100000)")
+                        .fetch_one(&mut *conn)
+                        .await
+                        .unwrap();
+                let data: Vec<Value> = columns
+                    .iter()
+                    .map(|(name, ty, not_null, default, pk)| {
+                        json!({"column": name, "type": ty, "nullable": !not_null, "default": default, "primaryKey": *pk > 0})
+                    })
+                    .collect();
+                std::hint::black_box(json!({"data": data, "uniqueKeys": unique, "foreignKeys": foreign.len(), "approximateRows": count}));
+            }
+        },
         || {
             let pool = sqlite.clone();
             async move {
@@ -245,6 +332,97 @@ async fn bench() {
                     std::hint::black_box(rows.len());
                 }
             },
+            |count, round| {
+                let pool = pg.clone();
+                async move {
+                    let mut q = sqlx::QueryBuilder::new(
+                        "INSERT INTO bench_sql_items (id, name, price, qty, active) ",
+                    );
+                    q.push_values(1..=count, |mut b, i| {
+                        b.push_bind(i as i32)
+                            .push_bind(format!("item {i} round {round}"))
+                            .push_bind("2.50")
+                            .push_unseparated("::numeric")
+                            .push_bind(3i32)
+                            .push_bind(true);
+                    });
+                    q.push(
+                        " ON CONFLICT (id) DO UPDATE SET name = excluded.name, price = excluded.price, \
+                         qty = excluded.qty, active = excluded.active RETURNING id, name, price::text, qty, active",
+                    );
+                    let rows = q.build().fetch_all(&pool).await.unwrap();
+                    let data: Vec<Value> = rows
+                        .iter()
+                        .map(|r| {
+                            Value::Object(row(
+                                r.get::<i32, _>(0) as usize,
+                                r.get(1),
+                                r.get::<String, _>(2).into(),
+                                r.get::<i32, _>(3).into(),
+                                r.get(4),
+                            ))
+                        })
+                        .collect();
+                    std::hint::black_box(data);
+                }
+            },
+            || {
+                let pool = pg.clone();
+                async move {
+                    let mut conn = pool.acquire().await.unwrap();
+                    let columns: Vec<(String, String, bool, Option<String>)> = sqlx::query_as(
+                        "SELECT a.attname::text, pg_catalog.format_type(a.atttypid, a.atttypmod), NOT a.attnotnull, \
+                         pg_catalog.pg_get_expr(d.adbin, d.adrelid) FROM pg_catalog.pg_attribute a \
+                         LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum \
+                         WHERE a.attrelid = 'public.bench_sql_items'::regclass AND a.attnum > 0 AND NOT a.attisdropped \
+                         ORDER BY a.attnum",
+                    )
+                    .fetch_all(&mut *conn)
+                    .await
+                    .unwrap();
+                    let keys: Vec<(bool, Vec<String>)> = sqlx::query_as(
+                        "SELECT i.indisprimary, array_agg(a.attname::text ORDER BY k.ord) FROM pg_catalog.pg_index i \
+                         CROSS JOIN LATERAL unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord) \
+                         JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum \
+                         WHERE i.indrelid = 'public.bench_sql_items'::regclass AND i.indisunique \
+                         GROUP BY i.indexrelid, i.indisprimary",
+                    )
+                    .fetch_all(&mut *conn)
+                    .await
+                    .unwrap();
+                    let foreign: Vec<(String,)> = sqlx::query_as(
+                        "SELECT confrelid::regclass::text FROM pg_catalog.pg_constraint \
+                         WHERE conrelid = 'public.bench_sql_items'::regclass AND contype = 'f'",
+                    )
+                    .fetch_all(&mut *conn)
+                    .await
+                    .unwrap();
+                    let estimate: f32 = sqlx::query_scalar(
+                        "SELECT reltuples FROM pg_catalog.pg_class WHERE oid = 'public.bench_sql_items'::regclass",
+                    )
+                    .fetch_one(&mut *conn)
+                    .await
+                    .unwrap();
+                    let count: i64 = if estimate > 0.0 {
+                        estimate as i64
+                    } else {
+                        sqlx::query_scalar(
+                            "SELECT count(*) FROM (SELECT 1 FROM bench_sql_items LIMIT 100000) c",
+                        )
+                        .fetch_one(&mut *conn)
+                        .await
+                        .unwrap()
+                    };
+                    let primary: Vec<&String> = keys.iter().filter(|k| k.0).flat_map(|k| &k.1).collect();
+                    let data: Vec<Value> = columns
+                        .iter()
+                        .map(|(name, ty, nullable, default)| {
+                            json!({"column": name, "type": ty, "nullable": nullable, "default": default, "primaryKey": primary.contains(&name)})
+                        })
+                        .collect();
+                    std::hint::black_box(json!({"data": data, "keys": keys.len(), "foreignKeys": foreign.len(), "approximateRows": count}));
+                }
+            },
             || {
                 let pool = pg.clone();
                 async move {
@@ -268,19 +446,26 @@ async fn bench() {
     filter_cost();
 }
 
-/// Measures selects and the insert on one database.
-async fn compare<S, SF, I, IF, C, CF>(
+/// Measures selects, the insert, upserts and describe on one database.
+#[allow(clippy::too_many_arguments)]
+async fn compare<S, SF, I, IF, U, UF, D, DF, C, CF>(
     name: &str,
     db: &Database,
     n: usize,
     direct_select: S,
     direct_insert: I,
+    direct_upsert: U,
+    direct_describe: D,
     cleanup: C,
 ) where
     S: Fn(usize) -> SF,
     SF: Future<Output = ()>,
     I: Fn(usize) -> IF,
     IF: Future<Output = ()>,
+    U: Fn(usize, usize) -> UF,
+    UF: Future<Output = ()>,
+    D: Fn() -> DF,
+    DF: Future<Output = ()>,
     C: Fn() -> CF,
     CF: Future<Output = ()>,
 {
@@ -339,6 +524,49 @@ async fn compare<S, SF, I, IF, C, CF>(
     .await;
     cleanup().await;
     report(name, "insert 100 rows", d50, t50, d99, t99);
+
+    // Upserts that update rows already there (ids 1..=count), new values each round.
+    for count in [1usize, 100] {
+        let [(d50, d99), (t50, t99)] = pair(
+            n,
+            |round| direct_upsert(count, round),
+            |round| {
+                let rows: Vec<Value> = (1..=count)
+                    .map(|i| {
+                        json!({"id": i, "name": format!("item {i} round {round}"), "price": 2.5, "qty": 3, "active": true})
+                    })
+                    .collect();
+                let request = Request::Upsert(UpsertRequest {
+                    table: table.into(),
+                    rows: Value::Array(rows),
+                    conflict_columns: "id".into(),
+                });
+                let options = options.clone();
+                async move {
+                    let out = run(db, &request, &options).await;
+                    assert_eq!(out["success"], true, "{out}");
+                    std::hint::black_box(out);
+                }
+            },
+        )
+        .await;
+        report(name, &format!("upsert {count} rows"), d50, t50, d99, t99);
+    }
+
+    let request = Request::Describe(DescribeRequest {
+        table: table.into(),
+    });
+    let [(d50, d99), (t50, t99)] = pair(
+        n,
+        |_| direct_describe(),
+        |_| async {
+            let out = run(db, &request, &options).await;
+            assert_eq!(out["success"], true, "{out}");
+            std::hint::black_box(out);
+        },
+    )
+    .await;
+    report(name, "describe a table", d50, t50, d99, t99);
 }
 
 fn report(db: &str, op: &str, d50: Duration, t50: Duration, d99: Duration, t99: Duration) {

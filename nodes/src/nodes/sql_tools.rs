@@ -1,6 +1,7 @@
-//! The five SQL tool nodes: one focused tool per
-//! operation, for PostgreSQL (and Neon) through the `postgres` credential
-//! and SQLite files through the `sqlite` credential.
+//! The SQL tool nodes: one focused tool per operation (describe, select,
+//! insert, upsert, update, delete, execute), for PostgreSQL (and Neon)
+//! through the `postgres` credential and SQLite files through the `sqlite`
+//! credential.
 //!
 //! The model fills the `$fromAI` parameters; the workflow author may fix any
 //! of them instead (a fixed table, say) and sets the limits in Options. What
@@ -37,6 +38,24 @@ impl RequestArgs for RowFilterParams {
     fn fill(&self, request: &mut Request) {
         request.set_filter(&self.where_conditions);
     }
+}
+
+/// Lists the database tables this tool can use, or describes one: give no table name for the list; give a table name for its columns (type, nullability, default, primary key), its unique keys, its foreign keys and about how many rows it holds.
+#[db_tool(
+    operation = describe,
+    name = "describeDatabaseTool",
+    display_name = "Describe Database Tool",
+    icon = "fa:sitemap"
+)]
+#[derive(Debug, Clone, PartialEq)]
+pub struct DescribeDatabaseTool {
+    /// The table to describe; empty to list the tables
+    #[param(display_name = "Table Name")]
+    #[from_ai(default = "")]
+    pub table_name: String,
+    /// Limits and the tables the tool may use.
+    #[param(collection, placeholder = "Add Option")]
+    pub options: ToolOptions,
 }
 
 /// Reads rows from one database table. Give the table name; optionally the columns, filter conditions (a SQL boolean expression such as `age > 18 AND status = 'active'`), sort order and a row limit. Returns the rows as JSON.
@@ -88,6 +107,31 @@ pub struct InsertDataTool {
     pub table: TableParams,
     /// The rows to insert: a JSON object of column names and values, or an array of such objects. Example: {"name": "Ada", "email": "ada@example.com"}
     #[param(display_name = "Rows to Insert")]
+    #[from_ai]
+    pub rows: serde_json::Value,
+    /// Limits and the tables the tool may use.
+    #[param(collection, placeholder = "Add Option")]
+    pub options: ToolOptions,
+}
+
+/// Inserts rows into a database table, or updates the row already there when the conflict columns (a primary key or unique constraint, e.g. id or email) match. Give the table name, the conflict columns and the rows as JSON: one object or an array of objects, each with a value for every conflict column. Returns the inserted or updated rows.
+#[db_tool(
+    operation = upsert,
+    name = "upsertDataTool",
+    display_name = "Upsert Data Tool",
+    icon = "fa:sync"
+)]
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpsertDataTool {
+    /// The table.
+    #[param(flatten)]
+    pub table: TableParams,
+    /// Comma-separated columns of the table's primary key or of one of its unique constraints: a row whose values there match a stored row updates it. Example: email
+    #[param(display_name = "Conflict Columns")]
+    #[from_ai]
+    pub conflict_columns: String,
+    /// The rows to insert or update: a JSON object of column names and values, or an array of such objects. Example: {"email": "ada@example.com", "name": "Ada"}
+    #[param(display_name = "Rows to Upsert")]
     #[from_ai]
     pub rows: serde_json::Value,
     /// Limits and the tables the tool may use.

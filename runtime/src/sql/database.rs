@@ -245,7 +245,7 @@ impl std::fmt::Debug for Session {
 
 impl Session {
     /// The SQLite connection of a SQLite session.
-    fn sqlite(&mut self) -> Option<&mut sqlx::SqliteConnection> {
+    pub(super) fn sqlite(&mut self) -> Option<&mut sqlx::SqliteConnection> {
         match self {
             Session::Postgres { .. } => None,
             Session::SqliteRead { conn } => Some(&mut **conn),

@@ -1,5 +1,5 @@
-//! SQL tools for agents: the machinery behind `#[db_tool]` and the select,
-//! insert, update, delete and execute tool nodes.
+//! SQL tools for agents: the machinery behind `#[db_tool]` and the
+//! describe, select, insert, upsert, update, delete and execute tool nodes.
 //!
 //! # One call, end to end
 //!
@@ -21,8 +21,19 @@
 //!   the workflow author's allowed and denied lists, and quoted by us. A
 //!   missing table and a forbidden one get the same answer, whose
 //!   suggestion lists only the tables the tool may use.
-//! - Columns (`columns`, `orderBy`, `values`, `rows` keys) must be columns of
-//!   that table.
+//! - Columns (`columns`, `orderBy`, `values`, `rows` keys,
+//!   `conflictColumns`) must be columns of that table.
+//! - The describe tool answers from the catalog, in a read-only session:
+//!   the tables the tool may use, or one of them with its columns
+//!   (type, nullability, default), primary and unique keys, the foreign
+//!   keys to tables the tool may use in its schema, and an approximate row
+//!   count. A table the lists leave out appears in no answer, suggestion or
+//!   error.
+//! - An upsert's conflict columns must be, as a set, the primary key or a
+//!   unique constraint of the table (non-partial, on plain columns), read
+//!   from the live catalog; each row must give them a value, and no two
+//!   rows the same values. nodekit writes `INSERT ... ON CONFLICT (...) DO
+//!   UPDATE SET ... RETURNING *`, the same on PostgreSQL and SQLite.
 //! - Filters are parsed as one expression, checked against an allow-list and
 //!   rewritten by us with every literal bound and typed from its column.
 //!   Update and delete need a filter, and one that matches
@@ -82,6 +93,7 @@
 //! parser types them and `numeric` keeps its precision. On SQLite they must
 //! fit the column's declared type.
 
+mod catalog;
 mod database;
 mod error;
 mod filter;
@@ -120,8 +132,8 @@ mod testing {
 
 pub use database::SqliteConfig;
 pub use request::{
-    DbTool, DeleteRequest, ExecuteRequest, InsertRequest, Request, RequestArgs, SelectRequest,
-    TemplateRequest, ToBind, ToolOptions, UpdateRequest,
+    DbTool, DeleteRequest, DescribeRequest, ExecuteRequest, InsertRequest, Request, RequestArgs,
+    SelectRequest, TemplateRequest, ToBind, ToolOptions, UpdateRequest, UpsertRequest,
 };
 pub use response::{ErrorType, Reason, ToolError};
 pub use writer::Bind;

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
+use super::catalog::{COUNT_CAP, RelationKind};
 use super::database::{Database, Limits, MAX_ANSWER_BYTES, Outcome, Session};
 use super::filter::Filter;
 use super::names::{check_identifier, parse_columns, parse_order_by, parse_table_list};
@@ -92,6 +93,7 @@ pub async fn run(db: &Database, request: &Request, options: &ToolOptions) -> Val
                 "data".into(),
                 Value::Array(done.outcome.rows.into_iter().map(Value::Object).collect()),
             );
+            out.extend(done.extra);
             out.insert(
                 "executionTime".into(),
                 format!("{}ms", start.elapsed().as_millis()).into(),
@@ -146,6 +148,8 @@ struct Done {
     outcome: Outcome,
     /// A warning for the answer, whatever the rows.
     note: Option<String>,
+    /// Keys of the answer beside `data` (the describe tool's table facts).
+    extra: Map<String, Value>,
 }
 
 async fn execute(db: &Database, request: &Request, s: &Settings) -> Result<Done, ToolError> {
@@ -153,7 +157,8 @@ async fn execute(db: &Database, request: &Request, s: &Settings) -> Result<Done,
         Request::Template(t) => t.read_only,
         Request::Select(_) => true,
         Request::Execute(_) => !s.allow_writes,
-        Request::Insert(_) | Request::Update(_) | Request::Delete(_) => false,
+        Request::Describe(_) => true,
+        Request::Insert(_) | Request::Update(_) | Request::Delete(_) | Request::Upsert(_) => false,
     };
     // Arguments are checked before any connection is made.
     if let Some(table) = table_argument(request) {
@@ -165,6 +170,9 @@ async fn execute(db: &Database, request: &Request, s: &Settings) -> Result<Done,
     };
     let mut session = db.session(&s.schema, limits).await?;
     let result = async {
+        if let Request::Describe(r) = request {
+            return describe(&mut session, s, &r.table).await;
+        }
         let plan = statement(&mut session, db.dialect(), request, s).await?;
         let guard = plan.guard.clone();
         let done = run_plan(&mut session, plan, s.max_rows).await?;
@@ -258,7 +266,86 @@ async fn run_plan(session: &mut Session, plan: Plan, max_rows: usize) -> Result<
         modifies: plan.modifies,
         outcome,
         note: plan.note,
+        extra: Map::new(),
     })
+}
+
+/// The describe tool: the tables the tool may use, or one of them with its
+/// columns, keys, the foreign keys to tables the tool may use, and about
+/// how many rows it holds. A table the tool may not use appears nowhere,
+/// not even as the target of a foreign key.
+async fn describe(session: &mut Session, s: &Settings, name: &str) -> Result<Done, ToolError> {
+    let answer = |table, rows: Vec<Value>, extra, note| {
+        let rows: Vec<Map<String, Value>> = rows
+            .into_iter()
+            .filter_map(|r| match r {
+                Value::Object(m) => Some(m),
+                _ => None,
+            })
+            .collect();
+        Done {
+            table,
+            modifies: false,
+            outcome: Outcome {
+                count: rows.len() as u64,
+                rows,
+                ..Outcome::default()
+            },
+            note,
+            extra,
+        }
+    };
+    if name.trim().is_empty() {
+        let rows = session
+            .relations()
+            .await?
+            .into_iter()
+            .filter(|(table, _)| s.may_use(table))
+            .map(|(table, kind)| json!({"table": table, "type": kind.as_str()}))
+            .collect();
+        return Ok(answer(None, rows, Map::new(), None));
+    }
+    let table = resolve(session, s, name).await?;
+    let d = session
+        .describe(&table.name)
+        .await?
+        .ok_or_else(|| unknown_table(&table.name))?;
+    let rows = d
+        .columns
+        .iter()
+        .map(|c| {
+            json!({
+                "column": c.name,
+                "type": c.sql_type,
+                "nullable": c.nullable,
+                "default": c.default,
+                "primaryKey": d.primary_key.contains(&c.name),
+            })
+        })
+        .collect();
+    let foreign: Vec<Value> = d
+        .foreign_keys
+        .iter()
+        .filter(|k| k.schema.as_deref().is_none_or(|schema| schema == s.schema))
+        .filter(|k| s.may_use(&k.table))
+        .map(|k| json!({"columns": k.columns, "references": {"table": k.table, "columns": k.references}}))
+        .collect();
+    let mut extra = Map::new();
+    extra.insert("type".into(), d.kind.as_str().into());
+    extra.insert("primaryKey".into(), json!(d.primary_key));
+    extra.insert("uniqueKeys".into(), json!(d.unique));
+    extra.insert("foreignKeys".into(), Value::Array(foreign));
+    let mut note = None;
+    if d.kind == RelationKind::Table {
+        let (rows, at_least) = session.approximate_rows(&table.name).await?;
+        extra.insert("approximateRows".into(), rows.into());
+        if at_least {
+            note = Some(format!(
+                "The table holds at least {COUNT_CAP} rows; approximateRows stops counting there."
+            ));
+        }
+    }
+    Ok(answer(Some(table.name), rows, extra, note))
 }
 
 fn table_argument(request: &Request) -> Option<&str> {
@@ -267,6 +354,9 @@ fn table_argument(request: &Request) -> Option<&str> {
         Request::Insert(r) => Some(&r.table),
         Request::Update(r) => Some(&r.table),
         Request::Delete(r) => Some(&r.table),
+        Request::Upsert(r) => Some(&r.table),
+        // No table: the list of tables.
+        Request::Describe(r) => Some(r.table.as_str()).filter(|t| !t.trim().is_empty()),
         Request::Template(_) | Request::Execute(_) => None,
     }
 }
@@ -378,7 +468,15 @@ async fn statement(
         Request::Insert(r) => {
             let table = resolve(session, s, &r.table).await?;
             let rows = insert_rows(&r.rows)?;
-            let statements = insert_statements(dialect, session, &table, &rows)?;
+            let statements = insert_statements(dialect, session, &table, &rows, &[])?;
+            Ok(plan(&table, true, statements))
+        }
+        Request::Upsert(r) => {
+            let table = resolve(session, s, &r.table).await?;
+            let rows = insert_rows(&r.rows)?;
+            let target = conflict_target(session, &table, &r.conflict_columns).await?;
+            check_conflict_values(&table, &rows, &target)?;
+            let statements = insert_statements(dialect, session, &table, &rows, &target)?;
             Ok(plan(&table, true, statements))
         }
         Request::Update(r) => {
@@ -424,6 +522,7 @@ async fn statement(
             w.push(" RETURNING *");
             Ok(guarded(&table, true, vec![w.finish()]))
         }
+        Request::Describe(_) => unreachable!("the describe tool writes no statement"),
         Request::Execute(r) => {
             // The usable tables and every column name of them, each once (on
             // PostgreSQL `t.f` is a function call when `f` is no column),
@@ -505,18 +604,23 @@ async fn resolve(session: &mut Session, s: &Settings, name: &str) -> Result<Tabl
     {
         return Ok(table);
     }
-    let err = ToolError::new(
-        ErrorType::InvalidTable,
-        format!(
-            "Table \"{}\" does not exist or is not available to this tool",
-            clip(name)
-        ),
-    );
+    let err = unknown_table(name);
     Err(if usable.is_empty() {
         err.suggest("This tool cannot use any table; ask the workflow author to allow one")
     } else {
         err.suggest(format!("Available tables: {}", usable.join(", ")))
     })
+}
+
+/// What a missing table and one the tool may not use both get.
+fn unknown_table(name: &str) -> ToolError {
+    ToolError::new(
+        ErrorType::InvalidTable,
+        format!(
+            "Table \"{}\" does not exist or is not available to this tool",
+            clip(name)
+        ),
+    )
 }
 
 fn column<'t>(table: &'t Table, name: &str) -> Result<&'t Column, ToolError> {
@@ -603,11 +707,15 @@ fn insert_rows(rows: &Value) -> Result<Vec<&Map<String, Value>>, ToolError> {
 
 /// INSERT statements for `rows`: rows with the same keys share a statement
 /// (SQLite has no `DEFAULT` in `VALUES`, so a missing key cannot be filled).
+/// With a conflict `target` (an upsert), a row whose target columns match
+/// a stored row updates that row's other columns instead, on PostgreSQL
+/// and SQLite alike (`ON CONFLICT ... DO UPDATE`).
 fn insert_statements(
     dialect: Dialect,
     session: &Session,
     table: &Table,
     rows: &[&Map<String, Value>],
+    target: &[&Column],
 ) -> Result<Vec<(String, Vec<Bind>)>, ToolError> {
     type Row<'r> = &'r Map<String, Value>;
     let mut groups: Vec<(Vec<&str>, Vec<Row>)> = Vec::new();
@@ -629,12 +737,7 @@ fn insert_statements(
             w.push("INSERT INTO ");
             push_table(&mut w, session, table);
             w.push(" (");
-            for (i, c) in columns.iter().enumerate() {
-                if i > 0 {
-                    w.push(", ");
-                }
-                w.push_ident(&c.name);
-            }
+            push_names(&mut w, &columns);
             w.push(") VALUES ");
             for (r, row) in chunk.iter().enumerate() {
                 w.push(if r == 0 { "(" } else { ", (" });
@@ -646,11 +749,134 @@ fn insert_statements(
                 }
                 w.push(")");
             }
+            if !target.is_empty() {
+                w.push(" ON CONFLICT (");
+                push_names(&mut w, target);
+                w.push(") DO UPDATE SET ");
+                let changed: Vec<&Column> = columns
+                    .iter()
+                    .copied()
+                    .filter(|c| !target.iter().any(|t| t.name == c.name))
+                    .collect();
+                // Nothing but the key: a no-op update, so the stored row is returned.
+                let set = if changed.is_empty() {
+                    &target[..1]
+                } else {
+                    &changed[..]
+                };
+                for (i, c) in set.iter().enumerate() {
+                    if i > 0 {
+                        w.push(", ");
+                    }
+                    w.push_ident(&c.name).push(" = excluded.");
+                    w.push_ident(&c.name);
+                }
+            }
             w.push(" RETURNING *");
             statements.push(w.finish());
         }
     }
     Ok(statements)
+}
+
+fn push_names(w: &mut SqlWriter, columns: &[&Column]) {
+    for (i, c) in columns.iter().enumerate() {
+        if i > 0 {
+            w.push(", ");
+        }
+        w.push_ident(&c.name);
+    }
+}
+
+/// The upsert tool's `conflictColumns`: columns of `table` that are, as a
+/// set, its primary key or one of its unique constraints (checked in the
+/// live catalog), in the order given.
+async fn conflict_target<'t>(
+    session: &mut Session,
+    table: &'t Table,
+    text: &str,
+) -> Result<Vec<&'t Column>, ToolError> {
+    let trimmed = text.trim();
+    if trimmed.is_empty() || trimmed == "*" {
+        return Err(ToolError::malformed(
+            Reason::Empty,
+            "conflictColumns must name the columns of a primary key or unique constraint, e.g. id",
+        ));
+    }
+    let target = parse_columns(table, text)?;
+    let d = session
+        .describe(&table.name)
+        .await?
+        .ok_or_else(|| unknown_table(&table.name))?;
+    let mut wanted: Vec<&str> = target.iter().map(|c| c.name.as_str()).collect();
+    wanted.sort_unstable();
+    let unique = d.unique_keys().any(|key| {
+        let mut key: Vec<&str> = key.iter().map(String::as_str).collect();
+        key.sort_unstable();
+        key == wanted
+    });
+    if unique {
+        return Ok(target);
+    }
+    let keys: Vec<String> = d
+        .unique_keys()
+        .map(|k| format!("({})", k.join(", ")))
+        .collect();
+    let err = ToolError::new(
+        ErrorType::InvalidColumn,
+        format!(
+            "the columns ({}) of table \"{}\" are not its primary key or a unique constraint, so they cannot pick the one row to update",
+            target.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", "),
+            table.name
+        ),
+    )
+    .because(Reason::NotUnique);
+    Err(if keys.is_empty() {
+        err.suggest(
+            "This table has no primary key or unique constraint: add rows with the insert tool",
+        )
+    } else {
+        err.suggest(format!("Use the columns of one of: {}", keys.join(", ")))
+    })
+}
+
+/// Every row of an upsert names a value for each conflict column, and no
+/// two rows the same values: a NULL never conflicts (the row would be
+/// added again), and PostgreSQL refuses to update one row twice in one
+/// statement where SQLite would keep the last.
+fn check_conflict_values(
+    table: &Table,
+    rows: &[&Map<String, Value>],
+    target: &[&Column],
+) -> Result<(), ToolError> {
+    let mut seen = std::collections::HashSet::new();
+    for (i, row) in rows.iter().enumerate() {
+        let mut values = vec![&Value::Null; target.len()];
+        for (key, value) in row.iter() {
+            let named = column(table, key)?;
+            if let Some(at) = target.iter().position(|c| c.name == named.name) {
+                values[at] = value;
+            }
+        }
+        if let Some(at) = values.iter().position(|v| v.is_null()) {
+            return Err(ToolError::malformed(
+                Reason::Malformed,
+                format!(
+                    "row {i} has no value for conflict column \"{}\": every row needs one",
+                    target[at].name
+                ),
+            ));
+        }
+        if !seen.insert(serde_json::to_string(&values).unwrap_or_default()) {
+            return Err(ToolError::malformed(
+                Reason::Malformed,
+                format!(
+                    "row {i} has the same conflict column values as an earlier row: send each row once"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A JSON value from the model, bound for `column`. On PostgreSQL everything

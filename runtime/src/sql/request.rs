@@ -22,6 +22,11 @@ pub enum Request {
     Delete(DeleteRequest),
     /// Run one SQL statement the model wrote.
     Execute(ExecuteRequest),
+    /// List the tables the tool may use, or describe one of them.
+    Describe(DescribeRequest),
+    /// Insert rows, or update those whose conflict columns match a row
+    /// already there.
+    Upsert(UpsertRequest),
 }
 
 impl Request {
@@ -35,16 +40,21 @@ impl Request {
             Request::Update(_) => "update",
             Request::Delete(_) => "delete",
             Request::Execute(_) => "execute",
+            Request::Describe(_) => "describe",
+            Request::Upsert(_) => "upsert",
         }
     }
 
-    /// Sets the table (`tableName`) of a select, insert, update or delete.
+    /// Sets the table (`tableName`) of a select, insert, update, delete,
+    /// describe or upsert.
     pub fn set_table(&mut self, table: &str) {
         match self {
             Request::Select(r) => r.table = table.to_owned(),
             Request::Insert(r) => r.table = table.to_owned(),
             Request::Update(r) => r.table = table.to_owned(),
             Request::Delete(r) => r.table = table.to_owned(),
+            Request::Describe(r) => r.table = table.to_owned(),
+            Request::Upsert(r) => r.table = table.to_owned(),
             Request::Template(_) | Request::Execute(_) => {}
         }
     }
@@ -55,7 +65,11 @@ impl Request {
             Request::Select(r) => r.filter = filter.to_owned(),
             Request::Update(r) => r.filter = filter.to_owned(),
             Request::Delete(r) => r.filter = filter.to_owned(),
-            Request::Template(_) | Request::Insert(_) | Request::Execute(_) => {}
+            Request::Template(_)
+            | Request::Insert(_)
+            | Request::Execute(_)
+            | Request::Describe(_)
+            | Request::Upsert(_) => {}
         }
     }
 }
@@ -125,6 +139,25 @@ pub struct DeleteRequest {
     pub table: String,
     /// Which rows; required, and never always true.
     pub filter: String,
+}
+
+/// Arguments of the describe tool.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DescribeRequest {
+    /// The table to describe; empty lists the tables the tool may use.
+    pub table: String,
+}
+
+/// Arguments of the upsert tool.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct UpsertRequest {
+    /// The table to add rows to or change rows of.
+    pub table: String,
+    /// One row object or an array of them; each holds the conflict columns.
+    pub rows: serde_json::Value,
+    /// Comma-separated columns of a primary key or unique constraint: a
+    /// row whose values there match a stored row updates it.
+    pub conflict_columns: String,
 }
 
 /// Arguments of the execute tool.

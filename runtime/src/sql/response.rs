@@ -54,6 +54,9 @@ pub enum Reason {
     NoFilter,
     /// A value's type does not fit its column.
     WrongType,
+    /// An upsert's conflict columns are not a primary key or a unique
+    /// constraint of the table.
+    NotUnique,
     /// The database refused a value: out of range, too long, not in the
     /// column's format (a data exception).
     BadValue,

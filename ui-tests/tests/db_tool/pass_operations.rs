@@ -1,8 +1,9 @@
-//! The five operation forms: fields fill the request's arguments by their
+//! The seven operation forms: fields fill the request's arguments by their
 //! n8n parameter names.
 use nodekit::prelude::*;
 use nodekit::sql::{
-    DeleteRequest, ExecuteRequest, InsertRequest, Request, SelectRequest, UpdateRequest,
+    DeleteRequest, DescribeRequest, ExecuteRequest, InsertRequest, Request, SelectRequest,
+    UpdateRequest, UpsertRequest,
 };
 use serde_json::{Value, json};
 
@@ -101,7 +102,64 @@ pub struct ExecuteSql {
     query: String,
 }
 
+/// Lists the tables, or describes one; the table is optional.
+#[db_tool(operation = describe)]
+pub struct Describe {
+    /// The table; none lists them.
+    #[from_ai]
+    table_name: Option<String>,
+}
+
+/// Describes tables; no argument at all: the list.
+#[db_tool(operation = describe)]
+pub struct ListTables {
+    /// Settings.
+    options: ToolOptions,
+}
+
+/// Inserts or updates rows.
+#[db_tool(operation = upsert)]
+pub struct Upsert {
+    /// The table.
+    table_name: String,
+    /// The key.
+    #[from_ai]
+    conflict_columns: String,
+    /// The rows.
+    #[from_ai]
+    rows: Value,
+}
+
 fn main() {
+    let describe = Describe {
+        table_name: Some("users".into()),
+    };
+    assert_eq!(
+        describe.request(),
+        Request::Describe(DescribeRequest {
+            table: "users".into()
+        })
+    );
+    assert_eq!(describe.request().operation(), "describe");
+    let list = ListTables {
+        options: ToolOptions::default(),
+    };
+    assert_eq!(list.request(), Request::Describe(DescribeRequest::default()));
+    let upsert = Upsert {
+        table_name: "users".into(),
+        conflict_columns: "email".into(),
+        rows: json!({"email": "a@example.com"}),
+    };
+    assert_eq!(
+        upsert.request(),
+        Request::Upsert(UpsertRequest {
+            table: "users".into(),
+            rows: json!({"email": "a@example.com"}),
+            conflict_columns: "email".into(),
+        })
+    );
+    assert_eq!(upsert.request().operation(), "upsert");
+
     let select = SelectRows::from_params(
         &json!({"tableName": "users", "whereConditions": "", "limit": 10, "options": {"allowedTables": "users"}}),
         "Select",
