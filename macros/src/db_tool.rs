@@ -422,6 +422,7 @@ fn request(form: &Form, fields: &[Field]) -> TokenStream {
                 "delete" => (quote!(Delete), quote!(DeleteRequest)),
                 "describe" => (quote!(Describe), quote!(DescribeRequest)),
                 "upsert" => (quote!(Upsert), quote!(UpsertRequest)),
+                "transaction" => (quote!(Transaction), quote!(TransactionRequest)),
                 _ => (quote!(Execute), quote!(ExecuteRequest)),
             };
             // The rest of the request is defaults, unless every argument has a field.
@@ -454,7 +455,7 @@ fn request(form: &Form, fields: &[Field]) -> TokenStream {
 /// The type of a request argument (they are named in `OPERATION_ARGS`).
 fn arg_type(arg: &str) -> TokenStream {
     match arg {
-        "limit" | "offset" => quote!(::core::option::Option<i64>),
+        "limit" | "offset" | "time_limit" => quote!(::core::option::Option<i64>),
         "rows" | "values" => quote!(::nodekit::__private::Value),
         _ => quote!(::std::string::String),
     }

@@ -113,7 +113,14 @@ pub const DB_TOOL_FIXED_KEYS: &[(&str, &str)] = &[
 #[cfg(feature = "db-tool")]
 /// Values of `#[db_tool(operation = ...)]`.
 pub const OPERATIONS: &[&str] = &[
-    "select", "insert", "update", "delete", "execute", "describe", "upsert",
+    "select",
+    "insert",
+    "update",
+    "delete",
+    "execute",
+    "describe",
+    "upsert",
+    "transaction",
 ];
 
 /// One request argument: the request struct's field, the n8n parameter
@@ -165,6 +172,13 @@ pub const OPERATION_ARGS: &[(&str, &[OperationArg])] = &[
             ("table", "tableName", true),
             ("rows", "rows", true),
             ("conflict_columns", "conflictColumns", true),
+        ],
+    ),
+    (
+        "transaction",
+        &[
+            ("action", "action", true),
+            ("time_limit", "timeLimit", false),
         ],
     ),
 ];

@@ -69,6 +69,7 @@ fn catalog_lists_built_in_nodes_sorted_and_deterministic() {
             "nodekit-nodes.memoryRedisChat",
             "nodekit-nodes.memorySqliteChat",
             "nodekit-nodes.selectQueryTool",
+            "nodekit-nodes.sqlTransactionTool",
             "nodekit-nodes.textSplitterCharacterTextSplitter",
             "nodekit-nodes.textSplitterRecursiveCharacterTextSplitter",
             "nodekit-nodes.toolHttpRequest",

@@ -169,6 +169,11 @@ impl Fixture {
 
     /// The tool node `node` with options `extra` (allowed tables set, `secrets` denied).
     async fn tool(&self, node: &str, extra: Value) -> Arc<dyn Tool> {
+        self.tool_with(node, extra, json!({})).await
+    }
+
+    /// [`Fixture::tool`] with other parameters of the node set too.
+    async fn tool_with(&self, node: &str, extra: Value, params: Value) -> Arc<dyn Tool> {
         let mut options = json!({
             "allowedTables": "customers, orders, numbers, notes, tags",
             "deniedTables": "secrets",
@@ -187,9 +192,9 @@ impl Fixture {
             serde_json::from_value(self.credentials.clone()).unwrap();
         // Parameters as n8n stores them: the description's `$fromAI` defaults
         // fill the rest, as every runner prepares them.
-        let (params, version) = entry
-            .parameters_at(node, &json!({"options": options}), None)
-            .unwrap();
+        let mut params = params;
+        params["options"] = options;
+        let (params, version) = entry.parameters_at(node, &params, None).unwrap();
         let ctx = SupplyContext::new(node, Arc::new(credentials), Value::Null, RunLog::new())
             .with_type_version(version);
         match supply(params, ctx).await.unwrap() {
@@ -273,6 +278,7 @@ fn attacks() -> Vec<(&'static str, Value, &'static [&'static str])> {
     const EXE: &str = "executeSqlTool";
     const DSC: &str = "describeDatabaseTool";
     const UPS: &str = "upsertDataTool";
+    const TXN: &str = "sqlTransactionTool";
     // The execute tool with `allowWrites` on.
     const EXW: &str = "executeSqlTool+writes";
     const SYNTAX: &[&str] = &["syntax_error", "permission_denied"];
@@ -290,6 +296,14 @@ fn attacks() -> Vec<(&'static str, Value, &'static [&'static str])> {
     let ups = |conflict: &str, rows: Value| json!({"tableName": "customers", "conflictColumns": conflict, "rows": rows});
     let ada = json!({"id": 1, "name": "Mallory"});
     vec![
+        // Transactions: none outside an agent run, no SQL in the action.
+        (TXN, json!({"action": "begin"}), DENIED),
+        (TXN, json!({"action": "commit"}), DENIED),
+        (
+            TXN,
+            json!({"action": "begin; DROP TABLE customers"}),
+            DENIED,
+        ),
         // Discovery of tables the tool may not use, by any spelling.
         (DSC, json!({"tableName": "secrets"}), TABLE),
         (DSC, json!({"tableName": "SECRETS"}), TABLE),
@@ -1528,12 +1542,144 @@ async fn run_describe_and_upsert(f: &Fixture) {
     }
 }
 
+/// How many customers with these ids the database holds, read past the tools.
+async fn stored(f: &Fixture, ids: &str) -> i64 {
+    let sql = match f.db {
+        Db::Postgres => format!(
+            "SELECT count(*) FROM {}.customers WHERE id IN ({ids})",
+            f.schema
+        ),
+        Db::Sqlite => format!("SELECT count(*) FROM customers WHERE id IN ({ids})"),
+    };
+    match f.db {
+        Db::Postgres => sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+            .fetch_one(f.pg.as_ref().unwrap())
+            .await
+            .unwrap(),
+        Db::Sqlite => sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+            .fetch_one(f.sqlite.as_ref().unwrap())
+            .await
+            .unwrap(),
+    }
+}
+
+/// Transactions across tool calls, bound to the agent run.
+async fn run_transactions(f: &Fixture) {
+    use nodekit::sql::transaction::agent_run;
+    let ok = |v: Value| {
+        assert_eq!(v["success"], true, "{:?}: {v}", f.db);
+        v
+    };
+    let denied = |v: Value, says: &str| {
+        assert_eq!(v["errorType"], "permission_denied", "{:?}: {v}", f.db);
+        assert!(
+            v["error"].as_str().unwrap().contains(says),
+            "{:?}: {v}",
+            f.db
+        );
+    };
+    let tx = f.tool("sqlTransactionTool", json!({})).await;
+    let ins = f.tool("insertDataTool", json!({})).await;
+    let sel = f.tool("selectQueryTool", json!({})).await;
+    let call = async |tool: &Arc<dyn Tool>, args: Value| tool.call(args).await.unwrap();
+    let add = |id: i64| json!({"tableName": "customers", "rows": {"id": id, "name": format!("In transaction {id}")}});
+
+    // Committed: reads inside see the writes; nothing shows outside until the commit.
+    agent_run(async {
+        ok(call(&tx, json!({"action": "begin"})).await);
+        ok(call(&ins, add(100)).await);
+        let inside = ok(call(
+            &sel,
+            json!({"tableName": "customers", "whereConditions": "id = 100"}),
+        )
+        .await);
+        assert_eq!(inside["rowCount"], 1, "{inside}");
+        assert_eq!(
+            stored(f, "100").await,
+            0,
+            "{:?}: uncommitted rows are not seen outside",
+            f.db
+        );
+        // A failed call is undone alone; the transaction goes on.
+        let dup = call(&ins, add(100)).await;
+        assert_eq!(dup["errorType"], "constraint_violation", "{dup}");
+        ok(call(&ins, add(101)).await);
+        denied(call(&tx, json!({"action": "begin"})).await, "already open");
+        ok(call(&tx, json!({"action": "COMMIT"})).await);
+        denied(
+            call(&tx, json!({"action": "commit"})).await,
+            "no transaction is open",
+        );
+    })
+    .await;
+    assert_eq!(stored(f, "100, 101").await, 2, "{:?}", f.db);
+
+    // Rolled back: by the model, at the end of the run, at the time limit.
+    agent_run(async {
+        ok(call(&tx, json!({"action": "begin"})).await);
+        ok(call(&ins, add(102)).await);
+        ok(call(&tx, json!({"action": "rollback"})).await);
+    })
+    .await;
+    agent_run(async {
+        ok(call(&tx, json!({"action": "begin"})).await);
+        ok(call(&ins, add(103)).await);
+    })
+    .await;
+    assert_eq!(stored(f, "102, 103").await, 0, "{:?}", f.db);
+    let short = f
+        .tool_with("sqlTransactionTool", json!({}), json!({"timeLimit": 1}))
+        .await;
+    agent_run(async {
+        ok(call(&short, json!({"action": "begin"})).await);
+        ok(call(&ins, add(104)).await);
+        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+        assert_eq!(stored(f, "104").await, 0, "{:?}", f.db);
+        denied(
+            call(&tx, json!({"action": "commit"})).await,
+            "time limit of 1 s",
+        );
+        // The next call runs on its own again.
+        ok(call(&ins, add(104)).await);
+    })
+    .await;
+    assert_eq!(stored(f, "104").await, 1, "{:?}", f.db);
+
+    // A commit from another run finds nothing open; the first run's transaction is untouched.
+    let begun = tokio::sync::Notify::new();
+    let tried = tokio::sync::Notify::new();
+    let first = agent_run(async {
+        ok(call(&tx, json!({"action": "begin"})).await);
+        ok(call(&ins, add(105)).await);
+        begun.notify_one();
+        tried.notified().await;
+        let mine = ok(call(
+            &sel,
+            json!({"tableName": "customers", "whereConditions": "id = 105"}),
+        )
+        .await);
+        assert_eq!(mine["rowCount"], 1, "{mine}");
+        ok(call(&tx, json!({"action": "rollback"})).await);
+    });
+    let second = agent_run(async {
+        begun.notified().await;
+        denied(
+            call(&tx, json!({"action": "commit"})).await,
+            "no transaction is open",
+        );
+        tried.notify_one();
+    });
+    tokio::join!(first, second);
+    assert_eq!(stored(f, "105").await, 0, "{:?}", f.db);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_refuses_attacks_and_answers_requests() {
     let f = Fixture::sqlite().await;
     run_attacks(&f).await;
     run_legitimate(&f).await;
     run_describe_and_upsert(&f).await;
+    run_transactions(&f).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1544,5 +1690,6 @@ async fn postgres_refuses_attacks_and_answers_requests() {
     run_attacks(&f).await;
     run_legitimate(&f).await;
     run_describe_and_upsert(&f).await;
+    run_transactions(&f).await;
     f.drop_schema().await;
 }

@@ -169,7 +169,18 @@ impl Agent {
     }
 
     /// Answers `input`; progress goes to `events` if given (the model is then streamed).
+    ///
+    /// The run is one scope for the SQL tools' transactions
+    /// ([`crate::sql::transaction`]): one the model leaves open is rolled
+    /// back when the run ends.
     pub async fn run(&self, input: &str, events: Option<&EventSender>) -> Result<AgentOutput> {
+        #[cfg(feature = "sql-tools")]
+        return crate::sql::transaction::agent_run(self.answer(input, events)).await;
+        #[cfg(not(feature = "sql-tools"))]
+        self.answer(input, events).await
+    }
+
+    async fn answer(&self, input: &str, events: Option<&EventSender>) -> Result<AgentOutput> {
         let mut messages = Vec::new();
         if !self.options.system_message.is_empty() {
             messages.push(Message::system(self.options.system_message.as_str()));

@@ -376,7 +376,7 @@ impl std::fmt::Debug for TypeOnly {
 #[diagnostic::on_unimplemented(
     message = "a `{Self}` field cannot fill a `{T}` argument of a SQL request",
     label = "this field fills an argument of the tool's request",
-    note = "tableName, columns, whereConditions, orderBy, conflictColumns and query take `String` or `Option<String>`; limit and offset take an integer or an `Option` of one; rows and values take `serde_json::Value` or `Option<serde_json::Value>`"
+    note = "tableName, columns, whereConditions, orderBy, conflictColumns, action and query take `String` or `Option<String>`; limit, offset and timeLimit take an integer or an `Option` of one; rows and values take `serde_json::Value` or `Option<serde_json::Value>`"
 )]
 pub trait RequestArg<T> {
     /// The argument's value.

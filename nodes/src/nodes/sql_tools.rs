@@ -1,5 +1,6 @@
 //! The SQL tool nodes: one focused tool per operation (describe, select,
-//! insert, upsert, update, delete, execute), for PostgreSQL (and Neon)
+//! insert, upsert, update, delete, execute, and transactions across
+//! calls), for PostgreSQL (and Neon)
 //! through the `postgres` credential and SQLite files through the `sqlite`
 //! credential.
 //!
@@ -197,6 +198,27 @@ pub struct ExecuteSqlTool {
     #[from_ai]
     pub query: String,
     /// Limits, the tables the tool may use, and whether it may write.
+    #[param(collection, placeholder = "Add Option")]
+    pub options: ToolOptions,
+}
+
+/// Begins, commits or rolls back a database transaction, so that several changes made with the other SQL tools are kept together or not at all. Call it with action "begin" first: the SQL tools on the same database then run inside the transaction and see its changes. Finish with "commit" to keep the changes or "rollback" to undo them. A transaction not committed by the end of the run, or within its time limit, is rolled back.
+#[db_tool(
+    operation = transaction,
+    name = "sqlTransactionTool",
+    display_name = "SQL Transaction Tool",
+    icon = "fa:exchange-alt"
+)]
+#[derive(Debug, Clone, PartialEq)]
+pub struct SqlTransactionTool {
+    /// What to do: begin, commit or rollback
+    #[param(display_name = "Action")]
+    #[from_ai]
+    pub action: String,
+    /// Seconds a transaction may stay open before it is rolled back (1 to 3600).
+    #[param(display_name = "Time Limit", default = 60, min = 1, max = 3600)]
+    pub time_limit: u32,
+    /// The database schema, and the statement time limit.
     #[param(collection, placeholder = "Add Option")]
     pub options: ToolOptions,
 }

@@ -40,9 +40,15 @@ pub struct SqliteConfig {
     pub database_path: String,
 }
 
-/// A database a SQL tool may use.
+/// A database a SQL tool may use: its pools, and which database they reach.
 #[derive(Debug, Clone)]
-pub enum Database {
+pub struct Database {
+    pools: Pools,
+    target: std::sync::Arc<str>,
+}
+
+#[derive(Debug, Clone)]
+enum Pools {
     /// A PostgreSQL server.
     Postgres(PgPool),
     /// A SQLite file: a read-only pool for reads, a read-write one for writes.
@@ -91,12 +97,19 @@ impl Database {
                 super::error::mask(&e.to_string()),
             )
         })?;
-        Ok(Database::Postgres(
-            PgPoolOptions::new()
-                .max_connections(POOL_SIZE)
-                .acquire_timeout(ACQUIRE_TIMEOUT)
-                .connect_lazy_with(options),
-        ))
+        Ok(Database {
+            pools: Pools::Postgres(
+                PgPoolOptions::new()
+                    .max_connections(POOL_SIZE)
+                    .acquire_timeout(ACQUIRE_TIMEOUT)
+                    .connect_lazy_with(options),
+            ),
+            target: format!(
+                "postgres://{}@{}:{}/{}",
+                config.user, config.host, config.port, config.database
+            )
+            .into(),
+        })
     }
 
     /// Pools for an existing SQLite file; opens it on first use.
@@ -128,32 +141,45 @@ impl Database {
                 })
                 .connect_lazy_with(options)
         };
-        Ok(Database::Sqlite {
-            read: pool(options.clone().read_only(true)),
-            write: pool(options),
+        // The same file by any path: one database, as a transaction sees it.
+        let target = std::fs::canonicalize(path)
+            .map_or_else(|_| path.to_owned(), |p| p.to_string_lossy().into_owned());
+        Ok(Database {
+            pools: Pools::Sqlite {
+                read: pool(options.clone().read_only(true)),
+                write: pool(options),
+            },
+            target: format!("sqlite:{target}").into(),
         })
+    }
+
+    /// Which database this is (server, port, database and user; or the
+    /// file), without credentials: tools of one agent run that reach the
+    /// same database share its open transaction.
+    pub fn target(&self) -> &str {
+        &self.target
     }
 
     /// The dialect of this database.
     pub fn dialect(&self) -> Dialect {
-        match self {
-            Database::Postgres(_) => Dialect::Postgres,
-            Database::Sqlite { .. } => Dialect::Sqlite,
+        match self.pools {
+            Pools::Postgres(_) => Dialect::Postgres,
+            Pools::Sqlite { .. } => Dialect::Sqlite,
         }
     }
 
     /// The schema used when the settings name none.
     pub fn default_schema(&self) -> &'static str {
-        match self {
-            Database::Postgres(_) => "public",
-            Database::Sqlite { .. } => "main",
+        match self.pools {
+            Pools::Postgres(_) => "public",
+            Pools::Sqlite { .. } => "main",
         }
     }
 
     /// Opens a session for one call: a transaction with the call's limits.
     pub async fn session(&self, schema: &str, limits: Limits) -> Result<Session, ToolError> {
-        match self {
-            Database::Postgres(pool) => {
+        match &self.pools {
+            Pools::Postgres(pool) => {
                 let ms = limits.timeout.as_millis().max(1);
                 let mode = if limits.read_only { " READ ONLY" } else { "" };
                 // One simple-protocol round trip: the transaction, its time
@@ -173,7 +199,7 @@ impl Database {
                     read_only: limits.read_only,
                 })
             }
-            Database::Sqlite { read, write } => {
+            Pools::Sqlite { read, write } => {
                 if schema != "main" {
                     return Err(ToolError::new(
                         ErrorType::InvalidTable,
@@ -482,6 +508,59 @@ impl Session {
                 sqlx::query_scalar(AssertSqlSafe(sql))
                     .fetch_one(sqlite.sqlite().expect("a SQLite session"))
                     .await
+            }
+        }
+        .map_err(|e| classify(&e))
+    }
+
+    /// Starts one call inside a transaction that outlives it (an agent
+    /// run's, [`super::transaction`]): a savepoint, so the call can be
+    /// undone alone (and a failed statement does not abort the whole
+    /// transaction on PostgreSQL), and the call's own time limit.
+    pub async fn enter_call(&mut self, timeout: Duration) -> Result<(), ToolError> {
+        match self {
+            Session::Postgres { tx, .. } => {
+                let ms = timeout.as_millis().max(1);
+                sqlx::raw_sql(AssertSqlSafe(format!(
+                    "SAVEPOINT nodekit_call; SET LOCAL statement_timeout = {ms}; SET LOCAL lock_timeout = {ms}"
+                )))
+                .execute(&mut **tx)
+                .await
+                .map_err(|e| classify(&e))?;
+            }
+            sqlite => {
+                let conn = sqlite.sqlite().expect("a SQLite session");
+                let deadline = Instant::now() + timeout;
+                conn.lock_handle()
+                    .await
+                    .map_err(|e| classify(&e))?
+                    .set_progress_handler(PROGRESS_STEPS, move || Instant::now() < deadline);
+                sqlx::raw_sql("SAVEPOINT nodekit_call")
+                    .execute(&mut *conn)
+                    .await
+                    .map_err(|e| classify(&e))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends a call begun with [`Session::enter_call`], keeping what it did
+    /// or undoing it; the transaction stays open.
+    pub async fn leave_call(&mut self, keep: bool) -> Result<(), ToolError> {
+        let sql = if keep {
+            "RELEASE SAVEPOINT nodekit_call"
+        } else {
+            "ROLLBACK TO SAVEPOINT nodekit_call; RELEASE SAVEPOINT nodekit_call"
+        };
+        match self {
+            Session::Postgres { tx, .. } => sqlx::raw_sql(sql).execute(&mut **tx).await.map(drop),
+            sqlite => {
+                let conn = sqlite.sqlite().expect("a SQLite session");
+                // Ending the savepoint must not be interrupted.
+                if let Ok(mut handle) = conn.lock_handle().await {
+                    handle.remove_progress_handler();
+                }
+                sqlx::raw_sql(sql).execute(&mut *conn).await.map(drop)
             }
         }
         .map_err(|e| classify(&e))

@@ -34,6 +34,9 @@
 //!   from the live catalog; each row must give them a value, and no two
 //!   rows the same values. nodekit writes `INSERT ... ON CONFLICT (...) DO
 //!   UPDATE SET ... RETURNING *`, the same on PostgreSQL and SQLite.
+//! - Transactions across calls ([`transaction`]) exist only when the
+//!   author connects the transaction tool, belong to one agent run, and are
+//!   rolled back at the run's end or their time limit if not committed.
 //! - Filters are parsed as one expression, checked against an allow-list and
 //!   rewritten by us with every literal bound and typed from its column.
 //!   Update and delete need a filter, and one that matches
@@ -106,6 +109,7 @@ mod schema;
 mod sqlite_guard;
 mod statement;
 pub(crate) mod tool;
+pub mod transaction;
 mod value;
 mod writer;
 
@@ -133,7 +137,8 @@ mod testing {
 pub use database::SqliteConfig;
 pub use request::{
     DbTool, DeleteRequest, DescribeRequest, ExecuteRequest, InsertRequest, Request, RequestArgs,
-    SelectRequest, TemplateRequest, ToBind, ToolOptions, UpdateRequest, UpsertRequest,
+    SelectRequest, TemplateRequest, ToBind, ToolOptions, TransactionRequest, UpdateRequest,
+    UpsertRequest,
 };
 pub use response::{ErrorType, Reason, ToolError};
 pub use writer::Bind;

@@ -15,6 +15,7 @@ use super::request::{HARD_MAX_ROWS, Request, ToolOptions};
 use super::response::{ErrorType, Reason, ToolError};
 use super::schema::{Column, ColumnKind, Dialect, Table};
 use super::statement::{StatementPolicy, check_statement};
+use super::transaction;
 use super::writer::{Bind, SqlWriter, clip};
 
 /// Most rows one insert call adds.
@@ -68,6 +69,23 @@ pub async fn run(db: &Database, request: &Request, options: &ToolOptions) -> Val
     let start = Instant::now();
     let settings = Settings::new(options, db);
     let operation = request.operation();
+    if let Request::Transaction(t) = request {
+        return match transaction::act(db, &settings.schema, &t.action, t.time_limit).await {
+            Ok(Value::Object(answer)) => {
+                let mut out = Map::new();
+                out.insert("success".into(), true.into());
+                out.insert("operation".into(), operation.into());
+                out.extend(answer);
+                out.insert(
+                    "executionTime".into(),
+                    format!("{}ms", start.elapsed().as_millis()).into(),
+                );
+                Value::Object(out)
+            }
+            Ok(other) => other,
+            Err(e) => error_response(operation, &e),
+        };
+    }
     match execute(db, request, &settings).await {
         Ok(done) => {
             let mut out = Map::new();
@@ -158,47 +176,73 @@ async fn execute(db: &Database, request: &Request, s: &Settings) -> Result<Done,
         Request::Select(_) => true,
         Request::Execute(_) => !s.allow_writes,
         Request::Describe(_) => true,
-        Request::Insert(_) | Request::Update(_) | Request::Delete(_) | Request::Upsert(_) => false,
+        Request::Insert(_)
+        | Request::Update(_)
+        | Request::Delete(_)
+        | Request::Upsert(_)
+        | Request::Transaction(_) => false,
     };
     // Arguments are checked before any connection is made.
     if let Some(table) = table_argument(request) {
         check_identifier("table", table)?;
     }
-    let limits = Limits {
-        timeout: s.timeout,
-        read_only,
-    };
-    let mut session = db.session(&s.schema, limits).await?;
-    let result = async {
-        if let Request::Describe(r) = request {
-            return describe(&mut session, s, &r.table).await;
-        }
-        let plan = statement(&mut session, db.dialect(), request, s).await?;
-        let guard = plan.guard.clone();
-        let done = run_plan(&mut session, plan, s.max_rows).await?;
-        if let Some(guard) = guard {
-            guard.check(&mut session, done.outcome.count).await?;
-        }
-        Ok(done)
-    }
+    let dialect = db.dialect();
+    // Inside the agent run's open transaction on this database: a read is
+    // undone whatever it ran, a write kept until the run commits.
+    let joined = transaction::in_open(db, &s.schema, s.timeout, async |session| {
+        let done = call(session, dialect, request, s).await?;
+        Ok((done, !read_only))
+    })
     .await;
-    match result {
-        Ok(done) => {
-            session.commit().await?;
-            if done.modifies {
-                tracing::info!(
-                    table = done.table.as_deref().unwrap_or(""),
-                    affected_rows = done.outcome.count,
-                    "SQL tool changed rows"
-                );
+    let result = match joined {
+        Some(result) => result,
+        None => {
+            let limits = Limits {
+                timeout: s.timeout,
+                read_only,
+            };
+            let mut session = db.session(&s.schema, limits).await?;
+            match call(&mut session, dialect, request, s).await {
+                Ok(done) => {
+                    session.commit().await?;
+                    Ok(done)
+                }
+                Err(e) => {
+                    session.rollback().await;
+                    Err(e)
+                }
             }
-            Ok(done)
         }
-        Err(e) => {
-            session.rollback().await;
-            Err(e)
-        }
+    };
+    if let Ok(done) = &result
+        && done.modifies
+    {
+        tracing::info!(
+            table = done.table.as_deref().unwrap_or(""),
+            affected_rows = done.outcome.count,
+            "SQL tool changed rows"
+        );
     }
+    result
+}
+
+/// One call's work on `session`: the statement written and run, with its guard.
+async fn call(
+    session: &mut Session,
+    dialect: Dialect,
+    request: &Request,
+    s: &Settings,
+) -> Result<Done, ToolError> {
+    if let Request::Describe(r) = request {
+        return describe(session, s, &r.table).await;
+    }
+    let plan = statement(session, dialect, request, s).await?;
+    let guard = plan.guard.clone();
+    let done = run_plan(session, plan, s.max_rows).await?;
+    if let Some(guard) = guard {
+        guard.check(session, done.outcome.count).await?;
+    }
+    Ok(done)
 }
 
 /// Statements of one call (several for an insert of rows with different keys).
@@ -357,7 +401,7 @@ fn table_argument(request: &Request) -> Option<&str> {
         Request::Upsert(r) => Some(&r.table),
         // No table: the list of tables.
         Request::Describe(r) => Some(r.table.as_str()).filter(|t| !t.trim().is_empty()),
-        Request::Template(_) | Request::Execute(_) => None,
+        Request::Template(_) | Request::Execute(_) | Request::Transaction(_) => None,
     }
 }
 
@@ -522,7 +566,9 @@ async fn statement(
             w.push(" RETURNING *");
             Ok(guarded(&table, true, vec![w.finish()]))
         }
-        Request::Describe(_) => unreachable!("the describe tool writes no statement"),
+        Request::Describe(_) | Request::Transaction(_) => {
+            unreachable!("the describe and transaction tools write no statement")
+        }
         Request::Execute(r) => {
             // The usable tables and every column name of them, each once (on
             // PostgreSQL `t.f` is a function call when `f` is no column),

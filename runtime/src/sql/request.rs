@@ -27,6 +27,8 @@ pub enum Request {
     /// Insert rows, or update those whose conflict columns match a row
     /// already there.
     Upsert(UpsertRequest),
+    /// Begin, commit or roll back the agent run's transaction.
+    Transaction(TransactionRequest),
 }
 
 impl Request {
@@ -42,6 +44,7 @@ impl Request {
             Request::Execute(_) => "execute",
             Request::Describe(_) => "describe",
             Request::Upsert(_) => "upsert",
+            Request::Transaction(_) => "transaction",
         }
     }
 
@@ -55,7 +58,7 @@ impl Request {
             Request::Delete(r) => r.table = table.to_owned(),
             Request::Describe(r) => r.table = table.to_owned(),
             Request::Upsert(r) => r.table = table.to_owned(),
-            Request::Template(_) | Request::Execute(_) => {}
+            Request::Template(_) | Request::Execute(_) | Request::Transaction(_) => {}
         }
     }
 
@@ -69,7 +72,8 @@ impl Request {
             | Request::Insert(_)
             | Request::Execute(_)
             | Request::Describe(_)
-            | Request::Upsert(_) => {}
+            | Request::Upsert(_)
+            | Request::Transaction(_) => {}
         }
     }
 }
@@ -158,6 +162,16 @@ pub struct UpsertRequest {
     /// Comma-separated columns of a primary key or unique constraint: a
     /// row whose values there match a stored row updates it.
     pub conflict_columns: String,
+}
+
+/// Arguments of the transaction tool.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TransactionRequest {
+    /// `begin`, `commit` or `rollback`.
+    pub action: String,
+    /// Seconds the transaction may stay open (`begin` only); `None` for
+    /// the default, 60.
+    pub time_limit: Option<i64>,
 }
 
 /// Arguments of the execute tool.

@@ -36,4 +36,11 @@ pub struct Typed {
     conflict_columns: Vec<String>,
 }
 
+/// A transaction tool needs its action.
+#[db_tool(operation = transaction)]
+pub struct Transaction {
+    /// Seconds.
+    time_limit: u32,
+}
+
 fn main() {}

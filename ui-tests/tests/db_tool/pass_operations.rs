@@ -1,9 +1,9 @@
-//! The seven operation forms: fields fill the request's arguments by their
+//! The eight operation forms: fields fill the request's arguments by their
 //! n8n parameter names.
 use nodekit::prelude::*;
 use nodekit::sql::{
     DeleteRequest, DescribeRequest, ExecuteRequest, InsertRequest, Request, SelectRequest,
-    UpdateRequest, UpsertRequest,
+    TransactionRequest, UpdateRequest, UpsertRequest,
 };
 use serde_json::{Value, json};
 
@@ -130,7 +130,30 @@ pub struct Upsert {
     rows: Value,
 }
 
+/// Begins, commits or rolls back the run's transaction.
+#[db_tool(operation = transaction)]
+pub struct Transaction {
+    /// begin, commit or rollback.
+    #[from_ai]
+    action: String,
+    /// Seconds it may stay open.
+    #[param(default = 30)]
+    time_limit: u32,
+}
+
 fn main() {
+    let transaction = Transaction {
+        action: "begin".into(),
+        time_limit: 30,
+    };
+    assert_eq!(
+        transaction.request(),
+        Request::Transaction(TransactionRequest {
+            action: "begin".into(),
+            time_limit: Some(30),
+        })
+    );
+    assert_eq!(transaction.request().operation(), "transaction");
     let describe = Describe {
         table_name: Some("users".into()),
     };

@@ -1,0 +1,214 @@
+//! Transactions across tool calls, bound to one agent run.
+//!
+//! A workflow author who connects the transaction tool
+//! (`sqlTransactionTool`, or any `#[db_tool(operation = transaction)]`)
+//! lets the model `begin`, `commit` and `rollback`. Without it every call
+//! is its own transaction, as before. While a transaction is open, every
+//! SQL tool of the same run that reaches the same database (server, port,
+//! database and user, or file; and schema) runs inside it, so reads see its
+//! writes. Each call runs in a savepoint: a refused or failed call is
+//! undone alone and the transaction goes on, and a read is undone whatever
+//! it ran.
+//!
+//! The rules:
+//! - One transaction per run at a time; a second `begin` is refused.
+//! - Only the run that began a transaction can see, commit or roll it back:
+//!   the transaction belongs to the run's task ([`agent_run`]), so another
+//!   run's `commit` finds nothing open and is refused.
+//! - A transaction neither committed nor rolled back is rolled back when
+//!   the run ends (also when it fails or is cancelled) or at its time limit
+//!   (`timeLimit`, default [`DEFAULT_TIME_LIMIT_SECS`] s), whichever comes
+//!   first. It is never left open.
+//! - Outside an agent run (a single tool call, n8n's own agent) the tool
+//!   answers that transactions need one.
+
+use std::future::Future;
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::database::{Database, Limits, Session};
+use super::response::ToolError;
+
+/// Seconds a transaction stays open when the tool names no `timeLimit`.
+pub const DEFAULT_TIME_LIMIT_SECS: u32 = 60;
+/// The longest time limit a transaction may have, in seconds.
+pub const MAX_TIME_LIMIT_SECS: u32 = 3600;
+
+tokio::task_local! {
+    static RUN: Arc<Run>;
+}
+
+/// The SQL transaction of one agent run, if one is open.
+#[derive(Default)]
+struct Run {
+    open: tokio::sync::Mutex<Option<Open>>,
+    /// Why the last transaction ended without the model asking, for the
+    /// next call's answer.
+    ended: std::sync::Mutex<Option<String>>,
+}
+
+/// An open transaction: on which database and schema, and until when.
+struct Open {
+    target: Arc<str>,
+    schema: String,
+    session: Session,
+    /// Tells the timer of this transaction from a later one's.
+    id: u64,
+}
+
+/// Runs `work` as one agent run: the transaction tool's transaction is the
+/// run's, and one still open when `work` ends (or is dropped) is rolled
+/// back.
+pub async fn agent_run<T>(work: impl Future<Output = T>) -> T {
+    let run = Arc::new(Run::default());
+    let out = RUN.scope(run.clone(), work).await;
+    if let Some(open) = run.open.lock().await.take() {
+        tracing::warn!("SQL transaction left open at the end of the agent run; rolled back");
+        open.session.rollback().await;
+    }
+    out
+}
+
+/// The run of the calling task, if it is inside [`agent_run`].
+fn current() -> Option<Arc<Run>> {
+    RUN.try_with(Arc::clone).ok()
+}
+
+/// Runs one tool call in the run's open transaction when it is on `db`
+/// and `schema`: in a savepoint, kept when `keep` says so and `call`
+/// succeeded. `None`: no such transaction; the call runs on its own.
+pub(super) async fn in_open<T>(
+    db: &Database,
+    schema: &str,
+    timeout: Duration,
+    call: impl for<'s> AsyncFnOnce(&'s mut Session) -> Result<(T, bool), ToolError>,
+) -> Option<Result<T, ToolError>> {
+    let run = current()?;
+    let mut open = run.open.lock().await;
+    let tx = open
+        .as_mut()
+        .filter(|o| &*o.target == db.target() && o.schema == schema)?;
+    let session = &mut tx.session;
+    if let Err(e) = session.enter_call(timeout).await {
+        return Some(Err(e));
+    }
+    let result = call(session).await;
+    let keep = matches!(result, Ok((_, true)));
+    Some(match session.leave_call(keep).await {
+        Ok(()) => result.map(|(value, _)| value),
+        Err(e) => Err(e),
+    })
+}
+
+/// `begin`, `commit` or `rollback`, for the transaction tool.
+pub(super) async fn act(
+    db: &Database,
+    schema: &str,
+    action: &str,
+    time_limit: Option<i64>,
+) -> Result<Value, ToolError> {
+    let Some(run) = current() else {
+        return Err(ToolError::denied(
+            "transactions work only inside an agent run: each call of this tool outside one would end with it",
+        ));
+    };
+    let mut open = run.open.lock().await;
+    match action.trim().to_ascii_lowercase().as_str() {
+        "begin" => {
+            if open.is_some() {
+                return Err(ToolError::denied(
+                    "a transaction is already open in this run; commit or roll it back first",
+                ));
+            }
+            let secs = match time_limit {
+                None => DEFAULT_TIME_LIMIT_SECS,
+                Some(n) if (1..=i64::from(MAX_TIME_LIMIT_SECS)).contains(&n) => n as u32,
+                Some(n) => {
+                    return Err(ToolError::malformed(
+                        super::response::Reason::OutOfRange,
+                        format!(
+                            "timeLimit {n} is out of range: use 1 to {MAX_TIME_LIMIT_SECS} seconds"
+                        ),
+                    ));
+                }
+            };
+            let limit = Duration::from_secs(secs.into());
+            let session = db
+                .session(
+                    schema,
+                    Limits {
+                        timeout: limit,
+                        read_only: false,
+                    },
+                )
+                .await?;
+            static IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+            let id = IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            *open = Some(Open {
+                target: db.target().into(),
+                schema: schema.to_owned(),
+                session,
+                id,
+            });
+            *run.ended.lock().unwrap_or_else(|e| e.into_inner()) = None;
+            roll_back_at(Arc::downgrade(&run), id, Instant::now() + limit, secs);
+            Ok(json!({
+                "action": "begin",
+                "message": format!(
+                    "Transaction open. Calls of the SQL tools on this database now run inside it and see its changes; \
+                     commit to keep them. It is rolled back if not committed within {secs} s or by the end of the run."
+                ),
+            }))
+        }
+        action @ ("commit" | "rollback") => {
+            let Some(tx) = open.take() else {
+                let why = run
+                    .ended
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .take()
+                    .unwrap_or_else(|| "no transaction was begun in this run".into());
+                return Err(ToolError::denied(format!(
+                    "no transaction is open in this run ({why}); nothing to {action}"
+                )));
+            };
+            if action == "commit" {
+                tx.session.commit().await?;
+                Ok(
+                    json!({"action": "commit", "message": "Transaction committed: its changes are kept."}),
+                )
+            } else {
+                tx.session.rollback().await;
+                Ok(
+                    json!({"action": "rollback", "message": "Transaction rolled back: its changes are undone."}),
+                )
+            }
+        }
+        other => Err(ToolError::malformed(
+            super::response::Reason::Malformed,
+            format!(
+                "unknown action `{}`: use begin, commit or rollback",
+                super::writer::clip(other)
+            ),
+        )),
+    }
+}
+
+/// Rolls the transaction `id` back at `deadline` if it is still open.
+fn roll_back_at(run: Weak<Run>, id: u64, deadline: Instant, secs: u32) {
+    tokio::spawn(async move {
+        tokio::time::sleep_until(deadline.into()).await;
+        let Some(run) = run.upgrade() else { return };
+        let mut open = run.open.lock().await;
+        if open.as_ref().is_some_and(|o| o.id == id) {
+            let tx = open.take().expect("checked above");
+            tracing::warn!(secs, "SQL transaction reached its time limit; rolled back");
+            tx.session.rollback().await;
+            *run.ended.lock().unwrap_or_else(|e| e.into_inner()) = Some(format!(
+                "the last one reached its time limit of {secs} s and was rolled back"
+            ));
+        }
+    });
+}
