@@ -1635,11 +1635,18 @@ async fn run_transactions(f: &Fixture) {
         ok(call(&ins, add(104)).await);
         tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
         assert_eq!(stored(f, "104").await, 0, "{:?}", f.db);
+        // A write now would be saved at once, which the model does not expect.
+        denied(call(&ins, add(104)).await, "ended without a commit");
+        ok(call(
+            &sel,
+            json!({"tableName": "customers", "whereConditions": "id = 104"}),
+        )
+        .await);
         denied(
             call(&tx, json!({"action": "commit"})).await,
             "time limit of 1 s",
         );
-        // The next call runs on its own again.
+        // Once the model knows, calls run on their own again.
         ok(call(&ins, add(104)).await);
     })
     .await;
@@ -1671,6 +1678,17 @@ async fn run_transactions(f: &Fixture) {
     });
     tokio::join!(first, second);
     assert_eq!(stored(f, "105").await, 0, "{:?}", f.db);
+
+    // A write elsewhere while the run's transaction is open is refused.
+    if f.db == Db::Postgres {
+        let other = f.tool("insertDataTool", json!({"schema": "public"})).await;
+        agent_run(async {
+            ok(call(&tx, json!({"action": "begin"})).await);
+            denied(call(&other, add(106)).await, "another database or schema");
+            ok(call(&tx, json!({"action": "rollback"})).await);
+        })
+        .await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -132,7 +132,7 @@ pub struct Request {
 }
 
 /// A node of the workflow as n8n resolved it: what the bridge makes it from.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Target {
     /// The node type's catalog name (`package.nodeName`).
@@ -157,6 +157,18 @@ pub struct Target {
     /// The sub-nodes connected to the node's AI inputs, by connection type.
     #[serde(default)]
     pub inputs: BTreeMap<ConnectionType, Vec<Connected>>,
+}
+
+impl std::fmt::Debug for Target {
+    // Credentials stay out of debug output.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Target")
+            .field("node", &self.node)
+            .field("node_name", &self.node_name)
+            .field("type_version", &self.type_version)
+            .field("inputs", &self.inputs)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A sub-node connected to an AI input.

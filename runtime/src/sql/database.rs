@@ -517,12 +517,24 @@ impl Session {
     /// run's, [`super::transaction`]): a savepoint, so the call can be
     /// undone alone (and a failed statement does not abort the whole
     /// transaction on PostgreSQL), and the call's own time limit.
-    pub async fn enter_call(&mut self, timeout: Duration) -> Result<(), ToolError> {
+    /// A read (`read_only`) cannot write: PostgreSQL's savepoint is read-only
+    /// (until `ROLLBACK TO`), SQLite's connection `query_only` (until
+    /// [`Session::leave_call`]).
+    pub async fn enter_call(
+        &mut self,
+        timeout: Duration,
+        read_only: bool,
+    ) -> Result<(), ToolError> {
         match self {
             Session::Postgres { tx, .. } => {
                 let ms = timeout.as_millis().max(1);
+                let read = if read_only {
+                    "; SET LOCAL transaction_read_only = on"
+                } else {
+                    ""
+                };
                 sqlx::raw_sql(AssertSqlSafe(format!(
-                    "SAVEPOINT nodekit_call; SET LOCAL statement_timeout = {ms}; SET LOCAL lock_timeout = {ms}"
+                    "SAVEPOINT nodekit_call; SET LOCAL statement_timeout = {ms}; SET LOCAL lock_timeout = {ms}{read}"
                 )))
                 .execute(&mut **tx)
                 .await
@@ -535,7 +547,12 @@ impl Session {
                     .await
                     .map_err(|e| classify(&e))?
                     .set_progress_handler(PROGRESS_STEPS, move || Instant::now() < deadline);
-                sqlx::raw_sql("SAVEPOINT nodekit_call")
+                let sql = if read_only {
+                    "SAVEPOINT nodekit_call; PRAGMA query_only = 1"
+                } else {
+                    "SAVEPOINT nodekit_call"
+                };
+                sqlx::raw_sql(sql)
                     .execute(&mut *conn)
                     .await
                     .map_err(|e| classify(&e))?;
@@ -560,7 +577,11 @@ impl Session {
                 if let Ok(mut handle) = conn.lock_handle().await {
                     handle.remove_progress_handler();
                 }
-                sqlx::raw_sql(sql).execute(&mut *conn).await.map(drop)
+                let writable = sqlx::raw_sql("PRAGMA query_only = 0")
+                    .execute(&mut *conn)
+                    .await;
+                let ended = sqlx::raw_sql(sql).execute(&mut *conn).await;
+                writable.and(ended).map(drop)
             }
         }
         .map_err(|e| classify(&e))

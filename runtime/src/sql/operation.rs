@@ -189,9 +189,8 @@ async fn execute(db: &Database, request: &Request, s: &Settings) -> Result<Done,
     let dialect = db.dialect();
     // Inside the agent run's open transaction on this database: a read is
     // undone whatever it ran, a write kept until the run commits.
-    let joined = transaction::in_open(db, &s.schema, s.timeout, async |session| {
-        let done = call(session, dialect, request, s).await?;
-        Ok((done, !read_only))
+    let joined = transaction::in_open(db, &s.schema, s.timeout, read_only, async |session| {
+        call(session, dialect, request, s).await
     })
     .await;
     let result = match joined {

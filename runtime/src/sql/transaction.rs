@@ -7,8 +7,8 @@
 //! SQL tool of the same run that reaches the same database (server, port,
 //! database and user, or file; and schema) runs inside it, so reads see its
 //! writes. Each call runs in a savepoint: a refused or failed call is
-//! undone alone and the transaction goes on, and a read is undone whatever
-//! it ran.
+//! undone alone and the transaction goes on, and a read runs read-only and
+//! is undone whatever it ran.
 //!
 //! The rules:
 //! - One transaction per run at a time; a second `begin` is refused.
@@ -19,6 +19,10 @@
 //!   the run ends (also when it fails or is cancelled) or at its time limit
 //!   (`timeLimit`, default [`DEFAULT_TIME_LIMIT_SECS`] s), whichever comes
 //!   first. It is never left open.
+//! - A write that would be saved outside the transaction is refused: on
+//!   another database or schema while it is open, or after it ended
+//!   without the model asking (its time limit, or the database rolling it
+//!   back when a call failed), until the model calls the transaction tool.
 //! - Outside an agent run (a single tool call, n8n's own agent) the tool
 //!   answers that transactions need one.
 
@@ -44,8 +48,8 @@ tokio::task_local! {
 #[derive(Default)]
 struct Run {
     open: tokio::sync::Mutex<Option<Open>>,
-    /// Why the last transaction ended without the model asking, for the
-    /// next call's answer.
+    /// Why the last transaction ended without the model asking: writes
+    /// are refused until the model calls the transaction tool.
     ended: std::sync::Mutex<Option<String>>,
 }
 
@@ -77,29 +81,64 @@ fn current() -> Option<Arc<Run>> {
 }
 
 /// Runs one tool call in the run's open transaction when it is on `db`
-/// and `schema`: in a savepoint, kept when `keep` says so and `call`
-/// succeeded. `None`: no such transaction; the call runs on its own.
+/// and `schema`: in a savepoint, read-only for a read (`read_only`), kept
+/// when it is a write that succeeded. `None`: the call runs on its own.
+///
+/// A write that would run on its own while the run has a transaction open
+/// elsewhere (another database or schema), or after the run's transaction
+/// ended without the model asking (its time limit, or the database rolling
+/// it back), is refused: the model may believe it is inside one.
 pub(super) async fn in_open<T>(
     db: &Database,
     schema: &str,
     timeout: Duration,
-    call: impl for<'s> AsyncFnOnce(&'s mut Session) -> Result<(T, bool), ToolError>,
+    read_only: bool,
+    call: impl for<'s> AsyncFnOnce(&'s mut Session) -> Result<T, ToolError>,
 ) -> Option<Result<T, ToolError>> {
     let run = current()?;
     let mut open = run.open.lock().await;
-    let tx = open
-        .as_mut()
-        .filter(|o| &*o.target == db.target() && o.schema == schema)?;
-    let session = &mut tx.session;
-    if let Err(e) = session.enter_call(timeout).await {
-        return Some(Err(e));
+    let joins = open
+        .as_ref()
+        .is_some_and(|o| &*o.target == db.target() && o.schema == schema);
+    if !joins {
+        if read_only {
+            return None;
+        }
+        if open.is_some() {
+            return Some(Err(ToolError::denied(
+                "a transaction is open in this run on another database or schema: this write would be \
+                 saved at once, outside it; commit or roll the transaction back first",
+            )));
+        }
+        let ended = run.ended.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        return ended.map(|why| {
+            Err(ToolError::denied(format!(
+                "this run's transaction ended without a commit ({why}), so its changes are gone; \
+                 call the transaction tool (begin a new transaction, or roll back) before writing again"
+            )))
+        });
     }
-    let result = call(session).await;
-    let keep = matches!(result, Ok((_, true)));
-    Some(match session.leave_call(keep).await {
-        Ok(()) => result.map(|(value, _)| value),
+    let tx = open.as_mut().expect("joined above");
+    let result = match tx.session.enter_call(timeout, read_only).await {
+        Ok(()) => call(&mut tx.session).await,
         Err(e) => Err(e),
-    })
+    };
+    let keep = result.is_ok() && !read_only;
+    let Err(lost) = tx.session.leave_call(keep).await else {
+        return Some(result);
+    };
+    // The savepoint is gone: the database ended the transaction itself
+    // (SQLite rolls the whole transaction back when a write is interrupted
+    // at its time limit) or the connection failed. Its changes are lost.
+    let tx = open.take().expect("joined above");
+    tx.session.rollback().await;
+    let why = "the database rolled it back when a call failed";
+    *run.ended.lock().unwrap_or_else(|e| e.into_inner()) = Some(why.into());
+    let mut e = result.err().unwrap_or(lost);
+    e.message.push_str(&format!(
+        "; {why}: this run's transaction and its changes are gone"
+    ));
+    Some(Err(e))
 }
 
 /// `begin`, `commit` or `rollback`, for the transaction tool.
