@@ -174,7 +174,7 @@ async fn bench() {
                     sqlx::QueryBuilder::new("INSERT INTO items (id, name, price, qty, active) ");
                 q.push_values(1..=count, |mut b, i| {
                     b.push_bind(i as i64)
-                        .push_bind(format!("item {i} round {round}"))
+                        .push_bind(format!("item {i} direct {round}"))
                         .push_bind(2.5)
                         .push_bind(3i64)
                         .push_bind(true);
@@ -340,7 +340,7 @@ async fn bench() {
                     );
                     q.push_values(1..=count, |mut b, i| {
                         b.push_bind(i as i32)
-                            .push_bind(format!("item {i} round {round}"))
+                            .push_bind(format!("item {i} direct {round}"))
                             .push_bind("2.50")
                             .push_unseparated("::numeric")
                             .push_bind(3i32)
@@ -525,7 +525,8 @@ async fn compare<S, SF, I, IF, U, UF, D, DF, C, CF>(
     cleanup().await;
     report(name, "insert 100 rows", d50, t50, d99, t99);
 
-    // Upserts that update rows already there (ids 1..=count), new values each round.
+    // Upserts that update rows already there (ids 1..=count): each call
+    // changes the rows (the direct side and the tool write other names).
     for count in [1usize, 100] {
         let [(d50, d99), (t50, t99)] = pair(
             n,
@@ -533,7 +534,7 @@ async fn compare<S, SF, I, IF, U, UF, D, DF, C, CF>(
             |round| {
                 let rows: Vec<Value> = (1..=count)
                     .map(|i| {
-                        json!({"id": i, "name": format!("item {i} round {round}"), "price": 2.5, "qty": 3, "active": true})
+                        json!({"id": i, "name": format!("item {i} tool {round}"), "price": 2.5, "qty": 3, "active": true})
                     })
                     .collect();
                 let request = Request::Upsert(UpsertRequest {

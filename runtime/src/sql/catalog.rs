@@ -59,6 +59,24 @@ pub struct ForeignKey {
     pub references: Vec<String>,
 }
 
+/// The column lists that identify one row of a table.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Keys {
+    /// The primary key's columns (empty when there is none).
+    pub primary: Vec<String>,
+    /// The column lists of the other unique constraints and indexes.
+    pub unique: Vec<Vec<String>>,
+}
+
+impl Keys {
+    /// Every key: the primary key first.
+    pub fn all(&self) -> impl Iterator<Item = &Vec<String>> {
+        std::iter::once(&self.primary)
+            .filter(|k| !k.is_empty())
+            .chain(&self.unique)
+    }
+}
+
 /// What the catalog says of one relation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Description {
@@ -73,15 +91,6 @@ pub struct Description {
     pub unique: Vec<Vec<String>>,
     /// The foreign keys.
     pub foreign_keys: Vec<ForeignKey>,
-}
-
-impl Description {
-    /// Every column list that identifies one row: the primary key first.
-    pub fn unique_keys(&self) -> impl Iterator<Item = &Vec<String>> {
-        std::iter::once(&self.primary_key)
-            .filter(|k| !k.is_empty())
-            .chain(&self.unique)
-    }
 }
 
 impl Session {
@@ -127,6 +136,7 @@ impl Session {
     }
 
     async fn describe_postgres(&mut self, table: &str) -> Result<Option<Description>, ToolError> {
+        let keys = self.keys(table).await?;
         let Session::Postgres { tx, schema, .. } = self else {
             unreachable!("called on PostgreSQL sessions")
         };
@@ -160,24 +170,6 @@ impl Session {
         .fetch_all(&mut **tx)
         .await
         .map_err(|e| classify(&e))?;
-        // Unique indexes over plain columns (a constraint has one too), the
-        // primary key first; INCLUDE columns are not part of the key.
-        let keys: Vec<(bool, Vec<String>)> = sqlx::query_as(
-            "SELECT i.indisprimary, array_agg(a.attname::text ORDER BY k.ord) \
-             FROM pg_catalog.pg_index i \
-             JOIN pg_catalog.pg_class c ON c.oid = i.indrelid \
-             JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
-             CROSS JOIN LATERAL unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord) \
-             JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum \
-             WHERE n.nspname = $1 AND c.relname = $2 AND i.indisunique AND i.indpred IS NULL \
-               AND i.indexprs IS NULL AND i.indimmediate AND i.indisvalid AND k.ord <= i.indnkeyatts \
-             GROUP BY i.indexrelid, i.indisprimary ORDER BY NOT i.indisprimary, i.indexrelid",
-        )
-        .bind(schema)
-        .bind(table)
-        .fetch_all(&mut **tx)
-        .await
-        .map_err(|e| classify(&e))?;
         let foreign: Vec<(String, String, Vec<String>, Vec<String>)> = sqlx::query_as(
             "SELECT rn.nspname::text, rc.relname::text, \
                ARRAY(SELECT a.attname::text FROM unnest(con.conkey) WITH ORDINALITY k(attnum, ord) \
@@ -199,7 +191,7 @@ impl Session {
         .fetch_all(&mut **tx)
         .await
         .map_err(|e| classify(&e))?;
-        let mut description = Description {
+        let description = Description {
             kind: if matches!(kind.as_str(), "v" | "m") {
                 RelationKind::View
             } else {
@@ -214,8 +206,8 @@ impl Session {
                     default,
                 })
                 .collect(),
-            primary_key: Vec::new(),
-            unique: Vec::new(),
+            primary_key: keys.primary,
+            unique: keys.unique,
             foreign_keys: foreign
                 .into_iter()
                 .map(|(schema, table, columns, references)| ForeignKey {
@@ -226,17 +218,12 @@ impl Session {
                 })
                 .collect(),
         };
-        for (primary, columns) in keys {
-            if primary {
-                description.primary_key = columns;
-            } else if !description.unique.contains(&columns) {
-                description.unique.push(columns);
-            }
-        }
         Ok(Some(description))
     }
 
     async fn describe_sqlite(&mut self, table: &str) -> Result<Option<Description>, ToolError> {
+        let Keys { primary, unique } = self.keys(table).await?;
+        let primary_key = primary;
         let conn = self.sqlite().expect("a SQLite session");
         let kind: Option<String> = sqlx::query_scalar(
             "SELECT type FROM sqlite_schema WHERE type IN ('table', 'view') AND name = ?1 \
@@ -254,38 +241,6 @@ impl Session {
         .fetch_all(&mut *conn)
         .await
         .map_err(|e| classify(&e))?;
-        let mut primary: Vec<(i64, String)> = columns
-            .iter()
-            .filter(|c| c.4 > 0)
-            .map(|c| (c.4, c.0.clone()))
-            .collect();
-        primary.sort();
-        let primary_key: Vec<String> = primary.into_iter().map(|(_, name)| name).collect();
-        // Unique indexes, the primary key's own among them (origin `pk`).
-        let indexes: Vec<(String, String)> = sqlx::query_as(
-            "SELECT name, origin FROM pragma_index_list(?1) WHERE \"unique\" = 1 AND partial = 0 \
-             ORDER BY seq DESC",
-        )
-        .bind(table)
-        .fetch_all(&mut *conn)
-        .await
-        .map_err(|e| classify(&e))?;
-        let mut unique = Vec::new();
-        for (index, origin) in indexes {
-            let names: Vec<Option<String>> =
-                sqlx::query_scalar("SELECT name FROM pragma_index_info(?1) ORDER BY seqno")
-                    .bind(&index)
-                    .fetch_all(&mut *conn)
-                    .await
-                    .map_err(|e| classify(&e))?;
-            // A NULL name is an expression.
-            let Some(names) = names.into_iter().collect::<Option<Vec<String>>>() else {
-                continue;
-            };
-            if origin != "pk" && names != primary_key && !unique.contains(&names) {
-                unique.push(names);
-            }
-        }
         let links: Vec<(i64, String, String, Option<String>)> = sqlx::query_as(
             "SELECT id, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?1) ORDER BY id, seq",
         )
@@ -349,6 +304,77 @@ impl Session {
             unique,
             foreign_keys: foreign_keys.into_iter().map(|(_, key)| key).collect(),
         }))
+    }
+
+    /// The primary key and the other unique keys of `table` (an exact
+    /// catalog name): unique constraints and indexes on plain columns that
+    /// are neither partial nor deferrable.
+    pub async fn keys(&mut self, table: &str) -> Result<Keys, ToolError> {
+        let mut keys = Keys::default();
+        match self {
+            Session::Postgres { tx, schema, .. } => {
+                // Unique indexes over plain columns (a constraint has one too), the
+                // primary key first; INCLUDE columns are not part of the key.
+                let rows: Vec<(bool, Vec<String>)> = sqlx::query_as(
+                    "SELECT i.indisprimary, array_agg(a.attname::text ORDER BY k.ord) \
+                     FROM pg_catalog.pg_index i \
+                     JOIN pg_catalog.pg_class c ON c.oid = i.indrelid \
+                     JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
+                     CROSS JOIN LATERAL unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord) \
+                     JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum \
+                     WHERE n.nspname = $1 AND c.relname = $2 AND i.indisunique AND i.indpred IS NULL \
+                       AND i.indexprs IS NULL AND i.indimmediate AND i.indisvalid AND k.ord <= i.indnkeyatts \
+                     GROUP BY i.indexrelid, i.indisprimary ORDER BY NOT i.indisprimary, i.indexrelid",
+                )
+                .bind(schema.as_str())
+                .bind(table)
+                .fetch_all(&mut **tx)
+                .await
+                .map_err(|e| classify(&e))?;
+                for (primary, columns) in rows {
+                    if primary {
+                        keys.primary = columns;
+                    } else if !keys.unique.contains(&columns) {
+                        keys.unique.push(columns);
+                    }
+                }
+            }
+            sqlite => {
+                let conn = sqlite.sqlite().expect("a SQLite session");
+                keys.primary = sqlx::query_scalar(
+                    "SELECT name FROM pragma_table_info(?1) WHERE pk > 0 ORDER BY pk",
+                )
+                .bind(table)
+                .fetch_all(&mut *conn)
+                .await
+                .map_err(|e| classify(&e))?;
+                // Unique indexes, the primary key's own among them (origin `pk`).
+                let indexes: Vec<(String, String)> = sqlx::query_as(
+                    "SELECT name, origin FROM pragma_index_list(?1) WHERE \"unique\" = 1 AND partial = 0 \
+                     ORDER BY seq DESC",
+                )
+                .bind(table)
+                .fetch_all(&mut *conn)
+                .await
+                .map_err(|e| classify(&e))?;
+                for (index, origin) in indexes {
+                    let names: Vec<Option<String>> =
+                        sqlx::query_scalar("SELECT name FROM pragma_index_info(?1) ORDER BY seqno")
+                            .bind(&index)
+                            .fetch_all(&mut *conn)
+                            .await
+                            .map_err(|e| classify(&e))?;
+                    // A NULL name is an expression.
+                    let Some(names) = names.into_iter().collect::<Option<Vec<String>>>() else {
+                        continue;
+                    };
+                    if origin != "pk" && names != keys.primary && !keys.unique.contains(&names) {
+                        keys.unique.push(names);
+                    }
+                }
+            }
+        }
+        Ok(keys)
     }
 
     /// About how many rows `table` (a catalog name) holds: PostgreSQL's

@@ -849,13 +849,10 @@ async fn conflict_target<'t>(
         ));
     }
     let target = parse_columns(table, text)?;
-    let d = session
-        .describe(&table.name)
-        .await?
-        .ok_or_else(|| unknown_table(&table.name))?;
+    let keys = session.keys(&table.name).await?;
     let mut wanted: Vec<&str> = target.iter().map(|c| c.name.as_str()).collect();
     wanted.sort_unstable();
-    let unique = d.unique_keys().any(|key| {
+    let unique = keys.all().any(|key| {
         let mut key: Vec<&str> = key.iter().map(String::as_str).collect();
         key.sort_unstable();
         key == wanted
@@ -863,10 +860,7 @@ async fn conflict_target<'t>(
     if unique {
         return Ok(target);
     }
-    let keys: Vec<String> = d
-        .unique_keys()
-        .map(|k| format!("({})", k.join(", ")))
-        .collect();
+    let keys: Vec<String> = keys.all().map(|k| format!("({})", k.join(", "))).collect();
     let err = ToolError::new(
         ErrorType::InvalidColumn,
         format!(
