@@ -2,19 +2,11 @@
 // Checks the retrieval runs: what nodekit's vector store inserted (and its
 // sub-nodes' runs in n8n's execution data), then the agent's answer from it.
 //   node check-rag.js VARIANT RUN_OUTPUT REQUESTS_JSONL
-const fs = require('fs');
+const { readRun, readRequests } = require('./run-data');
 
 const [variant, runFile, requestsFile] = process.argv.slice(2);
-const text = fs.readFileSync(runFile, 'utf8');
-// `n8n execute` prints log lines, then "Execution was successful:", a rule, and the run as JSON.
-const run = JSON.parse(text.slice(text.indexOf('\n{') + 1));
-const data = run.data || run;
-const runData = data.resultData.runData;
-const fail = (why) => { console.error(`FAILED: ${why}`); process.exitCode = 1; };
-const json = (node, conn) => (runData[node] || []).flatMap((r) => ((r.data || {})[conn] || [[]])[0] || []).map((i) => i.json);
+const { json, fail } = readRun(runFile);
 const actions = (node, conn) => json(node, conn).map((j) => j.action);
-
-if (data.resultData.error) fail(`the run failed: ${JSON.stringify(data.resultData.error).slice(0, 500)}`);
 if (variant === 'rag-insert') {
   const chunks = json('Insert', 'main').map((d) => d.pageContent);
   console.error(`inserted ${chunks.length} chunks: ${JSON.stringify(chunks)}`);
@@ -32,7 +24,7 @@ if (variant === 'rag-insert') {
   const tool = json('Manual', 'ai_tool');
   console.error(`tool output: ${JSON.stringify(tool).slice(0, 300)}`);
   if (!tool.length || !JSON.stringify(tool).includes('radiators')) fail('the vector store tool did not find the text');
-  const requests = fs.readFileSync(requestsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const requests = readRequests(requestsFile);
   const toolMessage = ((requests[1] || {}).messages || []).find((m) => m.role === 'tool');
   if (requests.length !== 2 || !toolMessage || !String(toolMessage.content).includes('every autumn')) {
     fail(`the model requests: ${requests.length}, tool message ${JSON.stringify(toolMessage)}`);

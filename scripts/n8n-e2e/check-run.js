@@ -2,19 +2,11 @@
 // Checks the end-to-end run: n8n's run data, the scripted model's requests
 // and the memory database.
 //   N8N_DIR=... node check-run.js VARIANT RUN_OUTPUT REQUESTS_JSONL MEMORY_DB
-const fs = require('fs');
 const path = require('path');
+const { readRun, readRequests } = require('./run-data');
 
 const [variant, runFile, requestsFile, memoryDb] = process.argv.slice(2);
-const text = fs.readFileSync(runFile, 'utf8');
-// `n8n execute` prints log lines, then "Execution was successful:", a rule, and the run as JSON.
-const run = JSON.parse(text.slice(text.indexOf('\n{') + 1));
-const data = run.data || run;
-const runData = data.resultData.runData;
-const fail = (why) => { console.error(`FAILED: ${why}`); process.exitCode = 1; };
-const json = (node, conn) => (runData[node] || []).flatMap((r) => ((r.data || {})[conn] || [[]])[0] || []).map((i) => i.json);
-
-if (data.resultData.error) fail(`the run failed: ${JSON.stringify(data.resultData.error).slice(0, 500)}`);
+const { runData, json, fail } = readRun(runFile);
 const answer = (json('AI Agent', 'main')[0] || {}).output || '';
 console.error(`agent answer: ${answer}`);
 if (!answer.includes('Ada Lovelace') || !answer.includes('Grace Hopper')) fail('the answer does not quote the database');
@@ -34,7 +26,7 @@ if (variant === 'nodekit-model') {
   if (calls.length !== 2 || calls.some((c) => c.action !== 'invoke')) fail('the chat model calls are not in the execution data');
 }
 
-const requests = fs.readFileSync(requestsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+const requests = readRequests(requestsFile);
 const second = requests[1] || { messages: [] };
 const toolMessage = second.messages.find((m) => m.role === 'tool');
 if (requests.length !== 2 || !toolMessage || !String(toolMessage.content).includes('Ada Lovelace')) {

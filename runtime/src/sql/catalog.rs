@@ -3,8 +3,6 @@
 //! approximate row count. Names come back exactly as the catalog spells
 //! them; the caller filters them through the tool's allow and deny lists.
 
-use sqlx::AssertSqlSafe;
-
 use super::database::Session;
 use super::error::classify;
 use super::response::ToolError;
@@ -397,26 +395,7 @@ impl Session {
                 return Ok((estimate.round() as i64, false));
             }
         }
-        let mut sql = String::from("SELECT count(*) FROM (SELECT 1 FROM ");
-        if let Some(schema) = self.schema() {
-            super::writer::quote_ident(&mut sql, schema);
-            sql.push('.');
-        }
-        super::writer::quote_ident(&mut sql, table);
-        sql.push_str(&format!(" LIMIT {COUNT_CAP}) AS counted"));
-        let count: i64 = match self {
-            Session::Postgres { tx, .. } => {
-                sqlx::query_scalar(AssertSqlSafe(sql))
-                    .fetch_one(&mut **tx)
-                    .await
-            }
-            sqlite => {
-                sqlx::query_scalar(AssertSqlSafe(sql))
-                    .fetch_one(sqlite.sqlite().expect("a SQLite session"))
-                    .await
-            }
-        }
-        .map_err(|e| classify(&e))?;
+        let count = self.count(table, Some(COUNT_CAP)).await?;
         Ok((count, count >= COUNT_CAP))
     }
 }

@@ -492,12 +492,23 @@ impl Session {
 
     /// The number of rows of `table` (a catalog name), as this session sees it.
     pub async fn count_rows(&mut self, table: &str) -> Result<i64, ToolError> {
-        let mut sql = String::from("SELECT count(*) FROM ");
+        self.count(table, None).await
+    }
+
+    /// The rows of `table` (a catalog name), counted up to `cap` when given.
+    pub(super) async fn count(&mut self, table: &str, cap: Option<i64>) -> Result<i64, ToolError> {
+        let mut name = String::new();
         if let Some(schema) = self.schema() {
-            super::writer::quote_ident(&mut sql, schema);
-            sql.push('.');
+            super::writer::quote_ident(&mut name, schema);
+            name.push('.');
         }
-        super::writer::quote_ident(&mut sql, table);
+        super::writer::quote_ident(&mut name, table);
+        let sql = match cap {
+            None => format!("SELECT count(*) FROM {name}"),
+            Some(cap) => {
+                format!("SELECT count(*) FROM (SELECT 1 FROM {name} LIMIT {cap}) AS counted")
+            }
+        };
         match self {
             Session::Postgres { tx, .. } => {
                 sqlx::query_scalar(AssertSqlSafe(sql))
