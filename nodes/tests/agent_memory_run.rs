@@ -51,7 +51,8 @@ fn run(path: &str, base: &str, session: &str, message: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn working_memory_carries_across_threads() {
-    let dir = std::env::temp_dir().join(format!("nodekit-agent-memory-run-{}", std::process::id()));
+    let dir = nodekit_test_support::scratch_dir()
+        .join(format!("nodekit-agent-memory-run-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let db = dir.join("memory.db").to_string_lossy().into_owned();
     let path = dir.join("workflow.json").to_string_lossy().into_owned();

@@ -86,7 +86,8 @@ fn catalog_lists_built_in_nodes_sorted_and_deterministic() {
 
 #[test]
 fn catalog_writes_a_file() {
-    let dir = std::env::temp_dir().join(format!("nodekit-cli-{}", std::process::id()));
+    let dir =
+        nodekit_test_support::scratch_dir().join(format!("nodekit-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("nodes.json");
     let out = nodekit(&["catalog", "--out", file.to_str().unwrap()]);
@@ -184,7 +185,8 @@ fn tool_schema_follows_the_parameters() {
 #[test]
 fn from_ai_reads_arbitrary_json_from_a_file_or_stdin() {
     let params = json!({"a": "={{ $fromAI('n', 'A number', 'number', 3) }}", "b": [{"c": "x {{ $fromAI(\"s\") }}"}]});
-    let dir = std::env::temp_dir().join(format!("nodekit-fromai-{}", std::process::id()));
+    let dir =
+        nodekit_test_support::scratch_dir().join(format!("nodekit-fromai-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("p.json");
     std::fs::write(&file, params.to_string()).unwrap();

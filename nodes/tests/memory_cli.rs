@@ -26,7 +26,7 @@ fn json_out(out: &Output) -> Value {
 }
 
 fn temp(name: &str) -> String {
-    std::env::temp_dir()
+    nodekit_test_support::scratch_dir()
         .join(format!(
             "nodekit-memory-cli-{}-{name}.db",
             std::process::id()

@@ -314,7 +314,7 @@ fn memory_workflow(memory_type: &str, memory_params: Value) -> String {
 /// Two separate `nodekit run` processes: the second sees the first exchange.
 async fn memory_survives_processes(memory_type: &str, memory_params: Value, credentials: Value) {
     let server = Server::start(vec![text_turn("Hi Ada."), text_turn("You are Ada.")]).await;
-    let dir = std::env::temp_dir().join(format!(
+    let dir = nodekit_test_support::scratch_dir().join(format!(
         "nodekit-memory-{}-{}",
         memory_type.replace('.', "-"),
         std::process::id()

@@ -95,7 +95,7 @@ impl Drop for TempDir {
 
 impl Fixture {
     async fn sqlite() -> Fixture {
-        let dir = std::env::temp_dir().join(format!(
+        let dir = nodekit_test_support::scratch_dir().join(format!(
             "nodekit-sql-tools-{}-{}",
             std::process::id(),
             rand_suffix()

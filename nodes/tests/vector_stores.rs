@@ -207,7 +207,7 @@ async fn an_agent_searches_the_store_as_a_tool() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_store_across_processes_and_the_index_command() {
     let server = EmbedServer::start(DIMS).await;
-    let dir = std::env::temp_dir().join(unique("nodekit_vs_cli"));
+    let dir = nodekit_test_support::scratch_dir().join(unique("nodekit_vs_cli"));
     std::fs::create_dir_all(dir.join("notes/deep")).unwrap();
     let db = dir.join("vectors.db");
     let creds = dir.join("credentials.json");

@@ -101,7 +101,7 @@ async fn common(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_history() {
-    let dir = std::env::temp_dir().join(unique("nodekit-sqlite"));
+    let dir = nodekit_test_support::scratch_dir().join(unique("nodekit-sqlite"));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("chat.db").to_string_lossy().into_owned();
     let p = path.clone();

@@ -31,7 +31,7 @@ async fn embedder(server: &EmbedServer) -> Arc<dyn Embedder> {
 }
 
 fn temp_db() -> std::path::PathBuf {
-    std::env::temp_dir().join(format!("{}.db", unique("nodekit_vs")))
+    nodekit_test_support::scratch_dir().join(format!("{}.db", unique("nodekit_vs")))
 }
 
 /// A schema of its own on the pgvector server, dropped by [`Pg::drop`].

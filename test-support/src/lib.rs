@@ -5,6 +5,8 @@
 //!   missing variable skips the test with a printed reason; under `CI=true`
 //!   it fails the test, so CI never passes by skipping.
 //! - [`unique`]: names that runs and tests do not share.
+//! - [`scratch_dir`]: a folder for a test process's files, which the next
+//!   test process removes once this one has ended.
 //! - [`openai`]: a scripted OpenAI-compatible HTTP server on 127.0.0.1, so
 //!   the client code under test is the code users run.
 //! - [`embeddings`]: an OpenAI-compatible embeddings server on 127.0.0.1
@@ -13,6 +15,8 @@
 pub mod embeddings;
 pub mod openai;
 
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Whether this run is CI's (`CI=true`), where a missing server is a failure.
@@ -46,4 +50,32 @@ pub fn unique(prefix: &str) -> String {
         std::process::id(),
         N.fetch_add(1, Ordering::Relaxed)
     )
+}
+
+/// A folder for this test process's files (SQLite databases, packages):
+/// `<temp>/nodekit-tests/<pid>`. The first call also removes the folders
+/// of test processes that have ended, so runs do not pile files up in the
+/// temporary folder (on Linux, where `/proc` says which processes live).
+pub fn scratch_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let root = std::env::temp_dir().join("nodekit-tests");
+        if Path::new("/proc/self").exists()
+            && let Ok(entries) = std::fs::read_dir(&root)
+        {
+            for entry in entries.flatten() {
+                let ended = entry
+                    .file_name()
+                    .to_str()
+                    .and_then(|name| name.parse::<u32>().ok())
+                    .is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists());
+                if ended {
+                    let _ = std::fs::remove_dir_all(entry.path());
+                }
+            }
+        }
+        let dir = root.join(std::process::id().to_string());
+        std::fs::create_dir_all(&dir).expect("the temporary folder is writable");
+        dir
+    })
 }

@@ -8,7 +8,8 @@ use nodekit::memory::{ConversationMemory, Memory, MemoryOptions};
 
 #[tokio::test]
 async fn jsonl_history_is_memory() {
-    let dir = std::env::temp_dir().join(format!("jsonl-history-{}", std::process::id()));
+    let dir =
+        nodekit_test_support::scratch_dir().join(format!("jsonl-history-{}", std::process::id()));
     let history = Arc::new(JsonlHistory::new(&dir, "user/1").unwrap());
     let memory = ConversationMemory::new(MemoryOptions::buffer_window(history.clone(), 1));
     memory.save("hi", "hello").await.unwrap();

@@ -69,7 +69,7 @@ async fn an_agent_answers_with_the_tool_through_run() {
     )
     .unwrap();
     let server = Server::start(replies.iter().map(|r| Reply::json(200, r)).collect()).await;
-    let dir = std::env::temp_dir().join(nodekit_test_support::unique("tour"));
+    let dir = nodekit_test_support::scratch_dir().join(nodekit_test_support::unique("tour"));
     std::fs::create_dir_all(&dir).unwrap();
     let credentials = dir.join("credentials.json");
     std::fs::write(

@@ -129,7 +129,8 @@ fn replies() -> Vec<Reply> {
 async fn run_prepares_a_tool_nodes_parameters_at_its_type_version() {
     for (version, preview) in [(1, "alpha beta g"), (2, "alpha beta")] {
         let server = Server::start(replies()).await;
-        let dir = std::env::temp_dir().join(nodekit_test_support::unique("versions-run"));
+        let dir =
+            nodekit_test_support::scratch_dir().join(nodekit_test_support::unique("versions-run"));
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("workflow.json");
         std::fs::write(&file, workflow(version)).unwrap();

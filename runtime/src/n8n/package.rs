@@ -625,7 +625,8 @@ mod tests {
 
     #[test]
     fn an_unregistered_credential_type_is_refused_before_anything_is_written() {
-        let out = std::env::temp_dir().join(format!("nodekit-package-{}", std::process::id()));
+        let out = nodekit_test_support::scratch_dir()
+            .join(format!("nodekit-package-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&out);
         let catalog = Catalog::from_entries(vec![tool("weatherTool", "weatherApi")]);
         let e = write(&catalog, &options(&out)).unwrap_err().to_string();

@@ -15,7 +15,8 @@ pub use nodekit_test_support::{server, unique};
 
 /// A fresh SQLite file path in the temporary folder.
 pub fn temp_db(name: &str) -> std::path::PathBuf {
-    std::env::temp_dir().join(format!("{}.db", unique(&format!("nodekit_am_{name}"))))
+    nodekit_test_support::scratch_dir()
+        .join(format!("{}.db", unique(&format!("nodekit_am_{name}"))))
 }
 
 /// An agent-memory store in a fresh SQLite file.

@@ -10,7 +10,7 @@ fn temp_db(name: &str) -> std::path::PathBuf {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_nanos();
-    std::env::temp_dir().join(format!(
+    nodekit_test_support::scratch_dir().join(format!(
         "nodekit-am-unit-{name}-{}-{nanos}.db",
         std::process::id()
     ))

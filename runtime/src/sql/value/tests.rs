@@ -432,7 +432,8 @@ fn temp_sqlite_path(tag: &str) -> std::path::PathBuf {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_nanos();
-    std::env::temp_dir().join(format!("sqlvalue_{tag}_{}_{nanos}.db", std::process::id()))
+    nodekit_test_support::scratch_dir()
+        .join(format!("sqlvalue_{tag}_{}_{nanos}.db", std::process::id()))
 }
 
 #[tokio::test]
