@@ -1679,6 +1679,43 @@ async fn run_transactions(f: &Fixture) {
     tokio::join!(first, second);
     assert_eq!(stored(f, "105").await, 0, "{:?}", f.db);
 
+    // A write interrupted at its time limit: PostgreSQL undoes the call
+    // alone and the transaction goes on; SQLite ends the whole transaction,
+    // which the tools notice and say.
+    let exw = f
+        .tool("executeSqlTool", json!({"allowWrites": true, "timeout": 1}))
+        .await;
+    let slow = json!({"query": "INSERT INTO numbers SELECT a.n * 10000 + b.n + 100000 FROM numbers a, numbers b"});
+    agent_run(async {
+        ok(call(&tx, json!({"action": "begin"})).await);
+        ok(call(&ins, add(107)).await);
+        let v = call(&exw, slow.clone()).await;
+        assert_eq!(v["errorType"], "timeout", "{:?}: {v}", f.db);
+        match f.db {
+            Db::Postgres => {
+                ok(call(&ins, add(108)).await);
+                ok(call(&tx, json!({"action": "commit"})).await);
+            }
+            Db::Sqlite => {
+                assert!(
+                    v["error"]
+                        .as_str()
+                        .unwrap()
+                        .contains("transaction and its changes are gone"),
+                    "{v}"
+                );
+                denied(call(&ins, add(108)).await, "ended without a commit");
+                denied(
+                    call(&tx, json!({"action": "commit"})).await,
+                    "rolled it back",
+                );
+            }
+        }
+    })
+    .await;
+    let kept = if f.db == Db::Postgres { 2 } else { 0 };
+    assert_eq!(stored(f, "107, 108").await, kept, "{:?}", f.db);
+
     // A write elsewhere while the run's transaction is open is refused.
     if f.db == Db::Postgres {
         let other = f.tool("insertDataTool", json!({"schema": "public"})).await;
