@@ -3,7 +3,7 @@
 //! A workflow author who connects the transaction tool
 //! (`sqlTransactionTool`, or any `#[db_tool(operation = transaction)]`)
 //! lets the model `begin`, `commit` and `rollback`. Without it every call
-//! is its own transaction, as before. While a transaction is open, every
+//! is its own transaction. While a transaction is open, every
 //! SQL tool of the same run that reaches the same database (server, port,
 //! database and user, or file; and schema) runs inside it, so reads see its
 //! writes. Each call runs in a savepoint: a refused or failed call is
@@ -53,7 +53,7 @@ struct Run {
     ended: std::sync::Mutex<Option<String>>,
 }
 
-/// An open transaction: on which database and schema, and until when.
+/// An open transaction, and on which database and schema.
 struct Open {
     target: Arc<str>,
     schema: String,
