@@ -417,19 +417,16 @@ impl PgVectorStore {
         let (cc, cv, cu) = if collection.is_some() {
             (
                 ", collection_id",
-                ", $6::uuid",
+                ", $5::uuid",
                 ", collection_id = excluded.collection_id",
             )
         } else {
             ("", "", "")
         };
-        // The vectors go as one binary `float4[]` ($4, `$5` numbers each),
-        // which the server slices per row: parsing their text form was most
-        // of an insert's time on the server.
         let sql = format!(
             "INSERT INTO {t} ({id}, {content}, {metadata}, {vector}{cc})
-             SELECT i::uuid, c, m::jsonb, ($4::float4[])[(o - 1) * $5 + 1 : o * $5]::vector{cv}
-             FROM UNNEST($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS r(i, c, m, o)
+             SELECT i::uuid, c, m::jsonb, v::vector{cv}
+             FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[]) AS r(i, c, m, v)
              ON CONFLICT ({id}) DO UPDATE SET {content} = excluded.{content},
                {metadata} = excluded.{metadata}, {vector} = excluded.{vector}{cu}",
             t = self.table,
@@ -452,16 +449,12 @@ impl PgVectorStore {
                 .iter()
                 .map(|e| Value::Object(e.document.metadata.clone()).to_string())
                 .collect();
-            let vectors: Vec<f32> = chunk
-                .iter()
-                .flat_map(|e| e.vector.iter().copied())
-                .collect();
+            let vectors: Vec<String> = chunk.iter().map(|e| pg_vector(&e.vector)).collect();
             let mut query = sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
                 .bind(chunk_ids.to_vec())
                 .bind(contents)
                 .bind(metadata)
-                .bind(vectors)
-                .bind(dims as i32);
+                .bind(vectors);
             if let Some(c) = collection {
                 query = query.bind(c);
             }
