@@ -75,6 +75,36 @@ fn us(d: Duration) -> String {
     format!("{:.1} µs", d.as_secs_f64() * 1e6)
 }
 
+/// The rows of `id, name, price, qty, active` as JSON, typed as a hand-written tool would.
+fn sqlite_rows(rows: &[sqlx::sqlite::SqliteRow]) -> Vec<Value> {
+    rows.iter()
+        .map(|r| {
+            Value::Object(row(
+                r.get::<i64, _>(0) as usize,
+                r.get(1),
+                r.get::<f64, _>(2).into(),
+                r.get(3),
+                r.get(4),
+            ))
+        })
+        .collect()
+}
+
+/// The same on PostgreSQL (`price` read as `price::text`: exact decimals).
+fn pg_rows(rows: &[sqlx::postgres::PgRow]) -> Vec<Value> {
+    rows.iter()
+        .map(|r| {
+            Value::Object(row(
+                r.get::<i32, _>(0) as usize,
+                r.get(1),
+                r.get::<String, _>(2).into(),
+                r.get::<i32, _>(3).into(),
+                r.get(4),
+            ))
+        })
+        .collect()
+}
+
 fn row(
     i: usize,
     name: String,
@@ -135,19 +165,7 @@ async fn bench() {
                 .fetch_all(&pool)
                 .await
                 .unwrap();
-                let data: Vec<Value> = rows
-                    .iter()
-                    .map(|r| {
-                        Value::Object(row(
-                            r.get::<i64, _>(0) as usize,
-                            r.get(1),
-                            r.get::<f64, _>(2).into(),
-                            r.get(3),
-                            r.get(4),
-                        ))
-                    })
-                    .collect();
-                std::hint::black_box(data);
+                std::hint::black_box(sqlite_rows(&rows));
             }
         },
         |first| {
@@ -184,19 +202,7 @@ async fn bench() {
                      qty = excluded.qty, active = excluded.active RETURNING id, name, price, qty, active",
                 );
                 let rows = q.build().fetch_all(&pool).await.unwrap();
-                let data: Vec<Value> = rows
-                    .iter()
-                    .map(|r| {
-                        Value::Object(row(
-                            r.get::<i64, _>(0) as usize,
-                            r.get(1),
-                            r.get::<f64, _>(2).into(),
-                            r.get(3),
-                            r.get(4),
-                        ))
-                    })
-                    .collect();
-                std::hint::black_box(data);
+                std::hint::black_box(sqlite_rows(&rows));
             }
         },
         || {
@@ -298,19 +304,7 @@ async fn bench() {
                     .fetch_all(&pool)
                     .await
                     .unwrap();
-                    let data: Vec<Value> = rows
-                        .iter()
-                        .map(|r| {
-                            Value::Object(row(
-                                r.get::<i32, _>(0) as usize,
-                                r.get(1),
-                                r.get::<String, _>(2).into(),
-                                r.get::<i32, _>(3).into(),
-                                r.get(4),
-                            ))
-                        })
-                        .collect();
-                    std::hint::black_box(data);
+                    std::hint::black_box(pg_rows(&rows));
                 }
             },
             |first| {
@@ -351,19 +345,7 @@ async fn bench() {
                          qty = excluded.qty, active = excluded.active RETURNING id, name, price::text, qty, active",
                     );
                     let rows = q.build().fetch_all(&pool).await.unwrap();
-                    let data: Vec<Value> = rows
-                        .iter()
-                        .map(|r| {
-                            Value::Object(row(
-                                r.get::<i32, _>(0) as usize,
-                                r.get(1),
-                                r.get::<String, _>(2).into(),
-                                r.get::<i32, _>(3).into(),
-                                r.get(4),
-                            ))
-                        })
-                        .collect();
-                    std::hint::black_box(data);
+                    std::hint::black_box(pg_rows(&rows));
                 }
             },
             || {

@@ -393,21 +393,24 @@ impl Bridge {
                 );
             }
         };
-        let id = request.id;
-        let who = format!(
-            "node `{}` ({})",
-            request.target.node_name, request.target.node
-        );
-        let limit = request
-            .timeout_ms
-            .map_or(DEFAULT_TIMEOUT, Duration::from_millis);
-        let target = request.target.clone();
+        let Request {
+            id,
+            op,
+            target,
+            input,
+            timeout_ms,
+        } = request;
+        let who = format!("node `{}` ({})", target.node_name, target.node);
+        let limit = timeout_ms.map_or(DEFAULT_TIMEOUT, Duration::from_millis);
         let log = RunLog::new();
         // A panic is caught here, and the timeout drops (cancels) the call.
         // A node that blocks its thread is not cancelled: it answers
         // nothing, and the shims kill and restart the bridge.
-        let call = std::panic::AssertUnwindSafe(RunLog::capture(log.clone(), self.run(request)))
-            .catch_unwind();
+        let call = std::panic::AssertUnwindSafe(RunLog::capture(
+            log.clone(),
+            self.run(op, &target, input),
+        ))
+        .catch_unwind();
         let (result, error) = match tokio::time::timeout(limit, call).await {
             Ok(Ok(Ok(result))) => (Some(result), None),
             Ok(Ok(Err(fail))) => (None, Some(fail.into())),
@@ -445,19 +448,19 @@ impl Bridge {
         }
     }
 
-    async fn run(&self, request: Request) -> Outcome<Value> {
-        if request.op == Op::Hello {
+    async fn run(&self, op: Op, target: &Target, input: Value) -> Outcome<Value> {
+        if op == Op::Hello {
             return Ok(json!({
                 "version": env!("CARGO_PKG_VERSION"),
                 "nodes": self.catalog.entries().iter().map(CatalogEntry::full_name).collect::<Vec<_>>(),
             }));
         }
-        let entry = self.entry(&request.target)?;
-        if request.op == Op::Execute {
-            return self.execute(entry, request).await;
+        let entry = self.entry(target)?;
+        if op == Op::Execute {
+            return self.execute(entry, target, input).await;
         }
-        let supply = self.supply(entry, &request.target).await?;
-        call(request.op, supply, request.input, &request.target.node_name).await
+        let supply = self.supply(entry, target).await?;
+        call(op, supply, input, &target.node_name).await
     }
 
     fn entry(&self, target: &Target) -> Outcome<&'static CatalogEntry> {
@@ -537,20 +540,23 @@ impl Bridge {
     }
 
     /// Runs a root node on the request's items, with its credentials and inputs.
-    async fn execute(&self, entry: &CatalogEntry, request: Request) -> Outcome<Value> {
+    async fn execute(
+        &self,
+        entry: &CatalogEntry,
+        target: &Target,
+        mut input: Value,
+    ) -> Outcome<Value> {
         let run = entry.runtime.execute.ok_or_else(|| {
             Fail::Refused(format!(
                 "node `{}` is not a root node: it cannot execute",
                 entry.full_name()
             ))
         })?;
-        let items: Vec<Value> = request
-            .input
-            .get("items")
-            .cloned()
+        let items: Vec<Value> = input
+            .get_mut("items")
+            .map(Value::take)
             .and_then(|v| serde_json::from_value(v).ok())
             .ok_or_else(|| Fail::Refused("`execute` needs `items`, a list".into()))?;
-        let target = &request.target;
         let (params, version) =
             entry.parameters_at(&target.node_name, &target.parameters, target.type_version)?;
         let ctx = ExecuteContext::new(

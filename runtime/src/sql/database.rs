@@ -490,13 +490,9 @@ impl Session {
         Ok(out)
     }
 
-    /// The number of rows of `table` (a catalog name), as this session sees it.
-    pub async fn count_rows(&mut self, table: &str) -> Result<i64, ToolError> {
-        self.count(table, None).await
-    }
-
-    /// The rows of `table` (a catalog name), counted up to `cap` when given.
-    pub(super) async fn count(&mut self, table: &str, cap: Option<i64>) -> Result<i64, ToolError> {
+    /// The rows of `table` (a catalog name) as this session sees them,
+    /// counted up to `cap` when given.
+    pub async fn count(&mut self, table: &str, cap: Option<i64>) -> Result<i64, ToolError> {
         let mut name = String::new();
         if let Some(schema) = self.schema() {
             super::writer::quote_ident(&mut name, schema);

@@ -69,24 +69,18 @@ pub async fn run(db: &Database, request: &Request, options: &ToolOptions) -> Val
     let start = Instant::now();
     let settings = Settings::new(options, db);
     let operation = request.operation();
-    if let Request::Transaction(t) = request {
-        return match transaction::act(db, &settings.schema, &t.action, t.time_limit).await {
-            Ok(Value::Object(answer)) => {
-                let mut out = Map::new();
-                out.insert("success".into(), true.into());
-                out.insert("operation".into(), operation.into());
-                out.extend(answer);
-                out.insert(
-                    "executionTime".into(),
-                    format!("{}ms", start.elapsed().as_millis()).into(),
-                );
-                Value::Object(out)
-            }
-            Ok(other) => other,
-            Err(e) => error_response(operation, &e),
-        };
-    }
-    match execute(db, request, &settings).await {
+    let result = match request {
+        Request::Transaction(t) => transaction::act(db, &settings.schema, &t.action, t.time_limit)
+            .await
+            .map(|(action, message)| {
+                let mut extra = Map::new();
+                extra.insert("action".into(), action.into());
+                extra.insert("message".into(), message.into());
+                Done::answer(None, Vec::new(), extra, None)
+            }),
+        _ => execute(db, request, &settings).await,
+    };
+    match result {
         Ok(done) => {
             let mut out = Map::new();
             out.insert("success".into(), true.into());
@@ -166,8 +160,39 @@ struct Done {
     outcome: Outcome,
     /// A warning for the answer, whatever the rows.
     note: Option<String>,
-    /// Keys of the answer beside `data` (the describe tool's table facts).
+    /// Keys of the answer beside `data` (the describe tool's table facts,
+    /// the transaction tool's action).
     extra: Map<String, Value>,
+}
+
+impl Done {
+    /// An answer the tool makes itself, without a statement of the model's:
+    /// `rows` (JSON objects) as `data`, and `extra` beside them.
+    fn answer(
+        table: Option<String>,
+        rows: Vec<Value>,
+        extra: Map<String, Value>,
+        note: Option<String>,
+    ) -> Done {
+        let rows: Vec<Map<String, Value>> = rows
+            .into_iter()
+            .filter_map(|r| match r {
+                Value::Object(m) => Some(m),
+                _ => None,
+            })
+            .collect();
+        Done {
+            table,
+            modifies: false,
+            outcome: Outcome {
+                count: rows.len() as u64,
+                rows,
+                ..Outcome::default()
+            },
+            note,
+            extra,
+        }
+    }
 }
 
 async fn execute(db: &Database, request: &Request, s: &Settings) -> Result<Done, ToolError> {
@@ -273,7 +298,7 @@ impl EveryRowGuard {
         if affected <= 1 {
             return Ok(());
         }
-        let rows = session.count_rows(&self.table).await?;
+        let rows = session.count(&self.table, None).await?;
         // After a delete the count is what is left; after an update, the whole table.
         let every = if self.delete {
             rows == 0
@@ -318,26 +343,6 @@ async fn run_plan(session: &mut Session, plan: Plan, max_rows: usize) -> Result<
 /// how many rows it holds. A table the tool may not use appears nowhere,
 /// not even as the target of a foreign key.
 async fn describe(session: &mut Session, s: &Settings, name: &str) -> Result<Done, ToolError> {
-    let answer = |table, rows: Vec<Value>, extra, note| {
-        let rows: Vec<Map<String, Value>> = rows
-            .into_iter()
-            .filter_map(|r| match r {
-                Value::Object(m) => Some(m),
-                _ => None,
-            })
-            .collect();
-        Done {
-            table,
-            modifies: false,
-            outcome: Outcome {
-                count: rows.len() as u64,
-                rows,
-                ..Outcome::default()
-            },
-            note,
-            extra,
-        }
-    };
     if name.trim().is_empty() {
         let rows = session
             .relations()
@@ -346,7 +351,7 @@ async fn describe(session: &mut Session, s: &Settings, name: &str) -> Result<Don
             .filter(|(table, _)| s.may_use(table))
             .map(|(table, kind)| json!({"table": table, "type": kind.as_str()}))
             .collect();
-        return Ok(answer(None, rows, Map::new(), None));
+        return Ok(Done::answer(None, rows, Map::new(), None));
     }
     let table = resolve(session, s, name).await?;
     let d = session
@@ -388,7 +393,7 @@ async fn describe(session: &mut Session, s: &Settings, name: &str) -> Result<Don
             ));
         }
     }
-    Ok(answer(Some(table.name), rows, extra, note))
+    Ok(Done::answer(Some(table.name), rows, extra, note))
 }
 
 fn table_argument(request: &Request) -> Option<&str> {

@@ -30,8 +30,6 @@ use std::future::Future;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
-
 use super::database::{Database, Limits, Session};
 use super::response::ToolError;
 
@@ -44,13 +42,22 @@ tokio::task_local! {
     static RUN: Arc<Run>;
 }
 
-/// The SQL transaction of one agent run, if one is open.
+/// The SQL transaction of one agent run.
 #[derive(Default)]
 struct Run {
-    open: tokio::sync::Mutex<Option<Open>>,
-    /// Why the last transaction ended without the model asking: writes
+    state: tokio::sync::Mutex<State>,
+}
+
+#[derive(Default)]
+enum State {
+    /// No transaction, and the model knows how the last one ended.
+    #[default]
+    Idle,
+    /// A transaction is open.
+    Open(Open),
+    /// The last transaction ended without the model asking (why): writes
     /// are refused until the model calls the transaction tool.
-    ended: std::sync::Mutex<Option<String>>,
+    Ended(String),
 }
 
 /// An open transaction, and on which database and schema.
@@ -62,13 +69,26 @@ struct Open {
     id: u64,
 }
 
+impl State {
+    /// The open transaction, leaving `next` in its place (`None`: none is open).
+    fn take_open(&mut self, next: State) -> Option<Open> {
+        match std::mem::replace(self, next) {
+            State::Open(open) => Some(open),
+            other => {
+                *self = other;
+                None
+            }
+        }
+    }
+}
+
 /// Runs `work` as one agent run: the transaction tool's transaction is the
 /// run's, and one still open when `work` ends (or is dropped) is rolled
 /// back.
 pub async fn agent_run<T>(work: impl Future<Output = T>) -> T {
     let run = Arc::new(Run::default());
     let out = RUN.scope(run.clone(), work).await;
-    if let Some(open) = run.open.lock().await.take() {
+    if let Some(open) = run.state.lock().await.take_open(State::Idle) {
         tracing::warn!("SQL transaction left open at the end of the agent run; rolled back");
         open.session.rollback().await;
     }
@@ -96,29 +116,24 @@ pub(super) async fn in_open<T>(
     call: impl for<'s> AsyncFnOnce(&'s mut Session) -> Result<T, ToolError>,
 ) -> Option<Result<T, ToolError>> {
     let run = current()?;
-    let mut open = run.open.lock().await;
-    let joins = open
-        .as_ref()
-        .is_some_and(|o| &*o.target == db.target() && o.schema == schema);
-    if !joins {
-        if read_only {
-            return None;
-        }
-        if open.is_some() {
+    let mut state = run.state.lock().await;
+    let tx = match &mut *state {
+        State::Open(o) if &*o.target == db.target() && o.schema == schema => o,
+        _ if read_only => return None,
+        State::Idle => return None,
+        State::Open(_) => {
             return Some(Err(ToolError::denied(
                 "a transaction is open in this run on another database or schema: this write would be \
                  saved at once, outside it; commit or roll the transaction back first",
             )));
         }
-        let ended = run.ended.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        return ended.map(|why| {
-            Err(ToolError::denied(format!(
+        State::Ended(why) => {
+            return Some(Err(ToolError::denied(format!(
                 "this run's transaction ended without a commit ({why}), so its changes are gone; \
                  call the transaction tool (begin a new transaction, or roll back) before writing again"
-            )))
-        });
-    }
-    let tx = open.as_mut().expect("joined above");
+            ))));
+        }
+    };
     let result = match tx.session.enter_call(timeout, read_only).await {
         Ok(()) => call(&mut tx.session).await,
         Err(e) => Err(e),
@@ -130,10 +145,10 @@ pub(super) async fn in_open<T>(
     // The savepoint is gone: the database ended the transaction itself
     // (SQLite rolls the whole transaction back when a write is interrupted
     // at its time limit) or the connection failed. Its changes are lost.
-    let tx = open.take().expect("joined above");
-    tx.session.rollback().await;
     let why = "the database rolled it back when a call failed";
-    *run.ended.lock().unwrap_or_else(|e| e.into_inner()) = Some(why.into());
+    if let Some(tx) = state.take_open(State::Ended(why.into())) {
+        tx.session.rollback().await;
+    }
     let mut e = result.err().unwrap_or(lost);
     e.message.push_str(&format!(
         "; {why}: this run's transaction and its changes are gone"
@@ -141,22 +156,23 @@ pub(super) async fn in_open<T>(
     Some(Err(e))
 }
 
-/// `begin`, `commit` or `rollback`, for the transaction tool.
+/// `begin`, `commit` or `rollback`, for the transaction tool: the action
+/// done and what it means, for the model.
 pub(super) async fn act(
     db: &Database,
     schema: &str,
     action: &str,
     time_limit: Option<i64>,
-) -> Result<Value, ToolError> {
+) -> Result<(&'static str, String), ToolError> {
     let Some(run) = current() else {
         return Err(ToolError::denied(
             "transactions work only inside an agent run: each call of this tool outside one would end with it",
         ));
     };
-    let mut open = run.open.lock().await;
+    let mut state = run.state.lock().await;
     match action.trim().to_ascii_lowercase().as_str() {
         "begin" => {
-            if open.is_some() {
+            if matches!(*state, State::Open(_)) {
                 return Err(ToolError::denied(
                     "a transaction is already open in this run; commit or roll it back first",
                 ));
@@ -185,44 +201,47 @@ pub(super) async fn act(
                 .await?;
             static IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
             let id = IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            *open = Some(Open {
+            *state = State::Open(Open {
                 target: db.target().into(),
                 schema: schema.to_owned(),
                 session,
                 id,
             });
-            *run.ended.lock().unwrap_or_else(|e| e.into_inner()) = None;
             roll_back_at(Arc::downgrade(&run), id, Instant::now() + limit, secs);
-            Ok(json!({
-                "action": "begin",
-                "message": format!(
+            Ok((
+                "begin",
+                format!(
                     "Transaction open. Calls of the SQL tools on this database now run inside it and see its changes; \
                      commit to keep them. It is rolled back if not committed within {secs} s or by the end of the run."
                 ),
-            }))
+            ))
         }
         action @ ("commit" | "rollback") => {
-            let Some(tx) = open.take() else {
-                let why = run
-                    .ended
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .take()
-                    .unwrap_or_else(|| "no transaction was begun in this run".into());
-                return Err(ToolError::denied(format!(
-                    "no transaction is open in this run ({why}); nothing to {action}"
-                )));
+            let tx = match std::mem::take(&mut *state) {
+                State::Open(tx) => tx,
+                State::Ended(why) => {
+                    return Err(ToolError::denied(format!(
+                        "no transaction is open in this run ({why}); nothing to {action}"
+                    )));
+                }
+                State::Idle => {
+                    return Err(ToolError::denied(format!(
+                        "no transaction is open in this run; nothing to {action}"
+                    )));
+                }
             };
             if action == "commit" {
                 tx.session.commit().await?;
-                Ok(
-                    json!({"action": "commit", "message": "Transaction committed: its changes are kept."}),
-                )
+                Ok((
+                    "commit",
+                    "Transaction committed: its changes are kept.".into(),
+                ))
             } else {
                 tx.session.rollback().await;
-                Ok(
-                    json!({"action": "rollback", "message": "Transaction rolled back: its changes are undone."}),
-                )
+                Ok((
+                    "rollback",
+                    "Transaction rolled back: its changes are undone.".into(),
+                ))
             }
         }
         other => Err(ToolError::malformed(
@@ -240,14 +259,13 @@ fn roll_back_at(run: Weak<Run>, id: u64, deadline: Instant, secs: u32) {
     tokio::spawn(async move {
         tokio::time::sleep_until(deadline.into()).await;
         let Some(run) = run.upgrade() else { return };
-        let mut open = run.open.lock().await;
-        if open.as_ref().is_some_and(|o| o.id == id) {
-            let tx = open.take().expect("checked above");
+        let mut state = run.state.lock().await;
+        if matches!(&*state, State::Open(o) if o.id == id) {
+            let why =
+                format!("the last one reached its time limit of {secs} s and was rolled back");
+            let tx = state.take_open(State::Ended(why)).expect("checked above");
             tracing::warn!(secs, "SQL transaction reached its time limit; rolled back");
             tx.session.rollback().await;
-            *run.ended.lock().unwrap_or_else(|e| e.into_inner()) = Some(format!(
-                "the last one reached its time limit of {secs} s and was rolled back"
-            ));
         }
     });
 }

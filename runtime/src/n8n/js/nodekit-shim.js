@@ -444,18 +444,22 @@ async function supplyEmbeddings(ctx, node, description, itemIndex, aiInputs) {
 
 // ---- document loaders and text splitters ----
 
+/** A method for n8n's own nodes that cannot use what a shim supplied: it fails saying why. */
+function refusal(ctx, itemIndex, message) {
+  return async () => {
+    throw nodeError(ctx, new Error(message), itemIndex);
+  };
+}
+
 // What they supply runs in the bridge: only a nodekit node (a nodekit
 // vector store) can use it. n8n's own nodes calling it get an error that
 // says so.
 function supplyReference(connection, what) {
   return async (ctx, node, description, itemIndex, aiInputs) => {
     const target = await new Target(ctx, node, description, itemIndex, connection, aiInputs).prepare(null);
-    const refuse = async () => {
-      throw nodeError(ctx, new Error(
-        `the ${what} of node "${ctx.getNode().name}" runs in the nodekit bridge: connect it to a nodekit node ` +
-        "of the same package (a nodekit vector store), not to one of n8n's own nodes",
-      ), itemIndex);
-    };
+    const refuse = refusal(ctx, itemIndex,
+      `the ${what} of node "${ctx.getNode().name}" runs in the nodekit bridge: connect it to a nodekit node ` +
+      "of the same package (a nodekit vector store), not to one of n8n's own nodes");
     const reference = { lc_namespace: ['nodekit', connection] };
     for (const method of ['processAll', 'processItem', 'splitText', 'splitDocuments', 'transformDocuments', 'createDocuments']) {
       reference[method] = refuse;
@@ -483,12 +487,9 @@ async function supplyVectorStore(ctx, node, description, itemIndex, aiInputs) {
   const target = await new Target(ctx, node, description, itemIndex, 'ai_vectorStore', aiInputs).prepare(null);
   const { VectorStore } = n8nRequire('@langchain/core/vectorstores');
   const { Document } = n8nRequire('@langchain/core/documents');
-  const refuse = async () => {
-    throw nodeError(ctx, new Error(
-      `the vector store of node "${ctx.getNode().name}" is searched by text through the nodekit bridge; ` +
-      'add documents with its "insert" mode',
-    ), itemIndex);
-  };
+  const refuse = refusal(ctx, itemIndex,
+    `the vector store of node "${ctx.getNode().name}" is searched by text through the nodekit bridge; ` +
+    'add documents with its "insert" mode');
   class NodekitVectorStore extends VectorStore {
     _vectorstoreType() {
       return 'nodekit';
