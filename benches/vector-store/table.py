@@ -50,6 +50,8 @@ if ours and theirs and "splitter" in ours:
     print()
     print("| splitter | MB | seconds | MB/s | chunks |")
     print("|---|---:|---:|---:|---:|")
-    print(f"| nodekit | {o['bytes'] / 1048576:.1f} | {o['s']} | {o['mb_per_s']} | {o['chunks']:,} |")
+    mb = o['bytes'] / 1048576
+    print(f"| nodekit, borrowed (`chunks`) | {mb:.1f} | {o['s']} | {o['mb_per_s']} | {o['chunks']:,} |")
+    print(f"| nodekit, owned (`split_text`) | {mb:.1f} | {o['owned_s']} | {o['owned_mb_per_s']} | {o['chunks']:,} |")
     print(f"| LangChain | {t['bytes'] / 1048576:.1f} | {t['s']} | {t['mb_per_s']} | {t['chunks']:,} |")
-    print(f"| **nodekit's lead** | | **{lead(t['s'], o['s'])}** | | chunks {same} |")
+    print(f"| **nodekit's lead** | | **{lead(t['s'], o['s'])} borrowed, {lead(t['s'], o['owned_s'])} owned** | | chunks {same} |")

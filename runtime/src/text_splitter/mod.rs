@@ -8,6 +8,10 @@
 //!   chunks of at most `chunk_size`, each overlapping the one before by up
 //!   to `chunk_overlap`.
 //! - [`CharacterTextSplitter`] splits on one separator and merges.
+//! - [`TextSplitter::chunks`] gives the chunks as parts of the text,
+//!   copying none (the default, kept separators) or only those the
+//!   dropped separators made differ from it; [`TextSplitter::split_text`]
+//!   gives each its own `String`.
 //! - [`split_documents`] splits documents and records each chunk's lines in
 //!   its metadata (`loc.lines`), as LangChain's `createDocuments` does.
 //!
@@ -22,6 +26,7 @@ mod language;
 
 pub use language::Language;
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
 use serde_json::{Map, Value, json};
@@ -36,6 +41,14 @@ pub const DEFAULT_SEPARATORS: [&str; 4] = ["\n\n", "\n", " ", ""];
 pub trait TextSplitter: Send + Sync + std::fmt::Debug {
     /// The text's chunks, in order.
     fn split_text(&self, text: &str) -> Vec<String>;
+
+    /// The same chunks, borrowed from `text` wherever a chunk is a part of
+    /// it, so nothing is copied (nodekit's splitters borrow every chunk
+    /// when separators are kept, the default). The default method owns
+    /// what [`split_text`](TextSplitter::split_text) returns.
+    fn chunks<'t>(&self, text: &'t str) -> Vec<Cow<'t, str>> {
+        self.split_text(text).into_iter().map(Cow::Owned).collect()
+    }
 
     /// Whether this object already writes to a run log (nodekit's wrappers say yes).
     #[doc(hidden)]
@@ -66,122 +79,190 @@ impl Sizes {
         })
     }
 
-    /// LangChain's `mergeSplits`: joins consecutive pieces with `separator`
-    /// into chunks of at most `chunk_size` (counting the separators between
-    /// them), starting each new chunk with as many of the previous chunk's
-    /// last pieces as fit in `chunk_overlap` (not counting separators).
-    fn merge(&self, splits: &[&str], separator: &str, out: &mut Vec<String>) {
-        let separator_len = js::len(separator);
-        let mut current: VecDeque<(&str, usize)> = VecDeque::new();
-        let mut total = 0;
-        for &piece in splits {
-            let len = js::len(piece);
-            let overflows = |total: usize, pieces: usize| {
-                total + len + pieces * separator_len > self.chunk_size
-            };
-            if overflows(total, current.len()) {
-                if total > self.chunk_size {
-                    tracing::warn!(
-                        size = total,
-                        chunk_size = self.chunk_size,
-                        "text splitter: created a chunk longer than the chunk size"
-                    );
-                }
-                if !current.is_empty() {
-                    push_joined(&current, separator, out);
-                    while total > self.chunk_overlap
-                        || (overflows(total, current.len()) && total > 0)
-                    {
-                        let Some((_, first)) = current.pop_front() else {
-                            break;
-                        };
-                        total -= first;
-                    }
-                }
-            }
-            current.push_back((piece, len));
-            total += len;
+    /// A LangChain `mergeSplits` over pieces of `text` joined by `separator`.
+    fn merger<'t, 's>(&self, text: &'t str, separator: &'s str) -> Merger<'t, 's> {
+        Merger {
+            sizes: *self,
+            text,
+            separator,
+            separator_len: js::len(separator),
+            current: VecDeque::new(),
+            total: 0,
+            bytes: 0,
         }
-        push_joined(&current, separator, out);
     }
 }
 
-/// The pieces joined by `separator` and trimmed, unless that leaves nothing.
-fn push_joined(pieces: &VecDeque<(&str, usize)>, separator: &str, out: &mut Vec<String>) {
-    let mut joined = String::with_capacity(pieces.iter().map(|(p, _)| p.len() + 1).sum());
-    for (i, (piece, _)) in pieces.iter().enumerate() {
-        if i > 0 {
-            joined.push_str(separator);
+/// LangChain's `mergeSplits`, fed one piece at a time: joins consecutive
+/// pieces of `text` with `separator` into chunks of at most `chunk_size`
+/// (counting the separators between them), starting each new chunk with
+/// as many of the previous chunk's last pieces as fit in `chunk_overlap`
+/// (not counting separators).
+struct Merger<'t, 's> {
+    sizes: Sizes,
+    text: &'t str,
+    separator: &'s str,
+    separator_len: usize,
+    /// The pieces of the chunk being built, with their lengths.
+    current: VecDeque<(&'t str, usize)>,
+    /// Their length in code units, and in bytes.
+    total: usize,
+    bytes: usize,
+}
+
+impl<'t> Merger<'t, '_> {
+    /// Adds the next piece, `len` code units long.
+    fn push(&mut self, piece: &'t str, len: usize, out: &mut Vec<Cow<'t, str>>) {
+        let Sizes {
+            chunk_size,
+            chunk_overlap,
+        } = self.sizes;
+        let overflows =
+            |total: usize, pieces: usize| total + len + pieces * self.separator_len > chunk_size;
+        if overflows(self.total, self.current.len()) {
+            if self.total > chunk_size {
+                tracing::warn!(
+                    size = self.total,
+                    chunk_size,
+                    "text splitter: created a chunk longer than the chunk size"
+                );
+            }
+            if !self.current.is_empty() {
+                self.emit(out);
+                while self.total > chunk_overlap
+                    || (overflows(self.total, self.current.len()) && self.total > 0)
+                {
+                    let Some((first, first_len)) = self.current.pop_front() else {
+                        break;
+                    };
+                    self.total -= first_len;
+                    self.bytes -= first.len();
+                }
+            }
         }
-        joined.push_str(piece);
+        self.current.push_back((piece, len));
+        self.total += len;
+        self.bytes += piece.len();
     }
-    let trimmed = js::trim(&joined);
-    if !trimmed.is_empty() {
-        out.push(if trimmed.len() == joined.len() {
-            joined
+
+    /// Ends the merge with the last chunk.
+    fn finish(self, out: &mut Vec<Cow<'t, str>>) {
+        self.emit(out);
+    }
+
+    /// The current pieces joined by the separator and trimmed, unless that
+    /// leaves nothing. When they stand in the text one separator apart
+    /// (always so when separators are kept and the joiner is empty), the
+    /// chunk is borrowed from the text.
+    fn emit(&self, out: &mut Vec<Cow<'t, str>>) {
+        let (Some((first, _)), Some((last, _))) = (self.current.front(), self.current.back())
+        else {
+            return;
+        };
+        let text = self.text;
+        let offset = |piece: &str| piece.as_ptr() as usize - text.as_ptr() as usize;
+        let span = &text[offset(first)..offset(last) + last.len()];
+        let joined_len = self.bytes + (self.current.len() - 1) * self.separator.len();
+        let chunk = if span.len() == joined_len {
+            Cow::Borrowed(js::trim(span))
         } else {
-            trimmed.to_owned()
-        });
+            let mut joined = String::with_capacity(joined_len);
+            for (i, (piece, _)) in self.current.iter().enumerate() {
+                if i > 0 {
+                    joined.push_str(self.separator);
+                }
+                joined.push_str(piece);
+            }
+            match js::trim(&joined) {
+                trimmed if trimmed.len() == joined.len() => Cow::Owned(joined),
+                trimmed => Cow::Owned(trimmed.to_owned()),
+            }
+        };
+        if !chunk.is_empty() {
+            out.push(chunk);
+        }
     }
 }
 
 /// `text` split on `separator`, without empty pieces. Kept separators stay
 /// at the start of the piece that follows them, and the text is cut before
 /// every place a separator starts, overlapping ones included (LangChain
-/// splits on the regular expression `(?=separator)`). The empty separator
-/// cuts the text into characters.
-fn split_on<'t>(text: &'t str, separator: &str, keep: bool) -> Vec<&'t str> {
-    if separator.is_empty() {
-        return text
-            .char_indices()
-            .map(|(i, c)| &text[i..i + c.len_utf8()])
-            .collect();
+/// splits on the regular expression `(?=separator)`); dropped ones are
+/// found left to right without overlaps (JavaScript's `split`). The empty
+/// separator cuts the text into characters.
+fn split_on<'t, 's>(text: &'t str, separator: &'s str, keep: bool) -> Pieces<'t, 's> {
+    Pieces {
+        text,
+        separator,
+        keep,
+        start: 0,
+        firsts: memchr::memchr_iter(
+            separator.as_bytes().first().copied().unwrap_or(0),
+            text.as_bytes(),
+        ),
     }
-    if !keep {
-        let mut pieces = Vec::new();
-        let mut start = 0;
-        while let Some(at) = find_from(text, start, separator) {
-            if at > start {
-                pieces.push(&text[start..at]);
-            }
-            start = at + separator.len();
-        }
-        if start < text.len() {
-            pieces.push(&text[start..]);
-        }
-        return pieces;
-    }
-    let mut pieces = Vec::new();
-    let mut start = 0;
-    let mut from = 0;
-    while let Some(at) = find_from(text, from, separator) {
-        if at > start {
-            pieces.push(&text[start..at]);
-            start = at;
-        }
-        // The next place may overlap this one: look from the next character.
-        from = at + text[at..].chars().next().map_or(1, char::len_utf8);
-    }
-    if start < text.len() {
-        pieces.push(&text[start..]);
-    }
-    pieces
 }
 
-/// Where the next `separator` (not empty) starts in `text`, at or after
-/// byte `from`. The separator's first character is looked for with the
-/// character searcher (a `memchr` over bytes), much faster than the
-/// substring searcher on the short separators splitters use.
-fn find_from(text: &str, from: usize, separator: &str) -> Option<usize> {
-    let first = separator.chars().next()?;
-    let mut at = from;
-    loop {
-        let found = at + text[at..].find(first)?;
-        if text[found..].starts_with(separator) {
-            return Some(found);
+/// The pieces of [`split_on`], found as they are asked for, so each is
+/// used while its bytes are still in the cache.
+struct Pieces<'t, 's> {
+    text: &'t str,
+    separator: &'s str,
+    keep: bool,
+    /// Where the next piece starts.
+    start: usize,
+    /// The places of the separator's first byte, from `start` on.
+    firsts: memchr::Memchr<'t>,
+}
+
+impl<'t> Iterator for Pieces<'t, '_> {
+    type Item = &'t str;
+
+    fn next(&mut self) -> Option<&'t str> {
+        let text = self.text;
+        let rest = text.get(self.start..).filter(|rest| !rest.is_empty())?;
+        if self.separator.is_empty() {
+            let len = rest.chars().next().map_or(0, char::len_utf8);
+            self.start += len;
+            return Some(&rest[..len]);
         }
-        at = found + first.len_utf8();
+        let bytes = text.as_bytes();
+        let tail = &self.separator.as_bytes()[1..];
+        for at in self.firsts.by_ref() {
+            if !bytes[at + 1..].starts_with(tail) {
+                continue;
+            }
+            let start = self.start;
+            if self.keep {
+                if at > start {
+                    self.start = at;
+                    return Some(&text[start..at]);
+                }
+            } else if at >= start {
+                self.start = at + self.separator.len();
+                if at > start {
+                    return Some(&text[start..at]);
+                }
+            }
+        }
+        let rest = &text[std::mem::replace(&mut self.start, text.len())..];
+        (!rest.is_empty()).then_some(rest)
     }
+}
+
+/// Every byte position where `separator` (not empty) starts in `text`,
+/// overlapping ones included, in order. The separator's first byte is
+/// found with `memchr`, much faster than a substring search on the short
+/// separators splitters use; a match always starts on a character
+/// boundary, as a first byte of UTF-8 is never a continuation byte.
+fn starts<'a>(text: &'a str, separator: &'a str) -> impl Iterator<Item = usize> + 'a {
+    let bytes = text.as_bytes();
+    let (first, rest) = separator
+        .as_bytes()
+        .split_first()
+        .map_or((0, &[][..]), |(first, rest)| (*first, rest));
+    memchr::memchr_iter(first, bytes)
+        .filter(move |&at| rest.is_empty() || bytes[at + 1..].starts_with(rest))
 }
 
 /// LangChain's `RecursiveCharacterTextSplitter`.
@@ -240,7 +321,16 @@ impl RecursiveCharacterTextSplitter {
         self
     }
 
-    fn split_with(&self, text: &str, separators: &[String], out: &mut Vec<String>) {
+    /// Splits `text`, a part of `whole` (ASCII throughout when `ascii`,
+    /// so lengths are byte counts).
+    fn split_with<'t>(
+        &self,
+        whole: &'t str,
+        text: &'t str,
+        ascii: bool,
+        separators: &[String],
+        out: &mut Vec<Cow<'t, str>>,
+    ) {
         // The first separator the text holds; the empty one always matches.
         let mut separator = separators.last().map_or("", String::as_str);
         let mut finer: Option<&[String]> = None;
@@ -249,41 +339,45 @@ impl RecursiveCharacterTextSplitter {
                 separator = "";
                 break;
             }
-            if find_from(text, 0, s).is_some() {
+            if starts(text, s).next().is_some() {
                 separator = s;
                 finer = Some(&separators[i + 1..]);
                 break;
             }
         }
-        let splits = split_on(text, separator, self.keep_separator);
         let joiner = if self.keep_separator { "" } else { separator };
-        let mut good: Vec<&str> = Vec::new();
-        for piece in splits {
-            if js::len(piece) < self.sizes.chunk_size {
-                good.push(piece);
+        // The pieces shorter than a chunk, merged as they come.
+        let mut good = self.sizes.merger(whole, joiner);
+        for piece in split_on(text, separator, self.keep_separator) {
+            let len = if ascii { piece.len() } else { js::len(piece) };
+            if len < self.sizes.chunk_size {
+                good.push(piece, len, out);
                 continue;
             }
-            if !good.is_empty() {
-                self.sizes.merge(&good, joiner, out);
-                good.clear();
-            }
+            std::mem::replace(&mut good, self.sizes.merger(whole, joiner)).finish(out);
             match finer {
-                Some(finer) => self.split_with(piece, finer, out),
-                None => out.push(piece.to_owned()),
+                Some(finer) => self.split_with(whole, piece, ascii, finer, out),
+                None => out.push(Cow::Borrowed(piece)),
             }
         }
-        if !good.is_empty() {
-            self.sizes.merge(&good, joiner, out);
-        }
+        good.finish(out);
     }
 }
 
 impl TextSplitter for RecursiveCharacterTextSplitter {
     fn split_text(&self, text: &str) -> Vec<String> {
+        owned(self.chunks(text))
+    }
+
+    fn chunks<'t>(&self, text: &'t str) -> Vec<Cow<'t, str>> {
         let mut out = Vec::new();
-        self.split_with(text, &self.separators, &mut out);
+        self.split_with(text, text, text.is_ascii(), &self.separators, &mut out);
         out
     }
+}
+
+fn owned(chunks: Vec<Cow<'_, str>>) -> Vec<String> {
+    chunks.into_iter().map(Cow::into_owned).collect()
 }
 
 /// LangChain's `CharacterTextSplitter`: one separator, pieces merged into
@@ -321,14 +415,21 @@ impl CharacterTextSplitter {
 
 impl TextSplitter for CharacterTextSplitter {
     fn split_text(&self, text: &str) -> Vec<String> {
-        let splits = split_on(text, &self.separator, self.keep_separator);
+        owned(self.chunks(text))
+    }
+
+    fn chunks<'t>(&self, text: &'t str) -> Vec<Cow<'t, str>> {
         let joiner = if self.keep_separator {
             ""
         } else {
             &self.separator
         };
         let mut out = Vec::new();
-        self.sizes.merge(&splits, joiner, &mut out);
+        let mut merger = self.sizes.merger(text, joiner);
+        for piece in split_on(text, &self.separator, self.keep_separator) {
+            merger.push(piece, js::len(piece), &mut out);
+        }
+        merger.finish(&mut out);
         out
     }
 }
