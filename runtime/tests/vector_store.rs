@@ -595,6 +595,72 @@ async fn pgvector_shares_n8n_tables() {
     pg.drop().await;
 }
 
+/// New documents go to PostgreSQL as binary `COPY` rows when the table
+/// has n8n's column types, and as text otherwise; both read back the same,
+/// NULs stripped from the text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pgvector_writes_any_column_types() {
+    let Some(pg) = Pg::new().await else { return };
+    sqlx::raw_sql(
+        "CREATE TABLE typed (id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+           text varchar(100), metadata json, embedding vector(2))",
+    )
+    .execute(&pg.pool)
+    .await
+    .unwrap();
+    for table in ["n8n_vectors", "typed"] {
+        let store = pg
+            .store(PgVectorOptions {
+                table: table.into(),
+                ..PgVectorOptions::default()
+            })
+            .await;
+        let ids = store
+            .add(&[
+                Entry {
+                    document: Document::new("a\0b").with("k", 1).with("s", "é\"x"),
+                    vector: vec![1.0, 0.0],
+                },
+                Entry {
+                    document: Document::new("far"),
+                    vector: vec![-1.0, 0.5],
+                },
+            ])
+            .await
+            .unwrap();
+        let found = store.search(&[1.0, 0.1], 2, &Filter::all()).await.unwrap();
+        assert_eq!(found.len(), 2, "{table}");
+        assert_eq!(found[0].document.id.as_ref(), Some(&ids[0]), "{table}");
+        assert_eq!(found[0].document.page_content, "ab", "{table}");
+        assert_eq!(
+            Value::Object(found[0].document.metadata.clone()),
+            json!({"k": 1, "s": "é\"x"}),
+            "{table}"
+        );
+        assert_eq!(found[1].document.page_content, "far", "{table}");
+        assert!(found[1].document.metadata.is_empty(), "{table}");
+        // The vectors arrived exactly.
+        let stored: String = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT embedding::text FROM {table} WHERE id = $1::uuid"
+        )))
+        .bind(&ids[1])
+        .fetch_one(&pg.pool)
+        .await
+        .unwrap();
+        assert_eq!(stored, "[-1,0.5]", "{table}");
+        // A vector of another length than the table's is refused.
+        let e = store
+            .add(&[Entry {
+                document: Document::new("three"),
+                vector: vec![1.0, 0.0, 0.0],
+            }])
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains("dimension"), "{table}: {e}");
+    }
+    pg.drop().await;
+}
+
 /// Past 1,000 documents an unfiltered PGVector search goes through the
 /// HNSW index it creates, and agrees with the exact scan.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -11,7 +11,10 @@
 //! The table and column names are n8n's options ([`PgVectorOptions`]).
 //! With a collection, a `collection_id` column points at the collection
 //! table (`n8n_vector_collections`: `uuid`, `name`, `cmetadata`), as
-//! LangChain adds it. Documents without an id get a random UUID.
+//! LangChain adds it. Documents without an id get a time-ordered UUID
+//! (version 7), which the primary key's index takes faster than random
+//! ones, and are written with one binary `COPY` when the columns have
+//! n8n's types (as text rows otherwise).
 //!
 //! Scores are distances, lowest first, as n8n shows them: cosine distance
 //! (`1 - similarity`) by default, or the negative inner product, or the
@@ -25,8 +28,9 @@
 use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Value};
+use sqlx::Connection;
 use sqlx::Row;
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 
 use super::filter::{Bind, Dialect};
 use super::{
@@ -156,6 +160,9 @@ pub struct PgVectorStore {
     collection_id: Option<String>,
     /// The vector length an HNSW index is known to exist for.
     indexed: Arc<OnceLock<usize>>,
+    /// Whether the columns have n8n's types (`uuid`, `text`, `jsonb`,
+    /// `vector`), so new documents can be sent in `COPY`'s binary form.
+    copyable: bool,
 }
 
 fn db_error(e: impl std::fmt::Display) -> crate::error::Error {
@@ -256,12 +263,42 @@ impl PgVectorStore {
             options,
             collection_id: None,
             indexed: Arc::default(),
+            copyable: false,
         };
         store.ensure().await?;
         if let Some((name, table)) = store.options.collection.clone() {
             store.collection_id = Some(store.collection(&name, &table).await?);
         }
+        store.copyable = store.has_n8n_types().await?;
         Ok(store)
+    }
+
+    /// Whether the table's columns have the types of n8n's layout, the
+    /// only ones `COPY`'s binary rows are written for (a table made
+    /// elsewhere may differ: its documents are inserted as text).
+    async fn has_n8n_types(&self) -> Result<bool> {
+        let mut wanted = vec![
+            (self.options.columns.id.as_str(), "uuid"),
+            (self.options.columns.content.as_str(), "text"),
+            (self.options.columns.metadata.as_str(), "jsonb"),
+            (self.options.columns.vector.as_str(), "vector"),
+        ];
+        if self.collection_id.is_some() {
+            wanted.push(("collection_id", "uuid"));
+        }
+        let names: Vec<&str> = wanted.iter().map(|(name, _)| *name).collect();
+        let types: Vec<(String, String)> = sqlx::query_as(
+            "SELECT a.attname::text, t.typname::text FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+             WHERE a.attrelid = to_regclass($1) AND a.attname = ANY($2) AND a.attnum > 0 AND NOT a.attisdropped",
+        )
+        .bind(&self.table)
+        .bind(names)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db_error)?;
+        Ok(wanted
+            .iter()
+            .all(|(name, typ)| types.iter().any(|(n, t)| n == name && t == typ)))
     }
 
     /// The extension and the table (LangChain's DDL, which n8n runs for
@@ -371,6 +408,12 @@ impl PgVectorStore {
     }
 
     async fn dims(&self) -> Result<Option<usize>> {
+        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        self.dims_on(&mut conn).await
+    }
+
+    /// The length of the table's vectors (of the first one found).
+    async fn dims_on(&self, conn: &mut PgConnection) -> Result<Option<usize>> {
         let (scope, _) = self.in_collection(1);
         let sql = format!(
             "SELECT vector_dims({v}) FROM {t} WHERE {v} IS NOT NULL{scope} LIMIT 1",
@@ -381,7 +424,7 @@ impl PgVectorStore {
         if let Some(id) = &self.collection_id {
             query = query.bind(id.as_str());
         }
-        let dims = query.fetch_optional(&self.pool).await.map_err(db_error)?;
+        let dims = query.fetch_optional(conn).await.map_err(db_error)?;
         Ok(dims.map(|d| d as usize))
     }
 
@@ -389,7 +432,10 @@ impl PgVectorStore {
         let Some(first) = entries.first() else {
             return Ok(Vec::new());
         };
-        let dims = match self.dims().await? {
+        // One connection for the whole add: the pool checks a connection
+        // with a round trip each time it hands one out.
+        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let dims = match self.dims_on(&mut conn).await? {
             Some(d) => d,
             None => first.vector.len(),
         };
@@ -407,9 +453,22 @@ impl PgVectorStore {
                         ))
                     })?
                     .to_string(),
-                None => uuid::Uuid::new_v4().to_string(),
+                // Time-ordered: the primary key's index takes them at its
+                // end instead of all over.
+                None => uuid::Uuid::now_v7().to_string(),
             };
             ids.push(id);
+        }
+        // Past pgvector's 16,000 dimensions or PostgreSQL's 1 GB field, the
+        // statement below gets the server's own error.
+        let copy = self.copyable
+            && dims <= 16_000
+            && entries
+                .iter()
+                .all(|e| e.document.id.is_none() && e.document.page_content.len() < 1 << 30);
+        if copy {
+            self.copy(&mut conn, entries, &ids).await?;
+            return Ok(ids);
         }
         let collection = self.collection_id.as_deref();
         // With collections, a document added again under its id moves to
@@ -435,7 +494,7 @@ impl PgVectorStore {
             metadata = self.metadata,
             vector = self.vector,
         );
-        let mut tx = self.pool.begin().await.map_err(db_error)?;
+        let mut tx = conn.begin().await.map_err(db_error)?;
         for (chunk, chunk_ids) in entries
             .chunks(ROWS_PER_INSERT)
             .zip(ids.chunks(ROWS_PER_INSERT))
@@ -462,6 +521,53 @@ impl PgVectorStore {
         }
         tx.commit().await.map_err(db_error)?;
         Ok(ids)
+    }
+
+    /// Writes new documents (their ids just made, so none is in the table)
+    /// with one `COPY` in binary form: PostgreSQL parses neither numbers
+    /// nor vectors, and the rows are one statement, all or none.
+    async fn copy(&self, conn: &mut PgConnection, entries: &[Entry], ids: &[String]) -> Result<()> {
+        let mut columns = format!(
+            "{}, {}, {}, {}",
+            self.id, self.content, self.metadata, self.vector
+        );
+        let collection = match &self.collection_id {
+            Some(c) => {
+                columns.push_str(", collection_id");
+                Some(uuid::Uuid::parse_str(c).map_err(db_error)?)
+            }
+            None => None,
+        };
+        let mut rows =
+            BinaryRows::new(entries.len(), entries.first().map_or(0, |e| e.vector.len()));
+        for (e, id) in entries.iter().zip(ids) {
+            let id = uuid::Uuid::parse_str(id).map_err(db_error)?;
+            rows.row(if collection.is_some() { 5 } else { 4 });
+            rows.field(id.as_bytes());
+            // PostgreSQL text holds no NUL; LangChain strips them too.
+            let text = &e.document.page_content;
+            if text.contains('\0') {
+                rows.field(text.replace('\0', "").as_bytes());
+            } else {
+                rows.field(text.as_bytes());
+            }
+            rows.jsonb(&e.document.metadata);
+            rows.vector(&e.vector);
+            if let Some(c) = &collection {
+                rows.field(c.as_bytes());
+            }
+        }
+        let sql = format!(
+            "COPY {t} ({columns}) FROM STDIN (FORMAT binary)",
+            t = self.table
+        );
+        let mut copy = conn.copy_in_raw(&sql).await.map_err(db_error)?;
+        if let Err(e) = copy.send(rows.finish()).await {
+            let _ = copy.abort("nodekit could not send the rows").await;
+            return Err(db_error(e));
+        }
+        copy.finish().await.map_err(db_error)?;
+        Ok(())
     }
 
     /// Creates the HNSW index for `dims`-long vectors when missing and the
@@ -650,6 +756,61 @@ impl PgVectorStore {
             }
         };
         Ok(result.map_err(db_error)?.rows_affected())
+    }
+}
+
+/// Rows in `COPY`'s binary form: a header, then per row its field count
+/// and each field's length and bytes (big-endian numbers), then a trailer.
+struct BinaryRows(Vec<u8>);
+
+impl BinaryRows {
+    fn new(rows: usize, dims: usize) -> BinaryRows {
+        let mut out = Vec::with_capacity(19 + rows * (100 + 4 * dims) + 2);
+        out.extend_from_slice(b"PGCOPY\n\xff\r\n\0");
+        out.extend_from_slice(&0i32.to_be_bytes()); // flags
+        out.extend_from_slice(&0i32.to_be_bytes()); // header extension
+        BinaryRows(out)
+    }
+
+    fn row(&mut self, fields: i16) {
+        self.0.extend_from_slice(&fields.to_be_bytes());
+    }
+
+    fn field(&mut self, bytes: &[u8]) {
+        self.length(bytes.len());
+        self.0.extend_from_slice(bytes);
+    }
+
+    /// A length (the caller keeps fields under 1 GB, PostgreSQL's limit).
+    fn length(&mut self, len: usize) {
+        self.0.extend_from_slice(&(len as i32).to_be_bytes());
+    }
+
+    /// `jsonb`'s binary form: version 1, then the JSON text.
+    fn jsonb(&mut self, metadata: &Map<String, Value>) {
+        let at = self.0.len();
+        self.0.extend_from_slice(&[0; 4]);
+        self.0.push(1);
+        serde_json::to_writer(&mut self.0, metadata).expect("a JSON map serializes");
+        let len = (self.0.len() - at - 4) as i32;
+        self.0[at..at + 4].copy_from_slice(&len.to_be_bytes());
+    }
+
+    /// pgvector's binary form: dimensions and a zero (16 bits each), then
+    /// each element as a 32-bit float.
+    fn vector(&mut self, vector: &[f32]) {
+        self.length(4 + 4 * vector.len());
+        self.0
+            .extend_from_slice(&(vector.len() as i16).to_be_bytes());
+        self.0.extend_from_slice(&0i16.to_be_bytes());
+        for x in vector {
+            self.0.extend_from_slice(&x.to_be_bytes());
+        }
+    }
+
+    fn finish(mut self) -> Vec<u8> {
+        self.0.extend_from_slice(&(-1i16).to_be_bytes());
+        self.0
     }
 }
 
