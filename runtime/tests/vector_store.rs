@@ -716,3 +716,70 @@ async fn pgvector_index() {
     assert_eq!(many.len(), 300);
     pg.drop().await;
 }
+
+/// An embedder in process that refuses the text "fail".
+#[derive(Debug)]
+struct Words;
+
+impl Embedder for Words {
+    fn name(&self) -> &str {
+        "words"
+    }
+    fn embed<'a>(
+        &'a self,
+        texts: &'a [String],
+    ) -> nodekit::model::BoxFuture<'a, nodekit::Result<Vec<Vec<f32>>>> {
+        Box::pin(async move {
+            if texts.iter().any(|t| t == "fail") {
+                return Err(nodekit::Error::Agent("the embedder refused".into()));
+            }
+            Ok(texts
+                .iter()
+                .map(|t| nodekit_test_support::embeddings::bag_of_words(t, 16))
+                .collect())
+        })
+    }
+}
+
+/// `add_documents` hands the store a thousand documents at a time and
+/// embeds the next thousand meanwhile: every document arrives once, ids in
+/// order; when embedding the second thousand fails, the first thousand is
+/// kept and nothing after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn add_documents_writes_a_thousand_at_a_time() {
+    let mut documents: Vec<Document> = (0..2500)
+        .map(|i| Document::new(format!("document number {i}")).with("i", i))
+        .collect();
+    let store = Arc::new(InProcessVectorStore::new());
+    let ids = DocumentStore::new(store.clone(), Arc::new(Words))
+        .add_documents(&documents)
+        .await
+        .unwrap();
+    assert_eq!(ids.len(), 2500);
+    let all = store
+        .search(&[1.0; 16], 5000, &Filter::all())
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 2500);
+    for found in &all {
+        let i = found.document.metadata["i"].as_u64().unwrap() as usize;
+        assert_eq!(found.document.id.as_ref(), Some(&ids[i]));
+    }
+
+    documents[1500] = Document::new("fail");
+    let store = Arc::new(InProcessVectorStore::new());
+    let e = DocumentStore::new(store.clone(), Arc::new(Words))
+        .add_documents(&documents)
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("the embedder refused"), "{e}");
+    let kept = store
+        .search(&[1.0; 16], 5000, &Filter::all())
+        .await
+        .unwrap();
+    assert_eq!(kept.len(), 1000);
+    assert!(
+        kept.iter()
+            .all(|f| f.document.metadata["i"].as_u64().unwrap() < 1000)
+    );
+}

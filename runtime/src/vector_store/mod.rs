@@ -307,21 +307,18 @@ impl DocumentStore {
             let mut ids = Vec::with_capacity(documents.len());
             let mut dims = self.store.dimensions().await?;
             let mut writes = documents.chunks(WRITE_BATCH.max(self.batch));
-            let mut entries = match writes.next() {
-                Some(write) => self.embedded(write, &mut dims).await?,
-                None => Vec::new(),
+            let Some(first) = writes.next() else {
+                return Ok(ids);
             };
-            // Each write runs on a task of its own while this one embeds
-            // the next (stopped if this call is dropped).
-            while !entries.is_empty() {
+            let mut entries = self.embedded(first, &mut dims).await?;
+            // While a write runs on a task of its own (stopped if this
+            // call is dropped), this one embeds the next.
+            for next in writes {
                 let store = self.store.clone();
                 let adding = AbortOnDropHandle::new(tokio::spawn(
                     async move { store.add(&entries).await }.in_current_span(),
                 ));
-                let following = match writes.next() {
-                    Some(write) => self.embedded(write, &mut dims).await,
-                    None => Ok(Vec::new()),
-                };
+                let following = self.embedded(next, &mut dims).await;
                 ids.extend(
                     adding
                         .await
@@ -329,6 +326,7 @@ impl DocumentStore {
                 );
                 entries = following?;
             }
+            ids.extend(self.store.add(&entries).await?);
             Ok(ids)
         };
         self.logged_call(
