@@ -444,23 +444,20 @@ impl PgVectorStore {
         }
         let mut ids = Vec::with_capacity(entries.len());
         for e in entries {
-            let id = match &e.document.id {
-                Some(id) => uuid::Uuid::parse_str(id)
-                    .map_err(|_| {
-                        store_error(format!(
-                            "document id {:?} is not a UUID, which a PGVector table's ids are",
-                            crate::error::shorten(id, 60)
-                        ))
-                    })?
-                    .to_string(),
+            ids.push(match &e.document.id {
+                Some(id) => uuid::Uuid::parse_str(id).map_err(|_| {
+                    store_error(format!(
+                        "document id {:?} is not a UUID, which a PGVector table's ids are",
+                        crate::error::shorten(id, 60)
+                    ))
+                })?,
                 // Time-ordered: the primary key's index takes them at its
                 // end instead of all over.
-                None => uuid::Uuid::now_v7().to_string(),
-            };
-            ids.push(id);
+                None => uuid::Uuid::now_v7(),
+            });
         }
         // Past pgvector's 16,000 dimensions or PostgreSQL's 1 GB field, the
-        // statement below gets the server's own error.
+        // text rows get the server's own error.
         let copy = self.copyable
             && dims <= 16_000
             && entries
@@ -468,8 +465,20 @@ impl PgVectorStore {
                 .all(|e| e.document.id.is_none() && e.document.page_content.len() < 1 << 30);
         if copy {
             self.copy(&mut conn, entries, &ids).await?;
-            return Ok(ids);
+        } else {
+            self.insert(&mut conn, entries, &ids).await?;
         }
+        Ok(ids.iter().map(uuid::Uuid::to_string).collect())
+    }
+
+    /// Writes documents as text rows, `ROWS_PER_INSERT` a statement in one
+    /// transaction; a document whose id is in the table replaces it.
+    async fn insert(
+        &self,
+        conn: &mut PgConnection,
+        entries: &[Entry],
+        ids: &[uuid::Uuid],
+    ) -> Result<()> {
         let collection = self.collection_id.as_deref();
         // With collections, a document added again under its id moves to
         // this store's collection.
@@ -509,8 +518,9 @@ impl PgVectorStore {
                 .map(|e| Value::Object(e.document.metadata.clone()).to_string())
                 .collect();
             let vectors: Vec<String> = chunk.iter().map(|e| pg_vector(&e.vector)).collect();
+            let chunk_ids: Vec<String> = chunk_ids.iter().map(uuid::Uuid::to_string).collect();
             let mut query = sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
-                .bind(chunk_ids.to_vec())
+                .bind(chunk_ids)
                 .bind(contents)
                 .bind(metadata)
                 .bind(vectors);
@@ -519,14 +529,18 @@ impl PgVectorStore {
             }
             query.execute(&mut *tx).await.map_err(db_error)?;
         }
-        tx.commit().await.map_err(db_error)?;
-        Ok(ids)
+        tx.commit().await.map_err(db_error)
     }
 
     /// Writes new documents (their ids just made, so none is in the table)
     /// with one `COPY` in binary form: PostgreSQL parses neither numbers
     /// nor vectors, and the rows are one statement, all or none.
-    async fn copy(&self, conn: &mut PgConnection, entries: &[Entry], ids: &[String]) -> Result<()> {
+    async fn copy(
+        &self,
+        conn: &mut PgConnection,
+        entries: &[Entry],
+        ids: &[uuid::Uuid],
+    ) -> Result<()> {
         let mut columns = format!(
             "{}, {}, {}, {}",
             self.id, self.content, self.metadata, self.vector
@@ -541,7 +555,6 @@ impl PgVectorStore {
         let mut rows =
             BinaryRows::new(entries.len(), entries.first().map_or(0, |e| e.vector.len()));
         for (e, id) in entries.iter().zip(ids) {
-            let id = uuid::Uuid::parse_str(id).map_err(db_error)?;
             rows.row(if collection.is_some() { 5 } else { 4 });
             rows.field(id.as_bytes());
             // PostgreSQL text holds no NUL; LangChain strips them too.
