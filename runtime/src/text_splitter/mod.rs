@@ -196,10 +196,7 @@ fn split_on<'t, 's>(text: &'t str, separator: &'s str, keep: bool) -> Pieces<'t,
         separator,
         keep,
         start: 0,
-        firsts: memchr::memchr_iter(
-            separator.as_bytes().first().copied().unwrap_or(0),
-            text.as_bytes(),
-        ),
+        starts: starts(text, separator),
     }
 }
 
@@ -211,8 +208,8 @@ struct Pieces<'t, 's> {
     keep: bool,
     /// Where the next piece starts.
     start: usize,
-    /// The places of the separator's first byte, from `start` on.
-    firsts: memchr::Memchr<'t>,
+    /// The places of the separator after `start`.
+    starts: Starts<'t, 's>,
 }
 
 impl<'t> Iterator for Pieces<'t, '_> {
@@ -226,12 +223,7 @@ impl<'t> Iterator for Pieces<'t, '_> {
             self.start += len;
             return Some(&rest[..len]);
         }
-        let bytes = text.as_bytes();
-        let tail = &self.separator.as_bytes()[1..];
-        for at in self.firsts.by_ref() {
-            if !bytes[at + 1..].starts_with(tail) {
-                continue;
-            }
+        for at in self.starts.by_ref() {
             let start = self.start;
             if self.keep {
                 if at > start {
@@ -250,19 +242,40 @@ impl<'t> Iterator for Pieces<'t, '_> {
     }
 }
 
-/// Every byte position where `separator` (not empty) starts in `text`,
-/// overlapping ones included, in order. The separator's first byte is
-/// found with `memchr`, much faster than a substring search on the short
-/// separators splitters use; a match always starts on a character
-/// boundary, as a first byte of UTF-8 is never a continuation byte.
-fn starts<'a>(text: &'a str, separator: &'a str) -> impl Iterator<Item = usize> + 'a {
-    let bytes = text.as_bytes();
-    let (first, rest) = separator
+/// Every byte position where `separator` (not empty; the empty one has
+/// none) starts in `text`, overlapping ones included, in order.
+fn starts<'t, 's>(text: &'t str, separator: &'s str) -> Starts<'t, 's> {
+    let (first, tail) = separator
         .as_bytes()
         .split_first()
-        .map_or((0, &[][..]), |(first, rest)| (*first, rest));
-    memchr::memchr_iter(first, bytes)
-        .filter(move |&at| rest.is_empty() || bytes[at + 1..].starts_with(rest))
+        .map_or((0, &[][..]), |(first, tail)| (*first, tail));
+    Starts {
+        bytes: text.as_bytes(),
+        tail,
+        firsts: (!separator.is_empty()).then(|| memchr::memchr_iter(first, text.as_bytes())),
+    }
+}
+
+/// The places [`starts`] finds. The separator's first byte is found with
+/// `memchr`, much faster than a substring search on the short separators
+/// splitters use; a match always starts on a character boundary, as a
+/// first byte of UTF-8 is never a continuation byte.
+struct Starts<'t, 's> {
+    bytes: &'t [u8],
+    /// The separator after its first byte.
+    tail: &'s [u8],
+    firsts: Option<memchr::Memchr<'t>>,
+}
+
+impl Iterator for Starts<'_, '_> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        let (bytes, tail) = (self.bytes, self.tail);
+        self.firsts
+            .as_mut()?
+            .find(|&at| tail.is_empty() || bytes[at + 1..].starts_with(tail))
+    }
 }
 
 /// LangChain's `RecursiveCharacterTextSplitter`.
