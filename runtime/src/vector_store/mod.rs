@@ -48,8 +48,6 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use tokio_util::task::AbortOnDropHandle;
-use tracing::Instrument;
 
 use crate::document::Document;
 use crate::embed::Embedder;
@@ -311,19 +309,13 @@ impl DocumentStore {
                 return Ok(ids);
             };
             let mut entries = self.embedded(first, &mut dims).await?;
-            // While a write runs on a task of its own (stopped if this
-            // call is dropped), this one embeds the next.
+            // Each write runs while the next documents are embedded (both
+            // make progress whenever the other waits on its server).
             for next in writes {
-                let store = self.store.clone();
-                let adding = AbortOnDropHandle::new(tokio::spawn(
-                    async move { store.add(&entries).await }.in_current_span(),
-                ));
-                let following = self.embedded(next, &mut dims).await;
-                ids.extend(
-                    adding
-                        .await
-                        .map_err(|e| store_error(format!("adding documents stopped: {e}")))??,
-                );
+                let (added, following) =
+                    futures::future::join(self.store.add(&entries), self.embedded(next, &mut dims))
+                        .await;
+                ids.extend(added?);
                 entries = following?;
             }
             ids.extend(self.store.add(&entries).await?);
