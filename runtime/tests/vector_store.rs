@@ -714,6 +714,29 @@ async fn pgvector_index() {
         .await
         .unwrap();
     assert_eq!(many.len(), 300);
+    // A pool made without the session options searches as widely: the
+    // store sets the breadth for each search (pgvector's default, 40,
+    // would cap this answer at 40).
+    let plain = PgPoolOptions::new()
+        .max_connections(2)
+        .connect_with(pg.schema.options.clone())
+        .await
+        .unwrap();
+    let breadth: Option<String> =
+        sqlx::query_scalar("SELECT current_setting('hnsw.ef_search', true)")
+            .fetch_one(&plain)
+            .await
+            .unwrap();
+    assert_ne!(breadth.as_deref(), Some("200"));
+    let store = PgVectorStore::with_pool(plain.clone(), PgVectorOptions::default())
+        .await
+        .unwrap();
+    let wide = store
+        .search(&queries[0], 150, &Filter::all())
+        .await
+        .unwrap();
+    assert_eq!(wide.len(), 150);
+    plain.close().await;
     pg.drop().await;
 }
 

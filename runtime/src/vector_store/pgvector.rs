@@ -163,6 +163,10 @@ pub struct PgVectorStore {
     /// Whether the columns have n8n's types (`uuid`, `text`, `jsonb`,
     /// `vector`), so new documents can be sent in `COPY`'s binary form.
     copyable: bool,
+    /// Whether the pool's sessions search the HNSW index less widely than
+    /// [`EF_SEARCH`] (made without [`PgVectorStore::session_options`]), so
+    /// each indexed search sets it in a transaction of its own.
+    widen: bool,
 }
 
 fn db_error(e: impl std::fmt::Display) -> crate::error::Error {
@@ -227,9 +231,10 @@ impl PgVectorStore {
     /// `options` plus the settings nodekit's searches need, sent when a
     /// connection starts (no round trip): pgvector's HNSW search breadth
     /// (`hnsw.ef_search`, 200). [`PgVectorStore::connect`] uses them; give
-    /// them to the pool you pass to [`PgVectorStore::with_pool`], or its
-    /// searches find fewer of the nearest documents (pgvector's default
-    /// breadth is 40, and a search returns at most that many).
+    /// them to the pool you pass to [`PgVectorStore::with_pool`], or each
+    /// search through the index sets the breadth first, in a transaction
+    /// of its own (two round trips more; pgvector's default breadth, 40,
+    /// would find fewer of the nearest documents and never more than 40).
     pub fn session_options(options: PgConnectOptions) -> PgConnectOptions {
         // A placeholder setting until pgvector loads, then its own.
         options.options([("hnsw.ef_search", EF_SEARCH)])
@@ -264,13 +269,37 @@ impl PgVectorStore {
             collection_id: None,
             indexed: Arc::default(),
             copyable: false,
+            widen: false,
         };
         store.ensure().await?;
         if let Some((name, table)) = store.options.collection.clone() {
             store.collection_id = Some(store.collection(&name, &table).await?);
         }
         store.copyable = store.has_n8n_types().await?;
+        store.widen = store.narrow_sessions().await?;
         Ok(store)
+    }
+
+    /// Whether the pool's sessions search less widely than nodekit's
+    /// searches need (pgvector's default breadth is 40), with a warning
+    /// that says how to avoid the extra round trips this costs.
+    async fn narrow_sessions(&self) -> Result<bool> {
+        let breadth: Option<String> =
+            sqlx::query_scalar("SELECT current_setting('hnsw.ef_search', true)")
+                .fetch_one(&self.pool)
+                .await
+                .map_err(db_error)?;
+        let narrow = breadth
+            .and_then(|b| b.parse::<u32>().ok())
+            .is_none_or(|b| b < EF_SEARCH);
+        if narrow {
+            tracing::warn!(
+                "vector store: the pool's sessions search pgvector's HNSW index with a breadth \
+                 under {EF_SEARCH}; each search sets it first (two round trips more): make the \
+                 pool with PgVectorStore::session_options to avoid that"
+            );
+        }
+        Ok(narrow)
     }
 
     /// Whether the table's columns have the types of n8n's layout, the
@@ -703,10 +732,21 @@ impl PgVectorStore {
         if let Some(id) = &self.collection_id {
             query = query.bind(id.as_str());
         }
-        let rows = bind_filter(query, &sql.binds)
-            .fetch_all(&self.pool)
+        let query = bind_filter(query, &sql.binds);
+        let rows = if indexed && self.widen {
+            let mut tx = self.pool.begin().await.map_err(db_error)?;
+            sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+                "SET LOCAL hnsw.ef_search = {EF_SEARCH}"
+            )))
+            .execute(&mut *tx)
             .await
             .map_err(db_error)?;
+            let rows = query.fetch_all(&mut *tx).await.map_err(db_error)?;
+            tx.commit().await.map_err(db_error)?;
+            rows
+        } else {
+            query.fetch_all(&self.pool).await.map_err(db_error)?
+        };
         Ok(rows
             .iter()
             .filter_map(|r| {
