@@ -225,6 +225,32 @@ async fn behaves(store: Arc<dyn VectorStore>, embedder: Arc<dyn Embedder>) {
             .iter()
             .any(|f| f.document.page_content.contains("savanna"))
     );
+    // One id twice in one add: the last entry replaces the first.
+    let same = "5f0c6a56-0000-4000-8000-000000000001";
+    let vector = embedder
+        .embed(&["one id twice".to_owned()])
+        .await
+        .unwrap()
+        .remove(0);
+    let entry = |text: &str| Entry {
+        document: Document {
+            id: Some(same.into()),
+            ..Document::new(text)
+        },
+        vector: vector.clone(),
+    };
+    let added = store
+        .add(&[entry("the first"), entry("the last")])
+        .await
+        .unwrap();
+    assert_eq!(added, [same, same]);
+    let found = store.search(&vector, 10, &Filter::all()).await.unwrap();
+    let texts: Vec<&str> = found
+        .iter()
+        .filter(|f| f.document.id.as_deref() == Some(same))
+        .map(|f| f.document.page_content.as_str())
+        .collect();
+    assert_eq!(texts, ["the last"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -44,6 +44,7 @@ pub mod sqlite;
 pub use filter::{Condition, Filter, OPERATORS};
 pub use in_process::InProcessVectorStore;
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -474,6 +475,29 @@ pub(crate) fn check_dimensions(expected: usize, found: usize, source: &str) -> R
 
 /// An error unless `vector` fits a store of `expected`-long vectors and
 /// holds finite numbers only (a NaN would rank first in every search).
+/// The entries a write stores, with their ids: of entries that share an
+/// id only the last, which replaces the others as a later add would
+/// (borrowed when every id is distinct).
+pub(crate) fn last_of_each_id<'e, I: Eq + std::hash::Hash + Clone>(
+    entries: &'e [Entry],
+    ids: &'e [I],
+) -> (Cow<'e, [Entry]>, Cow<'e, [I]>) {
+    let mut seen = std::collections::HashSet::with_capacity(ids.len());
+    let mut keep: Vec<bool> = ids.iter().rev().map(|id| seen.insert(id)).collect();
+    if keep.iter().all(|k| *k) {
+        return (Cow::Borrowed(entries), Cow::Borrowed(ids));
+    }
+    keep.reverse();
+    let (entries, ids) = entries
+        .iter()
+        .zip(ids)
+        .zip(keep)
+        .filter(|(_, keep)| *keep)
+        .map(|((e, id), _)| (e.clone(), id.clone()))
+        .unzip();
+    (Cow::Owned(entries), Cow::Owned(ids))
+}
+
 pub(crate) fn check_vector(expected: usize, vector: &[f32]) -> Result<()> {
     check_dimensions(expected, vector.len(), "a vector")?;
     if vector.iter().all(|x| x.is_finite()) {

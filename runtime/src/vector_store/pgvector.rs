@@ -35,7 +35,7 @@ use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 use super::filter::{Bind, Dialect};
 use super::{
     Entry, Filter, Found, Scores, Selection, VectorStore, check_dimensions, check_vector,
-    store_error,
+    last_of_each_id, store_error,
 };
 use crate::document::Document;
 use crate::error::Result;
@@ -492,10 +492,11 @@ impl PgVectorStore {
             && entries
                 .iter()
                 .all(|e| e.document.id.is_none() && e.document.page_content.len() < 1 << 30);
+        let (written, written_ids) = last_of_each_id(entries, &ids);
         if copy {
-            self.copy(&mut conn, entries, &ids).await?;
+            self.copy(&mut conn, &written, &written_ids).await?;
         } else {
-            self.insert(&mut conn, entries, &ids).await?;
+            self.insert(&mut conn, &written, &written_ids).await?;
         }
         Ok(ids.iter().map(uuid::Uuid::to_string).collect())
     }

@@ -32,7 +32,8 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqliteRo
 
 use super::filter::{Bind, Dialect};
 use super::{
-    Entry, Filter, Found, Selection, VectorStore, check_dimensions, check_vector, store_error,
+    Entry, Filter, Found, Selection, VectorStore, check_dimensions, check_vector, last_of_each_id,
+    store_error,
 };
 use crate::document::Document;
 use crate::error::Result;
@@ -516,9 +517,10 @@ impl SqliteVectorStore {
         .fetch_all(&mut *tx)
         .await
         .map_err(db_error)?;
-        for (chunk, chunk_ids) in entries
+        let (written, written_ids) = last_of_each_id(entries, &ids);
+        for (chunk, chunk_ids) in written
             .chunks(ROWS_PER_INSERT)
-            .zip(ids.chunks(ROWS_PER_INSERT))
+            .zip(written_ids.chunks(ROWS_PER_INSERT))
         {
             let mut sql = String::from(
                 "INSERT INTO nodekit_vs_documents (collection, doc_id, content, metadata, embedding) VALUES ",
