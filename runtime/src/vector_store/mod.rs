@@ -478,6 +478,7 @@ pub(crate) fn check_dimensions(expected: usize, found: usize, source: &str) -> R
 /// The entries a write stores, with their ids: of entries that share an
 /// id only the last, which replaces the others as a later add would
 /// (borrowed when every id is distinct).
+#[cfg(feature = "vector-store")]
 pub(crate) fn last_of_each_id<'e, I: Eq + std::hash::Hash + Clone>(
     entries: &'e [Entry],
     ids: &'e [I],
