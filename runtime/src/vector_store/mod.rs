@@ -44,7 +44,6 @@ pub mod sqlite;
 pub use filter::{Condition, Filter, OPERATORS};
 pub use in_process::InProcessVectorStore;
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -482,7 +481,8 @@ pub(crate) fn check_dimensions(expected: usize, found: usize, source: &str) -> R
 pub(crate) fn last_of_each_id<'e, I: Eq + std::hash::Hash + Clone>(
     entries: &'e [Entry],
     ids: &'e [I],
-) -> (Cow<'e, [Entry]>, Cow<'e, [I]>) {
+) -> (std::borrow::Cow<'e, [Entry]>, std::borrow::Cow<'e, [I]>) {
+    use std::borrow::Cow;
     let mut seen = std::collections::HashSet::with_capacity(ids.len());
     let mut keep: Vec<bool> = ids.iter().rev().map(|id| seen.insert(id)).collect();
     if keep.iter().all(|k| *k) {
