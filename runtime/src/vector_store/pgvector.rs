@@ -233,7 +233,7 @@ impl PgVectorStore {
     /// (`hnsw.ef_search`, 200). [`PgVectorStore::connect`] uses them; give
     /// them to the pool you pass to [`PgVectorStore::with_pool`], or each
     /// search through the index sets the breadth first, in a transaction
-    /// of its own (two round trips more; pgvector's default breadth, 40,
+    /// of its own (three round trips more; pgvector's default breadth, 40,
     /// would find fewer of the nearest documents and never more than 40).
     pub fn session_options(options: PgConnectOptions) -> PgConnectOptions {
         // A placeholder setting until pgvector loads, then its own.
@@ -295,7 +295,7 @@ impl PgVectorStore {
         if narrow {
             tracing::warn!(
                 "vector store: the pool's sessions search pgvector's HNSW index with a breadth \
-                 under {EF_SEARCH}; each search sets it first (two round trips more): make the \
+                 under {EF_SEARCH}; each search sets it first (three round trips more): make the \
                  pool with PgVectorStore::session_options to avoid that"
             );
         }
