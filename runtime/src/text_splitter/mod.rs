@@ -334,11 +334,10 @@ impl RecursiveCharacterTextSplitter {
         self
     }
 
-    /// Splits `text`, a part of `whole` (ASCII throughout when `ascii`,
-    /// so lengths are byte counts).
+    /// Splits `text` (ASCII throughout when `ascii`, so lengths are byte
+    /// counts).
     fn split_with<'t>(
         &self,
-        whole: &'t str,
         text: &'t str,
         ascii: bool,
         separators: &[String],
@@ -360,16 +359,16 @@ impl RecursiveCharacterTextSplitter {
         }
         let joiner = if self.keep_separator { "" } else { separator };
         // The pieces shorter than a chunk, merged as they come.
-        let mut good = self.sizes.merger(whole, joiner);
+        let mut good = self.sizes.merger(text, joiner);
         for piece in split_on(text, separator, self.keep_separator) {
             let len = if ascii { piece.len() } else { js::len(piece) };
             if len < self.sizes.chunk_size {
                 good.push(piece, len, out);
                 continue;
             }
-            std::mem::replace(&mut good, self.sizes.merger(whole, joiner)).finish(out);
+            std::mem::replace(&mut good, self.sizes.merger(text, joiner)).finish(out);
             match finer {
-                Some(finer) => self.split_with(whole, piece, ascii, finer, out),
+                Some(finer) => self.split_with(piece, ascii, finer, out),
                 None => out.push(Cow::Borrowed(piece)),
             }
         }
@@ -384,7 +383,7 @@ impl TextSplitter for RecursiveCharacterTextSplitter {
 
     fn chunks<'t>(&self, text: &'t str) -> Vec<Cow<'t, str>> {
         let mut out = Vec::new();
-        self.split_with(text, text, text.is_ascii(), &self.separators, &mut out);
+        self.split_with(text, text.is_ascii(), &self.separators, &mut out);
         out
     }
 }

@@ -476,13 +476,17 @@ pub(crate) fn check_dimensions(expected: usize, found: usize, source: &str) -> R
 /// holds finite numbers only (a NaN would rank first in every search).
 /// The entries a write stores, with their ids: of entries that share an
 /// id only the last, which replaces the others as a later add would
-/// (borrowed when every id is distinct).
+/// (borrowed when every id is distinct, at once when the store made every
+/// id itself).
 #[cfg(feature = "vector-store")]
 pub(crate) fn last_of_each_id<'e, I: Eq + std::hash::Hash + Clone>(
     entries: &'e [Entry],
     ids: &'e [I],
 ) -> (std::borrow::Cow<'e, [Entry]>, std::borrow::Cow<'e, [I]>) {
     use std::borrow::Cow;
+    if entries.iter().all(|e| e.document.id.is_none()) {
+        return (Cow::Borrowed(entries), Cow::Borrowed(ids));
+    }
     let mut seen = std::collections::HashSet::with_capacity(ids.len());
     let mut keep: Vec<bool> = ids.iter().rev().map(|id| seen.insert(id)).collect();
     if keep.iter().all(|k| *k) {

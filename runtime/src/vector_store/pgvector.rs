@@ -538,10 +538,9 @@ impl PgVectorStore {
             .chunks(ROWS_PER_INSERT)
             .zip(ids.chunks(ROWS_PER_INSERT))
         {
-            // PostgreSQL text holds no NUL; LangChain strips them too.
             let contents: Vec<String> = chunk
                 .iter()
-                .map(|e| e.document.page_content.replace('\0', ""))
+                .map(|e| pg_text(&e.document.page_content).into_owned())
                 .collect();
             let metadata: Vec<String> = chunk
                 .iter()
@@ -587,13 +586,7 @@ impl PgVectorStore {
         for (e, id) in entries.iter().zip(ids) {
             rows.row(if collection.is_some() { 5 } else { 4 });
             rows.field(id.as_bytes());
-            // PostgreSQL text holds no NUL; LangChain strips them too.
-            let text = &e.document.page_content;
-            if text.contains('\0') {
-                rows.field(text.replace('\0', "").as_bytes());
-            } else {
-                rows.field(text.as_bytes());
-            }
+            rows.field(pg_text(&e.document.page_content).as_bytes());
             rows.jsonb(&e.document.metadata);
             rows.vector(&e.vector);
             if let Some(c) = &collection {
@@ -810,6 +803,16 @@ impl PgVectorStore {
             }
         };
         Ok(result.map_err(db_error)?.rows_affected())
+    }
+}
+
+/// A document's text as PostgreSQL can hold it: without NULs (LangChain
+/// strips them too).
+fn pg_text(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains('\0') {
+        text.replace('\0', "").into()
+    } else {
+        text.into()
     }
 }
 
