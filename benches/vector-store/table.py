@@ -32,7 +32,7 @@ print("|---:|---|---|---:|---:|---:|---:|---:|")
 sizes = sorted(int(os.path.basename(f)[len("nodekit-"):-len(".json")]) for f in glob.glob(os.path.join(out, "nodekit-[0-9]*.json")))
 for n in sizes:
     ours, theirs = load(f"nodekit-{n}.json"), load(f"langchain-{n}.json") or {}
-    for store, peer in [("memory", "memory"), ("sqlite", None), ("pgvector", "pgvector")]:
+    for store, peer in [("memory", "memory"), ("sqlite", None), ("pgvector", "pgvector"), ("pgvector_graph", "pgvector")]:
         o = ours.get(store)
         if not o:
             continue

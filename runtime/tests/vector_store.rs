@@ -766,6 +766,200 @@ async fn pgvector_index() {
     pg.drop().await;
 }
 
+/// Searches and waits until the store's in-process graph is loaded and
+/// has every vector in it.
+async fn settled(store: &PgVectorStore, probe: &[f32]) {
+    store.search(probe, 1, &Filter::all()).await.unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while store.indexing() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the graph never settled"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The text of the nearest document.
+async fn nearest(store: &PgVectorStore, query: &[f32]) -> Option<String> {
+    let found = store.search(query, 1, &Filter::all()).await.unwrap();
+    found.first().map(|f| f.document.page_content.clone())
+}
+
+/// With the in-process index, unfiltered searches go through a graph of
+/// the table held in this process: it agrees with the exact scan, sees
+/// what other writers (plain SQL, as n8n writes) insert, update, delete
+/// and truncate, takes this process's writes at once, is shared by the
+/// stores opened on the table, and survives its trigger being dropped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pgvector_in_process_index() {
+    let Some(pg) = Pg::new().await else { return };
+    let options = PgVectorOptions {
+        in_process_index: true,
+        ..PgVectorOptions::default()
+    };
+    let store = pg.store(options.clone()).await;
+    let vectors = random_vectors(5_000, 16, 11);
+    let entries: Vec<Entry> = vectors
+        .iter()
+        .enumerate()
+        .map(|(i, v)| Entry {
+            document: Document::new(format!("doc {i}")).with("all", "yes"),
+            vector: v.clone(),
+        })
+        .collect();
+    store.add(&entries).await.unwrap();
+    let probes = random_vectors(8, 16, 99);
+    settled(&store, &probes[0]).await;
+    let queries = random_vectors(20, 16, 77);
+    let (mut same, mut total) = (0, 0);
+    for q in &queries {
+        let graph = store.search(q, 5, &Filter::all()).await.unwrap();
+        let exact = store
+            .search(q, 5, &Filter::all().eq("all", "yes"))
+            .await
+            .unwrap();
+        // PostgreSQL's distances, nearest first.
+        assert!(graph.windows(2).all(|w| w[0].score <= w[1].score));
+        total += exact.len();
+        same += exact
+            .iter()
+            .filter(|e| graph.iter().any(|g| g.document.id == e.document.id))
+            .count();
+    }
+    assert!(same as f64 / total as f64 >= 0.9, "{same} of {total}");
+
+    // The graph answers: a row written where triggers do not fire (as a
+    // replication subscriber writes) is not in it, though pgvector would
+    // find it first.
+    let write = async |sql: &str| {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
+            .execute(&pg.pool)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    };
+    let insert = |text: &str, v: &[f32]| {
+        format!(
+            "INSERT INTO n8n_vectors (text, metadata, embedding) VALUES ('{text}', '{{\"all\":\"yes\"}}', '{}')",
+            pg_text(v)
+        )
+    };
+    write(&format!(
+        "SET session_replication_role = replica; {}; RESET session_replication_role",
+        insert("unseen", &probes[1])
+    ))
+    .await;
+    assert_ne!(nearest(&store, &probes[1]).await.as_deref(), Some("unseen"));
+    let exact = store
+        .search(&probes[1], 1, &Filter::all().eq("all", "yes"))
+        .await
+        .unwrap();
+    assert_eq!(exact[0].document.page_content, "unseen");
+
+    // Another writer's insert is found by the next search, and by the
+    // graph once it caught up, with every row it did not hold.
+    write(&insert("foreign", &probes[2])).await;
+    assert_eq!(
+        nearest(&store, &probes[2]).await.as_deref(),
+        Some("foreign")
+    );
+    settled(&store, &probes[0]).await;
+    assert_eq!(
+        nearest(&store, &probes[2]).await.as_deref(),
+        Some("foreign")
+    );
+    assert_eq!(nearest(&store, &probes[1]).await.as_deref(), Some("unseen"));
+    // An update moves it; a delete removes it.
+    write(&format!(
+        "UPDATE n8n_vectors SET embedding = '{}' WHERE text = 'foreign'",
+        pg_text(&probes[3])
+    ))
+    .await;
+    for _ in 0..2 {
+        assert_eq!(
+            nearest(&store, &probes[3]).await.as_deref(),
+            Some("foreign")
+        );
+        assert_ne!(
+            nearest(&store, &probes[2]).await.as_deref(),
+            Some("foreign")
+        );
+        settled(&store, &probes[0]).await;
+    }
+    write("DELETE FROM n8n_vectors WHERE text = 'foreign'").await;
+    for _ in 0..2 {
+        assert_ne!(
+            nearest(&store, &probes[3]).await.as_deref(),
+            Some("foreign")
+        );
+        settled(&store, &probes[0]).await;
+    }
+
+    // This process's writes go in at once.
+    let ids = store
+        .add(&[Entry {
+            document: Document::new("own"),
+            vector: probes[4].clone(),
+        }])
+        .await
+        .unwrap();
+    assert_eq!(nearest(&store, &probes[4]).await.as_deref(), Some("own"));
+    settled(&store, &probes[0]).await;
+    assert_eq!(store.delete(&Selection::Ids(ids.clone())).await.unwrap(), 1);
+    assert_ne!(nearest(&store, &probes[4]).await.as_deref(), Some("own"));
+    settled(&store, &probes[0]).await;
+
+    // A second store on the table shares the loaded graph.
+    let other = pg.store(options.clone()).await;
+    assert_eq!(nearest(&other, &probes[1]).await.as_deref(), Some("unseen"));
+    assert!(!other.indexing());
+
+    // A dropped trigger: searches stay right, and it comes back.
+    write("DROP TRIGGER nodekit_vector_version ON n8n_vectors").await;
+    write(&insert("untracked", &probes[5])).await;
+    assert_eq!(
+        nearest(&store, &probes[5]).await.as_deref(),
+        Some("untracked")
+    );
+    settled(&store, &probes[0]).await;
+    assert_eq!(
+        nearest(&store, &probes[5]).await.as_deref(),
+        Some("untracked")
+    );
+    let back: bool = sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'nodekit_vector_version')",
+    )
+    .fetch_one(&pg.pool)
+    .await
+    .unwrap();
+    assert!(back);
+
+    // A truncate empties it.
+    write("TRUNCATE n8n_vectors").await;
+    assert_eq!(nearest(&store, &probes[5]).await, None);
+    settled(&store, &probes[0]).await;
+    assert_eq!(nearest(&store, &probes[5]).await, None);
+
+    // The graph measures cosine distance only.
+    let e = PgVectorStore::with_pool(
+        pg.pool.clone(),
+        PgVectorOptions {
+            distance: nodekit::vector_store::pgvector::Distance::Euclidean,
+            ..options
+        },
+    )
+    .await
+    .unwrap_err();
+    assert!(e.to_string().contains("cosine distance"), "{e}");
+    pg.drop().await;
+}
+
+/// A vector as pgvector's text.
+fn pg_text(v: &[f32]) -> String {
+    let items: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+    format!("[{}]", items.join(","))
+}
+
 /// An embedder in process that refuses the text "fail".
 #[derive(Debug)]
 struct Words;

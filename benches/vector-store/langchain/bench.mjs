@@ -18,7 +18,8 @@
 // Env: BENCH_DATA (the folder the Rust side fills: texts.json,
 // queries.json), BENCH_DATABASE_URL (PostgreSQL with pgvector; PGVector is
 // skipped without it), BENCH_CORPUS (a text file to split; skipped without
-// it), BENCH_STORES (default "memory pgvector").
+// it), BENCH_STORES (default "memory pgvector"; "pgvector_graph", the
+// Rust side's other PGVector, runs PGVector here too).
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
@@ -110,7 +111,7 @@ if (data) {
     out.memory = { ...figures, found: found.slice(0, 20) };
   }
   const url = process.env.BENCH_DATABASE_URL;
-  if (stores.includes('pgvector') && url) {
+  if (stores.some((s) => s.startsWith('pgvector')) && url) {
     const pool = new pg.Pool({ connectionString: url, max: 8 });
     const table = `lc_vectors_${process.pid}`;
     const store = await PGVectorStore.initialize(new HashEmbeddings(), { pool, tableName: table });

@@ -4,14 +4,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
-use super::{Entry, Filter, Found, Selection, VectorStore, check_vector, store_error};
+use super::{EXACT_LIMIT, Entry, Filter, Found, Selection, VectorStore, check_vector, store_error};
 use crate::error::Result;
 use crate::model::BoxFuture;
 use crate::vector_index::{Breadth, Index, absorb_later, dot, normalised};
-
-/// Documents past which a store is searched through a graph (with the
-/// `ann` feature) rather than by an exact scan.
-const EXACT_LIMIT: usize = 4_096;
 
 /// Documents kept in this process's memory, searched by cosine
 /// similarity (scores: similarity, highest first, ties in insertion

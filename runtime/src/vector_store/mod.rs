@@ -456,6 +456,10 @@ fn filter_json(filter: &Filter) -> Value {
     Value::String(format!("{filter:?}"))
 }
 
+/// Documents past which a store held in memory is searched through a
+/// graph (with the `ann` feature) rather than by an exact scan.
+pub(crate) const EXACT_LIMIT: usize = 4_096;
+
 pub(crate) fn store_error(what: impl Into<String>) -> Error {
     Error::VectorStore { what: what.into() }
 }
@@ -472,8 +476,6 @@ pub(crate) fn check_dimensions(expected: usize, found: usize, source: &str) -> R
     )))
 }
 
-/// An error unless `vector` fits a store of `expected`-long vectors and
-/// holds finite numbers only (a NaN would rank first in every search).
 /// The entries a write stores, with their ids: of entries that share an
 /// id only the last, which replaces the others as a later add would
 /// (borrowed when every id is distinct, at once when the store made every
@@ -503,6 +505,8 @@ pub(crate) fn last_of_each_id<'e, I: Eq + std::hash::Hash + Clone>(
     (Cow::Owned(entries), Cow::Owned(ids))
 }
 
+/// An error unless `vector` fits a store of `expected`-long vectors and
+/// holds finite numbers only (a NaN would rank first in every search).
 pub(crate) fn check_vector(expected: usize, vector: &[f32]) -> Result<()> {
     check_dimensions(expected, vector.len(), "a vector")?;
     if vector.iter().all(|x| x.is_finite()) {

@@ -32,8 +32,8 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqliteRo
 
 use super::filter::{Bind, Dialect};
 use super::{
-    Entry, Filter, Found, Selection, VectorStore, check_dimensions, check_vector, last_of_each_id,
-    store_error,
+    EXACT_LIMIT, Entry, Filter, Found, Selection, VectorStore, check_dimensions, check_vector,
+    last_of_each_id, store_error,
 };
 use crate::document::Document;
 use crate::error::Result;
@@ -42,8 +42,6 @@ use crate::vector_index::{
     Breadth, Index, Throttle, absorb_later, bytes_vector, dot, normalised, vector_bytes,
 };
 
-/// Documents past which a collection is searched through a graph.
-const EXACT_LIMIT: usize = 4_096;
 /// Rows read per query while loading a collection.
 const PAGE: i64 = 4_096;
 /// Rows written per statement.

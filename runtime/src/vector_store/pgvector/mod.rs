@@ -24,14 +24,43 @@
 //! created the first time such a search runs on a table of 1,000 documents
 //! or more; filtered searches scan exactly. Filters are LangChain's
 //! ([`Filter`]).
+//!
+//! # The in-process index
+//!
+//! pgvector's HNSW search takes milliseconds inside PostgreSQL at the
+//! breadth the nearest documents need. With
+//! [`PgVectorOptions::in_process_index`], unfiltered searches go through a
+//! graph of the table's vectors held in this process instead (the one the
+//! in-process store uses), and then read the `k` rows found in one
+//! statement; the distances are still PostgreSQL's.
+//!
+//! - **Other writers.** A statement-level trigger, `nodekit_vector_version`,
+//!   counts the table's writes in `nodekit_vector_versions` (both in the
+//!   table's schema), whoever makes them: n8n, another process, `psql`.
+//!   The statement that reads the rows also reads the count. When the
+//!   count moved past the graph's, pgvector answers that search and the
+//!   graph catches up in the background: it reads the id and `xmin` of
+//!   every row, fetches the vectors of the rows added or changed, and
+//!   drops the rows gone.
+//! - **This process's writes** go into the graph as they commit.
+//! - **When it loads.** The graph is read from the table by the first
+//!   unfiltered search once the table holds vectors, in the background;
+//!   [`PgVectorStore::indexing`] says when it is done. Stores opened on
+//!   the same table in one process share it, for the life of the process.
+//! - **What it needs.** Opening the store creates the trigger when missing,
+//!   which needs the table's owner. The graph measures cosine distance,
+//!   so it works with [`Distance::Cosine`] only.
+
+mod mirror;
 
 use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Value};
 use sqlx::Connection;
 use sqlx::Row;
-use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions, PgRow};
 
+use self::mirror::Mirrored;
 use super::filter::{Bind, Dialect};
 use super::{
     Entry, Filter, Found, Scores, Selection, VectorStore, check_dimensions, check_vector,
@@ -131,6 +160,15 @@ pub struct PgVectorOptions {
     pub distance: Distance,
     /// Whether unfiltered searches may create and use an HNSW index.
     pub hnsw_index: bool,
+    /// Whether unfiltered searches go through a graph of the table's
+    /// vectors held in this process (off by default; cosine distance
+    /// only). It puts a statement-level trigger on the table, so that
+    /// every writer's changes are seen (opening the store then needs the
+    /// table's owner), and holds the table's vectors in memory for the
+    /// life of the process, once for each table. pgvector answers until
+    /// the graph is loaded, and after another writer's change until the
+    /// graph has caught up; see [the module docs](self#the-in-process-index).
+    pub in_process_index: bool,
 }
 
 impl Default for PgVectorOptions {
@@ -141,6 +179,7 @@ impl Default for PgVectorOptions {
             columns: Columns::default(),
             distance: Distance::Cosine,
             hnsw_index: true,
+            in_process_index: false,
         }
     }
 }
@@ -167,6 +206,8 @@ pub struct PgVectorStore {
     /// [`EF_SEARCH`] (made without [`PgVectorStore::session_options`]), so
     /// each indexed search sets it in a transaction of its own.
     widen: bool,
+    /// Where the in-process graph lives, when the options ask for one.
+    mirrored: Option<Arc<Mirrored>>,
 }
 
 fn db_error(e: impl std::fmt::Display) -> crate::error::Error {
@@ -270,6 +311,7 @@ impl PgVectorStore {
             indexed: Arc::default(),
             copyable: false,
             widen: false,
+            mirrored: None,
         };
         store.ensure().await?;
         if let Some((name, table)) = store.options.collection.clone() {
@@ -277,7 +319,30 @@ impl PgVectorStore {
         }
         store.copyable = store.has_n8n_types().await?;
         store.widen = store.narrow_sessions().await?;
+        if store.options.in_process_index {
+            if store.options.distance != Distance::Cosine {
+                return Err(store_error(
+                    "the in-process index measures cosine distance: use it with Distance::Cosine, \
+                     or turn it off to search with pgvector's index",
+                ));
+            }
+            let mirrored = Mirrored::new(&store).await?;
+            store.install(&mirrored).await?;
+            store.mirrored = Some(Arc::new(mirrored));
+        }
         Ok(store)
+    }
+
+    /// Whether the in-process graph ([`PgVectorOptions::in_process_index`])
+    /// is loading, catching up with another writer's change, or has
+    /// vectors waiting to go into it (scanned exactly meanwhile); `false`
+    /// without a graph. The graph is made by the first unfiltered search
+    /// once the table holds vectors; searches are answered meanwhile.
+    pub fn indexing(&self) -> bool {
+        self.mirrored
+            .as_ref()
+            .and_then(|m| m.graph())
+            .is_some_and(|g| g.busy())
     }
 
     /// Whether the pool's sessions search less widely than nodekit's
@@ -493,16 +558,32 @@ impl PgVectorStore {
                 .iter()
                 .all(|e| e.document.id.is_none() && e.document.page_content.len() < 1 << 30);
         let (written, written_ids) = last_of_each_id(entries, &ids);
+        let graph = self.loaded_graph();
+        let mut tx = conn.begin().await.map_err(db_error)?;
         if copy {
-            self.copy(&mut conn, &written, &written_ids).await?;
+            self.copy(&mut tx, &written, &written_ids).await?;
         } else {
-            self.insert(&mut conn, &written, &written_ids).await?;
+            self.insert(&mut tx, &written, &written_ids).await?;
+        }
+        let stamp = match &graph {
+            Some((mirrored, _)) => Some(self.stamp(mirrored, &mut tx).await?),
+            None => None,
+        };
+        tx.commit().await.map_err(db_error)?;
+        if let (Some((_, graph)), Some(stamp)) = (graph, stamp) {
+            let rows = written_ids
+                .iter()
+                .zip(written.iter())
+                .map(|(id, e)| (*id, e.vector.clone()))
+                .collect();
+            graph.written(stamp, rows, &[]);
         }
         Ok(ids.iter().map(uuid::Uuid::to_string).collect())
     }
 
-    /// Writes documents as text rows, `ROWS_PER_INSERT` a statement in one
-    /// transaction; a document whose id is in the table replaces it.
+    /// Writes documents as text rows, `ROWS_PER_INSERT` a statement (in the
+    /// caller's transaction); a document whose id is in the table replaces
+    /// it.
     async fn insert(
         &self,
         conn: &mut PgConnection,
@@ -533,7 +614,6 @@ impl PgVectorStore {
             metadata = self.metadata,
             vector = self.vector,
         );
-        let mut tx = conn.begin().await.map_err(db_error)?;
         for (chunk, chunk_ids) in entries
             .chunks(ROWS_PER_INSERT)
             .zip(ids.chunks(ROWS_PER_INSERT))
@@ -556,9 +636,9 @@ impl PgVectorStore {
             if let Some(c) = collection {
                 query = query.bind(c);
             }
-            query.execute(&mut *tx).await.map_err(db_error)?;
+            query.execute(&mut *conn).await.map_err(db_error)?;
         }
-        tx.commit().await.map_err(db_error)
+        Ok(())
     }
 
     /// Writes new documents (their ids just made, so none is in the table)
@@ -666,6 +746,11 @@ impl PgVectorStore {
         }
         // One round trip: the query's length is taken for the table's, and
         // only a failing search asks what the table holds.
+        if filter.is_empty()
+            && let Some(found) = self.search_graph(vector, k).await?
+        {
+            return Ok(found);
+        }
         let dims = vector.len();
         // pgvector's HNSW search returns at most `ef_search` rows: a larger
         // `k` scans.
@@ -741,46 +826,60 @@ impl PgVectorStore {
         } else {
             query.fetch_all(&self.pool).await.map_err(db_error)?
         };
-        Ok(rows
-            .iter()
-            .filter_map(|r| {
-                let content: Option<String> = r.get(1);
-                let distance: Option<f64> = r.get(3);
-                let metadata = match r.get::<Option<Value>, _>(2) {
-                    Some(Value::Object(m)) => m,
-                    _ => Map::new(),
-                };
-                Some(Found {
-                    document: Document {
-                        page_content: content?,
-                        metadata,
-                        id: Some(r.get(0)),
-                    },
-                    score: distance?,
-                })
-            })
-            .collect())
+        Ok(rows.iter().filter_map(|r| found(r, 0)).collect())
+    }
+
+    /// The graph and where it lives, when it is loaded.
+    fn loaded_graph(&self) -> Option<(Arc<Mirrored>, Arc<mirror::Mirror>)> {
+        let mirrored = self.mirrored.clone()?;
+        let graph = mirrored.graph().filter(|g| g.loaded())?.clone();
+        Some((mirrored, graph))
+    }
+
+    /// The in-process graph's answer to an unfiltered search, when the
+    /// graph holds the table as the statement reading the rows sees it;
+    /// `None` otherwise (and it catches up in the background).
+    async fn search_graph(&self, vector: &[f32], k: usize) -> Result<Option<Vec<Found>>> {
+        let (Some(mirrored), Some(graph)) = (&self.mirrored, self.graph().await?) else {
+            return Ok(None);
+        };
+        let Some((version, ids)) = graph.nearest(vector, k)? else {
+            return Ok(None);
+        };
+        let ids: Vec<String> = ids.iter().map(uuid::Uuid::to_string).collect();
+        let rows = sqlx::query(sqlx::AssertSqlSafe(mirrored.search.clone()))
+            .bind(&self.table)
+            .bind(pg_vector(vector))
+            .bind(ids)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(db_error)?;
+        if rows.first().and_then(|r| r.get::<Option<i64>, _>(0)) != Some(version) {
+            self.catch_up(&graph);
+            return Ok(None);
+        }
+        let mut found: Vec<Found> = rows.iter().filter_map(|r| found(r, 1)).collect();
+        // Nearest first; ties in the graph's order.
+        found.sort_by(|a, b| a.score.total_cmp(&b.score));
+        Ok(Some(found))
     }
 
     async fn delete_now(&self, which: &Selection) -> Result<u64> {
-        let result = match which {
-            Selection::Ids(ids) => {
-                let ids: Vec<String> = ids
-                    .iter()
-                    .filter(|id| uuid::Uuid::parse_str(id).is_ok())
-                    .cloned()
-                    .collect();
+        let graph = self.loaded_graph();
+        // With a graph, the ids deleted come back, to leave it too.
+        let returning = match graph {
+            Some(_) => format!(" RETURNING {}::text", self.id),
+            None => String::new(),
+        };
+        let (filter, sql) = match which {
+            Selection::Ids(_) => {
                 let (scope, _) = self.in_collection(2);
-                let sql = format!(
-                    "DELETE FROM {t} WHERE {id} = ANY($1::uuid[]){scope}",
+                let text = format!(
+                    "DELETE FROM {t} WHERE {id} = ANY($1::uuid[]){scope}{returning}",
                     t = self.table,
                     id = self.id
                 );
-                let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(ids);
-                if let Some(c) = &self.collection_id {
-                    query = query.bind(c.as_str());
-                }
-                query.execute(&self.pool).await
+                (None, text)
             }
             Selection::Filter(filter) => {
                 let (scope, next) = self.in_collection(1);
@@ -791,19 +890,61 @@ impl PgVectorStore {
                     next,
                 );
                 let text = format!(
-                    "DELETE FROM {t} WHERE TRUE{scope} AND {cond}",
+                    "DELETE FROM {t} WHERE TRUE{scope} AND {cond}{returning}",
                     t = self.table,
                     cond = sql.condition
                 );
-                let mut query = sqlx::query(sqlx::AssertSqlSafe(text));
-                if let Some(c) = &self.collection_id {
-                    query = query.bind(c.as_str());
-                }
-                bind_filter(query, &sql.binds).execute(&self.pool).await
+                (Some(sql), text)
             }
         };
-        Ok(result.map_err(db_error)?.rows_affected())
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+        if let Selection::Ids(ids) = which {
+            let ids: Vec<String> = ids
+                .iter()
+                .filter(|id| uuid::Uuid::parse_str(id).is_ok())
+                .cloned()
+                .collect();
+            query = query.bind(ids);
+        }
+        if let Some(c) = &self.collection_id {
+            query = query.bind(c.as_str());
+        }
+        if let Some(filter) = &filter {
+            query = bind_filter(query, &filter.binds);
+        }
+        let Some((mirrored, graph)) = graph else {
+            let done = query.execute(&self.pool).await.map_err(db_error)?;
+            return Ok(done.rows_affected());
+        };
+        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut tx = conn.begin().await.map_err(db_error)?;
+        let rows = query.fetch_all(&mut *tx).await.map_err(db_error)?;
+        let stamp = self.stamp(&mirrored, &mut tx).await?;
+        tx.commit().await.map_err(db_error)?;
+        let gone: Vec<uuid::Uuid> = rows
+            .iter()
+            .filter_map(|r| uuid::Uuid::parse_str(r.get::<&str, _>(0)).ok())
+            .collect();
+        graph.written(stamp, Vec::new(), &gone);
+        Ok(rows.len() as u64)
     }
+}
+
+/// The document and distance in a row's columns `at..at + 4` (id, text,
+/// metadata, distance); `None` for a row without text or distance.
+fn found(r: &PgRow, at: usize) -> Option<Found> {
+    let metadata = match r.get::<Option<Value>, _>(at + 2) {
+        Some(Value::Object(m)) => m,
+        _ => Map::new(),
+    };
+    Some(Found {
+        document: Document {
+            page_content: r.get::<Option<String>, _>(at + 1)?,
+            metadata,
+            id: Some(r.get::<Option<String>, _>(at)?),
+        },
+        score: r.get::<Option<f64>, _>(at + 3)?,
+    })
 }
 
 /// A document's text as PostgreSQL can hold it: without NULs (LangChain

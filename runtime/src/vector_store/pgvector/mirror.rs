@@ -1,0 +1,585 @@
+//! An in-process search graph over a PGVector table, kept in step with
+//! every writer: [`PgVectorOptions::in_process_index`](super::PgVectorOptions::in_process_index).
+//!
+//! pgvector's HNSW search takes milliseconds inside the server at the
+//! breadth good recall needs; the same search over a graph in this
+//! process's memory takes a fraction of one. The graph is the index the
+//! in-process store uses, over the table's vectors (of this store's
+//! collection and of the table's vector length), held once per process
+//! for each table.
+//!
+//! **Knowing what other writers changed.** A statement-level trigger on
+//! the table (`nodekit_vector_version`) bumps the table's row in
+//! `nodekit_vector_versions`, in the table's schema, after every insert,
+//! update, delete and truncate, whoever runs it (n8n, another process).
+//! The row's lock orders the writers, so a snapshot that sees version `v`
+//! sees every write up to `v` and none after.
+//!
+//! - A search takes the graph's `k` nearest and reads their rows with the
+//!   table's version in one statement, so both come from one snapshot.
+//!   When the version is the graph's, those rows are the answer, their
+//!   distances measured by PostgreSQL. Otherwise pgvector answers this
+//!   search and the graph catches up in the background.
+//! - Catching up reads every row's id and `xmin` (the transaction that
+//!   wrote it) in one snapshot, fetches the vectors of the rows the graph
+//!   does not hold as they are, and drops those gone.
+//! - This process's own writes read the version inside their transaction:
+//!   when it is the graph's plus one, their vectors go into the graph
+//!   straight away.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::time::Duration;
+
+use sqlx::Connection;
+use sqlx::postgres::PgConnection;
+use uuid::Uuid;
+
+use super::{PgVectorStore, db_error};
+use crate::error::Result;
+use crate::vector_index::{Breadth, Index, IndexError, Throttle, absorb_later, normalised};
+use crate::vector_store::{EXACT_LIMIT, store_error};
+
+/// The trigger's and its function's name.
+const TRIGGER: &str = "nodekit_vector_version";
+/// Changed rows whose vectors one statement fetches.
+const FETCH: usize = 4_096;
+/// The version of a graph not loaded yet (versions start at the
+/// microseconds since 1970 when the table's row is made).
+const NOT_LOADED: i64 = i64::MIN;
+/// How long after a failed catch-up the next may start.
+const RETRY_AFTER: Duration = Duration::from_secs(1);
+
+/// Where a store's graph lives; made when the store opens.
+#[derive(Debug)]
+pub(super) struct Mirrored {
+    /// The table in this process's registry of graphs (server, database,
+    /// schema, table, column, collection).
+    key: String,
+    /// `"schema".nodekit_vector_versions`.
+    versions: String,
+    /// `"schema".nodekit_vector_version`.
+    function: String,
+    /// The table's version and the rows of `$3` (ids), measured against
+    /// `$2` (a vector); `$1` is the table's name.
+    pub(super) search: String,
+    /// The table's version and the transaction's id.
+    stamp: String,
+    /// The table's version.
+    version: String,
+    /// The graph, once the table holds vectors.
+    graph: OnceLock<Arc<Mirror>>,
+}
+
+/// The graph of one table's vectors and the ids under its keys.
+pub(super) struct Mirror {
+    dims: usize,
+    index: Arc<Index>,
+    ids: RwLock<Ids>,
+    /// The table version the graph holds; [`NOT_LOADED`] until loaded.
+    version: AtomicI64,
+    /// Set while a catch-up is scheduled or running.
+    scheduled: AtomicBool,
+    /// Set when the last catch-up failed.
+    failed: AtomicBool,
+    retry: Throttle,
+    /// One change at a time: a catch-up, or a write of this process.
+    changing: tokio::sync::Mutex<()>,
+}
+
+impl std::fmt::Debug for Mirror {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mirror")
+            .field("dims", &self.dims)
+            .field("version", &self.version.load(Ordering::Relaxed))
+            .field("index", &self.index)
+            .finish()
+    }
+}
+
+#[derive(Default)]
+struct Ids {
+    by_key: HashMap<i64, Uuid>,
+    /// The key and the `xmin` of the row held.
+    by_id: HashMap<Uuid, (i64, u32)>,
+    next_key: i64,
+}
+
+/// What a write of this process left: the table's version after it and
+/// the id of its transaction (the rows' `xmin`).
+pub(super) struct Stamp {
+    version: Option<i64>,
+    xmin: u32,
+}
+
+fn index_error(e: IndexError) -> crate::error::Error {
+    store_error(e.0)
+}
+
+fn poisoned(e: impl std::fmt::Display) -> crate::error::Error {
+    store_error(format!("a PGVector graph's lock was poisoned: {e}"))
+}
+
+/// The graphs of this process, by table and vector length: stores opened
+/// on one table (a node opens one per run) share one.
+fn graphs() -> std::sync::MutexGuard<'static, HashMap<String, Arc<Mirror>>> {
+    static ALL: OnceLock<Mutex<HashMap<String, Arc<Mirror>>>> = OnceLock::new();
+    ALL.get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
+
+impl Mirror {
+    fn new(dims: usize) -> Mirror {
+        Mirror {
+            dims,
+            index: Arc::new(Index::new(dims, Breadth::DOCUMENTS)),
+            ids: RwLock::default(),
+            version: AtomicI64::new(NOT_LOADED),
+            scheduled: AtomicBool::new(false),
+            failed: AtomicBool::new(false),
+            retry: Throttle::new(RETRY_AFTER),
+            changing: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    fn version(&self) -> i64 {
+        self.version.load(Ordering::Acquire)
+    }
+
+    /// Whether the graph holds the table as of some version.
+    pub(super) fn loaded(&self) -> bool {
+        self.version() != NOT_LOADED
+    }
+
+    /// Whether it is loading, catching up, or has vectors waiting to go
+    /// into the graph (scanned exactly meanwhile).
+    pub(super) fn busy(&self) -> bool {
+        !self.loaded() || self.scheduled.load(Ordering::Acquire) || self.index.pending() > 0
+    }
+
+    /// The ids of the `k` vectors nearest `query` and the table version
+    /// the graph holds; `None` until it is loaded, or for a query of
+    /// another length.
+    pub(super) fn nearest(&self, query: &[f32], k: usize) -> Result<Option<(i64, Vec<Uuid>)>> {
+        // Read before the graph: a change moves the version after the graph.
+        let version = self.version();
+        if version == NOT_LOADED || query.len() != self.dims {
+            return Ok(None);
+        }
+        let keys = self
+            .index
+            .search(&normalised(query), k, None)
+            .map_err(index_error)?
+            .into_keys();
+        let ids = self.ids.read().map_err(poisoned)?;
+        let found = keys.iter().filter_map(|k| ids.by_key.get(k).copied());
+        Ok(Some((version, found.collect())))
+    }
+
+    /// Of the rows a snapshot holds (id, `xmin`): those the graph does not
+    /// hold as they are, and the ids it holds that are gone.
+    fn diff(&self, rows: &[(Uuid, u32)]) -> Result<(Vec<Uuid>, Vec<Uuid>)> {
+        let ids = self.ids.read().map_err(poisoned)?;
+        let changed = rows
+            .iter()
+            .filter(|(id, xmin)| ids.by_id.get(id).is_none_or(|(_, x)| x != xmin))
+            .map(|(id, _)| *id)
+            .collect();
+        let present: HashSet<&Uuid> = rows.iter().map(|(id, _)| id).collect();
+        let gone = ids
+            .by_id
+            .keys()
+            .filter(|id| !present.contains(id))
+            .copied()
+            .collect();
+        Ok((changed, gone))
+    }
+
+    /// Puts `rows` (id, `xmin`, vector) in the graph in place of what it
+    /// held under their ids, and takes out `gone`. The version is left
+    /// as it was: [`Mirror::settle`] moves it.
+    fn change(&self, rows: &[(Uuid, u32, Vec<f32>)], gone: &[Uuid]) -> Result<()> {
+        let mut ids = self.ids.write().map_err(poisoned)?;
+        let mut old = Vec::new();
+        for id in gone.iter().chain(rows.iter().map(|(id, _, _)| id)) {
+            if let Some((key, _)) = ids.by_id.remove(id) {
+                ids.by_key.remove(&key);
+                old.push(key);
+            }
+        }
+        self.index.remove(&old).map_err(index_error)?;
+        let vectors: Vec<(i64, Vec<f32>)> = rows
+            .iter()
+            .filter(|(_, _, v)| v.len() == self.dims)
+            .map(|(id, xmin, v)| {
+                let key = ids.next_key;
+                ids.next_key += 1;
+                ids.by_id.insert(*id, (key, *xmin));
+                ids.by_key.insert(key, *id);
+                (key, normalised(v))
+            })
+            .collect();
+        let added: Vec<(i64, &[f32])> = vectors.iter().map(|(k, v)| (*k, v.as_slice())).collect();
+        self.index.add(&added, EXACT_LIMIT).map_err(index_error)?;
+        Ok(())
+    }
+
+    /// The graph now holds the table as of `version`.
+    fn settle(&self, version: i64) {
+        self.version.store(version, Ordering::Release);
+        if self.index.pending() > 0 {
+            absorb_later(&self.index);
+        }
+    }
+
+    /// After a write of this process committed: its rows (id, vector) and
+    /// the ids it removed go into the graph when the write is the one
+    /// version after the graph's. Otherwise (a catch-up is running, or
+    /// another write came between) the next search sees the version move
+    /// and the graph catches up.
+    pub(super) fn written(&self, stamp: Stamp, rows: Vec<(Uuid, Vec<f32>)>, gone: &[Uuid]) {
+        let Ok(_one) = self.changing.try_lock() else {
+            return;
+        };
+        let held = self.version();
+        let Some(version) = stamp
+            .version
+            .filter(|v| held != NOT_LOADED && held + 1 == *v)
+        else {
+            return;
+        };
+        let rows: Vec<(Uuid, u32, Vec<f32>)> = rows
+            .into_iter()
+            .map(|(id, v)| (id, stamp.xmin, v))
+            .collect();
+        match self.change(&rows, gone) {
+            Ok(()) => self.settle(version),
+            Err(e) => self.fail(&e),
+        }
+    }
+
+    /// After a failed change the graph may not match its ids: it is
+    /// loaded again from nothing by the next catch-up.
+    fn fail(&self, e: &crate::error::Error) {
+        tracing::warn!(error = %e, "vector store: the PGVector table's in-process graph is out of step; it is read again");
+        self.version.store(NOT_LOADED, Ordering::Release);
+        if let Ok(mut ids) = self.ids.write() {
+            let keys: Vec<i64> = ids.by_key.keys().copied().collect();
+            let _ = self.index.remove(&keys);
+            *ids = Ids {
+                next_key: ids.next_key,
+                ..Ids::default()
+            };
+        }
+    }
+}
+
+impl Mirrored {
+    /// Where this store's graph lives (the trigger is put on the table,
+    /// when missing, by [`PgVectorStore::install`]).
+    pub(super) async fn new(store: &PgVectorStore) -> Result<Mirrored> {
+        let schema: String = sqlx::query_scalar(
+            "SELECT quote_ident(n.nspname) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+             WHERE c.oid = to_regclass($1)",
+        )
+        .bind(&store.table)
+        .fetch_one(&store.pool)
+        .await
+        .map_err(db_error)?;
+        let options = store.pool.connect_options();
+        let versions = format!("{schema}.nodekit_vector_versions");
+        // NULL while the trigger is missing or disabled.
+        let version = format!(
+            "(SELECT v.version FROM {versions} v WHERE v.rel = to_regclass($1)
+               AND EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = v.rel
+                 AND t.tgname = '{TRIGGER}' AND t.tgenabled <> 'D'))"
+        );
+        Ok(Mirrored {
+            key: format!(
+                "{}:{}/{} {schema}.{} {} {:?}",
+                options.get_host(),
+                options.get_port(),
+                options.get_database().unwrap_or_default(),
+                store.table,
+                store.vector,
+                store.collection_id,
+            ),
+            search: format!(
+                "SELECT v.version, d.id, d.content, d.metadata, d.distance
+                 FROM (SELECT {version} AS version) v LEFT JOIN (
+                   SELECT {id}::text AS id, {content} AS content, {metadata} AS metadata,
+                     {vector} <=> $2::vector AS distance
+                   FROM {t} WHERE {id} = ANY($3::uuid[])) d ON TRUE",
+                id = store.id,
+                content = store.content,
+                metadata = store.metadata,
+                vector = store.vector,
+                t = store.table,
+            ),
+            stamp: format!("SELECT {version}, txid_current() % 4294967296"),
+            version: format!("SELECT {version}"),
+            versions,
+            function: format!("{schema}.{TRIGGER}"),
+            graph: OnceLock::new(),
+        })
+    }
+
+    /// The graph, if one was made.
+    pub(super) fn graph(&self) -> Option<&Arc<Mirror>> {
+        self.graph.get()
+    }
+}
+
+impl PgVectorStore {
+    /// Creates, when missing, the versions table, the trigger function and
+    /// the table's trigger; under an advisory lock, so two processes
+    /// opening the table at once do not both create them.
+    pub(super) async fn install(&self, mirrored: &Mirrored) -> Result<()> {
+        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut tx = conn.begin().await.map_err(db_error)?;
+        let run = async |tx: &mut PgConnection, sql: String| {
+            sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+                .execute(tx)
+                .await
+                .map(|_| ())
+                .map_err(|e| {
+                    store_error(format!(
+                        "PostgreSQL: cannot set up the in-process index's trigger on the table \
+                         (it needs the table's owner): {e}"
+                    ))
+                })
+        };
+        run(
+            &mut tx,
+            format!("SELECT pg_advisory_xact_lock(hashtext('{TRIGGER}'))"),
+        )
+        .await?;
+        let now = "(extract(epoch FROM clock_timestamp()) * 1000000)::bigint";
+        run(
+            &mut tx,
+            format!(
+                "CREATE TABLE IF NOT EXISTS {v} (rel oid PRIMARY KEY, version bigint NOT NULL)",
+                v = mirrored.versions
+            ),
+        )
+        .await?;
+        let has_function: bool =
+            sqlx::query_scalar("SELECT to_regprocedure($1 || '()') IS NOT NULL")
+                .bind(&mirrored.function)
+                .fetch_one(&mut *tx)
+                .await
+                .map_err(db_error)?;
+        if !has_function {
+            // Runs as its owner (writers need no rights on the versions
+            // table), with a search path of the catalog only.
+            run(
+                &mut tx,
+                format!(
+                    "CREATE FUNCTION {f}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+                     SET search_path = pg_catalog, pg_temp AS $body$
+                     BEGIN
+                       INSERT INTO {v} AS v (rel, version) VALUES (TG_RELID, {now})
+                       ON CONFLICT (rel) DO UPDATE SET version = v.version + 1;
+                       RETURN NULL;
+                     END $body$",
+                    f = mirrored.function,
+                    v = mirrored.versions
+                ),
+            )
+            .await?;
+        }
+        let insert = format!(
+            "INSERT INTO {v} (rel, version) VALUES (to_regclass($1), {now}) ON CONFLICT (rel) DO NOTHING",
+            v = mirrored.versions
+        );
+        sqlx::query(sqlx::AssertSqlSafe(insert))
+            .bind(&self.table)
+            .execute(&mut *tx)
+            .await
+            .map_err(db_error)?;
+        let has_trigger: bool = sqlx::query_scalar(
+            "SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass($1) AND tgname = $2)",
+        )
+        .bind(&self.table)
+        .bind(TRIGGER)
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(db_error)?;
+        if !has_trigger {
+            run(
+                &mut tx,
+                format!(
+                    "CREATE TRIGGER {TRIGGER} AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON {t}
+                     FOR EACH STATEMENT EXECUTE FUNCTION {f}()",
+                    t = self.table,
+                    f = mirrored.function
+                ),
+            )
+            .await?;
+            // Writes made without the trigger were not counted: a graph
+            // of this table held already must look again.
+            let moved = format!(
+                "UPDATE {v} SET version = version + 1 WHERE rel = to_regclass($1)",
+                v = mirrored.versions
+            );
+            sqlx::query(sqlx::AssertSqlSafe(moved))
+                .bind(&self.table)
+                .execute(&mut *tx)
+                .await
+                .map_err(db_error)?;
+        }
+        tx.commit().await.map_err(db_error)
+    }
+
+    /// This store's graph, made at the first call once the table holds
+    /// vectors (and loaded in the background: `None` meanwhile too).
+    pub(super) async fn graph(&self) -> Result<Option<Arc<Mirror>>> {
+        let Some(mirrored) = &self.mirrored else {
+            return Ok(None);
+        };
+        let graph = match mirrored.graph() {
+            Some(graph) => graph.clone(),
+            None => {
+                let Some(dims) = self.dims().await? else {
+                    return Ok(None);
+                };
+                let graph = graphs()
+                    .entry(format!("{} {dims}", mirrored.key))
+                    .or_insert_with(|| Arc::new(Mirror::new(dims)))
+                    .clone();
+                mirrored.graph.get_or_init(|| graph).clone()
+            }
+        };
+        if !graph.loaded() {
+            self.catch_up(&graph);
+        }
+        Ok(Some(graph))
+    }
+
+    /// Brings `graph` to the table's version in the background, unless a
+    /// catch-up is on its way already (or one just failed).
+    pub(super) fn catch_up(&self, graph: &Arc<Mirror>) {
+        if graph.failed.load(Ordering::Acquire) && !graph.retry.due() {
+            return;
+        }
+        if graph.scheduled.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let (store, graph) = (self.clone(), graph.clone());
+        tokio::spawn(async move {
+            let done = store.sync(&graph).await;
+            graph.failed.store(done.is_err(), Ordering::Release);
+            graph.scheduled.store(false, Ordering::Release);
+            if let Err(e) = done {
+                tracing::warn!(error = %e, "vector store: cannot read the PGVector table into its in-process graph; pgvector answers meanwhile");
+            }
+        });
+    }
+
+    /// One catch-up: the rows a snapshot holds, against the graph's.
+    async fn sync(&self, graph: &Mirror) -> Result<()> {
+        let Some(mirrored) = &self.mirrored else {
+            return Ok(());
+        };
+        let _one = graph.changing.lock().await;
+        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut installed = false;
+        let (mut tx, version) = loop {
+            let mut tx = conn
+                .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                .await
+                .map_err(db_error)?;
+            let version: Option<i64> =
+                sqlx::query_scalar(sqlx::AssertSqlSafe(mirrored.version.clone()))
+                    .bind(&self.table)
+                    .fetch_one(&mut *tx)
+                    .await
+                    .map_err(db_error)?;
+            match version {
+                Some(version) => break (tx, version),
+                None if !installed => {
+                    // Dropped since the store opened: put back (which
+                    // moves the version, as writes may have come since).
+                    tx.rollback().await.map_err(db_error)?;
+                    self.install(mirrored).await?;
+                    installed = true;
+                }
+                None => {
+                    return Err(store_error(format!(
+                        "the table's {TRIGGER} trigger is disabled"
+                    )));
+                }
+            }
+        };
+        if version == graph.version() {
+            return tx.commit().await.map_err(db_error);
+        }
+        let (scope, _) = self.in_collection(2);
+        let scan = format!(
+            "SELECT {id}::text, xmin::text::bigint FROM {t}
+             WHERE {v} IS NOT NULL AND vector_dims({v}) = $1{scope}",
+            id = self.id,
+            v = self.vector,
+            t = self.table,
+        );
+        let mut query =
+            sqlx::query_as::<_, (String, i64)>(sqlx::AssertSqlSafe(scan)).bind(graph.dims as i32);
+        if let Some(c) = &self.collection_id {
+            query = query.bind(c.as_str());
+        }
+        let mut rows = Vec::new();
+        for (id, xmin) in query.fetch_all(&mut *tx).await.map_err(db_error)? {
+            rows.push((Uuid::parse_str(&id).map_err(db_error)?, xmin as u32));
+        }
+        let (changed, gone) = graph.diff(&rows)?;
+        let xmins: HashMap<Uuid, u32> = rows.into_iter().collect();
+        let fetch = format!(
+            "SELECT {id}::text, {v}::real[] FROM {t} WHERE {id} = ANY($1::uuid[])",
+            id = self.id,
+            v = self.vector,
+            t = self.table,
+        );
+        let changing = async {
+            for part in changed.chunks(FETCH) {
+                let ids: Vec<String> = part.iter().map(Uuid::to_string).collect();
+                let found: Vec<(String, Vec<f32>)> =
+                    sqlx::query_as(sqlx::AssertSqlSafe(fetch.clone()))
+                        .bind(ids)
+                        .fetch_all(&mut *tx)
+                        .await
+                        .map_err(db_error)?;
+                let mut rows = Vec::with_capacity(found.len());
+                for (id, vector) in found {
+                    let id = Uuid::parse_str(&id).map_err(db_error)?;
+                    rows.push((id, xmins.get(&id).copied().unwrap_or_default(), vector));
+                }
+                graph.change(&rows, &[])?;
+            }
+            graph.change(&[], &gone)
+        };
+        if let Err(e) = changing.await {
+            graph.fail(&e);
+            return Err(e);
+        }
+        tx.commit().await.map_err(db_error)?;
+        graph.settle(version);
+        Ok(())
+    }
+
+    /// Inside a write's transaction, after the write: the version it made
+    /// and its transaction's id.
+    pub(super) async fn stamp(&self, mirrored: &Mirrored, tx: &mut PgConnection) -> Result<Stamp> {
+        let (version, xid): (Option<i64>, i64) =
+            sqlx::query_as(sqlx::AssertSqlSafe(mirrored.stamp.clone()))
+                .bind(&self.table)
+                .fetch_one(tx)
+                .await
+                .map_err(db_error)?;
+        Ok(Stamp {
+            version,
+            xmin: xid as u32,
+        })
+    }
+}
