@@ -316,8 +316,7 @@ async fn pgvector(
     truth: &[Truth],
 ) -> Value {
     let (admin, schema, connect) = common::pg_schema(url, "nodekit_vs_bench").await;
-    let pool = sqlx::postgres::PgPoolOptions::new()
-        .max_connections(8)
+    let pool = PgVectorStore::pool_options()
         .connect_with(PgVectorStore::session_options(connect))
         .await
         .unwrap();

@@ -43,7 +43,7 @@ struct Pg {
 impl Pg {
     async fn new() -> Option<Pg> {
         let schema = Schema::pgvector().await?;
-        let pool = PgPoolOptions::new()
+        let pool = PgVectorStore::pool_options()
             .max_connections(4)
             .connect_with(PgVectorStore::session_options(schema.options.clone()))
             .await
@@ -163,6 +163,17 @@ async fn behaves(store: Arc<dyn VectorStore>, embedder: Arc<dyn Embedder>) {
         .unwrap_err()
         .to_string();
     assert!(e.contains("holds 256-dimension vectors"), "{e}");
+    // Through documents, the errors name the embedder.
+    let other = DocumentStore::new(store.clone(), Arc::new(Words));
+    let searched = other.search("zebra", 2, &Filter::all()).await;
+    let added = other.add_documents(&[Document::new("zebra")]).await;
+    for e in [searched.unwrap_err(), added.unwrap_err()] {
+        let e = e.to_string();
+        assert!(
+            e.contains("holds 256-dimension vectors, but the embedder `words` has 16"),
+            "{e}"
+        );
+    }
     // A NaN would rank first in every search: refused.
     let mut nan = vec![0.1f32; 256];
     nan[7] = f32::NAN;

@@ -111,7 +111,8 @@ pub trait VectorStore: Send + Sync + std::fmt::Debug {
     /// Adds documents with their vectors; returns their ids, in order.
     fn add<'a>(&'a self, entries: &'a [Entry]) -> BoxFuture<'a, Result<Vec<String>>>;
 
-    /// The `k` documents nearest `vector` that pass `filter`, nearest first.
+    /// The `k` documents nearest `vector` that pass `filter`, nearest
+    /// first; an error for a vector whose length is not the store's.
     fn search<'a>(
         &'a self,
         vector: &'a [f32],
@@ -303,7 +304,9 @@ impl DocumentStore {
                 )));
             }
             let mut ids = Vec::with_capacity(documents.len());
-            let mut dims = self.store.dimensions().await?;
+            // The store checks the vectors' length against its own; the
+            // embedder's vectors are checked against each other here.
+            let mut dims = None;
             let mut writes = documents.chunks(WRITE_BATCH.max(self.batch));
             let Some(first) = writes.next() else {
                 return Ok(ids);
@@ -315,10 +318,10 @@ impl DocumentStore {
                 let (added, following) =
                     futures::future::join(self.store.add(&entries), self.embedded(next, &mut dims))
                         .await;
-                ids.extend(added?);
+                ids.extend(self.named(added, dims).await?);
                 entries = following?;
             }
-            ids.extend(self.store.add(&entries).await?);
+            ids.extend(self.named(self.store.add(&entries).await, dims).await?);
             Ok(ids)
         };
         self.logged_call(
@@ -330,9 +333,21 @@ impl DocumentStore {
         .await
     }
 
+    /// A store's answer, or when it failed on vectors of the wrong length
+    /// (`dims` long), the error that names the embedder.
+    async fn named<T>(&self, answer: Result<T>, dims: Option<usize>) -> Result<T> {
+        let Err(e) = answer else {
+            return answer;
+        };
+        if let (Ok(Some(held)), Some(dims)) = (self.store.dimensions().await, dims) {
+            let source = format!("the embedder `{}`", self.embedder.name());
+            check_dimensions(held, dims, &source)?;
+        }
+        Err(e)
+    }
+
     /// `documents` with their vectors (embedded a batch per call),
-    /// checked against the store's length (`dims`, set by the first
-    /// vectors when the store has none yet).
+    /// checked against `dims` (set by the first vectors when `None`).
     async fn embedded(
         &self,
         documents: &[Document],
@@ -389,11 +404,14 @@ impl DocumentStore {
                         self.embedder.name()
                     ))
                 })?;
-            if let Some(dims) = self.store.dimensions().await? {
-                let source = format!("the embedder `{}`", self.embedder.name());
-                check_dimensions(dims, vector.len(), &source)?;
-            }
-            let found = self.store.search(&vector, k, filter).await?;
+            // A failed search says whether the embedder is the store's
+            // (a search that works costs no extra question).
+            let found = self
+                .named(
+                    self.store.search(&vector, k, filter).await,
+                    Some(vector.len()),
+                )
+                .await?;
             if found.is_empty() && !filter.is_empty() {
                 self.check_filter_keys(filter).await?;
             }

@@ -281,14 +281,32 @@ impl PgVectorStore {
         options.options([("hnsw.ef_search", EF_SEARCH)])
     }
 
+    /// The pool settings [`PgVectorStore::connect`] uses: 8 connections,
+    /// 10 seconds to wait for one, and a connection checked with a round
+    /// trip only when it has been idle a second or more (sqlx checks each
+    /// one it hands out, a round trip per search otherwise).
+    pub fn pool_options() -> PgPoolOptions {
+        PgPoolOptions::new()
+            .max_connections(8)
+            .acquire_timeout(std::time::Duration::from_secs(10))
+            .test_before_acquire(false)
+            .before_acquire(|conn, meta| {
+                Box::pin(async move {
+                    if meta.idle_for < std::time::Duration::from_secs(1) {
+                        return Ok(true);
+                    }
+                    // A broken connection is closed, and another one given.
+                    Ok(conn.ping().await.is_ok())
+                })
+            })
+    }
+
     /// Connects with n8n's `postgres` credential fields.
     pub async fn connect(
         config: &PostgresConfig,
         options: PgVectorOptions,
     ) -> Result<PgVectorStore> {
-        let pool = PgPoolOptions::new()
-            .max_connections(8)
-            .acquire_timeout(std::time::Duration::from_secs(10))
+        let pool = PgVectorStore::pool_options()
             .connect_with(PgVectorStore::session_options(config.options()?))
             .await
             .map_err(|e| store_error(format!("cannot connect to PostgreSQL: {e}")))?;
@@ -806,7 +824,7 @@ impl PgVectorStore {
             cond = sql.condition,
         );
         let mut query = sqlx::query(sqlx::AssertSqlSafe(text))
-            .bind(pg_vector(vector))
+            .bind(VectorParam(vector))
             .bind(k as i64);
         if let Some(id) = &self.collection_id {
             query = query.bind(id.as_str());
@@ -849,7 +867,7 @@ impl PgVectorStore {
         let ids: Vec<String> = ids.iter().map(uuid::Uuid::to_string).collect();
         let rows = sqlx::query(sqlx::AssertSqlSafe(mirrored.search.clone()))
             .bind(&self.table)
-            .bind(pg_vector(vector))
+            .bind(VectorParam(vector))
             .bind(ids)
             .fetch_all(&self.pool)
             .await
@@ -947,6 +965,37 @@ fn found(r: &PgRow, at: usize) -> Option<Found> {
     })
 }
 
+/// pgvector's binary form of a vector: its length and a zero (16 bits
+/// each), then each element as a 32-bit float, all big-endian.
+fn binary_vector(vector: &[f32], out: &mut Vec<u8>) {
+    out.reserve(4 + 4 * vector.len());
+    out.extend_from_slice(&(vector.len() as i16).to_be_bytes());
+    out.extend_from_slice(&0i16.to_be_bytes());
+    for x in vector {
+        out.extend_from_slice(&x.to_be_bytes());
+    }
+}
+
+/// A vector bound as a `vector` parameter in pgvector's binary form, so
+/// the server parses no text.
+struct VectorParam<'a>(&'a [f32]);
+
+impl sqlx::Type<sqlx::Postgres> for VectorParam<'_> {
+    fn type_info() -> sqlx::postgres::PgTypeInfo {
+        sqlx::postgres::PgTypeInfo::with_name("vector")
+    }
+}
+
+impl sqlx::Encode<'_, sqlx::Postgres> for VectorParam<'_> {
+    fn encode_by_ref(
+        &self,
+        buf: &mut sqlx::postgres::PgArgumentBuffer,
+    ) -> std::result::Result<sqlx::encode::IsNull, sqlx::error::BoxDynError> {
+        binary_vector(self.0, buf);
+        Ok(sqlx::encode::IsNull::No)
+    }
+}
+
 /// A document's text as PostgreSQL can hold it: without NULs (LangChain
 /// strips them too).
 fn pg_text(text: &str) -> std::borrow::Cow<'_, str> {
@@ -998,12 +1047,7 @@ impl BinaryRows {
     /// each element as a 32-bit float.
     fn vector(&mut self, vector: &[f32]) {
         self.length(4 + 4 * vector.len());
-        self.0
-            .extend_from_slice(&(vector.len() as i16).to_be_bytes());
-        self.0.extend_from_slice(&0i16.to_be_bytes());
-        for x in vector {
-            self.0.extend_from_slice(&x.to_be_bytes());
-        }
+        binary_vector(vector, &mut self.0);
     }
 
     fn finish(mut self) -> Vec<u8> {
