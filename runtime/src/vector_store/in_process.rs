@@ -53,15 +53,35 @@ struct Held {
     document: crate::document::Document,
     /// Scaled to length 1.
     vector: Vec<f32>,
+    /// What it takes, by n8n's estimate.
+    bytes: usize,
 }
 
 impl Held {
-    fn bytes(&self) -> usize {
-        // n8n's estimate: text and metadata as UTF-16, the vector, 200 bytes of overhead.
-        self.document.page_content.len() * 2
-            + serde_json::to_string(&self.document.metadata).map_or(0, |m| m.len()) * 2
-            + self.vector.len() * 4
-            + 200
+    fn new(document: crate::document::Document, vector: Vec<f32>) -> Held {
+        // n8n's estimate: text and metadata as UTF-16, the vector, 200
+        // bytes of overhead. The metadata's JSON is counted, not kept.
+        let mut json = Counted(0);
+        let _ = serde_json::to_writer(&mut json, &document.metadata);
+        let bytes = (document.page_content.len() + json.0) * 2 + vector.len() * 4 + 200;
+        Held {
+            document,
+            vector,
+            bytes,
+        }
+    }
+}
+
+/// A writer that only counts the bytes written to it.
+struct Counted(usize);
+
+impl std::io::Write for Counted {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -175,9 +195,12 @@ impl InProcessVectorStore {
                 .id
                 .clone()
                 .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-            if let Some(old) = docs.by_id.remove(&id) {
+            // A new id replaces nothing.
+            if e.document.id.is_some()
+                && let Some(old) = docs.by_id.remove(&id)
+            {
                 if let Some(held) = docs.by_key.remove(&old) {
-                    docs.bytes = docs.bytes.saturating_sub(held.bytes());
+                    docs.bytes = docs.bytes.saturating_sub(held.bytes);
                 }
                 replaced.push(old);
             }
@@ -185,11 +208,8 @@ impl InProcessVectorStore {
             docs.next_key += 1;
             let mut document = e.document.clone();
             document.id = Some(id.clone());
-            let held = Held {
-                document,
-                vector: normalised(&e.vector),
-            };
-            docs.bytes += held.bytes();
+            let held = Held::new(document, normalised(&e.vector));
+            docs.bytes += held.bytes;
             docs.by_key.insert(key, held);
             docs.by_id.insert(id.clone(), key);
             ids.push(id);
@@ -275,7 +295,7 @@ impl InProcessVectorStore {
         };
         for key in &keys {
             if let Some(held) = docs.by_key.remove(key) {
-                docs.bytes = docs.bytes.saturating_sub(held.bytes());
+                docs.bytes = docs.bytes.saturating_sub(held.bytes);
                 if let Some(id) = &held.document.id {
                     docs.by_id.remove(id);
                 }
@@ -482,6 +502,7 @@ mod tests {
             2
         );
         assert!(s.is_empty());
+        assert_eq!(s.bytes(), 0);
         assert!(
             s.search(&[1.0, 0.0], 3, &Filter::all())
                 .await
@@ -503,6 +524,9 @@ mod tests {
         assert_eq!(a.len(), 1);
         let found = a.search(&[1.0, 0.0], 1, &Filter::all()).await.unwrap();
         assert_eq!(found[0].document.page_content, "two");
+        // n8n's estimate: text and metadata JSON as UTF-16, 4 bytes a
+        // dimension, 200 more: ("two" + "{}") * 2 + 8 + 200.
+        assert_eq!(a.bytes(), 218);
         assert!(InProcessVectorStore::keys().contains(&"in-process-test-key".to_owned()));
         InProcessVectorStore::drop_named("in-process-test-key");
     }
