@@ -186,9 +186,18 @@ pub(super) fn best(mut scored: Vec<(f32, i64)>, k: usize) -> Vec<(f32, i64)> {
 
 /// `v` scaled to length 1 (a zero vector stays zero).
 pub(crate) fn normalised(v: &[f32]) -> Vec<f32> {
+    let mut v = v.to_vec();
+    normalise(&mut v);
+    v
+}
+
+/// Scales `v` to length 1 in place (a zero vector stays zero).
+pub(crate) fn normalise(v: &mut [f32]) {
     let norm = dot(v, v).sqrt();
     let scale = if norm > 0.0 { 1.0 / norm } else { 0.0 };
-    v.iter().map(|x| x * scale).collect()
+    for x in v {
+        *x *= scale;
+    }
 }
 
 /// The dot product, in 16 independent sums so the compiler vectorises it.

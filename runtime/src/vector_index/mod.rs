@@ -26,7 +26,7 @@ pub(crate) use ann::Breadth;
 use ann::Graph;
 use flat::Flat;
 
-pub(crate) use flat::{dot, normalised};
+pub(crate) use flat::{dot, normalise, normalised};
 
 /// Whether this build has graphs (the `ann` feature); without it every
 /// index is searched exactly.

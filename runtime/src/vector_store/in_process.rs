@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use super::{EXACT_LIMIT, Entry, Filter, Found, Selection, VectorStore, check_vector, store_error};
 use crate::error::Result;
 use crate::model::BoxFuture;
-use crate::vector_index::{Breadth, Index, absorb_later, dot, normalised};
+use crate::vector_index::{Breadth, Index, absorb_later, dot, normalise, normalised};
 
 /// Documents kept in this process's memory, searched by cosine
 /// similarity (scores: similarity, highest first, ties in insertion
@@ -171,12 +171,14 @@ impl InProcessVectorStore {
         self.shared.used.lock().ok().and_then(|u| *u)
     }
 
-    fn add_now(&self, entries: &[Entry]) -> Result<Vec<String>> {
+    /// Adds `entries`, keeping their documents and vectors (scaled to
+    /// length 1 in place).
+    fn add_now(&self, entries: Vec<Entry>) -> Result<Vec<String>> {
         self.touch();
         let _writing = self.shared.writing.lock().map_err(poisoned)?;
         let dims = self.shared.docs.read().map_err(poisoned)?.dims;
         let mut expected = dims;
-        for e in entries {
+        for e in &entries {
             let d = *expected.get_or_insert(e.vector.len());
             check_vector(d, &e.vector)?;
         }
@@ -189,16 +191,18 @@ impl InProcessVectorStore {
         let mut docs = self.shared.docs.write().map_err(poisoned)?;
         docs.dims = Some(dims);
         let first = docs.next_key;
-        for e in entries {
-            let id = e
-                .document
+        for Entry {
+            mut document,
+            mut vector,
+        } in entries
+        {
+            let given = document.id.is_some();
+            let id = document
                 .id
-                .clone()
+                .take()
                 .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
             // A new id replaces nothing.
-            if e.document.id.is_some()
-                && let Some(old) = docs.by_id.remove(&id)
-            {
+            if given && let Some(old) = docs.by_id.remove(&id) {
                 if let Some(held) = docs.by_key.remove(&old) {
                     docs.bytes = docs.bytes.saturating_sub(held.bytes);
                 }
@@ -206,9 +210,9 @@ impl InProcessVectorStore {
             }
             let key = docs.next_key;
             docs.next_key += 1;
-            let mut document = e.document.clone();
             document.id = Some(id.clone());
-            let held = Held::new(document, normalised(&e.vector));
+            normalise(&mut vector);
+            let held = Held::new(document, vector);
             docs.bytes += held.bytes;
             docs.by_key.insert(key, held);
             docs.by_id.insert(id.clone(), key);
@@ -325,6 +329,10 @@ impl VectorStore for InProcessVectorStore {
     }
 
     fn add<'a>(&'a self, entries: &'a [Entry]) -> BoxFuture<'a, Result<Vec<String>>> {
+        self.add_owned(entries.to_vec())
+    }
+
+    fn add_owned(&self, entries: Vec<Entry>) -> BoxFuture<'_, Result<Vec<String>>> {
         let bytes: usize = entries
             .iter()
             .map(|e| e.document.page_content.len() * 2 + e.vector.len() * 4 + 200)

@@ -111,6 +111,13 @@ pub trait VectorStore: Send + Sync + std::fmt::Debug {
     /// Adds documents with their vectors; returns their ids, in order.
     fn add<'a>(&'a self, entries: &'a [Entry]) -> BoxFuture<'a, Result<Vec<String>>>;
 
+    /// [`VectorStore::add`] for entries the store may keep as they are: a
+    /// store that holds documents in memory overrides it to save a copy.
+    /// [`DocumentStore`] adds through it.
+    fn add_owned(&self, entries: Vec<Entry>) -> BoxFuture<'_, Result<Vec<String>>> {
+        Box::pin(async move { self.add(&entries).await })
+    }
+
     /// The `k` documents nearest `vector` that pass `filter`, nearest
     /// first; an error for a vector whose length is not the store's.
     fn search<'a>(
@@ -315,13 +322,18 @@ impl DocumentStore {
             // Each write runs while the next documents are embedded (both
             // make progress whenever the other waits on its server).
             for next in writes {
-                let (added, following) =
-                    futures::future::join(self.store.add(&entries), self.embedded(next, &mut dims))
-                        .await;
+                let (added, following) = futures::future::join(
+                    self.store.add_owned(std::mem::take(&mut entries)),
+                    self.embedded(next, &mut dims),
+                )
+                .await;
                 ids.extend(self.named(added, dims).await?);
                 entries = following?;
             }
-            ids.extend(self.named(self.store.add(&entries).await, dims).await?);
+            ids.extend(
+                self.named(self.store.add_owned(entries).await, dims)
+                    .await?,
+            );
             Ok(ids)
         };
         self.logged_call(
