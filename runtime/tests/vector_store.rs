@@ -16,7 +16,7 @@ use nodekit::embed::{Embedder, EmbeddingsConfig, OpenAiEmbedder};
 use nodekit::vector_store::pgvector::{PgVectorOptions, PgVectorStore};
 use nodekit::vector_store::sqlite::SqliteVectorStore;
 use nodekit::vector_store::{
-    DocumentStore, Entry, Filter, InProcessVectorStore, Scores, Selection, VectorStore,
+    DocumentStore, Entry, Filter, Found, InProcessVectorStore, Scores, Selection, VectorStore,
 };
 use nodekit_test_support::embeddings::EmbedServer;
 use serde_json::{Value, json};
@@ -410,6 +410,42 @@ fn random_vectors(n: usize, dims: usize, seed: u64) -> Vec<Vec<f32>> {
         .collect()
 }
 
+/// `vectors` as documents "doc <i>", each with `all: yes`: a filter on
+/// it passes every document and makes every store scan exactly.
+fn numbered(vectors: &[Vec<f32>]) -> Vec<Entry> {
+    vectors
+        .iter()
+        .enumerate()
+        .map(|(i, v)| Entry {
+            document: Document::new(format!("doc {i}")).with("all", "yes"),
+            vector: v.clone(),
+        })
+        .collect()
+}
+
+/// The share of the exact top 5 (a scan, through a filter every
+/// document passes) that the store's unfiltered searches return, over
+/// `queries`; `check` sees each pair of answers (unfiltered, exact).
+async fn agreement(
+    store: &dyn VectorStore,
+    queries: &[Vec<f32>],
+    check: impl Fn(&[Found], &[Found]),
+) -> f64 {
+    let (mut same, mut total) = (0, 0);
+    let everything = Filter::all().eq("all", "yes");
+    for q in queries {
+        let found = store.search(q, 5, &Filter::all()).await.unwrap();
+        let exact = store.search(q, 5, &everything).await.unwrap();
+        check(&found, &exact);
+        total += exact.len();
+        same += exact
+            .iter()
+            .filter(|e| found.iter().any(|f| f.document.id == e.document.id))
+            .count();
+    }
+    same as f64 / total.max(1) as f64
+}
+
 /// A zero vector has no direction: its score is 0 and it ranks there, in
 /// the SQLite scan as in memory (not first, as a NULL distance would).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -462,15 +498,7 @@ async fn sqlite_collection_in_memory() {
     let path = temp_db();
     let store = SqliteVectorStore::open(&path, "big").await.unwrap();
     let vectors = random_vectors(6_000, 32, 11);
-    let entries: Vec<Entry> = vectors
-        .iter()
-        .enumerate()
-        .map(|(i, v)| Entry {
-            document: Document::new(format!("doc {i}")).with("all", "yes"),
-            vector: v.clone(),
-        })
-        .collect();
-    store.add(&entries).await.unwrap();
+    store.add(&numbered(&vectors)).await.unwrap();
     let queries = random_vectors(40, 32, 99);
     // The first search starts the load; wait for it.
     let deadline = std::time::Instant::now() + Duration::from_secs(120);
@@ -482,23 +510,15 @@ async fn sqlite_collection_in_memory() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let (mut same, mut total) = (0, 0);
-    let everything = Filter::all().eq("all", "yes");
-    for q in &queries {
-        let held = store.search(q, 5, &Filter::all()).await.unwrap();
-        let exact = store.search(q, 5, &everything).await.unwrap();
-        total += exact.len();
-        same += exact
-            .iter()
-            .filter(|e| held.iter().any(|h| h.document.id == e.document.id))
-            .count();
+    let share = agreement(&store, &queries, |held, exact| {
         // Scores are exact cosine similarities either way.
         assert!(
             (held[0].score - exact[0].score).abs() < 1e-4
                 || held[0].document.id != exact[0].document.id
         );
-    }
-    assert!(same as f64 / total as f64 >= 0.9, "{same} of {total}");
+    })
+    .await;
+    assert!(share >= 0.9, "{share}");
     // Another writer: a row inserted through another connection.
     let other = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
         .await
@@ -705,29 +725,9 @@ async fn pgvector_index() {
     let Some(pg) = Pg::new().await else { return };
     let store = pg.store(PgVectorOptions::default()).await;
     let vectors = random_vectors(2_000, 16, 5);
-    let entries: Vec<Entry> = vectors
-        .iter()
-        .enumerate()
-        .map(|(i, v)| Entry {
-            document: Document::new(format!("doc {i}")).with("all", "yes"),
-            vector: v.clone(),
-        })
-        .collect();
-    store.add(&entries).await.unwrap();
+    store.add(&numbered(&vectors)).await.unwrap();
     let queries = random_vectors(20, 16, 77);
-    let (mut same, mut total) = (0, 0);
-    for q in &queries {
-        let indexed = store.search(q, 5, &Filter::all()).await.unwrap();
-        let exact = store
-            .search(q, 5, &Filter::all().eq("all", "yes"))
-            .await
-            .unwrap();
-        total += exact.len();
-        same += exact
-            .iter()
-            .filter(|e| indexed.iter().any(|h| h.document.id == e.document.id))
-            .count();
-    }
+    let share = agreement(&store, &queries, |_, _| {}).await;
     let has_index: bool = sqlx::query_scalar(
         "SELECT EXISTS (SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexdef LIKE '%hnsw%')",
     )
@@ -735,7 +735,7 @@ async fn pgvector_index() {
     .await
     .unwrap();
     assert!(has_index);
-    assert!(same as f64 / total as f64 >= 0.9, "{same} of {total}");
+    assert!(share >= 0.9, "{share}");
     // The session options set the search breadth and keep the schema.
     let (breadth, path): (String, String) =
         sqlx::query_as("SELECT current_setting('hnsw.ef_search'), current_setting('search_path')")
@@ -811,34 +811,16 @@ async fn pgvector_in_process_index() {
     };
     let store = pg.store(options.clone()).await;
     let vectors = random_vectors(5_000, 16, 11);
-    let entries: Vec<Entry> = vectors
-        .iter()
-        .enumerate()
-        .map(|(i, v)| Entry {
-            document: Document::new(format!("doc {i}")).with("all", "yes"),
-            vector: v.clone(),
-        })
-        .collect();
-    store.add(&entries).await.unwrap();
+    store.add(&numbered(&vectors)).await.unwrap();
     let probes = random_vectors(8, 16, 99);
     settled(&store, &probes[0]).await;
     let queries = random_vectors(20, 16, 77);
-    let (mut same, mut total) = (0, 0);
-    for q in &queries {
-        let graph = store.search(q, 5, &Filter::all()).await.unwrap();
-        let exact = store
-            .search(q, 5, &Filter::all().eq("all", "yes"))
-            .await
-            .unwrap();
+    let share = agreement(&store, &queries, |graph, _| {
         // PostgreSQL's distances, nearest first.
         assert!(graph.windows(2).all(|w| w[0].score <= w[1].score));
-        total += exact.len();
-        same += exact
-            .iter()
-            .filter(|e| graph.iter().any(|g| g.document.id == e.document.id))
-            .count();
-    }
-    assert!(same as f64 / total as f64 >= 0.9, "{same} of {total}");
+    })
+    .await;
+    assert!(share >= 0.9, "{share}");
 
     // The graph answers: a row written where triggers do not fire (as a
     // replication subscriber writes) is not in it, though pgvector would

@@ -61,7 +61,7 @@ use sqlx::Row;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions, PgRow};
 
 use self::mirror::Mirrored;
-use super::filter::{Bind, Dialect};
+use super::filter::{Bind, Dialect, Sql};
 use super::{
     Entry, Filter, Found, Scores, Selection, VectorStore, check_dimensions, check_vector,
     last_of_each_id, store_error,
@@ -519,6 +519,16 @@ impl PgVectorStore {
         }
     }
 
+    /// [`PgVectorStore::in_collection`] and `filter` as SQL, its
+    /// placeholders after the collection's.
+    fn scoped(&self, filter: &Filter, n: usize) -> (String, Sql) {
+        let (scope, next) = self.in_collection(n);
+        let pg = Pg {
+            metadata: &self.metadata,
+        };
+        (scope, filter.to_sql(&pg, next))
+    }
+
     async fn dims(&self) -> Result<Option<usize>> {
         let mut conn = self.pool.acquire().await.map_err(db_error)?;
         self.dims_on(&mut conn).await
@@ -805,13 +815,7 @@ impl PgVectorStore {
         } else {
             self.vector.clone()
         };
-        let (scope, next) = self.in_collection(3);
-        let sql = filter.to_sql(
-            &Pg {
-                metadata: &self.metadata,
-            },
-            next,
-        );
+        let (scope, sql) = self.scoped(filter, 3);
         let text = format!(
             "SELECT {id}::text, {content}, {metadata}, {measured} {op} $1::vector({dims}) AS _distance
              FROM {t} WHERE {vector} IS NOT NULL{scope} AND {cond}
@@ -900,13 +904,7 @@ impl PgVectorStore {
                 (None, text)
             }
             Selection::Filter(filter) => {
-                let (scope, next) = self.in_collection(1);
-                let sql = filter.to_sql(
-                    &Pg {
-                        metadata: &self.metadata,
-                    },
-                    next,
-                );
+                let (scope, sql) = self.scoped(filter, 1);
                 let text = format!(
                     "DELETE FROM {t} WHERE TRUE{scope} AND {cond}{returning}",
                     t = self.table,
