@@ -202,6 +202,94 @@ async fn an_agent_searches_the_store_as_a_tool() {
     assert!(doc["id"].is_string());
 }
 
+/// `nodekit run` with the PGVector node: documents inserted by one run are
+/// found by the next; with `NODEKIT_PGVECTOR_IN_PROCESS_INDEX=true` the
+/// store puts its version trigger on the table (the in-process index is
+/// on), without it the table is left as n8n made it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pgvector_store_across_processes_and_its_in_process_index() {
+    let Some(url) = nodekit_test_support::server("PGVECTOR_DATABASE_URL") else {
+        return;
+    };
+    // postgres://user@host:port/db, as scripts/services.sh prints it.
+    let rest = url.trim_start_matches("postgres://");
+    let (user, rest) = rest.split_once('@').unwrap();
+    let (host_port, database) = rest.split_once('/').unwrap();
+    let (host, port) = host_port.split_once(':').unwrap();
+    let server = EmbedServer::start(DIMS).await;
+    let dir = nodekit_test_support::scratch_dir().join(unique("nodekit_pgvs_cli"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let creds = dir.join("credentials.json");
+    std::fs::write(
+        &creds,
+        json!({
+            "openAiApi": {"apiKey": "sk-local", "url": server.base_url},
+            "postgres": {"host": host, "port": port.parse::<u16>().unwrap(), "database": database,
+                         "user": user, "password": "", "ssl": "disable"},
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let admin = sqlx::PgPool::connect(&url).await.unwrap();
+    let has_trigger = async |table: &str| -> bool {
+        sqlx::query_scalar(
+            "SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass($1) AND tgname = 'nodekit_vector_version')",
+        )
+        .bind(table)
+        .fetch_one(&admin)
+        .await
+        .unwrap()
+    };
+    for indexed in [false, true] {
+        let table = unique("nk_pgvs");
+        for (mode, params, message) in [
+            ("insert", json!({"tableName": table}), TEXT),
+            (
+                "load",
+                json!({"tableName": table, "prompt": "={{ $json.chatInput }}", "topK": 1}),
+                "lions at night",
+            ),
+        ] {
+            let path = dir.join(format!("{table}-{mode}.json"));
+            let wf = workflow("nodekit-nodes.vectorStorePGVector", mode, params);
+            let text = json!({
+                "nodes": wf.nodes.iter().map(|n| json!({
+                    "name": n.name, "type": n.node_type, "typeVersion": n.type_version, "parameters": n.parameters
+                })).collect::<Vec<_>>(),
+                "connections": wf.connections,
+            });
+            std::fs::write(&path, text.to_string()).unwrap();
+            let mut command = Command::new(env!("CARGO_BIN_EXE_nodekit"));
+            command
+                .args(["run", path.to_str().unwrap(), "--message", message])
+                .args(["--credentials", creds.to_str().unwrap()])
+                .env_remove("NODEKIT_PGVECTOR_IN_PROCESS_INDEX");
+            if indexed {
+                command.env("NODEKIT_PGVECTOR_IN_PROCESS_INDEX", "true");
+            }
+            let out = command.output().unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            if mode == "load" {
+                assert!(
+                    stdout.contains("Lions hunt on the savanna at night."),
+                    "{stdout}"
+                );
+            }
+        }
+        assert_eq!(has_trigger(&table).await, indexed, "{table}");
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("DROP TABLE {table}")))
+            .execute(&admin)
+            .await
+            .unwrap();
+    }
+    admin.close().await;
+}
+
 /// SQLite keeps documents between runs of `nodekit run`, and `index` and
 /// `query` fill and search the same kind of file.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

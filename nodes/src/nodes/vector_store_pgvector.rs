@@ -1,6 +1,11 @@
 //! n8n's "Postgres PGVector Store": documents in PostgreSQL with pgvector,
 //! in n8n's table layout, so documents n8n inserted are found here and the
 //! other way round.
+//!
+//! n8n's parameters have no place for nodekit's in-process index
+//! (`PgVectorOptions::in_process_index`): the environment variable
+//! [`IN_PROCESS_INDEX`] set to `true` turns it on for the stores with
+//! cosine distance (n8n's default) of the process running the node.
 
 use std::sync::Arc;
 
@@ -9,6 +14,11 @@ use nodekit::serde::{Deserialize, Serialize};
 use nodekit::serde_json::Value;
 use nodekit::vector_store::node::{MetadataValue, VectorStoreModes, metadata_filter};
 use nodekit::vector_store::pgvector::{Columns, Distance, PgVectorOptions, PgVectorStore};
+
+/// `true` (or `1`): the node's cosine-distance stores search through an
+/// in-process graph of the table (kept for the life of the process, so
+/// worth it in a long-lived one such as the n8n bridge).
+pub const IN_PROCESS_INDEX: &str = "NODEKIT_PGVECTOR_IN_PROCESS_INDEX";
 
 /// n8n's distance strategies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -126,11 +136,14 @@ impl VectorStorePgVector {
             Some(DistanceStrategy::InnerProduct) => Distance::InnerProduct,
             Some(DistanceStrategy::Euclidean) => Distance::Euclidean,
         };
+        let in_process_index = distance == Distance::Cosine
+            && std::env::var(IN_PROCESS_INDEX).is_ok_and(|v| matches!(v.trim(), "true" | "1"));
         let options = PgVectorOptions {
             table: self.table_name.clone(),
             collection,
             columns,
             distance,
+            in_process_index,
             ..PgVectorOptions::default()
         };
         Ok(Arc::new(PgVectorStore::connect(&config, options).await?))
