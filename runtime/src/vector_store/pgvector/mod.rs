@@ -314,7 +314,11 @@ impl PgVectorStore {
     }
 
     /// Uses an existing pool; creates the extension, the table (and the
-    /// collection's) when missing.
+    /// collection's) when missing, and with
+    /// [`PgVectorOptions::in_process_index`] the table's version trigger.
+    /// [`PgVectorStore::pool_options`] and
+    /// [`PgVectorStore::session_options`] make the pool nodekit's
+    /// searches are fastest on.
     pub async fn with_pool(pool: PgPool, options: PgVectorOptions) -> Result<PgVectorStore> {
         let c = &options.columns;
         let mut store = PgVectorStore {
