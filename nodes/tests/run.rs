@@ -384,12 +384,7 @@ async fn postgres_memory_persists_across_runs() {
     let Some(url) = nodekit_test_support::server("DATABASE_URL") else {
         return;
     };
-    // postgres://user@host:port/db, as scripts/services.sh prints it.
-    let rest = url.trim_start_matches("postgres://");
-    let (user, rest) = rest.split_once('@').unwrap();
-    let (host_port, database) = rest.split_once('/').unwrap();
-    let (host, port) = host_port.split_once(':').unwrap();
-    let creds = json!({"postgres": {"host": host, "port": port.parse::<u16>().unwrap(), "database": database, "user": user, "password": "", "ssl": "disable"}});
+    let creds = json!({"postgres": nodekit_test_support::postgres_credential(&url)});
     memory_survives_processes(
         "nodekit-nodes.memoryPostgresChat",
         json!({"tableName": format!("e2e_{}", std::process::id())}),

@@ -211,11 +211,6 @@ async fn pgvector_store_across_processes_and_its_in_process_index() {
     let Some(url) = nodekit_test_support::server("PGVECTOR_DATABASE_URL") else {
         return;
     };
-    // postgres://user@host:port/db, as scripts/services.sh prints it.
-    let rest = url.trim_start_matches("postgres://");
-    let (user, rest) = rest.split_once('@').unwrap();
-    let (host_port, database) = rest.split_once('/').unwrap();
-    let (host, port) = host_port.split_once(':').unwrap();
     let server = EmbedServer::start(DIMS).await;
     let dir = nodekit_test_support::scratch_dir().join(unique("nodekit_pgvs_cli"));
     std::fs::create_dir_all(&dir).unwrap();
@@ -224,8 +219,7 @@ async fn pgvector_store_across_processes_and_its_in_process_index() {
         &creds,
         json!({
             "openAiApi": {"apiKey": "sk-local", "url": server.base_url},
-            "postgres": {"host": host, "port": port.parse::<u16>().unwrap(), "database": database,
-                         "user": user, "password": "", "ssl": "disable"},
+            "postgres": nodekit_test_support::postgres_credential(&url),
         })
         .to_string(),
     )

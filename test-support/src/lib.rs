@@ -39,6 +39,22 @@ pub fn server(var: &str) -> Option<String> {
     }
 }
 
+/// n8n's `postgres` credential fields for a server URL as
+/// `scripts/services.sh` prints it (`postgres://user@host:port/db`, no
+/// password, no TLS).
+pub fn postgres_credential(url: &str) -> serde_json::Value {
+    let rest = url.trim_start_matches("postgres://");
+    let (user, rest) = rest.split_once('@').expect("postgres://user@host:port/db");
+    let (host_port, database) = rest.split_once('/').expect("postgres://user@host:port/db");
+    let (host, port) = host_port
+        .split_once(':')
+        .expect("postgres://user@host:port/db");
+    serde_json::json!({
+        "host": host, "port": port.parse::<u16>().expect("a port number"), "database": database,
+        "user": user, "password": "", "ssl": "disable",
+    })
+}
+
 /// A name unique to this process and call, e.g. for a table, schema or file.
 pub fn unique(prefix: &str) -> String {
     static N: AtomicU32 = AtomicU32::new(0);

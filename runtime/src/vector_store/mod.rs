@@ -143,7 +143,7 @@ pub trait VectorStore: Send + Sync + std::fmt::Debug {
 pub const DEFAULT_EMBEDDING_BATCH: usize = 200;
 
 /// How many documents [`DocumentStore::add_documents`] hands the store per
-/// [`VectorStore::add`] (fewer, larger writes: PostgreSQL takes a
+/// [`VectorStore::add_owned`] (fewer, larger writes: PostgreSQL takes a
 /// thousand rows in one statement several times faster than in five).
 pub const WRITE_BATCH: usize = 1_000;
 

@@ -38,7 +38,9 @@ use uuid::Uuid;
 
 use super::{PgVectorStore, db_error};
 use crate::error::Result;
-use crate::vector_index::{Breadth, Index, IndexError, Throttle, absorb_later, normalised};
+use crate::vector_index::{
+    Breadth, Index, IndexError, Throttle, absorb_later, normalise, normalised,
+};
 use crate::vector_store::{EXACT_LIMIT, store_error};
 
 /// The trigger's and its function's name.
@@ -197,10 +199,10 @@ impl Mirror {
         Ok((changed, gone))
     }
 
-    /// Puts `rows` (id, `xmin`, vector) in the graph in place of what it
-    /// held under their ids, and takes out `gone`. The version is left
-    /// as it was: [`Mirror::settle`] moves it.
-    fn change(&self, rows: &[(Uuid, u32, Vec<f32>)], gone: &[Uuid]) -> Result<()> {
+    /// Puts `rows` (id, `xmin`, vector, scaled to length 1 in place) in
+    /// the graph in place of what it held under their ids, and takes out
+    /// `gone`. The version is left as it was: [`Mirror::settle`] moves it.
+    fn change(&self, rows: Vec<(Uuid, u32, Vec<f32>)>, gone: &[Uuid]) -> Result<()> {
         let mut ids = self.ids.write().map_err(poisoned)?;
         let mut old = Vec::new();
         for id in gone.iter().chain(rows.iter().map(|(id, _, _)| id)) {
@@ -211,14 +213,15 @@ impl Mirror {
         }
         self.index.remove(&old).map_err(index_error)?;
         let vectors: Vec<(i64, Vec<f32>)> = rows
-            .iter()
+            .into_iter()
             .filter(|(_, _, v)| v.len() == self.dims)
-            .map(|(id, xmin, v)| {
+            .map(|(id, xmin, mut v)| {
                 let key = ids.next_key;
                 ids.next_key += 1;
-                ids.by_id.insert(*id, (key, *xmin));
-                ids.by_key.insert(key, *id);
-                (key, normalised(v))
+                ids.by_id.insert(id, (key, xmin));
+                ids.by_key.insert(key, id);
+                normalise(&mut v);
+                (key, v)
             })
             .collect();
         let added: Vec<(i64, &[f32])> = vectors.iter().map(|(k, v)| (*k, v.as_slice())).collect();
@@ -250,11 +253,11 @@ impl Mirror {
         else {
             return;
         };
-        let rows: Vec<(Uuid, u32, Vec<f32>)> = rows
+        let rows = rows
             .into_iter()
             .map(|(id, v)| (id, stamp.xmin, v))
             .collect();
-        match self.change(&rows, gone) {
+        match self.change(rows, gone) {
             Ok(()) => self.settle(version),
             Err(e) => self.fail(&e),
         }
@@ -333,11 +336,22 @@ impl Mirrored {
 }
 
 impl PgVectorStore {
-    /// Creates, when missing, the versions table, the trigger function and
-    /// the table's trigger; under an advisory lock, so two processes
-    /// opening the table at once do not both create them.
+    /// Creates, when missing, the versions table, the trigger function,
+    /// the table's trigger and its row; under an advisory lock, so two
+    /// processes opening the table at once do not both create them. When
+    /// all are there (each store opening the table asks), one round trip.
     pub(super) async fn install(&self, mirrored: &Mirrored) -> Result<()> {
         let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        // An error here is a missing versions table.
+        let counted: Option<Option<i64>> =
+            sqlx::query_scalar(sqlx::AssertSqlSafe(mirrored.version.clone()))
+                .bind(&self.table)
+                .fetch_one(&mut *conn)
+                .await
+                .ok();
+        if counted.flatten().is_some() {
+            return Ok(());
+        }
         let mut tx = conn.begin().await.map_err(db_error)?;
         let run = async |tx: &mut PgConnection, sql: String| {
             sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
@@ -390,15 +404,6 @@ impl PgVectorStore {
             )
             .await?;
         }
-        let insert = format!(
-            "INSERT INTO {v} (rel, version) VALUES (to_regclass($1), {now}) ON CONFLICT (rel) DO NOTHING",
-            v = mirrored.versions
-        );
-        sqlx::query(sqlx::AssertSqlSafe(insert))
-            .bind(&self.table)
-            .execute(&mut *tx)
-            .await
-            .map_err(db_error)?;
         let has_trigger: bool = sqlx::query_scalar(
             "SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass($1) AND tgname = $2)",
         )
@@ -418,18 +423,23 @@ impl PgVectorStore {
                 ),
             )
             .await?;
-            // Writes made without the trigger were not counted: a graph
-            // of this table held already must look again.
-            let moved = format!(
-                "UPDATE {v} SET version = version + 1 WHERE rel = to_regclass($1)",
-                v = mirrored.versions
-            );
-            sqlx::query(sqlx::AssertSqlSafe(moved))
-                .bind(&self.table)
-                .execute(&mut *tx)
-                .await
-                .map_err(db_error)?;
         }
+        // Writes made without the trigger were not counted: a graph of
+        // this table held already must look again, so its row moves.
+        let on_conflict = match has_trigger {
+            true => "NOTHING",
+            false => "UPDATE SET version = v.version + 1",
+        };
+        let row = format!(
+            "INSERT INTO {v} AS v (rel, version) VALUES (to_regclass($1), {now})
+             ON CONFLICT (rel) DO {on_conflict}",
+            v = mirrored.versions
+        );
+        sqlx::query(sqlx::AssertSqlSafe(row))
+            .bind(&self.table)
+            .execute(&mut *tx)
+            .await
+            .map_err(db_error)?;
         tx.commit().await.map_err(db_error)
     }
 
@@ -555,9 +565,9 @@ impl PgVectorStore {
                     let id = Uuid::parse_str(&id).map_err(db_error)?;
                     rows.push((id, xmins.get(&id).copied().unwrap_or_default(), vector));
                 }
-                graph.change(&rows, &[])?;
+                graph.change(rows, &[])?;
             }
-            graph.change(&[], &gone)
+            graph.change(Vec::new(), &gone)
         };
         if let Err(e) = changing.await {
             graph.fail(&e);

@@ -558,8 +558,8 @@ impl PgVectorStore {
         let Some(first) = entries.first() else {
             return Ok(Vec::new());
         };
-        // One connection for the whole add: the pool checks a connection
-        // with a round trip each time it hands one out.
+        // One connection for the whole add (a pool made without
+        // `pool_options` checks each one it hands out with a round trip).
         let mut conn = self.pool.acquire().await.map_err(db_error)?;
         let dims = match self.dims_on(&mut conn).await? {
             Some(d) => d,
