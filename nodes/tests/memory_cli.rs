@@ -54,7 +54,10 @@ async fn threads_context_export_and_import() {
         .set_working_memory("ada", "# User Context\n- **Name**: Ada\n", None)
         .await
         .unwrap();
-    store.thread("ada", "t2").await.unwrap();
+    store
+        .set_thread_info("ada", "t2", Some("second"), json!({}))
+        .await
+        .unwrap();
     store.close().await;
 
     let threads = json_out(&nodekit(
@@ -105,8 +108,8 @@ async fn threads_context_export_and_import() {
             > 0
     );
 
-    // Another resource cannot read the thread.
-    let out = nodekit(
+    // Another resource reads nothing of the thread: it looks unknown.
+    let theirs = json_out(&nodekit(
         &[
             "memory",
             "--db",
@@ -118,9 +121,22 @@ async fn threads_context_export_and_import() {
             "t1",
         ],
         &[],
-    );
-    assert!(!out.status.success());
-    assert!(!String::from_utf8_lossy(&out.stderr).contains("ada"));
+    ));
+    let unknown = json_out(&nodekit(
+        &[
+            "memory",
+            "--db",
+            &db,
+            "context",
+            "--resource",
+            "bob",
+            "--thread",
+            "never-written",
+        ],
+        &[],
+    ));
+    assert_eq!(theirs["parts"], unknown["parts"], "{theirs}");
+    assert!(!theirs.to_string().contains("Slack"), "{theirs}");
 
     // Export, import into another file, export again: the same thread.
     let export = nodekit(
@@ -175,8 +191,110 @@ async fn threads_context_export_and_import() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("N8N_INSTANCE_AI_LAST_MESSAGES"));
 
     for f in [&db, &copy, &file] {
-        let _ = std::fs::remove_file(f);
-        let _ = std::fs::remove_file(format!("{f}-wal"));
-        let _ = std::fs::remove_file(format!("{f}-shm"));
+        remove_db(f);
     }
+}
+
+/// Reading a context claims nothing: after another resource read a new
+/// thread id, its first writer still gets it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_claims_no_thread() {
+    let db = temp("claims");
+    Store::open_sqlite(&db).await.unwrap().close().await;
+    json_out(&nodekit(
+        &[
+            "memory",
+            "--db",
+            &db,
+            "context",
+            "--resource",
+            "bob",
+            "--thread",
+            "fresh",
+        ],
+        &[],
+    ));
+    let store = Store::open_sqlite(&db).await.unwrap();
+    assert_eq!(store.thread("bob", "fresh").await.unwrap(), None);
+    store
+        .append("alice", "fresh", &[Message::human("mine")])
+        .await
+        .unwrap();
+    store.close().await;
+    remove_db(&db);
+}
+
+/// An import with a bad field is refused whole, naming the field and the
+/// record; nothing of it is kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_import_is_refused_whole() {
+    let db = temp("bad-import");
+    let store = Store::open_sqlite(&db).await.unwrap();
+    store
+        .append("ada", "t1", &[Message::human("one"), Message::ai("two")])
+        .await
+        .unwrap();
+    let good = store.export_thread("ada", "t1").await.unwrap();
+    store.delete_thread("ada", "t1").await.unwrap();
+    store.close().await;
+    let mut bad = good.clone();
+    bad["messages"][1]["tokenCount"] = json!(-1);
+    let file = temp("bad-import").replace(".db", ".json");
+    std::fs::write(&file, bad.to_string()).unwrap();
+    let out = nodekit(
+        &[
+            "memory",
+            "--db",
+            &db,
+            "import",
+            "--resource",
+            "ada",
+            &format!("@{file}"),
+        ],
+        &[],
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("messages[1].tokenCount"), "{err}");
+    let store = Store::open_sqlite(&db).await.unwrap();
+    assert_eq!(store.thread("ada", "t1").await.unwrap(), None);
+    assert!(store.threads("ada").await.unwrap().is_empty());
+    store.close().await;
+
+    // The good file imports, and its context sums its tokens.
+    std::fs::write(&file, good.to_string()).unwrap();
+    json_out(&nodekit(
+        &[
+            "memory",
+            "--db",
+            &db,
+            "import",
+            "--resource",
+            "ada",
+            &format!("@{file}"),
+        ],
+        &[],
+    ));
+    let ctx = json_out(&nodekit(
+        &[
+            "memory",
+            "--db",
+            &db,
+            "context",
+            "--resource",
+            "ada",
+            "--thread",
+            "t1",
+        ],
+        &[],
+    ));
+    assert!(ctx["totalTokens"].as_u64().unwrap() > 0, "{ctx}");
+    remove_db(&db);
+    let _ = std::fs::remove_file(&file);
+}
+
+fn remove_db(f: &str) {
+    let _ = std::fs::remove_file(f);
+    let _ = std::fs::remove_file(format!("{f}-wal"));
+    let _ = std::fs::remove_file(format!("{f}-shm"));
 }

@@ -289,7 +289,7 @@ async fn wait_indexed(store: &Store, recaller: &Recaller, thread: &str) {
     while !store.unindexed(USER, thread, 1).await.unwrap().is_empty() {
         recaller.flush().await.unwrap();
     }
-    let total = store.thread(USER, thread).await.unwrap().last_seq as usize;
+    let total = store.thread(USER, thread).await.unwrap().unwrap().last_seq as usize;
     let deadline = Instant::now() + Duration::from_secs(3600);
     loop {
         if held(store, thread) == Some(total) {

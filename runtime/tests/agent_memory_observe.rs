@@ -7,13 +7,18 @@ mod stores;
 use nodekit_test_support::openai as support;
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use nodekit::agent_memory::observe::{BLOCK_HEADER, MAX_MESSAGE_CHARS};
-use nodekit::agent_memory::{MemoryConfig, Observer, PartKind, Store, assemble, working_memory};
+use nodekit::agent_memory::{
+    MemoryConfig, Observer, PartKind, Recaller, Store, assemble, working_memory,
+};
+use nodekit::embed::{EmbeddingsConfig, OpenAiEmbedder};
 use nodekit::message::Message;
 use nodekit::model::ChatModel;
 use nodekit::model::openai::{OpenAiChatModel, OpenAiConfig};
+use nodekit_test_support::embeddings::EmbedServer;
 use serde_json::{Value, json};
 use stores::Pg;
 use support::{Reply, Server, Step};
@@ -490,7 +495,7 @@ on_both!(
 /// A buffered reflection of a generation that was reflected meanwhile is
 /// dropped, never activated over the newer one.
 async fn a_stale_buffered_reflection_is_dropped(store: Store) {
-    append(&store, &["a", "b", "c", "d"]).await;
+    append(&store, &["a", "b", "c", "d", "e"]).await;
     store
         .add_observation(R, T, 0, "- OBS-A", 1, 2)
         .await
@@ -676,4 +681,60 @@ on_both!(
     a_million_token_thread_sqlite,
     a_million_token_thread_postgres,
     a_million_token_thread
+);
+
+/// A thread deleted while work for it is still in flight stays deleted:
+/// each thread is deleted at another moment after its append (at once, or
+/// while the observer waits for its model, or while the indexer waits for
+/// its embedder), and neither the observation nor the vectors that arrive
+/// afterwards bring it back.
+async fn a_deleted_thread_stays_deleted(store: Store) {
+    const THREADS: u64 = 40;
+    let server = Server::start(vec![
+        observations("- [09:00] the user keeps a workflow running.")
+            .after(Duration::from_millis(20)),
+    ])
+    .await;
+    let embeddings = EmbedServer::start(16).await;
+    let mut embed_config = EmbeddingsConfig::new("sk-test", "bow");
+    embed_config.base_url = embeddings.base_url.clone();
+    embed_config.max_retries = 0;
+    let recaller = Recaller::spawn(
+        store.clone(),
+        Arc::new(OpenAiEmbedder::new(embed_config).unwrap()),
+    );
+    // Every append of two messages is a chunk to buffer ahead.
+    let observer = Observer::new(store.clone(), config(100, 100_000), model(&server));
+    let mut runs = Vec::new();
+    for i in 0..THREADS {
+        let thread = format!("race-{i}");
+        embeddings.delay_ms.store(i % 5 * 6, Ordering::SeqCst);
+        store
+            .append(R, &thread, &[message("a"), message("b")])
+            .await
+            .unwrap();
+        runs.push(observer.after_append(R, &thread));
+        recaller.notify(R, &thread);
+        tokio::time::sleep(Duration::from_millis(i % 8 * 5)).await;
+        assert!(store.delete_thread(R, &thread).await.unwrap());
+    }
+    for run in runs {
+        run.await.unwrap();
+    }
+    recaller.flush().await.unwrap();
+    assert!(
+        !server.seen().is_empty(),
+        "the observer never ran: the test raced nothing"
+    );
+    for i in 0..THREADS {
+        let thread = format!("race-{i}");
+        assert_eq!(store.thread(R, &thread).await.unwrap(), None, "{thread}");
+        assert!(store.observations(R, &thread).await.unwrap().is_empty());
+    }
+    assert!(store.threads(R).await.unwrap().is_empty());
+}
+on_both!(
+    a_deleted_thread_stays_deleted_sqlite,
+    a_deleted_thread_stays_deleted_postgres,
+    a_deleted_thread_stays_deleted
 );

@@ -170,13 +170,18 @@ async fn neighbours_isolation_dims(store: &Store) {
         vec![8, 9, 10, 11, 20, 21, 22, 23, 25, 26, 27, 28]
     );
 
-    // Isolation: another resource's thread is an error, never its data.
-    assert!(
-        store
-            .recall_text("other", "t1", "zebra", &*embedder, 5, &[])
+    // Isolation: another resource's thread recalls nothing, as an unknown
+    // thread does, and the search claims neither.
+    for thread in ["t1", "never-written"] {
+        let found = store
+            .recall_text("other", thread, "zebra", &*embedder, 5, &[])
             .await
-            .is_err()
-    );
+            .unwrap();
+        assert!(found.is_empty(), "{thread}");
+        assert_eq!(store.thread("other", thread).await.unwrap(), None);
+    }
+    let theirs = store.threads("other").await.unwrap();
+    assert!(theirs.iter().all(|t| t.id == "t3"), "{theirs:?}");
     let theirs = store
         .recall_text("other", "t3", "zebra stripes", &*embedder, 5, &[])
         .await
@@ -470,12 +475,14 @@ async fn resident_exact_search(store: &Store) {
         .await
         .unwrap();
     assert_eq!(seqs(&found), vec![299, 300, 301]);
-    // Another resource asking for the thread is refused; deleting drops it.
+    // Another resource asking for the thread finds nothing, though this
+    // process holds it; deleting drops it.
     assert!(
         store
             .recall_text("intruder", "exact", "quokka", &*embedder, 1, &[])
             .await
-            .is_err()
+            .unwrap()
+            .is_empty()
     );
     assert!(store.delete_thread("r", "exact").await.unwrap());
     assert_eq!(store.recall_cache().threads, 0);

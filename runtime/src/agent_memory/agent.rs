@@ -12,6 +12,7 @@ use crate::tool::Tool;
 
 use super::observe::Observer;
 use super::recall::Recaller;
+use super::store::check_id;
 use super::{AssembleOptions, MemoryConfig, Store, assemble_with, plan, working_memory};
 use crate::embed::Embedder;
 
@@ -27,7 +28,10 @@ pub struct ThreadMemory {
 }
 
 impl ThreadMemory {
-    /// The memory of `thread` of `resource`. Fails when the thread belongs to another resource.
+    /// The memory of `thread` of `resource`; fails only on an invalid id.
+    /// Nothing is read or written yet: the thread is created by the first
+    /// save, and a thread of another resource reads as empty and refuses
+    /// that save ([`Error::ThreadOwnership`](crate::Error::ThreadOwnership)).
     pub async fn new(
         store: Store,
         config: MemoryConfig,
@@ -35,7 +39,8 @@ impl ThreadMemory {
         thread: impl Into<String>,
     ) -> Result<ThreadMemory> {
         let (resource, thread) = (resource.into(), thread.into());
-        store.thread(&resource, &thread).await?;
+        check_id("resource", &resource)?;
+        check_id("thread", &thread)?;
         Ok(ThreadMemory {
             store,
             config,

@@ -24,7 +24,7 @@ use crate::message::Message;
 use super::config::MemoryConfig;
 use super::plan::Plan;
 use super::recall;
-use super::store::Store;
+use super::store::{Store, StoredMessage};
 use super::working_memory;
 
 /// Which part of the context.
@@ -139,11 +139,11 @@ pub async fn assemble_with(
             .recall_timeout
             .unwrap_or(recall::DEFAULT_RECALL_TIMEOUT);
     // Everything that does not need the recent window runs concurrently:
-    // the reads, and (the thread's ownership check and the input's
-    // embedding, then) recall's search. A thread of another resource fails
-    // the whole call; the other reads filter on the resource and find
-    // nothing of it meanwhile. The search asks for enough candidates that
-    // `top_k` remain once the recent window's are left out.
+    // the reads, and (the thread's read and the input's embedding, then)
+    // recall's search. Every read filters on the resource, so a thread of
+    // another resource reads as an unknown one: empty. The search asks for
+    // enough candidates that `top_k` remain once the recent window's are
+    // left out.
     let top_k = config.semantic_recall_top_k;
     let search = async {
         let k = top_k + config.last_messages;
@@ -157,18 +157,18 @@ pub async fn assemble_with(
                 _ => None,
             })
         };
-        // A foreign thread fails at once, without waiting for the embedder.
         let (info, query) = store
             .checked_and_searched(resource, thread, k, embedding)
             .await?;
-        let candidates = match query {
-            Some((q, early)) => {
+        Ok(match (info, query) {
+            (Some(info), Some((q, early))) => {
                 let found = store.recall_candidates(resource, &info, &q, k, early);
-                recall::by_deadline(deadline, found).await
+                recall::by_deadline(deadline, found)
+                    .await
+                    .map(|candidates| (info, candidates))
             }
-            None => None,
-        };
-        Ok((info, candidates))
+            _ => None,
+        })
     };
     // The reads are polled first, so their queries are on their way before
     // the search takes the thread.
@@ -184,7 +184,6 @@ pub async fn assemble_with(
         store.recent(resource, thread, config.last_messages),
         search,
     )?;
-    let (info, candidates) = searched;
     if config.working_memory {
         let content = working.map_or_else(|| config.template.clone(), |w| w.content);
         system(
@@ -205,7 +204,7 @@ pub async fn assemble_with(
         });
     }
     recent.retain(|m| m.seq > observed.observed_through);
-    if let Some(candidates) = candidates {
+    if let Some((info, candidates)) = searched {
         let exclude = recent.iter().map(|m| m.seq).collect();
         let around = store.recall_around(resource, &info, candidates, top_k, &exclude);
         let found = recall::by_deadline(deadline, around)
@@ -214,7 +213,7 @@ pub async fn assemble_with(
         if !found.is_empty() {
             parts.push(ContextPart {
                 kind: PartKind::Recalled,
-                tokens: found.iter().map(|m| m.token_count as usize).sum(),
+                tokens: message_tokens(&found),
                 messages: found.into_iter().map(|m| m.message).collect(),
             });
         }
@@ -222,7 +221,7 @@ pub async fn assemble_with(
     if !recent.is_empty() {
         parts.push(ContextPart {
             kind: PartKind::Recent,
-            tokens: recent.iter().map(|m| m.token_count as usize).sum(),
+            tokens: message_tokens(&recent),
             messages: recent.into_iter().map(|m| m.message).collect(),
         });
     }
@@ -233,11 +232,21 @@ pub async fn assemble_with(
             messages: vec![Message::human(text)],
         });
     }
-    let total_tokens = parts.iter().map(|p| p.tokens).sum();
+    let total_tokens = parts
+        .iter()
+        .fold(0usize, |sum, p| sum.saturating_add(p.tokens));
     Ok(AssembledContext {
         resource: resource.to_owned(),
         thread: thread.to_owned(),
         parts,
         total_tokens,
+    })
+}
+
+/// The stored token counts of `messages`, added up without ever wrapping (a
+/// negative count, which no write makes, counts as 0).
+fn message_tokens(messages: &[StoredMessage]) -> usize {
+    messages.iter().fold(0, |sum: usize, m| {
+        sum.saturating_add(usize::try_from(m.token_count).unwrap_or(0))
     })
 }

@@ -21,12 +21,22 @@
 //! Two keys, as in Mastra: the *resource* (the user) and the *thread* (one
 //! conversation). Working memory belongs to a resource and is shared by all
 //! its threads; everything else belongs to a thread, and a thread belongs to
-//! exactly one resource, fixed when it is first used. Every [`Store`] method
+//! exactly one resource, fixed by its first write. Every [`Store`] method
 //! takes the resource id and every query filters on it
 //! (`WHERE resource_id = ? AND thread_id = ?`), so no call can return another
-//! resource's rows, even with a guessed thread id; naming another resource's
-//! thread is an [`Error::ThreadOwnership`](crate::Error::ThreadOwnership),
-//! whose message never names the owner.
+//! resource's rows, even with a guessed thread id.
+//!
+//! - **Reads never create a thread.** Reading an unknown thread returns
+//!   nothing (an empty list, `None`, 0) and claims nothing, and reading
+//!   another resource's thread looks the same.
+//! - **A thread is created by its first write** (an append, a plan, an
+//!   event, a title). A write to another resource's thread is an
+//!   [`Error::ThreadOwnership`](crate::Error::ThreadOwnership), whose
+//!   message never names the owner.
+//! - **A deleted thread stays deleted.** Work derived from its messages
+//!   that is still in flight (the observer's observations and reflections,
+//!   recall's vectors) never creates a thread: it finds no thread, or no
+//!   messages, and stores nothing.
 //!
 //! # Storage
 //!

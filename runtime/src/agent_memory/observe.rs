@@ -156,11 +156,11 @@ fn render(store: &Store, rows: &[Observation]) -> Block {
         }
         if text.is_empty() {
             text.push_str(BLOCK_HEADER);
-            tokens += store.tokenizer().count(BLOCK_HEADER);
+            tokens = tokens.saturating_add(store.tokenizer().count(BLOCK_HEADER));
         }
         text.push_str("\n\n");
         text.push_str(content);
-        tokens += usize::try_from(row.token_count).unwrap_or(0);
+        tokens = tokens.saturating_add(usize::try_from(row.token_count).unwrap_or(0));
     }
     Block {
         text,
@@ -451,7 +451,11 @@ impl Observer {
             let page = store
                 .messages_range(resource, thread, from, from + PAGE - 1)
                 .await?;
-            let last_of_thread = store.thread(resource, thread).await?.last_seq;
+            // A thread deleted meanwhile has no messages left to observe.
+            let last_of_thread = store
+                .thread(resource, thread)
+                .await?
+                .map_or(0, |t| t.last_seq);
             for m in page {
                 let t = usize::try_from(m.token_count).unwrap_or(usize::MAX);
                 let result = matches!(m.message.role, Role::Tool | Role::Function);

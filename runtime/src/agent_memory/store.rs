@@ -151,7 +151,9 @@ pub(crate) enum Pools<'a> {
 /// let recent = store.recent("ada", "t1", 10).await?;
 /// assert_eq!(recent.len(), 2);
 /// assert_eq!(recent[1].message.text(), "Hello!");
-/// assert!(store.recent("bob", "t1", 10).await.is_err());
+/// // Another resource reads nothing there, and cannot write there.
+/// assert!(store.recent("bob", "t1", 10).await?.is_empty());
+/// assert!(store.append("bob", "t1", &[Message::human("Hi")]).await.is_err());
 /// store.close().await;
 /// # std::fs::remove_file(&path).ok();
 /// # Ok(())
@@ -328,6 +330,14 @@ fn ownership(resource: &str, thread: &str) -> Error {
     }
 }
 
+/// The error for a thread that does not exist, or belongs to another
+/// resource where that must look the same.
+fn no_thread(thread: &str) -> Error {
+    Error::AgentMemory {
+        what: format!("there is no thread `{}`", shorten(thread, 80)),
+    }
+}
+
 /// Runs `$body` with `$pool` bound to the reading pool of either database.
 /// A macro rather than generic code: each arm is type-checked for its own
 /// database, which spares a wall of sqlx trait bounds.
@@ -388,6 +398,37 @@ macro_rules! claim_thread {
             Some(row) => row.try_get::<i64, _>("last_seq").map_err(db_err)?,
             None => return Err(ownership($resource, $thread)),
         }
+    }};
+}
+
+/// Inside a write transaction: the `last_seq` of the thread if it exists for
+/// `resource` (its `updated_at` set to `$now`, which takes the row's lock on
+/// PostgreSQL), `None` if there is no such thread; an ownership error if it
+/// belongs to another resource. For writes derived from a thread's messages
+/// (observations, reflections): they never create a thread, so one deleted
+/// while they were being computed stays deleted.
+macro_rules! existing_thread {
+    ($tx:ident, $resource:expr, $thread:expr, $now:expr) => {{
+        let last: Option<i64> = sqlx::query_scalar(
+            "UPDATE nodekit_am_threads SET updated_at = $3 WHERE id = $1 AND resource_id = $2 RETURNING last_seq",
+        )
+        .bind($thread)
+        .bind($resource)
+        .bind($now)
+        .fetch_optional(&mut *$tx)
+        .await
+        .map_err(db_err)?;
+        if last.is_none() {
+            let owner: Option<String> = sqlx::query_scalar("SELECT resource_id FROM nodekit_am_threads WHERE id = $1")
+                .bind($thread)
+                .fetch_optional(&mut *$tx)
+                .await
+                .map_err(db_err)?;
+            if owner.is_some() {
+                return Err(ownership($resource, $thread));
+            }
+        }
+        last
     }};
 }
 

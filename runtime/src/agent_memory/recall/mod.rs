@@ -98,7 +98,9 @@ pub mod bench {
         query: &[f32],
         k: usize,
     ) -> Result<Vec<i64>> {
-        let info = store.thread(resource, thread).await?;
+        let Some(info) = store.thread(resource, thread).await? else {
+            return Ok(Vec::new());
+        };
         store
             .recall_candidates(resource, &info, query, k, None)
             .await
@@ -370,9 +372,10 @@ impl Store {
         messages: &[StoredMessage],
         embedder: &dyn Embedder,
     ) -> Result<usize> {
-        check_id("resource", resource)?;
-        check_id("thread", thread)?;
-        let info = self.thread(resource, thread).await?;
+        // A thread deleted meanwhile stays deleted: nothing is written.
+        let Some(info) = self.thread(resource, thread).await? else {
+            return Ok(0);
+        };
         let mut written = 0;
         let mut resident = None;
         for batch in messages.chunks(EMBED_BATCH) {
@@ -641,7 +644,7 @@ impl Store {
             seq: 0,
             id: 0,
         };
-        let Some(info) = self.owned_thread(resource, thread).await? else {
+        let Some(info) = self.thread(resource, thread).await? else {
             return Ok((0, none));
         };
         let mut mark = match mark {

@@ -57,17 +57,18 @@ impl Store {
             let (info, v) = self
                 .checked_and_searched(resource, thread, k, embedding)
                 .await?;
-            let candidates = match v {
-                Some((v, early)) => {
-                    self.recall_candidates(resource, &info, &v, k, early)
-                        .await?
+            let candidates = match (&info, v) {
+                (Some(info), Some((v, early))) => {
+                    self.recall_candidates(resource, info, &v, k, early).await?
                 }
-                None => Vec::new(),
+                _ => Vec::new(),
             };
             Ok::<_, Error>((info, candidates))
         };
         let recall = async {
-            let (info, candidates) = search.await?;
+            let (Some(info), candidates) = search.await? else {
+                return Ok(Vec::new());
+            };
             // The window is the thread's newest seqs, so the messages around
             // the matches are read without waiting for it.
             let first = (info.last_seq - last_messages as i64 + 1).max(1);
@@ -97,9 +98,9 @@ impl Store {
         top_k: usize,
         exclude_seqs: &[i64],
     ) -> Result<Vec<StoredMessage>> {
-        check_id("resource", resource)?;
-        check_id("thread", thread)?;
-        let info = self.thread(resource, thread).await?;
+        let Some(info) = self.thread(resource, thread).await? else {
+            return Ok(Vec::new());
+        };
         self.recall_in(resource, &info, query, top_k, exclude_seqs)
             .await
     }
@@ -124,17 +125,18 @@ impl Store {
             .await
     }
 
-    /// The thread's check and, beside it, the query's vector from
-    /// `embedding` (`None`: no recall) and, when this process holds the
-    /// thread, a search of it for `k` candidates, to be used only once the
-    /// check has passed ([`Store::recall_candidates`]).
+    /// The thread (`None`: unknown, or another resource's) and, beside its
+    /// read, the query's vector from `embedding` (`None`: no recall) and,
+    /// when this process holds the thread, a search of it for `k`
+    /// candidates, to be used only once the thread turned out to be the
+    /// caller's ([`Store::recall_candidates`]).
     pub(crate) async fn checked_and_searched(
         &self,
         resource: &str,
         thread: &str,
         k: usize,
         embedding: impl std::future::Future<Output = Result<Option<Vec<f32>>>>,
-    ) -> Result<(ThreadInfo, Option<(Vec<f32>, Option<Early>)>)> {
+    ) -> Result<(Option<ThreadInfo>, Option<(Vec<f32>, Option<Early>)>)> {
         let search = async {
             Ok(match embedding.await? {
                 Some(v) => {

@@ -2,11 +2,37 @@
 
 use super::*;
 
+/// Checks that an observation of `first_seq..=last_seq` covers messages of
+/// the thread, whose last seq is `thread_last` (`None`: no such thread, as
+/// when it was deleted while the observation was being computed).
+fn check_covers(
+    thread: &str,
+    thread_last: Option<i64>,
+    first_seq: i64,
+    last_seq: i64,
+) -> Result<()> {
+    let Some(thread_last) = thread_last else {
+        return Err(no_thread(thread));
+    };
+    if 1 <= first_seq && first_seq <= last_seq && last_seq <= thread_last {
+        return Ok(());
+    }
+    Err(Error::AgentMemory {
+        what: format!(
+            "an observation of messages {first_seq} to {last_seq} does not fit thread `{}`, whose messages are 1 to {thread_last}",
+            shorten(thread, 80)
+        ),
+    })
+}
+
 impl Store {
     /// Stores an observation covering messages `first_seq..=last_seq` in
     /// `generation`, or in the newest active generation when a reflection
     /// made a newer one meanwhile (so the block shows it); its tokens are
-    /// counted here. For the observational tier.
+    /// counted here. For the observational tier. An error, storing nothing,
+    /// when the thread does not exist (an observation never creates one) or
+    /// the range is not within its messages; the same holds for the other
+    /// observation and reflection writes.
     pub async fn add_observation(
         &self,
         resource: &str,
@@ -66,7 +92,8 @@ impl Store {
         let tokens = i64::try_from(self.tokenizer.count(content)).unwrap_or(i64::MAX);
         let now = now_ms();
         in_write_tx!(self, tx => {
-            claim_thread!(tx, resource, thread, now, 0i64);
+            let thread_last = existing_thread!(tx, resource, thread, now);
+            check_covers(thread, thread_last, first_seq, last_seq)?;
             if state == RowState::BufferedReflection {
                 // One waiting reflection per thread: the newest.
                 drop_waiting_reflection!(tx, resource, thread);
@@ -123,9 +150,6 @@ impl Store {
             .await
             .map_err(db_err)?
         });
-        if covered_through == 0 {
-            self.check_not_foreign(resource, thread).await?;
-        }
         Ok(ObservationMarks {
             observed_through,
             covered_through,
@@ -158,22 +182,21 @@ impl Store {
             .map_err(db_err)?;
             rows.iter().map(observation_from_row).collect::<Result<_>>()?
         });
-        if list.is_empty() {
-            self.check_not_foreign(resource, thread).await?;
-        }
         Ok(list)
     }
 
     /// Activates the thread's buffered observations in one transaction: they
     /// join the newest active generation, appended after its observations.
     /// Buffered rows overlapping messages already observed are dropped.
-    /// Returns how many were activated.
+    /// Returns how many were activated (0 when there is no such thread).
     pub async fn activate_buffered(&self, resource: &str, thread: &str) -> Result<u64> {
         check_id("resource", resource)?;
         check_id("thread", thread)?;
         let now = now_ms();
         in_write_tx!(self, tx => {
-            claim_thread!(tx, resource, thread, now, 0i64);
+            if existing_thread!(tx, resource, thread, now).is_none() {
+                return Ok(0);
+            }
             sqlx::query(
                 "DELETE FROM nodekit_am_observations
                  WHERE thread_id = $1 AND resource_id = $2 AND buffered = 1
@@ -224,7 +247,8 @@ impl Store {
         let now = now_ms();
         let generation = from_generation + 1;
         in_write_tx!(self, tx => {
-            claim_thread!(tx, resource, thread, now, 0i64);
+            let thread_last = existing_thread!(tx, resource, thread, now);
+            check_covers(thread, thread_last, first_seq, last_seq)?;
             if newest_generation!(tx, resource, thread) != from_generation {
                 return Err(Error::AgentMemory {
                     what: format!("generation {from_generation} is no longer the newest (another run reflected meanwhile): this reflection was dropped"),
@@ -291,7 +315,9 @@ impl Store {
         check_id("thread", thread)?;
         let now = now_ms();
         in_write_tx!(self, tx => {
-            claim_thread!(tx, resource, thread, now, 0i64);
+            if existing_thread!(tx, resource, thread, now).is_none() {
+                return Ok(false);
+            }
             let current = newest_generation!(tx, resource, thread);
             let waiting: Option<(i64, i64, i64)> = sqlx::query_as(
                 "SELECT id, generation, last_seq FROM nodekit_am_observations
@@ -341,9 +367,6 @@ impl Store {
             .map_err(db_err)?;
             rows.iter().map(observation_from_row).collect::<Result<_>>()?
         });
-        if list.is_empty() {
-            self.check_not_foreign(resource, thread).await?;
-        }
         Ok(list)
     }
 }

@@ -86,9 +86,6 @@ impl Store {
                 .await
                 .map_err(db_err)?
         });
-        if plan.is_none() {
-            self.check_not_foreign(resource, thread).await?;
-        }
         Ok(plan.map(|p| p.0))
     }
 
@@ -157,9 +154,6 @@ impl Store {
                 .map_err(db_err)?;
             rows.iter().map(event_from_row).collect::<Result<_>>()?
         });
-        if events.is_empty() {
-            self.check_not_foreign(resource, thread).await?;
-        }
         Ok(events)
     }
 }

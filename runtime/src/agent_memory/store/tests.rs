@@ -164,7 +164,7 @@ async fn reopening_migrates_once_and_keeps_data() {
         store.recent("r", "t", 5).await.unwrap()[0].message.text(),
         "kept"
     );
-    let t = store.thread("r", "t").await.unwrap();
+    let t = store.thread("r", "t").await.unwrap().unwrap();
     assert_eq!(t.last_seq, 1);
 }
 
@@ -208,4 +208,40 @@ async fn append_is_atomic_and_keeps_content() {
         assert_eq!(all[1].id, first[1].id);
         store.close().await;
     }
+}
+
+/// Token counts no write makes (a database written before imports were
+/// checked: a negative count, or counts whose sum overflows) never make a
+/// read fail or panic: the sums saturate, and a negative count adds 0.
+#[tokio::test]
+async fn token_sums_saturate() {
+    let store = Store::open_sqlite(temp_db("sums")).await.unwrap();
+    let msgs: Vec<Message> = (0..3).map(|i| Message::human(format!("m{i}"))).collect();
+    store.append("r", "big", &msgs).await.unwrap();
+    store.append("r", "negative", &msgs).await.unwrap();
+    let Pools::Sqlite { write, .. } = store.pools() else {
+        unreachable!("a SQLite store")
+    };
+    for (thread, tokens) in [("big", i64::MAX), ("negative", -1)] {
+        sqlx::query("UPDATE nodekit_am_messages SET token_count = $2 WHERE thread_id = $1")
+            .bind(thread)
+            .bind(tokens)
+            .execute(write)
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        store.unobserved_tokens("r", "big", 0).await.unwrap(),
+        i64::MAX
+    );
+    let config = crate::agent_memory::MemoryConfig::default().without_working_memory();
+    let big = crate::agent_memory::assemble(&store, &config, "r", "big", None)
+        .await
+        .unwrap();
+    assert_eq!(big.total_tokens, usize::MAX);
+    let negative = crate::agent_memory::assemble(&store, &config, "r", "negative", Some("hi"))
+        .await
+        .unwrap();
+    assert_eq!(negative.parts[0].tokens, 0);
+    assert_eq!(negative.total_tokens, negative.parts[1].tokens);
 }

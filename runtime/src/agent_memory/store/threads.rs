@@ -14,50 +14,25 @@ impl Store {
         })
     }
 
-    /// Errors if `thread` exists and belongs to another resource. Reads call
-    /// it only when they found nothing: rows they find carry `resource`
-    /// already, since every row's resource is its thread's.
+    /// Errors if `thread` exists and belongs to another resource: for a
+    /// write that has nothing to write.
     pub(super) async fn check_not_foreign(&self, resource: &str, thread: &str) -> Result<()> {
-        self.owned_thread(resource, thread).await.map(drop)
-    }
-
-    /// The thread if it exists; an error if it belongs to another resource.
-    pub(crate) async fn owned_thread(
-        &self,
-        resource: &str,
-        thread: &str,
-    ) -> Result<Option<ThreadInfo>> {
         match self.find_thread(thread).await? {
             Some(t) if t.resource_id != resource => Err(ownership(resource, thread)),
-            found => Ok(found),
+            _ => Ok(()),
         }
     }
 
-    /// The thread, created for `resource` on first use; an error if it
-    /// belongs to another resource.
-    pub async fn thread(&self, resource: &str, thread: &str) -> Result<ThreadInfo> {
+    /// The thread, if it exists and belongs to `resource`. A read: it
+    /// creates nothing (a thread is created by its first write), and a
+    /// thread of another resource is `None`, as an unknown one is.
+    pub async fn thread(&self, resource: &str, thread: &str) -> Result<Option<ThreadInfo>> {
         check_id("resource", resource)?;
         check_id("thread", thread)?;
-        // Most calls find the thread: no write lock for them.
-        if let Some(t) = self.find_thread(thread).await? {
-            return if t.resource_id == resource {
-                Ok(t)
-            } else {
-                Err(ownership(resource, thread))
-            };
-        }
-        let now = now_ms();
-        in_write_tx!(self, tx => {
-            claim_thread!(tx, resource, thread, now, 0i64);
-            let row = sqlx::query("SELECT id, resource_id, title, metadata, last_seq, created_at, updated_at FROM nodekit_am_threads WHERE id = $1")
-                .bind(thread)
-                .fetch_one(&mut *tx)
-                .await
-                .map_err(db_err)?;
-            let info = thread_from_row(&row)?;
-            tx.commit().await.map_err(db_err)?;
-            Ok(info)
-        })
+        Ok(self
+            .find_thread(thread)
+            .await?
+            .filter(|t| t.resource_id == resource))
     }
 
     /// The resource's threads, most recently written first.

@@ -31,21 +31,156 @@ struct ThreadExport {
     events: Vec<Event>,
 }
 
+/// Largest token count an imported message or observation may have: far
+/// beyond any model's context, and small enough that no sum of them comes
+/// near overflowing.
+const MAX_TOKENS: i64 = u32::MAX as i64;
+
+/// Latest time an import may carry: the end of year 9999, Unix milliseconds.
+const MAX_TIME_MS: i64 = 253_402_300_799_999;
+
+/// An import refused because of `field` of the record `at`.
+fn bad_field(at: &str, field: &str, problem: impl std::fmt::Display) -> Error {
+    Error::AgentMemory {
+        what: format!("cannot import: {at}.{field} {problem}; nothing was imported"),
+    }
+}
+
+/// Checks a time field: Unix milliseconds between 1970 and the year 9999.
+fn check_time(at: &str, field: &str, ms: i64) -> Result<()> {
+    if (0..=MAX_TIME_MS).contains(&ms) {
+        Ok(())
+    } else {
+        Err(bad_field(
+            at,
+            field,
+            format!("is {ms}, not a time between 1970 and 9999 in Unix milliseconds"),
+        ))
+    }
+}
+
+/// Checks a token count: between 0 and [`MAX_TOKENS`].
+fn check_tokens(at: &str, tokens: i64) -> Result<()> {
+    if (0..=MAX_TOKENS).contains(&tokens) {
+        Ok(())
+    } else {
+        Err(bad_field(
+            at,
+            "tokenCount",
+            format!("is {tokens}; it must be between 0 and {MAX_TOKENS}"),
+        ))
+    }
+}
+
+/// Checks a text field both databases can store: no NUL character.
+fn check_text(at: &str, field: &str, text: &str) -> Result<()> {
+    if text.contains('\0') {
+        Err(bad_field(at, field, "contains a NUL character"))
+    } else {
+        Ok(())
+    }
+}
+
+/// Checks the thread's own fields, its observations and its events against
+/// the thread's messages (checked before: their seqs increase); returns the
+/// thread's last seq, at least its last message's.
+fn check_rest(export: &ThreadExport) -> Result<i64> {
+    let t = &export.thread;
+    if let Some(title) = &t.title {
+        check_text("thread", "title", title)?;
+    }
+    if t.last_seq < 0 {
+        return Err(bad_field(
+            "thread",
+            "lastSeq",
+            format!("is {}; it must be 0 or more", t.last_seq),
+        ));
+    }
+    check_time("thread", "createdAt", t.created_at)?;
+    check_time("thread", "updatedAt", t.updated_at)?;
+    let last_seq = t.last_seq.max(export.messages.last().map_or(0, |m| m.seq));
+    for (i, o) in export.observations.iter().enumerate() {
+        let at = format!("observations[{i}]");
+        if o.generation < 0 {
+            return Err(bad_field(
+                &at,
+                "generation",
+                format!("is {}; it must be 0 or more", o.generation),
+            ));
+        }
+        check_text(&at, "content", &o.content)?;
+        check_tokens(&at, o.token_count)?;
+        let range = format!("seqs 1 to {last_seq}");
+        if o.first_seq < 1 {
+            let problem = format!(
+                "is {}; observations cover the thread's messages, {range}",
+                o.first_seq
+            );
+            return Err(bad_field(&at, "firstSeq", problem));
+        }
+        if o.last_seq < o.first_seq || o.last_seq > last_seq {
+            let problem = format!(
+                "is {}; observations cover the thread's messages, {range}, from firstSeq ({}) on",
+                o.last_seq, o.first_seq
+            );
+            return Err(bad_field(&at, "lastSeq", problem));
+        }
+        check_time(&at, "createdAt", o.created_at)?;
+    }
+    for (i, e) in export.events.iter().enumerate() {
+        let at = format!("events[{i}]");
+        check_text(&at, "kind", &e.kind)?;
+        check_time(&at, "createdAt", e.created_at)?;
+    }
+    Ok(last_seq)
+}
+
 impl Store {
+    /// The role and token count of each message of `export` (counted now
+    /// when the export has none), after checking every field: seqs from 1
+    /// and increasing, readable messages, token counts and times in range.
+    fn checked_messages(&self, export: &ThreadExport) -> Result<Vec<(Role, i64)>> {
+        let mut prev = 0;
+        let mut out = Vec::with_capacity(export.messages.len());
+        for (i, m) in export.messages.iter().enumerate() {
+            let at = format!("messages[{i}]");
+            if m.seq <= prev {
+                return Err(bad_field(
+                    &at,
+                    "seq",
+                    format!(
+                        "is {}; seqs start at 1 and increase, and it follows {prev}",
+                        m.seq
+                    ),
+                ));
+            }
+            prev = m.seq;
+            let message = Message::from_stored(&m.message).map_err(|e| {
+                let why = shorten(&e.to_string(), 200);
+                bad_field(&at, "message", format!("cannot be read: {why}"))
+            })?;
+            let tokens = match m.token_count {
+                Some(t) => {
+                    check_tokens(&at, t)?;
+                    t
+                }
+                None => message_tokens(self.tokenizer, &message),
+            };
+            check_time(&at, "createdAt", m.created_at)?;
+            out.push((message.role, tokens));
+        }
+        Ok(out)
+    }
+
     /// The thread as JSON: its info, every message (in the stored form, as
     /// written, with seq, token count and time), its plan, observations and
     /// events. Row ids are left out: they belong to one database.
     pub async fn export_thread(&self, resource: &str, thread: &str) -> Result<Value> {
         check_id("resource", resource)?;
         check_id("thread", thread)?;
-        let info = match self.find_thread(thread).await? {
-            Some(t) if t.resource_id == resource => t,
-            Some(_) => return Err(ownership(resource, thread)),
-            None => {
-                return Err(Error::AgentMemory {
-                    what: format!("there is no thread `{}`", shorten(thread, 80)),
-                });
-            }
+        // Another resource's thread is refused as an unknown one is.
+        let Some(info) = self.thread(resource, thread).await? else {
+            return Err(no_thread(thread));
         };
         let messages = self
             .raw_messages(resource, thread, i64::MIN, i64::MAX)
@@ -77,9 +212,14 @@ impl Store {
     /// seqs, times and token counts (counted now if the export has none).
     pub async fn import_thread(&self, resource: &str, export: Value) -> Result<ThreadInfo> {
         check_id("resource", resource)?;
+        // The path names the field and record of a value of the wrong type.
         let export: ThreadExport =
-            serde_json::from_value(export).map_err(|e| Error::AgentMemory {
-                what: format!("not a thread export: {e}"),
+            serde_path_to_error::deserialize(export).map_err(|e| Error::AgentMemory {
+                what: format!(
+                    "cannot import: not a thread export ({}: {}); nothing was imported",
+                    shorten(&e.path().to_string(), 80),
+                    shorten(&e.inner().to_string(), 200)
+                ),
             })?;
         if export.format != EXPORT_FORMAT || export.version != EXPORT_VERSION {
             return Err(Error::AgentMemory {
@@ -92,27 +232,8 @@ impl Store {
         }
         let thread = export.thread.id.clone();
         check_id("thread", &thread)?;
-        let mut last_seq = export.thread.last_seq;
-        let mut prev = 0;
-        let mut messages = Vec::with_capacity(export.messages.len());
-        for m in &export.messages {
-            if m.seq <= prev {
-                return Err(Error::AgentMemory {
-                    what: format!(
-                        "message seqs must be positive and increasing; {} follows {prev}",
-                        m.seq
-                    ),
-                });
-            }
-            prev = m.seq;
-            let message = Message::from_stored(&m.message)?;
-            let tokens = match m.token_count {
-                Some(t) => t,
-                None => message_tokens(self.tokenizer, &message),
-            };
-            messages.push((m, message.role, tokens));
-        }
-        last_seq = last_seq.max(prev);
+        let messages = self.checked_messages(&export)?;
+        let last_seq = check_rest(&export)?;
         let info = ThreadInfo {
             resource_id: resource.to_owned(),
             last_seq,
@@ -144,7 +265,7 @@ impl Store {
                 .execute(&mut *tx)
                 .await
                 .map_err(db_err)?;
-            for (m, role, tokens) in &messages {
+            for (m, (role, tokens)) in export.messages.iter().zip(&messages) {
                 sqlx::query(
                     "INSERT INTO nodekit_am_messages (thread_id, resource_id, seq, role, content, token_count, created_at)
                      VALUES ($1, $2, $3, $4, $5, $6, $7)",
