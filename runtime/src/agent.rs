@@ -142,7 +142,7 @@ impl Agent {
             if !names.insert(t.definition().name.clone()) {
                 return Err(Error::Agent(format!(
                     "two tools are both named `{}`; rename one of the tool nodes",
-                    t.definition().name
+                    shorten(&t.definition().name, crate::error::QUOTE_MAX)
                 )));
             }
         }

@@ -14,7 +14,9 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub enum Error {
     /// A required parameter has no value and no default.
     #[error(
-        "node `{node}`: parameter `{path}` is required but has no value; set it in the node's parameters"
+        "node `{}`: parameter `{}` is required but has no value; set it in the node's parameters",
+        quoted(.node),
+        quoted(.path)
     )]
     MissingParameter {
         /// Node type or node name.
@@ -23,7 +25,11 @@ pub enum Error {
         path: String,
     },
     /// A parameter value has the wrong JSON type.
-    #[error("node `{node}`: parameter `{path}` must be {expected}, but it is {found}")]
+    #[error(
+        "node `{}`: parameter `{}` must be {expected}, but it is {found}",
+        quoted(.node),
+        quoted(.path)
+    )]
     WrongType {
         /// Node type or node name.
         node: String,
@@ -35,7 +41,11 @@ pub enum Error {
         found: String,
     },
     /// A number parameter is outside its bounds.
-    #[error("node `{node}`: parameter `{path}` is {value}, but it must be {range}")]
+    #[error(
+        "node `{}`: parameter `{}` is {value}, but it must be {range}",
+        quoted(.node),
+        quoted(.path)
+    )]
     OutOfRange {
         /// Node type or node name.
         node: String,
@@ -48,7 +58,9 @@ pub enum Error {
     },
     /// A parameter holds an expression that nothing resolved.
     #[error(
-        "node `{node}`: parameter `{path}` holds the expression {expression}, which was not resolved before the node ran"
+        "node `{}`: parameter `{}` holds the expression {expression}, which was not resolved before the node ran",
+        quoted(.node),
+        quoted(.path)
     )]
     UnresolvedExpression {
         /// Node type or node name.
@@ -59,7 +71,7 @@ pub enum Error {
         expression: String,
     },
     /// The parameters of a node are not a JSON object.
-    #[error("node `{node}`: parameters must be a JSON object, but they are {found}")]
+    #[error("node `{}`: parameters must be a JSON object, but they are {found}", quoted(.node))]
     ParametersNotObject {
         /// Node type or node name.
         node: String,
@@ -67,7 +79,7 @@ pub enum Error {
         found: String,
     },
     /// No registered node has this name.
-    #[error("unknown node `{name}`{hint}")]
+    #[error("unknown node `{}`{hint}", quoted(.name))]
     UnknownNode {
         /// The name asked for.
         name: String,
@@ -83,7 +95,7 @@ pub enum Error {
         name: String,
     },
     /// A `$fromAI` expression in the parameters is malformed.
-    #[error("node `{node}`: {source}")]
+    #[error("node `{}`: {source}", quoted(.node))]
     FromAi {
         /// Node type or node name.
         node: String,
@@ -101,7 +113,8 @@ pub enum Error {
     },
     /// A node needs a credential the workflow did not provide.
     #[error(
-        "node `{node}` needs credentials of type `{credential}`; add them to the credentials file or environment"
+        "node `{}` needs credentials of type `{credential}`; add them to the credentials file or environment",
+        quoted(.node)
     )]
     MissingCredentials {
         /// The node.
@@ -110,7 +123,7 @@ pub enum Error {
         credential: String,
     },
     /// A root node lacks a sub-node it needs.
-    #[error("node `{node}` needs {input} connected to it")]
+    #[error("node `{}` needs {input} connected to it", quoted(.node))]
     MissingInput {
         /// The root node.
         node: String,
@@ -127,7 +140,9 @@ pub enum Error {
     },
     /// A parameter uses an expression nodekit does not evaluate.
     #[error(
-        "node `{node}`: parameter `{path}` uses an unsupported expression: {expression}; nodekit evaluates `$json` access and `$fromAI(...)` only"
+        "node `{}`: parameter `{}` uses an unsupported expression: {expression}; nodekit evaluates `$json` access and `$fromAI(...)` only",
+        quoted(.node),
+        quoted(.path)
     )]
     UnsupportedExpression {
         /// The node.
@@ -138,7 +153,7 @@ pub enum Error {
         expression: String,
     },
     /// A setting (an environment variable or a builder value) is invalid.
-    #[error("setting `{name}` is {value:?}, but it must be {expected}")]
+    #[error("setting `{name}` is {:?}, but it must be {expected}", quoted(.value))]
     InvalidSetting {
         /// The variable or builder method, e.g. `N8N_INSTANCE_AI_LAST_MESSAGES`.
         name: String,
@@ -157,7 +172,7 @@ pub enum Error {
         problem: String,
     },
     /// A node could not do its work (a refused request, a failed call).
-    #[error("node `{node}`: {message}")]
+    #[error("node `{}`: {message}", quoted(.node))]
     NodeFailed {
         /// The node.
         node: String,
@@ -240,10 +255,62 @@ pub(crate) fn describe_value(v: &serde_json::Value) -> String {
     format!("{kind} ({})", shorten(&v.to_string(), MAX))
 }
 
-/// Cuts text to at most `max` characters, marking the cut.
-pub(crate) fn shorten(s: &str, max: usize) -> String {
+/// How many characters of a name, path or value the user gave an error
+/// message quotes: enough to recognise it, never a whole pasted document.
+pub const QUOTE_MAX: usize = 200;
+
+/// `s` cut to [`QUOTE_MAX`] characters, for quoting user input in a message.
+pub(crate) fn quoted(s: &str) -> String {
+    shorten(s, QUOTE_MAX)
+}
+
+/// A JSON parser's message with the value it quotes cut short, keeping
+/// where the problem is: serde quotes a mistyped string whole.
+#[cfg(any(feature = "agent", feature = "n8n", test))]
+pub(crate) fn quoted_json_error(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let place = format!(" at line {} column {}", e.line(), e.column());
+    match text.strip_suffix(&place) {
+        Some(message) => format!("{}{place}", quoted(message)),
+        None => quoted(&text),
+    }
+}
+
+/// Cuts text to at most `max` characters, marking the cut with `…`.
+pub fn shorten(s: &str, max: usize) -> String {
     match s.char_indices().nth(max) {
         Some((i, _)) => format!("{}…", &s[..i]),
         None => s.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_input_is_quoted_cut_short() {
+        let long = "a".repeat(100_000);
+        let unknown = |name: &str| {
+            Error::UnknownNode {
+                name: name.to_owned(),
+                hint: String::new(),
+            }
+            .to_string()
+        };
+        assert_eq!(
+            unknown(&long),
+            format!("unknown node `{}…`", "a".repeat(QUOTE_MAX))
+        );
+        assert_eq!(
+            unknown("memoryBufferWindo"),
+            "unknown node `memoryBufferWindo`"
+        );
+        // serde quotes a mistyped string whole; the cut keeps where it is.
+        let e = serde_json::from_str::<u32>(&format!("\"{long}\"")).unwrap_err();
+        let text = quoted_json_error(&e);
+        assert!(text.starts_with("invalid type: string \"aaa"), "{text}");
+        assert!(text.ends_with("… at line 1 column 100002"), "{text}");
+        assert!(text.len() < 300, "{text}");
     }
 }

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::error::{Error, Result, describe_value};
+use crate::error::{Error, Result, describe_value, quoted};
 
 /// Who wrote a message.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -321,7 +321,7 @@ impl Message {
             "function" => Role::Function,
             "tool" => Role::Tool,
             "generic" => Role::Generic,
-            other => return Err(bad(&format!("unknown message type `{other}`"))),
+            other => return Err(bad(&format!("unknown message type `{}`", quoted(other)))),
         };
         let data = stored
             .get("data")
@@ -404,7 +404,7 @@ impl Message {
             Message::from_stored(&json!({"type": kind, "data": data}))
         } else {
             serde_json::from_value(value.clone()).map_err(|e| Error::InvalidMessage {
-                reason: format!("{e}; got {}", describe_value(value)),
+                reason: format!("{}; got {}", quoted(&e.to_string()), describe_value(value)),
             })
         }
     }

@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::description::ConnectionType;
-use crate::error::{Error, Result, describe_value};
+use crate::error::{Error, Result, describe_value, quoted, quoted_json_error};
 use crate::event::EventSender;
 use crate::model::BoxFuture;
 use crate::node::{Credentials, SupplyContext};
@@ -136,14 +136,15 @@ struct Edge<'a> {
 impl Workflow {
     /// Reads a workflow from its JSON text.
     pub fn from_json(text: &str) -> Result<Workflow> {
-        let workflow: Workflow = serde_json::from_str(text)
-            .map_err(|e| Error::Workflow(format!("not a workflow export ({e})")))?;
+        let workflow: Workflow = serde_json::from_str(text).map_err(|e| {
+            Error::Workflow(format!("not a workflow export ({})", quoted_json_error(&e)))
+        })?;
         let mut names = HashSet::new();
         for n in &workflow.nodes {
             if !names.insert(n.name.as_str()) {
                 return Err(Error::Workflow(format!(
                     "two nodes are both named `{}`",
-                    n.name
+                    quoted(&n.name)
                 )));
             }
         }
@@ -153,7 +154,8 @@ impl Workflow {
     fn node(&self, name: &str) -> Result<&WorkflowNode> {
         self.nodes.iter().find(|n| n.name == name).ok_or_else(|| {
             Error::Workflow(format!(
-                "a connection names node `{name}`, which is not in the workflow"
+                "a connection names node `{}`, which is not in the workflow",
+                quoted(name)
             ))
         })
     }
@@ -163,7 +165,8 @@ impl Workflow {
         for (source, outputs) in &self.connections {
             let Value::Object(outputs) = outputs else {
                 return Err(Error::Workflow(format!(
-                    "connections of `{source}` must be an object, not {}",
+                    "connections of `{}` must be an object, not {}",
+                    quoted(source),
                     describe_value(outputs)
                 )));
             };
@@ -172,7 +175,9 @@ impl Workflow {
                     for c in list.as_array().into_iter().flatten() {
                         let target = c.get("node").and_then(Value::as_str).ok_or_else(|| {
                             Error::Workflow(format!(
-                                "a `{kind}` connection of `{source}` has no target node"
+                                "a `{}` connection of `{}` has no target node",
+                                quoted(kind),
+                                quoted(source)
                             ))
                         })?;
                         out.push(Edge {
@@ -190,7 +195,7 @@ impl Workflow {
     fn entry<'c>(&self, catalog: &'c Catalog, node: &WorkflowNode) -> Result<&'c CatalogEntry> {
         catalog
             .find(&node.node_type)
-            .map_err(|e| Error::Workflow(format!("node `{}`: {e}", node.name)))
+            .map_err(|e| Error::Workflow(format!("node `{}`: {e}", quoted(&node.name))))
     }
 
     /// Runs the workflow once on `options.input`.
@@ -260,7 +265,8 @@ impl Workflow {
             } else if entry.runtime.supply.is_none() && entry.runtime.execute.is_none() {
                 return Err(Error::Workflow(format!(
                     "node `{}` ({}) has a description but nothing to run",
-                    n.name, n.node_type
+                    quoted(&n.name),
+                    quoted(&n.node_type)
                 )));
             }
         }
@@ -315,7 +321,8 @@ impl Workflow {
         Box::pin(async move {
             if depth > MAX_NESTING {
                 return Err(Error::Workflow(format!(
-                    "sub-nodes nest more than {MAX_NESTING} deep under `{target}`: do their connections form a loop?"
+                    "sub-nodes nest more than {MAX_NESTING} deep under `{}`: do their connections form a loop?",
+                    quoted(target)
                 )));
             }
             let mut out: HashMap<ConnectionType, Vec<Supply>> = HashMap::new();
@@ -331,7 +338,8 @@ impl Workflow {
                 let supply = entry.runtime.supply.ok_or_else(|| {
                     Error::Workflow(format!(
                         "node `{}` is connected as `{}` but supplies nothing",
-                        node.name, edge.kind
+                        quoted(&node.name),
+                        quoted(edge.kind)
                     ))
                 })?;
                 let credentials = credentials_of(entry, options);

@@ -75,10 +75,10 @@ impl PostgresConfig {
     /// would only fail later with a less helpful message.
     pub(crate) fn options(&self) -> Result<sqlx::postgres::PgConnectOptions> {
         use sqlx::postgres::PgSslMode;
-        let mut ssl = self
-            .ssl
-            .parse::<PgSslMode>()
-            .map_err(|_| store_error(STORE, format!("unknown ssl mode {:?}", self.ssl)))?;
+        let mut ssl = self.ssl.parse::<PgSslMode>().map_err(|_| {
+            let shown = crate::error::quoted(&self.ssl);
+            store_error(STORE, format!("unknown ssl mode {shown:?}"))
+        })?;
         if self.is_neon()
             && matches!(
                 ssl,

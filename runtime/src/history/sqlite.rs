@@ -33,7 +33,10 @@ impl SqliteChatHistory {
         let pool = crate::sqlite::pool_options(4)
             .connect_with(options)
             .await
-            .map_err(|e| store_error(STORE, format!("cannot open {path}: {e}")))?;
+            .map_err(|e| {
+                let path = crate::error::quoted(path);
+                store_error(STORE, format!("cannot open {path}: {e}"))
+            })?;
         Self::with_pool(pool, table, session).await
     }
 

@@ -68,7 +68,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::description::ConnectionType;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, quoted, quoted_json_error};
 use crate::message::Message;
 use crate::model::{BoxFuture, CallOptions, ModelSettings, ToolChoice};
 use crate::node::{Credentials, ExecuteContext, Inputs, Supply, SupplyContext};
@@ -389,7 +389,7 @@ impl Bridge {
                 return Response::failed(
                     leading_id(line),
                     "request",
-                    format!("not a bridge request: {e}"),
+                    format!("not a bridge request: {}", quoted_json_error(&e)),
                 );
             }
         };
@@ -400,7 +400,11 @@ impl Bridge {
             input,
             timeout_ms,
         } = request;
-        let who = format!("node `{}` ({})", target.node_name, target.node);
+        let who = format!(
+            "node `{}` ({})",
+            quoted(&target.node_name),
+            quoted(&target.node)
+        );
         let limit = timeout_ms.map_or(DEFAULT_TIMEOUT, Duration::from_millis);
         let log = RunLog::new();
         // A panic is caught here, and the timeout drops (cancels) the call.

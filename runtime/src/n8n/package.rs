@@ -35,7 +35,7 @@ use serde_json::{Value, json};
 
 use crate::credential;
 use crate::description::ConnectionType;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, quoted};
 use crate::registry::{Catalog, CatalogEntry};
 
 /// The shims' shared code.
@@ -371,7 +371,7 @@ fn check_out(out: &Path) -> Result<()> {
     } else {
         Err(package_error(format!(
             "{} is not empty and holds no earlier nodekit package; give a new or empty folder",
-            out.display()
+            quoted(&out.display().to_string())
         )))
     }
 }
@@ -494,8 +494,9 @@ fn check_package_name(name: &str) -> Result<()> {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-._~@/".contains(c));
     if !ok {
         return Err(package_error(format!(
-            "`{name}` is not an npm package name: use lowercase letters, digits and `-._~`, \
-             e.g. `n8n-nodes-weather`"
+            "`{}` is not an npm package name: use lowercase letters, digits and `-._~`, \
+             e.g. `n8n-nodes-weather`",
+            quoted(name)
         )));
     }
     if !bare.starts_with("n8n-nodes-") {
@@ -580,7 +581,10 @@ fn package_error(what: impl Into<String>) -> Error {
 }
 
 fn io(path: &Path, e: std::io::Error) -> Error {
-    package_error(format!("cannot write {}: {e}", path.display()))
+    package_error(format!(
+        "cannot write {}: {e}",
+        quoted(&path.display().to_string())
+    ))
 }
 
 #[cfg(test)]

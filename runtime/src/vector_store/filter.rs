@@ -22,7 +22,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::error::{Error, Result, describe_value};
+use crate::error::{Error, Result, describe_value, quoted};
 
 /// The operators an object in a filter may use.
 pub const OPERATORS: [&str; 9] = [
@@ -133,7 +133,10 @@ impl Filter {
             match spec {
                 Value::Object(ops) => {
                     if ops.is_empty() {
-                        return Err(invalid(format!("the filter on `{key}` has no operator")));
+                        return Err(invalid(format!(
+                            "the filter on `{}` has no operator",
+                            quoted(key)
+                        )));
                     }
                     for (op, arg) in ops {
                         out.conditions.push((key.clone(), condition(key, op, arg)?));
@@ -141,7 +144,8 @@ impl Filter {
                 }
                 Value::Array(_) => {
                     return Err(invalid(format!(
-                        "the filter on `{key}` is a list; use {{\"in\": [...]}} to match any of its values"
+                        "the filter on `{}` is a list; use {{\"in\": [...]}} to match any of its values",
+                        quoted(key)
                     )));
                 }
                 scalar => out.conditions.push((
@@ -205,6 +209,9 @@ fn invalid(what: String) -> Error {
 }
 
 fn condition(key: &str, op: &str, arg: &Value) -> Result<Condition> {
+    // Messages quote both, cut short: a filter can be any JSON a user or a model wrote.
+    let name = op;
+    let (key, op) = (&quoted(key), &quoted(op));
     let list = || -> Result<Vec<String>> {
         let items = arg.as_array().ok_or_else(|| {
             invalid(format!(
@@ -237,7 +244,7 @@ fn condition(key: &str, op: &str, arg: &Value) -> Result<Condition> {
             v => Ok(text(Some(v)).unwrap_or_default()),
         }
     };
-    Ok(match op {
+    Ok(match name {
         "eq" => Condition::Eq(scalar()?),
         "neq" => Condition::Neq(scalar()?),
         "in" => Condition::In(list()?),
@@ -251,7 +258,7 @@ fn condition(key: &str, op: &str, arg: &Value) -> Result<Condition> {
             let hint = nodekit_rules::closest(other, &OPERATORS)
                 .map_or(String::new(), |b| format!("; did you mean `{b}`?"));
             return Err(invalid(format!(
-                "unknown filter operator `{other}` on `{key}`{hint} (operators: {})",
+                "unknown filter operator `{op}` on `{key}`{hint} (operators: {})",
                 OPERATORS.join(", ")
             )));
         }

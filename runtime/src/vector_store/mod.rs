@@ -352,7 +352,10 @@ impl DocumentStore {
             return answer;
         };
         if let (Ok(Some(held)), Some(dims)) = (self.store.dimensions().await, dims) {
-            let source = format!("the embedder `{}`", self.embedder.name());
+            let source = format!(
+                "the embedder `{}`",
+                crate::error::quoted(self.embedder.name())
+            );
             check_dimensions(held, dims, &source)?;
         }
         Err(e)
@@ -365,7 +368,10 @@ impl DocumentStore {
         documents: &[Document],
         dims: &mut Option<usize>,
     ) -> Result<Vec<Entry>> {
-        let source = format!("the embedder `{}`", self.embedder.name());
+        let source = format!(
+            "the embedder `{}`",
+            crate::error::quoted(self.embedder.name())
+        );
         let mut entries = Vec::with_capacity(documents.len());
         for batch in documents.chunks(self.batch) {
             let texts: Vec<String> = batch.iter().map(|d| d.page_content.clone()).collect();
@@ -413,7 +419,7 @@ impl DocumentStore {
                 .ok_or_else(|| {
                     store_error(format!(
                         "the embedder `{}` returned no vector for the query",
-                        self.embedder.name()
+                        crate::error::quoted(self.embedder.name())
                     ))
                 })?;
             // A failed search says whether the embedder is the store's
@@ -469,7 +475,8 @@ impl DocumentStore {
                 )
                 .map_or(String::new(), |b| format!("; did you mean `{b}`?"));
                 return Err(store_error(format!(
-                    "the filter names the metadata key `{key}`, which no document has{hint} (keys: {})",
+                    "the filter names the metadata key `{}`, which no document has{hint} (keys: {})",
+                    crate::error::quoted(key),
                     keys.join(", ")
                 )));
             }

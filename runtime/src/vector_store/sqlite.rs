@@ -36,7 +36,7 @@ use super::{
     last_of_each_id, store_error,
 };
 use crate::document::Document;
-use crate::error::Result;
+use crate::error::{Result, quoted};
 use crate::model::BoxFuture;
 use crate::vector_index::{
     Breadth, Index, Throttle, absorb_later, bytes_vector, dot, normalised, vector_bytes,
@@ -161,7 +161,8 @@ fn bind_filter<'q>(
 fn check_filter(filter: &Filter) -> Result<()> {
     match filter.keys().into_iter().find(|k| k.contains('"')) {
         Some(k) => Err(store_error(format!(
-            "a filter key may not hold `\"` in a SQLite store: `{k}`"
+            "a filter key may not hold `\"` in a SQLite store: `{}`",
+            quoted(k)
         ))),
         None => Ok(()),
     }
@@ -233,7 +234,12 @@ impl SqliteVectorStore {
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             .busy_timeout(Duration::from_secs(10));
-        let cannot = |e: sqlx::Error| store_error(format!("cannot open {}: {e}", path.display()));
+        let cannot = |e: sqlx::Error| {
+            store_error(format!(
+                "cannot open {}: {e}",
+                quoted(&path.display().to_string())
+            ))
+        };
         let write = crate::sqlite::pool_options(1)
             .connect_with(options.clone())
             .await
