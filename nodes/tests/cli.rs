@@ -292,3 +292,148 @@ fn usage_errors_exit_2_and_every_subcommand_has_help() {
         );
     }
 }
+
+/// Runs `nodekit args`, reads the first bytes of its standard output, then
+/// closes the pipe as `head -c 10` does.
+fn read_head_then_close(args: &[&str]) -> (Vec<u8>, Output) {
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nodekit"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the nodekit binary runs");
+    let mut head = vec![0; 10];
+    // The pipe's reading end closes when this statement ends.
+    child.stdout.take().unwrap().read_exact(&mut head).unwrap();
+    (head, child.wait_with_output().unwrap())
+}
+
+#[test]
+fn a_reader_that_goes_away_ends_the_command_quietly() {
+    // The catalog (about 90 KB) is more than a pipe holds (64 KiB): the
+    // program is still writing when the reader leaves.
+    let (head, out) = read_head_then_close(&["catalog"]);
+    assert!(head.starts_with(b"[\n  {"), "{head:?}");
+    assert_eq!(out.status.code(), Some(141), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("Broken pipe"), "{}", stderr(&out));
+
+    // The bridge's answers too, when n8n stops reading them.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nodekit"))
+        .arg("bridge")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    {
+        use std::io::Write;
+        let mut input = child.stdin.take().unwrap();
+        input
+            .write_all(b"{\"id\": 1, \"op\": \"hello\"}\n")
+            .unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(141), "{}", stderr(&out));
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+}
+
+#[test]
+fn errors_quote_long_input_cut_short() {
+    let long = "a".repeat(100_000);
+    let dir =
+        nodekit_test_support::scratch_dir().join(format!("nodekit-long-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let workflow = dir.join("wf.json");
+    std::fs::write(
+        &workflow,
+        json!({"nodes": [{"name": long, "type": long, "parameters": {}}]}).to_string(),
+    )
+    .unwrap();
+    let workflow = workflow.to_str().unwrap();
+    let missing = format!("/nonexistent/{long}");
+    let filter = json!({ &long: {"nope": 1} }).to_string();
+    let db = format!("sqlite:{}", dir.join("v.db").display());
+    let credentials = json!({"openAiApi": {"apiKey": "sk-local", "url": "http://127.0.0.1:9/v1"}});
+    let cases: &[(&[&str], Option<&str>, &str)] = &[
+        (&["describe", &long], None, "nodekit: unknown node `aaa"),
+        (
+            &["describe", &format!("--{long}")],
+            None,
+            "error: unexpected argument '--aaa",
+        ),
+        (
+            &["run", workflow, "--message", "hi"],
+            None,
+            "nodekit: workflow: node `aaa",
+        ),
+        (
+            &["run", &missing, "--message", "hi"],
+            None,
+            "nodekit: cannot read workflow /nonexistent/aaa",
+        ),
+        (
+            &["catalog", "--out", &missing],
+            None,
+            "nodekit: cannot write /nonexistent/aaa",
+        ),
+        (
+            &["from-ai", "--params", &format!("@{missing}")],
+            None,
+            "nodekit: cannot read --params file /nonexistent/aaa",
+        ),
+        (
+            &[
+                "tool-schema",
+                "memoryBufferWindow",
+                "--name",
+                &long,
+                "--params",
+                "[1]",
+            ],
+            None,
+            "nodekit: node `aaa",
+        ),
+        (
+            &["index", workflow, "--store", &long],
+            None,
+            "nodekit: unknown store \"aaa",
+        ),
+        (
+            &["query", "x", "--store", &db, "--filter", &filter],
+            Some(&credentials.to_string()),
+            "nodekit: vector store: unknown filter operator `nope` on `aaa",
+        ),
+        (
+            &["run", workflow, "--message", "hi"],
+            Some(&json!(long).to_string()),
+            "nodekit: NODEKIT_CREDENTIALS is not a JSON object of credentials by type: invalid type: string \"aaa",
+        ),
+    ];
+    for (args, credentials, expected) in cases {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_nodekit"));
+        command.args(*args).env_remove("NODEKIT_CREDENTIALS_FILE");
+        match credentials {
+            Some(c) => command.env("NODEKIT_CREDENTIALS", c),
+            None => command.env_remove("NODEKIT_CREDENTIALS"),
+        };
+        let out = command.output().unwrap();
+        let what = &args[0];
+        assert!(
+            matches!(out.status.code(), Some(1 | 2)),
+            "{what}: {:?}",
+            out.status
+        );
+        let text = stderr(&out);
+        assert!(
+            text.starts_with(expected),
+            "{what}: {}",
+            &text[..text.len().min(300)]
+        );
+        assert!(text.len() < 1024, "{what}: {} bytes on stderr", text.len());
+        assert!(text.contains('…'), "{what}: {text}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -3,7 +3,7 @@
 
 use nodekit_test_support::openai as support;
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
@@ -170,6 +170,43 @@ async fn an_empty_answer_finishes_the_run_with_an_empty_output_and_a_warning() {
     assert_eq!(
         agent[0]["data"]["json"]["warning"],
         nodekit::agent::EMPTY_ANSWER
+    );
+}
+
+/// A reader that goes away (`nodekit run ... | head -c 10`) ends the run
+/// quietly with 141 (128 + SIGPIPE), as other command-line programs do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_that_goes_away_ends_the_run_quietly() {
+    // Far more than a pipe holds (64 KiB): the answer is still streaming when the reader leaves.
+    let piece = "x".repeat(8192);
+    let mut deltas: Vec<Value> = (0..64)
+        .map(|_| json!({"choices": [{"delta": {"content": piece}}]}))
+        .collect();
+    deltas.push(json!({"choices": [{"delta": {}, "finish_reason": "stop"}]}));
+    let server = Server::start(vec![Reply::sse(&deltas)]).await;
+    let credentials =
+        json!({"openAiApi": {"apiKey": "sk-local", "url": server.base_url}}).to_string();
+    let (head, out) = tokio::task::spawn_blocking(move || {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_nodekit"))
+            .args(["run", WORKFLOW, "--message", "Write a lot"])
+            .env("NODEKIT_CREDENTIALS", credentials)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut head = [0u8; 10];
+        // The pipe's reading end closes when this statement ends.
+        child.stdout.take().unwrap().read_exact(&mut head).unwrap();
+        (head, child.wait_with_output().unwrap())
+    })
+    .await
+    .unwrap();
+    assert_eq!(&head, b"xxxxxxxxxx");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(141), "{stderr}");
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
+        "{stderr}"
     );
 }
 

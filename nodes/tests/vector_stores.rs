@@ -428,3 +428,44 @@ async fn sqlite_store_across_processes_and_the_index_command() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// `index` warns, before splitting, when the overlap is more than half the
+/// chunk size: on text without separators each chunk then moves on by
+/// `size - overlap` characters, and the warning says how many chunks that
+/// makes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn index_warns_when_the_overlap_is_more_than_half_the_chunk_size() {
+    let server = EmbedServer::start(DIMS).await;
+    let dir = nodekit_test_support::scratch_dir().join(unique("nodekit_vs_overlap"));
+    std::fs::create_dir_all(dir.join("notes")).unwrap();
+    std::fs::write(dir.join("notes/line.txt"), "x".repeat(3000)).unwrap();
+    let store = format!("sqlite:{}", dir.join("vectors.db").display());
+    let credentials = json!({"openAiApi": {"apiKey": "sk-local", "url": server.base_url}});
+    let index = |size: &str, overlap: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_nodekit"))
+            .args(["index", dir.join("notes").to_str().unwrap()])
+            .args(["--store", &store, "--model", "bow"])
+            .args(["--chunk-size", size, "--chunk-overlap", overlap])
+            .env("NODEKIT_CREDENTIALS", credentials.to_string())
+            .env_remove("NODEKIT_CREDENTIALS_FILE")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{stderr}");
+        let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (summary["chunks"].as_u64().unwrap(), stderr)
+    };
+    // Chunks start 40 characters apart: ceil((3000 - 60) / 40).
+    let (chunks, stderr) = index("100", "60");
+    assert_eq!(chunks, 74);
+    assert!(
+        stderr.contains("warning: --chunk-overlap 60 is more than half of --chunk-size 100")
+            && stderr.contains("about 74 chunks (an estimate)"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("warning").count(), 1, "{stderr}");
+    let (chunks, stderr) = index("100", "50");
+    assert_eq!(chunks, 59);
+    assert!(!stderr.contains("warning"), "{stderr}");
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -2,7 +2,9 @@
 //! linked into it.
 //!
 //! JSON goes to standard output; errors go to standard error with a
-//! non-zero exit status (1 for a failed command, 2 for wrong usage).
+//! non-zero exit status (1 for a failed command, 2 for wrong usage). When
+//! the reader of standard output goes away (`nodekit catalog | head`), the
+//! command stops quietly with status 141, as a program killed by `SIGPIPE`.
 //!
 //! A program of your own nodes gets the same command, so that
 //! `your-program package` packages your nodes for n8n:
@@ -14,8 +16,8 @@
 //! }
 //! ```
 
-use std::io::{Read, Write};
-use std::path::PathBuf;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -23,6 +25,7 @@ mod vectors;
 
 use clap::{Parser, Subcommand};
 use nodekit::Catalog;
+use nodekit::error::{QUOTE_MAX, shorten};
 use nodekit::event::{AgentEvent, EventSender};
 use nodekit::from_ai;
 use nodekit::node::Credentials;
@@ -229,10 +232,31 @@ struct CredentialArgs {
     credentials: Option<PathBuf>,
 }
 
+/// Why a command failed.
+#[derive(Debug)]
+enum CliError {
+    /// What went wrong, for standard error.
+    Failed(String),
+    /// Standard output could not be written.
+    Output(io::Error),
+}
+
+impl From<String> for CliError {
+    fn from(message: String) -> Self {
+        CliError::Failed(message)
+    }
+}
+
+/// Exit status of a program whose reader went away: 128 + `SIGPIPE`.
+const BROKEN_PIPE_EXIT: u8 = 141;
+
 /// Runs the command line of this program.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match cli.command {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
+    let result: Result<Option<String>, CliError> = match cli.command {
         Command::Run {
             workflow,
             message,
@@ -259,41 +283,80 @@ pub fn main() -> ExitCode {
             args,
             node_version,
             credentials,
-        } => tool_call(&node, &params, &args, node_version, &credentials),
-        Command::Memory { command, db } => memory(command, db),
+        } => tool_call(&node, &params, &args, node_version, &credentials).map_err(CliError::Failed),
+        Command::Memory { command, db } => memory(command, db).map_err(CliError::Failed),
         Command::Bridge => bridge(),
         Command::Index {
             dir,
             store,
             split,
             credentials,
-        } => load_credentials(&credentials).and_then(|creds| {
-            async_runtime()?.block_on(vectors::index(&dir, &store, &split, &creds))
-        }),
+        } => load_credentials(&credentials)
+            .map_err(CliError::Failed)
+            .and_then(|creds| {
+                async_runtime()?.block_on(vectors::index(&dir, &store, &split, &creds))
+            }),
         Command::Query {
             text,
             k,
             filter,
             store,
             credentials,
-        } => load_credentials(&credentials).and_then(|creds| {
-            let filter = filter.map(|f| read_json(&f, "--filter")).transpose()?;
-            async_runtime()?.block_on(vectors::query(&text, k, filter, &store, &creds))
-        }),
-        other => run(other),
+        } => load_credentials(&credentials)
+            .and_then(|creds| {
+                let filter = filter.map(|f| read_json(&f, "--filter")).transpose()?;
+                async_runtime()?.block_on(vectors::query(&text, k, filter, &store, &creds))
+            })
+            .map_err(CliError::Failed),
+        other => run(other).map_err(CliError::Failed),
     };
+    let result = result.and_then(|output| match output {
+        Some(text) => write_stdout(&format!("{text}\n")).map_err(CliError::Output),
+        None => Ok(()),
+    });
     match result {
-        Ok(output) => {
-            if let Some(text) = output {
-                println!("{text}");
-            }
-            ExitCode::SUCCESS
+        Ok(()) => ExitCode::SUCCESS,
+        // The reader went away (`nodekit catalog | head`): nobody is left to tell.
+        Err(CliError::Output(e)) if e.kind() == io::ErrorKind::BrokenPipe => {
+            ExitCode::from(BROKEN_PIPE_EXIT)
         }
-        Err(message) => {
+        Err(CliError::Output(e)) => {
+            eprintln!("nodekit: cannot write to standard output: {e}");
+            ExitCode::FAILURE
+        }
+        Err(CliError::Failed(message)) => {
             eprintln!("nodekit: {message}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// Writes `text` to standard output and flushes it. Everything the
+/// command prints goes through here, so that a write that fails is an
+/// error `main` can answer, never the panic of `print!`.
+pub(crate) fn write_stdout(text: &str) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()
+}
+
+/// Reports a command line clap refused, as clap does, but with each line
+/// cut short: an unknown option or a bad value is quoted back, and it can
+/// be a whole pasted document.
+fn usage_error(e: clap::Error) -> ExitCode {
+    let text = e.to_string();
+    if !e.use_stderr() || text.lines().all(|l| l.chars().nth(QUOTE_MAX).is_none()) {
+        e.exit()
+    }
+    for line in text.lines() {
+        eprintln!("{}", shorten(line, QUOTE_MAX));
+    }
+    ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2))
+}
+
+/// A path the user gave, cut short for a message.
+fn shown(path: &Path) -> String {
+    shorten(&path.display().to_string(), QUOTE_MAX)
 }
 
 /// Supplies tool node `node` with `params`, calls it once with `args`, and returns its answer.
@@ -383,19 +446,22 @@ fn memory(command: MemoryCommand, db: Option<PathBuf>) -> Result<Option<String>,
 }
 
 /// Serves the n8n shims until standard input closes.
-fn bridge() -> Result<Option<String>, String> {
+fn bridge() -> Result<Option<String>, CliError> {
     let catalog = Catalog::global();
     catalog.check_unique().map_err(|e| e.to_string())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    runtime
-        .block_on(nodekit::n8n::bridge::Bridge::new(catalog).serve_stdio())
-        .map_err(|e| format!("the bridge stopped: {e}"))?;
+    let served = runtime.block_on(nodekit::n8n::bridge::Bridge::new(catalog).serve_stdio());
     // Calls cut off by the end of input must not hold the exit.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
-    Ok(None)
+    match served {
+        Ok(()) => Ok(None),
+        // Only the answers' writer meets a broken pipe: n8n stopped reading.
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Err(CliError::Output(e)),
+        Err(e) => Err(format!("the bridge stopped: {e}").into()),
+    }
 }
 
 fn async_runtime() -> Result<tokio::runtime::Runtime, String> {
@@ -408,12 +474,12 @@ fn async_runtime() -> Result<tokio::runtime::Runtime, String> {
 
 /// Loads the workflow and credentials, then runs `work` on a Tokio runtime.
 fn workflow_command(
-    work: impl FnOnce(&tokio::runtime::Runtime, Workflow, Arc<Credentials>) -> Result<(), String>,
-    path: &std::path::Path,
+    work: impl FnOnce(&tokio::runtime::Runtime, Workflow, Arc<Credentials>) -> Result<(), CliError>,
+    path: &Path,
     credentials: &CredentialArgs,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, CliError> {
     let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read workflow {}: {e}", path.display()))?;
+        .map_err(|e| format!("cannot read workflow {}: {e}", shown(path)))?;
     let workflow = Workflow::from_json(&text).map_err(|e| e.to_string())?;
     let credentials = load_credentials(credentials)?;
     let runtime = async_runtime()?;
@@ -429,16 +495,20 @@ fn load_credentials(args: &CredentialArgs) -> Result<Credentials, String> {
     let mut credentials: Credentials = match (file, std::env::var("NODEKIT_CREDENTIALS")) {
         (Some(path), _) => {
             let text = std::fs::read_to_string(&path)
-                .map_err(|e| format!("cannot read credentials {}: {e}", path.display()))?;
+                .map_err(|e| format!("cannot read credentials {}: {e}", shown(&path)))?;
             serde_json::from_str(&text).map_err(|e| {
                 format!(
-                    "credentials file {} is not a JSON object of credentials by type: {e}",
-                    path.display()
+                    "credentials file {} is not a JSON object of credentials by type: {}",
+                    shown(&path),
+                    shorten(&e.to_string(), QUOTE_MAX)
                 )
             })?
         }
         (None, Ok(text)) => serde_json::from_str(&text).map_err(|e| {
-            format!("NODEKIT_CREDENTIALS is not a JSON object of credentials by type: {e}")
+            format!(
+                "NODEKIT_CREDENTIALS is not a JSON object of credentials by type: {}",
+                shorten(&e.to_string(), QUOTE_MAX)
+            )
         })?,
         (None, Err(_)) => Credentials::new(),
     };
@@ -460,17 +530,15 @@ async fn run_once(
     credentials: Arc<Credentials>,
     message: &str,
     session: &str,
-) -> Result<RunResult, String> {
+) -> Result<RunResult, CliError> {
     let (tx, mut rx) = EventSender::channel();
-    let printer = tokio::spawn(async move {
+    let mut printer = tokio::spawn(async move {
         let mut printed = false;
-        let mut out = std::io::stdout();
         while let Some(event) = rx.recv().await {
             match event {
                 AgentEvent::TextDelta { text } => {
                     printed = true;
-                    let _ = out.write_all(text.as_bytes());
-                    let _ = out.flush();
+                    write_stdout(&text)?;
                 }
                 AgentEvent::ToolCall { name, args, .. } => eprintln!("[tool {name} {args}]"),
                 AgentEvent::ToolResult {
@@ -487,26 +555,38 @@ async fn run_once(
                 }
             }
         }
-        printed
+        Ok::<bool, io::Error>(printed)
     });
     let options = RunOptions {
         input: serde_json::json!({"chatInput": message, "sessionId": session, "action": "sendMessage"}),
         credentials,
         events: Some(tx),
     };
-    let result = workflow.run(Catalog::global(), options).await;
-    let printed = printer.await.unwrap_or(false);
+    let mut run = std::pin::pin!(workflow.run(Catalog::global(), options));
+    let (result, printed) = tokio::select! {
+        result = &mut run => (result, printer.await),
+        printed = &mut printer => match printed {
+            // Nobody reads the answer any more: the run is dropped (cancelled)
+            // rather than paid for to its end.
+            Ok(Err(e)) => return Err(CliError::Output(e)),
+            printed => (run.await, printed),
+        },
+    };
+    // A printer that panicked (its panic is on stderr) printed nothing we know of.
+    let printed = printed.unwrap_or(Ok(false)).map_err(CliError::Output)?;
     let result = result.map_err(|e| e.to_string())?;
+    let mut text = String::new();
     if !printed {
         for item in &result.items {
             match item.get("output") {
-                Some(Value::String(s)) => print!("{s}"),
-                Some(v) => print!("{}", pretty(v)),
-                None => print!("{}", pretty(item)),
+                Some(Value::String(s)) => text.push_str(s),
+                Some(v) => text.push_str(&pretty(v)),
+                None => text.push_str(&pretty(item)),
             }
         }
     }
-    println!();
+    text.push('\n');
+    write_stdout(&text).map_err(CliError::Output)?;
     Ok(result)
 }
 
@@ -516,10 +596,11 @@ async fn run_workflow(
     message: &str,
     session: &str,
     log: bool,
-) -> Result<(), String> {
+) -> Result<(), CliError> {
     let result = run_once(&workflow, credentials, message, session).await?;
     if log {
-        println!("{}", pretty(&result.log.to_run_data()));
+        write_stdout(&format!("{}\n", pretty(&result.log.to_run_data())))
+            .map_err(CliError::Output)?;
     }
     Ok(())
 }
@@ -528,7 +609,7 @@ async fn chat(
     workflow: Workflow,
     credentials: Arc<Credentials>,
     session: &str,
-) -> Result<(), String> {
+) -> Result<(), CliError> {
     let stdin = std::io::stdin();
     loop {
         eprint!("> ");
@@ -544,8 +625,11 @@ async fn chat(
         if message.is_empty() {
             return Ok(());
         }
-        if let Err(e) = run_once(&workflow, credentials.clone(), message, session).await {
-            eprintln!("nodekit: {e}");
+        match run_once(&workflow, credentials.clone(), message, session).await {
+            Ok(_) => {}
+            // One message failing leaves the conversation open.
+            Err(CliError::Failed(e)) => eprintln!("nodekit: {e}"),
+            Err(output) => return Err(output),
         }
     }
 }
@@ -560,7 +644,7 @@ fn run(command: Command) -> Result<Option<String>, String> {
             match out {
                 Some(path) => {
                     std::fs::write(&path, text + "\n")
-                        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                        .map_err(|e| format!("cannot write {}: {e}", shown(&path)))?;
                     Ok(None)
                 }
                 None => Ok(Some(text)),
@@ -662,7 +746,8 @@ fn read_json(arg: &str, what: &str) -> Result<Value, String> {
             .map_err(|e| format!("cannot read {what} from standard input: {e}"))?;
         s
     } else if let Some(path) = arg.strip_prefix('@') {
-        std::fs::read_to_string(path).map_err(|e| format!("cannot read {what} file {path}: {e}"))?
+        std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {what} file {}: {e}", shorten(path, QUOTE_MAX)))?
     } else {
         arg.to_owned()
     };

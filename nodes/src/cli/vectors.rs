@@ -7,12 +7,15 @@ use std::sync::Arc;
 
 use nodekit::document::Document;
 use nodekit::embed::{EmbeddingsConfig, OpenAiEmbedder};
+use nodekit::error::{QUOTE_MAX, shorten};
 use nodekit::node::Credentials;
 use nodekit::text_splitter::{RecursiveCharacterTextSplitter, split_documents};
 use nodekit::vector_store::pgvector::{PgVectorOptions, PgVectorStore};
 use nodekit::vector_store::sqlite::SqliteVectorStore;
 use nodekit::vector_store::{DocumentStore, Filter, Selection, VectorStore, VectorStoreOptions};
 use serde_json::{Value, json};
+
+use super::{CliError, shown, write_stdout};
 
 /// Where `index` and `query` keep documents.
 #[derive(clap::Args, Debug)]
@@ -71,7 +74,7 @@ async fn open(
         _ => {
             return Err(format!(
                 "unknown store {:?}: use `sqlite:FILE`, `pgvector` or `pgvector:TABLE`",
-                args.store
+                shorten(&args.store, QUOTE_MAX)
             ));
         }
     };
@@ -121,10 +124,10 @@ fn files(dir: &Path) -> Result<Vec<PathBuf>, String> {
     let mut pending = vec![dir.to_path_buf()];
     while let Some(d) = pending.pop() {
         let entries =
-            std::fs::read_dir(&d).map_err(|e| format!("cannot read {}: {e}", d.display()))?;
+            std::fs::read_dir(&d).map_err(|e| format!("cannot read {}: {e}", shown(&d)))?;
         for entry in entries {
             let path = entry
-                .map_err(|e| format!("cannot read {}: {e}", d.display()))?
+                .map_err(|e| format!("cannot read {}: {e}", shown(&d)))?
                 .path();
             if path.is_dir() {
                 pending.push(path);
@@ -148,7 +151,7 @@ fn windows(
     path: &Path,
     mut each: impl FnMut(&str, usize) -> Result<(), String>,
 ) -> Result<(), String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", shown(path)))?;
     let mut reader = BufReader::new(file);
     let mut pending: Vec<u8> = Vec::new();
     let mut line = 1;
@@ -158,7 +161,7 @@ fn windows(
         let read = (&mut reader)
             .take(WINDOW as u64)
             .read_to_end(&mut chunk)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+            .map_err(|e| format!("{}: {e}", shown(path)))?;
         pending.extend_from_slice(&chunk);
         let done = read == 0 || reader.fill_buf().map(|b| b.is_empty()).unwrap_or(true);
         if pending.is_empty() {
@@ -180,7 +183,7 @@ fn windows(
             Err(e) => {
                 return Err(format!(
                     "{} is not UTF-8 text (byte {}): convert it to UTF-8, or leave it out",
-                    path.display(),
+                    shown(path),
                     offset + e.valid_up_to()
                 ));
             }
@@ -203,6 +206,18 @@ fn find_last(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).rposition(|w| w == needle)
 }
 
+/// About how many chunks a text of `len` characters gives: where it has
+/// no separator, each chunk starts `size - overlap` characters after the
+/// one before (`size` is more than `overlap`; the splitter checked).
+fn estimated_chunks(len: u64, size: usize, overlap: usize) -> u64 {
+    let (size, overlap) = (size as u64, overlap as u64);
+    match len {
+        0 => 0,
+        len if len <= size => 1,
+        len => (len - overlap).div_ceil(size - overlap),
+    }
+}
+
 /// Indexes the text and Markdown files under `dir`; a file that cannot be
 /// read is reported and skipped, and the command then fails after the rest.
 pub async fn index(
@@ -210,14 +225,38 @@ pub async fn index(
     store: &StoreArgs,
     split: &SplitArgs,
     credentials: &Credentials,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, CliError> {
     let documents = open(store, credentials, split.batch).await?;
     let splitter = RecursiveCharacterTextSplitter::new(split.chunk_size, split.chunk_overlap)
         .map_err(|e| e.to_string())?;
     let files = files(dir)?;
-    let bar = progress(files.len() as u64);
+    // From file sizes (bytes, at least the characters): cheap, and
+    // replaced by each file's count once it is split.
+    let estimates: Vec<u64> = files
+        .iter()
+        .map(|p| {
+            let len = std::fs::metadata(p).map_or(0, |m| m.len());
+            estimated_chunks(len, split.chunk_size, split.chunk_overlap)
+        })
+        .collect();
+    let estimate: u64 = estimates.iter().sum();
+    // LangChain does the same, but a user who set these rarely expects it.
+    if split.chunk_overlap > split.chunk_size / 2 {
+        eprintln!(
+            "nodekit: warning: --chunk-overlap {} is more than half of --chunk-size {}: \
+             where a text has no separator, each chunk starts only {} character(s) after \
+             the one before, so these files may give about {estimate} chunks (an estimate) \
+             to embed; keep --chunk-overlap at most {} to avoid it",
+            split.chunk_overlap,
+            split.chunk_size,
+            split.chunk_size - split.chunk_overlap,
+            split.chunk_size / 2
+        );
+    }
+    let bar = progress(estimate);
+    let mut total = estimate;
     let (mut indexed, mut chunks, mut failed, mut empty) = (0, 0usize, Vec::new(), 0);
-    for path in &files {
+    for (i, path) in files.iter().enumerate() {
         let source = path
             .strip_prefix(dir)
             .unwrap_or(path)
@@ -241,11 +280,21 @@ pub async fn index(
             }
             Ok(())
         });
+        // The file's estimate gives way to its count; after the last file the total is exact.
+        let found = if result.is_ok() {
+            batch.len() as u64
+        } else {
+            0
+        };
+        total = total - estimates[i] + found;
+        bar.set_length(total);
+        if i + 1 == files.len() {
+            bar.set_prefix("");
+        }
         // Windows are split first, then added: a huge file's chunks go in batches.
         if let Err(e) = result {
             bar.suspend(|| eprintln!("nodekit: {e}"));
             failed.push(source);
-            bar.inc(1);
             continue;
         }
         for part in batch.chunks(split.batch.max(1) * 8) {
@@ -254,6 +303,7 @@ pub async fn index(
                 .await
                 .map_err(|e| format!("{source}: {e}"))?;
             file_chunks += part.len();
+            bar.inc(part.len() as u64);
         }
         if file_chunks == 0 {
             empty += 1;
@@ -261,7 +311,6 @@ pub async fn index(
             indexed += 1;
             chunks += file_chunks;
         }
-        bar.inc(1);
     }
     bar.finish_and_clear();
     let summary = json!({
@@ -274,11 +323,12 @@ pub async fn index(
     if failed.is_empty() {
         Ok(Some(crate::cli::pretty(&summary)))
     } else {
-        println!("{}", crate::cli::pretty(&summary));
+        write_stdout(&format!("{}\n", crate::cli::pretty(&summary))).map_err(CliError::Output)?;
         Err(format!(
             "{} file(s) could not be read; the others were indexed",
             failed.len()
-        ))
+        )
+        .into())
     }
 }
 
@@ -301,16 +351,18 @@ fn shift_lines(chunk: &mut Document, by: usize) {
     }
 }
 
-/// A progress bar on standard error when it is a terminal; hidden otherwise.
-fn progress(total: u64) -> indicatif::ProgressBar {
+/// A progress bar of chunks stored, on standard error when it is a
+/// terminal (hidden otherwise); `~` marks a total still estimated.
+fn progress(estimated_chunks: u64) -> indicatif::ProgressBar {
     if !std::io::stderr().is_terminal() {
         return indicatif::ProgressBar::hidden();
     }
-    let bar = indicatif::ProgressBar::new(total);
+    let bar = indicatif::ProgressBar::new(estimated_chunks);
     bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} files {msg}")
+        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{prefix}{len} chunks {msg}")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
+    bar.set_prefix("~");
     bar
 }
 
