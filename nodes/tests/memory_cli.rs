@@ -7,9 +7,10 @@ use nodekit::agent_memory::Store;
 use nodekit::message::Message;
 use serde_json::{Value, json};
 
-fn nodekit(args: &[&str], env: &[(&str, &str)]) -> Output {
+/// `nodekit memory --db DB ARGS...` with `env` set.
+fn memory(db: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_nodekit"));
-    cmd.args(args);
+    cmd.args(["memory", "--db", db]).args(args);
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -60,10 +61,7 @@ async fn threads_context_export_and_import() {
         .unwrap();
     store.close().await;
 
-    let threads = json_out(&nodekit(
-        &["memory", "--db", &db, "threads", "--resource", "ada"],
-        &[],
-    ));
+    let threads = json_out(&memory(&db, &["threads", "--resource", "ada"], &[]));
     let ids: Vec<&str> = threads
         .as_array()
         .unwrap()
@@ -72,17 +70,12 @@ async fn threads_context_export_and_import() {
         .collect();
     assert_eq!(ids.len(), 2, "{threads}");
     assert!(ids.contains(&"t1") && ids.contains(&"t2"));
-    let none = json_out(&nodekit(
-        &["memory", "--db", &db, "threads", "--resource", "bob"],
-        &[],
-    ));
+    let none = json_out(&memory(&db, &["threads", "--resource", "bob"], &[]));
     assert_eq!(none, json!([]));
 
-    let ctx = json_out(&nodekit(
+    let ctx = json_out(&memory(
+        &db,
         &[
-            "memory",
-            "--db",
-            &db,
             "context",
             "--resource",
             "ada",
@@ -109,82 +102,40 @@ async fn threads_context_export_and_import() {
     );
 
     // Another resource reads nothing of the thread: it looks unknown.
-    let theirs = json_out(&nodekit(
-        &[
-            "memory",
-            "--db",
-            &db,
-            "context",
-            "--resource",
-            "bob",
-            "--thread",
-            "t1",
-        ],
+    let theirs = json_out(&memory(
+        &db,
+        &["context", "--resource", "bob", "--thread", "t1"],
         &[],
     ));
-    let unknown = json_out(&nodekit(
-        &[
-            "memory",
-            "--db",
-            &db,
-            "context",
-            "--resource",
-            "bob",
-            "--thread",
-            "never-written",
-        ],
+    let unknown = json_out(&memory(
+        &db,
+        &["context", "--resource", "bob", "--thread", "never-written"],
         &[],
     ));
     assert_eq!(theirs["parts"], unknown["parts"], "{theirs}");
     assert!(!theirs.to_string().contains("Slack"), "{theirs}");
 
     // Export, import into another file, export again: the same thread.
-    let export = nodekit(
-        &[
-            "memory",
-            "--db",
-            &db,
-            "export",
-            "--resource",
-            "ada",
-            "--thread",
-            "t1",
-        ],
-        &[],
-    );
+    let export = memory(&db, &["export", "--resource", "ada", "--thread", "t1"], &[]);
     let exported = json_out(&export);
     let file = temp("export").replace(".db", ".json");
     std::fs::write(&file, &export.stdout).unwrap();
-    json_out(&nodekit(
-        &[
-            "memory",
-            "--db",
-            &copy,
-            "import",
-            "--resource",
-            "ada",
-            &format!("@{file}"),
-        ],
+    json_out(&memory(
+        &copy,
+        &["import", "--resource", "ada", &format!("@{file}")],
         &[],
     ));
-    let again = json_out(&nodekit(
-        &[
-            "memory",
-            "--db",
-            &copy,
-            "export",
-            "--resource",
-            "ada",
-            "--thread",
-            "t1",
-        ],
+    let again = json_out(&memory(
+        &copy,
+        &["export", "--resource", "ada", "--thread", "t1"],
         &[],
     ));
     assert_eq!(again["messages"], exported["messages"]);
 
     // A bad setting names its variable.
-    let out = nodekit(
-        &["memory", "--db", &db, "threads", "--resource", "ada"],
+    let out = memory(
+        &db,
+        &["threads", "--resource", "ada"],
         &[("N8N_INSTANCE_AI_LAST_MESSAGES", "lots")],
     );
     assert!(!out.status.success());
@@ -201,17 +152,9 @@ async fn threads_context_export_and_import() {
 async fn a_read_claims_no_thread() {
     let db = temp("claims");
     Store::open_sqlite(&db).await.unwrap().close().await;
-    json_out(&nodekit(
-        &[
-            "memory",
-            "--db",
-            &db,
-            "context",
-            "--resource",
-            "bob",
-            "--thread",
-            "fresh",
-        ],
+    json_out(&memory(
+        &db,
+        &["context", "--resource", "bob", "--thread", "fresh"],
         &[],
     ));
     let store = Store::open_sqlite(&db).await.unwrap();
@@ -241,16 +184,9 @@ async fn a_bad_import_is_refused_whole() {
     bad["messages"][1]["tokenCount"] = json!(-1);
     let file = temp("bad-import").replace(".db", ".json");
     std::fs::write(&file, bad.to_string()).unwrap();
-    let out = nodekit(
-        &[
-            "memory",
-            "--db",
-            &db,
-            "import",
-            "--resource",
-            "ada",
-            &format!("@{file}"),
-        ],
+    let out = memory(
+        &db,
+        &["import", "--resource", "ada", &format!("@{file}")],
         &[],
     );
     assert!(!out.status.success());
@@ -263,29 +199,14 @@ async fn a_bad_import_is_refused_whole() {
 
     // The good file imports, and its context sums its tokens.
     std::fs::write(&file, good.to_string()).unwrap();
-    json_out(&nodekit(
-        &[
-            "memory",
-            "--db",
-            &db,
-            "import",
-            "--resource",
-            "ada",
-            &format!("@{file}"),
-        ],
+    json_out(&memory(
+        &db,
+        &["import", "--resource", "ada", &format!("@{file}")],
         &[],
     ));
-    let ctx = json_out(&nodekit(
-        &[
-            "memory",
-            "--db",
-            &db,
-            "context",
-            "--resource",
-            "ada",
-            "--thread",
-            "t1",
-        ],
+    let ctx = json_out(&memory(
+        &db,
+        &["context", "--resource", "ada", "--thread", "t1"],
         &[],
     ));
     assert!(ctx["totalTokens"].as_u64().unwrap() > 0, "{ctx}");

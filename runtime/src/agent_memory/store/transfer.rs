@@ -72,6 +72,19 @@ fn check_tokens(at: &str, tokens: i64) -> Result<()> {
     }
 }
 
+/// Checks a count that starts at 0.
+fn check_not_negative(at: &str, field: &str, n: i64) -> Result<()> {
+    if n < 0 {
+        Err(bad_field(
+            at,
+            field,
+            format!("is {n}; it must be 0 or more"),
+        ))
+    } else {
+        Ok(())
+    }
+}
+
 /// Checks a text field both databases can store: no NUL character.
 fn check_text(at: &str, field: &str, text: &str) -> Result<()> {
     if text.contains('\0') {
@@ -89,25 +102,13 @@ fn check_rest(export: &ThreadExport) -> Result<i64> {
     if let Some(title) = &t.title {
         check_text("thread", "title", title)?;
     }
-    if t.last_seq < 0 {
-        return Err(bad_field(
-            "thread",
-            "lastSeq",
-            format!("is {}; it must be 0 or more", t.last_seq),
-        ));
-    }
+    check_not_negative("thread", "lastSeq", t.last_seq)?;
     check_time("thread", "createdAt", t.created_at)?;
     check_time("thread", "updatedAt", t.updated_at)?;
     let last_seq = t.last_seq.max(export.messages.last().map_or(0, |m| m.seq));
     for (i, o) in export.observations.iter().enumerate() {
         let at = format!("observations[{i}]");
-        if o.generation < 0 {
-            return Err(bad_field(
-                &at,
-                "generation",
-                format!("is {}; it must be 0 or more", o.generation),
-            ));
-        }
+        check_not_negative(&at, "generation", o.generation)?;
         check_text(&at, "content", &o.content)?;
         check_tokens(&at, o.token_count)?;
         let range = format!("seqs 1 to {last_seq}");
