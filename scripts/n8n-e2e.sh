@@ -2,17 +2,24 @@
 # nodekit nodes inside a real n8n, end to end (not part of the test command:
 # it downloads n8n, about 1.6 GB, from the npm registry).
 #
-#   scripts/n8n-e2e.sh
+#   scripts/n8n-e2e.sh              the package installed as n8n installs it
+#   scripts/n8n-e2e.sh --custom     the package in N8N_CUSTOM_EXTENSIONS
 #
 # 1. Installs n8n 2.8.4 (the newest release that runs on Node 20) into a
 #    scratch folder, $N8N_E2E_DIR (default ~/.cache/nodekit-n8n-e2e); kept
 #    between runs.
-# 2. Builds the `n8n-package` example and writes its n8n package (nodekit's
-#    built-in nodes and the example's) with `package`.
+# 2. Builds the `n8n-package` example statically and checks it in an empty
+#    chroot (scripts/static-sidecar.sh), writes its n8n package (nodekit's
+#    built-in nodes and the example's) with `package`, and turns it into a
+#    tarball with `npm pack`. By default the tarball is installed into
+#    n8n's ~/.n8n/nodes with the steps and flags of n8n's community package
+#    service (scripts/n8n-e2e/lib.sh), and the program must keep its
+#    executable bit; with --custom the package folder is n8n's custom
+#    extension folder instead.
 # 3. Starts n8n on 127.0.0.1 with SQLite storage, telemetry and outside calls
-#    off, and the package as its custom extension folder; sets up the owner,
-#    logs in and checks that /types/nodes.json lists every packaged node with
-#    the catalog's description.
+#    off and otherwise default settings; sets up the owner, logs in and
+#    checks that /types/nodes.json lists every packaged node with the
+#    catalog's description.
 # 4. Runs a workflow with `n8n execute`: n8n's AI Agent, n8n's OpenAI chat
 #    model pointed at a scripted OpenAI-compatible server on 127.0.0.1,
 #    nodekit's SQL select tool on a real SQLite file, and nodekit's SQLite chat
@@ -29,8 +36,13 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 here="$root/scripts/n8n-e2e"
-base=${N8N_E2E_DIR:-$HOME/.cache/nodekit-n8n-e2e}
-n8n_dir="$base/n8n-2.8.4"
+. "$here/lib.sh"
+mode=install
+case "${1:-}" in
+  --custom) mode=custom ;;
+  "") ;;
+  *) echo "usage: scripts/n8n-e2e.sh [--custom]" >&2; exit 2 ;;
+esac
 work=$(mktemp -d -t nodekit-n8n-e2e-XXXXXX)
 port=${N8N_PORT:-5688}
 mock_port=${MOCK_PORT:-18431}
@@ -42,68 +54,29 @@ cleanup() {
   [ -n "${KEEP:-}" ] || rm -rf "$work"
 }
 trap cleanup EXIT
-say() { echo "== $*" >&2; }
-now() { date +%s.%N; }
-
-command -v node >/dev/null || { echo "Node.js is needed (Debian: apt-get install nodejs npm)" >&2; exit 1; }
 
 # ---- 1. n8n
-if [ ! -x "$n8n_dir/node_modules/.bin/n8n" ] || [ ! -f "$n8n_dir/.installed" ]; then
-  say "installing n8n 2.8.4 into $n8n_dir (a few minutes)"
-  mkdir -p "$n8n_dir"
-  cat > "$n8n_dir/package.json" <<'JSON'
-{
-  "name": "nodekit-n8n-e2e",
-  "private": true,
-  "version": "0.0.0",
-  "dependencies": {
-    "n8n": "2.8.4",
-    "@opentelemetry/api": "~1.9.0",
-    "@opentelemetry/core": "^2.1.0",
-    "@opentelemetry/sdk-trace-base": "^2.1.0",
-    "@opentelemetry/instrumentation": "^0.204.0",
-    "@opentelemetry/exporter-trace-otlp-http": "^0.204.0"
-  },
-  "overrides": { "xlsx": "0.18.5", "@langchain/langgraph-checkpoint": "1.0.0" }
-}
-JSON
-  # --ignore-scripts: n8n's install scripts fetch from outside the registry.
-  # The OpenTelemetry packages are @sentry/node's peers, which
-  # --legacy-peer-deps would otherwise leave out. xlsx is pinned to the
-  # registry's copy (n8n names a CDN tarball); langgraph-checkpoint 1.0.0
-  # matches n8n's @langchain/core.
-  (cd "$n8n_dir" && npm install --ignore-scripts --legacy-peer-deps --no-audit --no-fund >/dev/null)
-  # sqlite3's binding is built from source (its prebuilt download is outside the registry).
-  nodedir=()
-  [ -d /usr/include/node ] && nodedir=(--nodedir=/usr)
-  (cd "$n8n_dir" && npm rebuild sqlite3 "${nodedir[@]}" >/dev/null)
-  touch "$n8n_dir/.installed"
-fi
+install_n8n
 n8n() { node "$n8n_dir/node_modules/n8n/bin/n8n" "$@"; }
 
 # ---- 2. the package
 # The benchmark (BENCH_RUNS) measures the release build.
-if [ -n "${BENCH_RUNS:-}" ]; then profile=release; else profile=debug; fi
-say "building the n8n-package example ($profile)"
-(cd "$root" && cargo build -p n8n-package --locked --profile "${profile/debug/dev}")
-program="$root/target/$profile/n8n-package"
-pkg="$work/custom/n8n-nodes-text"
-"$program" package --builtins --out "$pkg" --name n8n-nodes-text > "$work/package-report.json"
-
-# ---- the environment n8n runs in: loopback only, nothing phoned home
-export N8N_USER_FOLDER="$work/home"
-export N8N_LISTEN_ADDRESS=127.0.0.1 N8N_HOST=127.0.0.1 N8N_PORT="$port" N8N_PROTOCOL=http
-export N8N_RUNNERS_BROKER_LISTEN_ADDRESS=127.0.0.1 N8N_RUNNERS_BROKER_PORT=$((port + 1))
-export N8N_DIAGNOSTICS_ENABLED=false N8N_VERSION_NOTIFICATIONS_ENABLED=false
-export N8N_VERSION_NOTIFICATIONS_WHATS_NEW_ENABLED=false N8N_TEMPLATES_ENABLED=false
-export N8N_PERSONALIZATION_ENABLED=false N8N_HIRING_BANNER_ENABLED=false N8N_DYNAMIC_BANNERS_ENABLED=false
-export N8N_LICENSE_AUTO_RENEW_ENABLED=false N8N_AI_ENABLED=false
-export N8N_PUBLIC_API_DISABLED=true N8N_PUBLIC_API_SWAGGERUI_DISABLED=true
-export N8N_COMMUNITY_PACKAGES_ENABLED=false N8N_VERIFIED_PACKAGES_ENABLED=false N8N_UNVERIFIED_PACKAGES_ENABLED=false
-export N8N_SECURE_COOKIE=false N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS=true N8N_PYTHON_ENABLED=false
-export DB_TYPE=sqlite N8N_LOG_LEVEL=${N8N_LOG_LEVEL:-warn} N8N_LOG_OUTPUT=console
-export N8N_ENCRYPTION_KEY=nodekit-e2e-key-0123456789 EXTERNAL_FRONTEND_HOOKS_URLS=
-export N8N_CUSTOM_EXTENSIONS="$work/custom"
+if [ -n "${BENCH_RUNS:-}" ]; then profile=release; else profile=dev; fi
+write_package "$profile" "$work" >/dev/null
+n8n_env "$work/home" "$port"
+export DB_TYPE=sqlite
+if [ "$mode" = install ]; then
+  say "installing $(basename "$tarball") as n8n's community package service does"
+  community_install "$tarball" "$work/home"
+  pkg="$work/home/.n8n/nodes/node_modules/n8n-nodes-text"
+  export NODE_PREFIX=n8n-nodes-text
+  for bin in "$pkg"/bin/*/*; do
+    [ -x "$bin" ] || { echo "FAILED: $bin lost its executable bit in npm pack and install" >&2; exit 1; }
+  done
+else
+  pkg="$work/src/n8n-nodes-text"
+  export N8N_CUSTOM_EXTENSIONS="$work/src" NODE_PREFIX=CUSTOM
+fi
 
 # ---- the scripted model and the shop database
 PORT=$mock_port REQUEST_LOG="$work/requests.jsonl" setsid node "$here/scripted-openai.js" &
@@ -111,18 +84,12 @@ pids+=($!)
 N8N_DIR="$n8n_dir" node "$here/make-shop.js" "$work/shop.db"
 
 # ---- 3. n8n lists the nodes
-say "starting n8n on 127.0.0.1:$port"
+say "starting n8n on 127.0.0.1:$port ($mode)"
 start=$(now)
 setsid node "$n8n_dir/node_modules/n8n/bin/n8n" start > "$work/n8n.log" 2>&1 &
 pids+=($!)
 url="http://127.0.0.1:$port"
-# Until n8n has started, every path answers "n8n is starting up. Please wait" (status 200).
-started() { curl -sf "$url/rest/settings" 2>/dev/null | head -c1 | grep -q '{'; }
-for _ in $(seq 600); do
-  started && break
-  sleep 0.2
-done
-started || { cat "$work/n8n.log" >&2; echo "n8n did not start" >&2; exit 1; }
+wait_started "$url" "$work/n8n.log"
 jar="$work/cookies"
 owner='{"email":"owner@example.com","firstName":"Node","lastName":"Kit","password":"Passw0rd!Passw0rd"}'
 curl -sf -c "$jar" -H 'Content-Type: application/json' -X POST "$url/rest/owner/setup" -d "$owner" >/dev/null

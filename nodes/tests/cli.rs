@@ -118,18 +118,27 @@ fn describe_matches_n8n_simple_memory() {
         d["codex"]["subcategories"],
         json!({"AI": ["Memory"], "Memory": ["Other memories"]})
     );
-    assert_eq!(d["properties"][0]["name"], "sessionIdType");
-    assert_eq!(d["properties"][0]["default"], "fromInput");
+    // Like n8n's, a notice says that the memory is not shared in queue mode.
+    assert_eq!(d["properties"][0]["type"], "notice");
+    assert!(
+        d["properties"][0]["displayName"]
+            .as_str()
+            .unwrap()
+            .contains("not compatible with Queue Mode"),
+        "{d}"
+    );
+    assert_eq!(d["properties"][1]["name"], "sessionIdType");
+    assert_eq!(d["properties"][1]["default"], "fromInput");
     assert_eq!(
-        d["properties"][0]["options"][1],
+        d["properties"][1]["options"][1],
         json!({"name": "Define below", "value": "customKey", "description": "Use an expression to reference data in previous nodes or enter static text."})
     );
     assert_eq!(
-        d["properties"][1]["displayOptions"],
+        d["properties"][2]["displayOptions"],
         json!({"show": {"sessionIdType": ["customKey"]}})
     );
     assert_eq!(
-        d["properties"][2],
+        d["properties"][3],
         json!({
             "displayName": "Context Window Length",
             "name": "contextWindowLength",

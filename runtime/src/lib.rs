@@ -195,6 +195,7 @@ pub mod model;
 pub mod n8n;
 pub mod node;
 pub mod params;
+pub mod process_local;
 pub mod registry;
 pub mod run_log;
 #[cfg(feature = "sql-tools")]

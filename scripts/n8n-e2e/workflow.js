@@ -18,6 +18,8 @@
 //   rag-n8n-embeddings  rag-insert with n8n's own OpenAI embeddings node (refused)
 const [variant, credentialsText, memoryDb] = process.argv.slice(2);
 const credentials = JSON.parse(credentialsText);
+// The nodes' type prefix: CUSTOM from n8n's custom folder, the package name when installed.
+const prefix = process.env.NODE_PREFIX || 'CUSTOM';
 const cred = (type, name) => ({ [type]: { id: credentials[type], name } });
 
 const n8nModel = {
@@ -26,20 +28,20 @@ const n8nModel = {
   credentials: cred('openAiApi', 'Scripted OpenAI'),
 };
 const nodekitModel = {
-  name: 'Chat Model', type: 'CUSTOM.lmChatOpenAiCompatible', typeVersion: 1,
+  name: 'Chat Model', type: `${prefix}.lmChatOpenAiCompatible`, typeVersion: 1,
   parameters: { model: 'gpt-4o-mini', options: {} },
   credentials: cred('openAiApi', 'Scripted OpenAI'),
 };
 const selectTool = (type, name) => ({
-  name: 'Read customers', type: 'CUSTOM.selectQueryTool', typeVersion: 1,
+  name: 'Read customers', type: `${prefix}.selectQueryTool`, typeVersion: 1,
   parameters: { options: {} }, credentials: cred(type, name),
 });
 const memory = {
-  name: 'Chat memory', type: 'CUSTOM.memorySqliteChat', typeVersion: 1,
+  name: 'Chat memory', type: `${prefix}.memorySqliteChat`, typeVersion: 1,
   parameters: { sessionIdType: 'customKey', sessionKey: 'e2e-session', databasePath: memoryDb },
 };
 const faultTool = {
-  name: 'Fault', type: 'CUSTOM.faultTool', typeVersion: 1, parameters: { fault: 'panic' },
+  name: 'Fault', type: `${prefix}.faultTool`, typeVersion: 1, parameters: { fault: 'panic' },
 };
 const n8nPostgresTool = {
   name: 'Read customers', type: 'n8n-nodes-base.postgresTool', typeVersion: 2.6,
@@ -58,7 +60,7 @@ const manual = 'The boiler pressure must stay between one and two bar.\n\n'
   + 'Descale the hot water tank every second year.';
 const node = (name, type, parameters, extra = {}) => ({ name, type, typeVersion: 1, parameters, ...extra });
 const vectors = { sqlite: { id: credentials.vectors, name: 'Vector database' } };
-const embeddings = node('Embeddings', 'CUSTOM.embeddingsOpenAiCompatible', { model: 'bag-of-words', options: {} },
+const embeddings = node('Embeddings', `${prefix}.embeddingsOpenAiCompatible`, { model: 'bag-of-words', options: {} },
   { credentials: cred('openAiApi', 'Scripted OpenAI') });
 const ragNodes = {
   'rag-insert': [
@@ -66,12 +68,12 @@ const ragNodes = {
     node('Manual text', 'n8n-nodes-base.set', {
       assignments: { assignments: [{ id: 'a1', name: 'text', value: manual, type: 'string' }] }, options: {},
     }, { typeVersion: 3.4 }),
-    node('Insert', 'CUSTOM.vectorStoreSqlite', { mode: 'insert', collection: 'manual' }, { credentials: vectors }),
+    node('Insert', `${prefix}.vectorStoreSqlite`, { mode: 'insert', collection: 'manual' }, { credentials: vectors }),
     embeddings,
-    node('Loader', 'CUSTOM.documentDefaultDataLoader', {
+    node('Loader', `${prefix}.documentDefaultDataLoader`, {
       jsonMode: 'expressionData', jsonData: '={{ $json.text }}', textSplittingMode: 'custom', options: {},
     }),
-    node('Splitter', 'CUSTOM.textSplitterRecursiveCharacterTextSplitter', { chunkSize: 80, chunkOverlap: 0, options: {} }),
+    node('Splitter', `${prefix}.textSplitterRecursiveCharacterTextSplitter`, { chunkSize: 80, chunkOverlap: 0, options: {} }),
   ],
   'rag-agent': [
     node('Start', 'n8n-nodes-base.manualTrigger', {}),
@@ -79,7 +81,7 @@ const ragNodes = {
       promptType: 'define', text: 'How often should the radiators be bled?', options: {},
     }, { typeVersion: 3.1 }),
     n8nModel,
-    node('Manual', 'CUSTOM.vectorStoreSqlite', {
+    node('Manual', `${prefix}.vectorStoreSqlite`, {
       mode: 'retrieve-as-tool', toolDescription: 'The heating manual', collection: 'manual', topK: 1,
     }, { credentials: vectors }),
     embeddings,

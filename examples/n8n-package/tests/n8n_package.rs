@@ -201,11 +201,6 @@ fn the_package_has_n8ns_structure() {
         manifest["n8n"]["credentials"],
         json!(["credentials/Sqlite.credentials.js"])
     );
-    let program = dir.join(manifest["nodekit"]["bridge"].as_str().unwrap());
-    let mode = std::os::unix::fs::PermissionsExt::mode(
-        &std::fs::metadata(&program).unwrap().permissions(),
-    );
-    assert!(mode & 0o111 != 0, "{} is not executable", program.display());
 }
 
 #[test]
@@ -903,6 +898,11 @@ fn a_missing_or_wedged_bridge_program_is_a_clear_error() {
         stderr.contains("nodekit bridge printed: {not json"),
         "{stderr}"
     );
+    // Its standard error, its log, goes to n8n's log line by line.
+    assert!(
+        stderr.contains("nodekit bridge: cannot open the catalog"),
+        "{stderr}"
+    );
 }
 
 /// The nodes of a retrieval workflow, as n8n connects them: the SQLite
@@ -1139,4 +1139,202 @@ fn nodekits_agent_runs_with_its_nodekit_sub_nodes() {
         runs.iter().any(|r| r.starts_with("Count words/ai_tool/")),
         "{runs:?}"
     );
+}
+
+/// The package holds its program under `bin/<platform>/`, executable, and
+/// names it in `package.json` by Node.js's platform name.
+#[test]
+fn the_program_is_packaged_per_platform() {
+    let dir = scratch("platform");
+    let report = package(&dir, &["textStatsTool"]);
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "x64",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    let platform = format!("linux-{arch}");
+    let file = format!("bin/{platform}/n8n-package");
+    assert_eq!(
+        report["programs"][0]["platform"],
+        platform.as_str(),
+        "{report}"
+    );
+    assert_eq!(report["programs"][0]["file"], file.as_str(), "{report}");
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("package.json")).unwrap()).unwrap();
+    assert_eq!(
+        manifest["nodekit"]["bridges"],
+        json!({platform.clone(): file})
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(dir.join(&file))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o755);
+    // This test build is linked dynamically: the report warns of it.
+    let dynamic = report["programs"][0]["dynamic"].as_bool().unwrap();
+    assert_eq!(
+        report["warnings"].as_array().unwrap().len(),
+        usize::from(dynamic),
+        "{report}"
+    );
+}
+
+/// A minimal ELF header of a 64-bit little-endian executable for `machine`.
+fn elf_header(machine: u16) -> Vec<u8> {
+    let mut h = vec![0u8; 64];
+    h[..4].copy_from_slice(b"\x7fELF");
+    h[4] = 2; // 64-bit
+    h[5] = 1; // little-endian
+    h[6] = 1; // version
+    h[16..18].copy_from_slice(&2u16.to_le_bytes()); // executable
+    h[18..20].copy_from_slice(&machine.to_le_bytes());
+    h[20..24].copy_from_slice(&1u32.to_le_bytes());
+    h[52..54].copy_from_slice(&64u16.to_le_bytes()); // header size
+    h[54..56].copy_from_slice(&56u16.to_le_bytes()); // program header size
+    h[58..60].copy_from_slice(&64u16.to_le_bytes()); // section header size
+    h
+}
+
+#[test]
+fn binaries_built_elsewhere_are_added_by_their_platform() {
+    let dir = scratch("binaries");
+    let arm = dir.parent().unwrap().join("n8n-package-arm64");
+    std::fs::write(&arm, elf_header(183)).unwrap();
+    let arm = arm.to_str().unwrap();
+    let out = run_package(
+        &dir,
+        &[
+            "--name",
+            "n8n-nodes-text",
+            "--node",
+            "textStatsTool",
+            "--binary",
+            arm,
+        ],
+    );
+    let report = report(out);
+    let platforms: Vec<&str> = report["programs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["platform"].as_str().unwrap())
+        .collect();
+    assert!(platforms.contains(&"linux-arm64"), "{report}");
+    assert_eq!(platforms.len(), 2, "{report}");
+    assert!(dir.join("bin/linux-arm64/n8n-package-arm64").exists());
+
+    // Two programs for one platform, and a file that is no program.
+    let out = run_package(
+        &dir,
+        &["--node", "textStatsTool", "--binary", arm, "--binary", arm],
+    );
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && e.contains("two programs for linux-arm64"),
+        "{e}"
+    );
+    let script = dir.parent().unwrap().join("not-a-program.sh");
+    std::fs::write(&script, "#!/bin/sh\n").unwrap();
+    let out = run_package(
+        &dir,
+        &[
+            "--node",
+            "textStatsTool",
+            "--binary",
+            script.to_str().unwrap(),
+        ],
+    );
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && e.contains("not-a-program.sh") && e.contains("not a program"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_name_n8n_would_not_install_is_refused_naming_the_rule() {
+    let dir = scratch("bad-name");
+    let out = run_package(
+        &dir,
+        &["--name", "weather-nodes", "--node", "textStatsTool"],
+    );
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && e.contains("must start with `n8n-nodes-`"),
+        "{e}"
+    );
+    assert!(!dir.join("package.json").exists());
+}
+
+#[test]
+fn a_host_without_its_platforms_program_gets_an_error_naming_both() {
+    if !node_available() {
+        return;
+    }
+    let (dir, params) = packaged("shim-platform", "textStatsTool", "TextStatsTool");
+    let path = dir.join("package.json");
+    let mut manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    manifest["nodekit"]["bridges"] = json!({"linux-s390x": "bin/linux-s390x/n8n-package", "darwin-arm64": "bin/darwin-arm64/n8n-package"});
+    std::fs::write(&path, manifest.to_string()).unwrap();
+    let cases = json!([tool_case(params, json!({"text": "a"}))]);
+    let (answers, _) = harness(&dir, "TextStatsTool", cases, &[]);
+    let message = answers[0]["error"]["message"].as_str().unwrap();
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "x64",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    assert!(
+        message.contains(&format!("no bridge program for linux-{arch}"))
+            && message.contains("linux-s390x, darwin-arm64")
+            && message.contains("--binary"),
+        "{message}"
+    );
+}
+
+/// Under n8n's queue mode, the bridge warns once, on standard error, that
+/// Simple Memory keeps its data in the process; not otherwise.
+#[test]
+fn in_process_memory_warns_once_under_queue_mode() {
+    let run = |mode: Option<&str>| -> String {
+        let mut cmd = Command::new(PROGRAM);
+        cmd.arg("bridge")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .env_remove("EXECUTIONS_MODE")
+            .env_remove("NODEKIT_LOG");
+        if let Some(mode) = mode {
+            cmd.env("EXECUTIONS_MODE", mode);
+        }
+        let mut child = cmd.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        for (id, session) in [(1, "a"), (2, "b")] {
+            let request = json!({
+                "id": id, "op": "memoryLoad", "node": "memoryBufferWindow", "nodeName": "Memory",
+                "parameters": {"sessionIdType": "fromInput", "contextWindowLength": 5},
+                "item": {"sessionId": session, "chatInput": "hello"}, "input": {},
+            });
+            writeln!(stdin, "{request}").unwrap();
+        }
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        let answers = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(answers.lines().count(), 2, "{answers}");
+        assert!(!answers.contains("\"error\""), "{answers}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let queue = run(Some("queue"));
+    assert_eq!(queue.matches("runs in queue mode").count(), 1, "{queue}");
+    assert!(
+        queue.contains("Simple Memory") && queue.contains("WARN"),
+        "{queue}"
+    );
+    for mode in [None, Some("regular")] {
+        let quiet = run(mode);
+        assert!(!quiet.contains("queue mode"), "{quiet}");
+    }
 }

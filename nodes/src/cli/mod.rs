@@ -124,7 +124,7 @@ enum Command {
         /// The folder to write.
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
-        /// The npm package name.
+        /// The npm package name: `n8n-nodes-…` or `@scope/n8n-nodes-…` (the only names n8n installs).
         #[arg(long, value_name = "NAME", default_value = "n8n-nodes-nodekit")]
         name: String,
         /// The package version.
@@ -136,6 +136,9 @@ enum Command {
         /// Package nodekit's built-in nodes too (without `--node`). Left out by default: every nodekit package would define them.
         #[arg(long)]
         builtins: bool,
+        /// Add this program built for another platform (e.g. linux-arm64, read from the file); repeat for more. One for this program's own platform is packaged in its place.
+        #[arg(long, value_name = "PROGRAM")]
+        binary: Vec<PathBuf>,
     },
     /// Serve the n8n package's shims: JSON requests on standard input, one answer per line on standard output.
     Bridge,
@@ -247,11 +250,26 @@ impl From<String> for CliError {
     }
 }
 
+/// Sends the runtime's log (`tracing`) to standard error: warnings and
+/// errors, or the level `NODEKIT_LOG` names (`off`, `error`, `warn`,
+/// `info`, `debug`, `trace`). A program that set up its own log keeps it.
+fn init_log() {
+    let level = std::env::var("NODEKIT_LOG")
+        .ok()
+        .and_then(|level| level.trim().parse().ok())
+        .unwrap_or(tracing_subscriber::filter::LevelFilter::WARN);
+    let _ = tracing_subscriber::fmt()
+        .with_max_level(level)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
 /// Exit status of a program whose reader went away: 128 + `SIGPIPE`.
 const BROKEN_PIPE_EXIT: u8 = 141;
 
 /// Runs the command line of this program.
 pub fn main() -> ExitCode {
+    init_log();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
@@ -696,6 +714,7 @@ fn run(command: Command) -> Result<Option<String>, String> {
             version,
             node,
             builtins,
+            binary,
         } => {
             let program = std::env::current_exe()
                 .map_err(|e| format!("cannot find this program's file: {e}"))?;
@@ -704,6 +723,7 @@ fn run(command: Command) -> Result<Option<String>, String> {
                 name,
                 version,
                 program,
+                binaries: binary,
                 nodes: node,
                 builtins,
             };
@@ -711,6 +731,9 @@ fn run(command: Command) -> Result<Option<String>, String> {
                 nodekit::n8n::package::write(catalog, &options).map_err(|e| e.to_string())?;
             for (node, why) in &report.skipped {
                 eprintln!("nodekit: left out {node}: {why}");
+            }
+            for warning in &report.warnings {
+                eprintln!("nodekit: warning: {warning}");
             }
             Ok(Some(pretty(
                 &serde_json::to_value(&report).expect("a report serialises"),

@@ -50,7 +50,8 @@ impl SessionParams {
     name = "memoryBufferWindow",
     display_name = "Simple Memory",
     output = memory,
-    icon = "fa:database"
+    icon = "fa:database",
+    notice = "This node stores memory in the nodekit bridge of the n8n process that runs it. It is not compatible with Queue Mode or Multi-Main setups, as memory will not be shared across workers. For production use with scaling, use a shared memory store: the SQLite, Postgres or Redis chat memory."
 )]
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemoryBufferWindow {

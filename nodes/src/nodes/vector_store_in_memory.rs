@@ -14,7 +14,7 @@ use nodekit::vector_store::node::{Mode, VectorStoreModes};
     display_name = "Simple Vector Store",
     output = vector_store,
     icon = "fa:database",
-    notice = "For experimental use only: data is stored in memory and is lost when the process stops; it is shared by every workflow of the process."
+    notice = "For experimental use only: data is stored in memory and is lost when the process stops; it is shared by every workflow of the process. It is not compatible with Queue Mode or Multi-Main setups, as each n8n process has its own copy; use the SQLite or PGVector vector store there."
 )]
 #[derive(Debug, Clone, PartialEq)]
 pub struct VectorStoreInMemory {

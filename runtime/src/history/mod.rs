@@ -152,7 +152,10 @@ impl Sessions {
 
 impl InProcessHistory {
     /// The history of `session` in this process, shared by every caller.
+    /// Under n8n's queue mode, the first call warns that the history is
+    /// not shared between n8n's processes ([`crate::process_local`]).
     pub fn session(session: &str) -> Self {
+        crate::process_local::warn_if_not_shared("an in-process chat history (Simple Memory)");
         let now = Instant::now();
         let mut sessions = sessions();
         sessions.sweep(now, false);

@@ -16,3 +16,4 @@
 
 pub mod bridge;
 pub mod package;
+pub mod platform;

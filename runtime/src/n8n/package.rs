@@ -10,8 +10,19 @@
 //! credentials/<Class>.credentials.js  one per credential type this program defines
 //! lib/nodekit-shim.js               what the shims do, per kind of node
 //! lib/nodekit-bridge.js             the client of the bridge process
-//! bin/<program>                     this program, run as `<program> bridge`
+//! bin/<os>-<arch>/<program>          the program for each platform, run as `<program> bridge`
 //! ```
+//!
+//! The platforms are Node.js's names (`linux-x64`, `linux-arm64`,
+//! `darwin-arm64`, …), read from each program file; the shims run the one
+//! for the n8n host's `process.platform` and `process.arch`, and a host
+//! without one gets an error naming its platform and the ones the package
+//! has. The package holds the program that wrote it and any built
+//! elsewhere ([`PackageOptions::binaries`]). A Linux program linked
+//! statically (see [`platform::ProgramFile::dynamic`]) starts on any Linux
+//! of its processor, n8n's Alpine image included; a dynamically linked one
+//! only where the C library is as new as where it was built, which the
+//! report warns of.
 //!
 //! Each shim holds its node's description exactly as the catalog has it.
 //! n8n names the node `CUSTOM.<name>` when it loads the package from
@@ -33,6 +44,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::platform;
 use crate::credential;
 use crate::description::ConnectionType;
 use crate::error::{Error, Result, quoted};
@@ -55,8 +67,12 @@ pub struct PackageOptions {
     pub name: String,
     /// The package version.
     pub version: String,
-    /// The program the shims run as `<program> bridge`; it is copied into `bin/`.
+    /// The program the shims run as `<program> bridge`; it is copied into
+    /// `bin/<its platform>/`.
     pub program: PathBuf,
+    /// The same program built for other platforms (each read to learn its
+    /// platform); one for `program`'s own platform takes its place.
+    pub binaries: Vec<PathBuf>,
     /// Only these nodes (catalog or bare names); all the runnable ones when empty.
     pub nodes: Vec<String>,
     /// With `nodes` empty: whether nodekit's built-in nodes
@@ -104,6 +120,18 @@ pub struct PackagedNode {
     pub kind: ShimKind,
 }
 
+/// One program written into the package.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PackagedProgram {
+    /// Node.js's name of its platform, e.g. `linux-x64`.
+    pub platform: String,
+    /// Its path inside the package.
+    pub file: String,
+    /// Whether it needs the host's C library (see
+    /// [`platform::ProgramFile::dynamic`]).
+    pub dynamic: bool,
+}
+
 /// What [`write()`] did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PackageReport {
@@ -113,6 +141,11 @@ pub struct PackageReport {
     pub nodes: Vec<PackagedNode>,
     /// Credential type files written.
     pub credentials: Vec<String>,
+    /// The programs written, one per platform.
+    pub programs: Vec<PackagedProgram>,
+    /// What may keep the package from running somewhere, e.g. a
+    /// dynamically linked Linux program.
+    pub warnings: Vec<String>,
     /// Nodes left out, with the reason.
     pub skipped: Vec<(String, String)>,
 }
@@ -191,6 +224,7 @@ pub fn write(catalog: &Catalog, options: &PackageOptions) -> Result<PackageRepor
         }
     }
     let credential_types = credential_types(planned.iter().map(|(entry, ..)| *entry))?;
+    let programs = programs(options)?;
     let out = &options.out;
     check_out(out)?;
     check_siblings(
@@ -242,15 +276,31 @@ pub fn write(catalog: &Catalog, options: &PackageOptions) -> Result<PackageRepor
         credentials.push(file);
     }
 
-    let program_name = options
-        .program
-        .file_name()
-        .ok_or_else(|| package_error(format!("{} is not a program", options.program.display())))?
-        .to_string_lossy()
-        .into_owned();
-    let bridge = format!("bin/{program_name}");
-    let target = out.join(&bridge);
-    std::fs::copy(&options.program, &target).map_err(|e| io(&target, e))?;
+    let mut packaged = Vec::new();
+    let mut warnings = Vec::new();
+    for (source, program) in &programs {
+        let name = source.file_name().expect("a program file has a name");
+        let file = format!("bin/{}/{}", program.platform, name.to_string_lossy());
+        let target = out.join(&file);
+        std::fs::create_dir_all(target.parent().expect("a program has a folder"))
+            .map_err(|e| io(&target, e))?;
+        std::fs::copy(source, &target).map_err(|e| io(&target, e))?;
+        make_executable(&target)?;
+        if program.dynamic && program.platform.starts_with("linux-") {
+            warnings.push(format!(
+                "{file} is linked dynamically: it starts only on hosts whose C library is as new \
+                 as this build's (not in n8n's Alpine Docker image, nor on older distributions); \
+                 for a program that starts on any Linux, build it statically: \
+                 RUSTFLAGS='-C target-feature=+crt-static --cfg getrandom_backend=\"linux_getrandom\"' \
+                 cargo build --release --target <arch>-unknown-linux-gnu"
+            ));
+        }
+        packaged.push(PackagedProgram {
+            platform: program.platform.clone(),
+            file,
+            dynamic: program.dynamic,
+        });
+    }
 
     for (file, text) in [
         ("lib/nodekit-shim.js", SHIM_JS),
@@ -273,7 +323,7 @@ pub fn write(catalog: &Catalog, options: &PackageOptions) -> Result<PackageRepor
         },
         "nodekit": {
             "version": env!("CARGO_PKG_VERSION"),
-            "bridge": bridge,
+            "bridges": packaged.iter().map(|p| (p.platform.clone(), Value::String(p.file.clone()))).collect::<serde_json::Map<_, _>>(),
             "nodes": nodes.iter().map(|n| (n.class.clone(), Value::String(n.node.clone()))).collect::<serde_json::Map<_, _>>(),
         },
     });
@@ -283,8 +333,51 @@ pub fn write(catalog: &Catalog, options: &PackageOptions) -> Result<PackageRepor
         out: out.clone(),
         nodes,
         credentials,
+        programs: packaged,
+        warnings,
         skipped,
     })
+}
+
+/// The program files to package, by platform: `options.program` and the
+/// binaries built elsewhere, one per platform.
+fn programs(options: &PackageOptions) -> Result<Vec<(PathBuf, platform::ProgramFile)>> {
+    let mut programs: Vec<(PathBuf, platform::ProgramFile)> = Vec::new();
+    for path in &options.binaries {
+        let program = platform::read(path)?;
+        if let Some((other, _)) = programs
+            .iter()
+            .find(|(_, p)| p.platform == program.platform)
+        {
+            return Err(package_error(format!(
+                "two programs for {}: {} and {}; give one per platform",
+                program.platform,
+                quoted(&other.display().to_string()),
+                quoted(&path.display().to_string())
+            )));
+        }
+        programs.push((path.clone(), program));
+    }
+    let own = platform::read(&options.program)?;
+    if !programs.iter().any(|(_, p)| p.platform == own.platform) {
+        programs.insert(0, (options.program.clone(), own));
+    }
+    Ok(programs)
+}
+
+/// Sets a copied program's mode to `rwxr-xr-x`, so that it runs whatever
+/// mode its source had (a download often has no executable bit); npm keeps
+/// the bit through `npm pack` and `npm install`.
+fn make_executable(path: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| io(path, e))?;
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
 }
 
 /// The credential types the nodes use that the package must define; an
@@ -480,28 +573,43 @@ fn codex_json(package: &str, entry: &CatalogEntry, codex: &crate::description::C
     pretty(&v)
 }
 
-/// npm's rules for a package name, the ones a typo breaks.
+/// The rules a package name must meet for npm to publish it and n8n to
+/// install and load it (n8n's community package service refuses any other
+/// name, and loads only `n8n-nodes-*` and `@scope/n8n-nodes-*`); an error
+/// names the rule that fails.
 fn check_package_name(name: &str) -> Result<()> {
-    let bare = name
-        .strip_prefix('@')
-        .and_then(|s| s.split_once('/'))
-        .map_or(name, |(_, n)| n);
-    let ok = !bare.is_empty()
-        && name.len() <= 214
-        && !bare.starts_with(['.', '_'])
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-._~@/".contains(c));
-    if !ok {
-        return Err(package_error(format!(
-            "`{}` is not an npm package name: use lowercase letters, digits and `-._~`, \
-             e.g. `n8n-nodes-weather`",
+    let refuse = |rule: &str| {
+        Err(package_error(format!(
+            "n8n would not install the package name `{}`: {rule}, e.g. `n8n-nodes-weather` \
+             or `@acme/n8n-nodes-weather`",
             quoted(name)
-        )));
+        )))
+    };
+    let (scope, bare) = match name.strip_prefix('@') {
+        Some(scoped) => match scoped.split_once('/') {
+            Some((scope, bare)) => (Some(scope), bare),
+            None => return refuse("a scoped name is `@scope/name`"),
+        },
+        None => (None, name),
+    };
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || "-._@/".contains(*c)))
+    {
+        return refuse(&format!(
+            "it holds `{bad}`; use only lowercase letters, digits and `-._`"
+        ));
     }
-    if !bare.starts_with("n8n-nodes-") {
-        // n8n's community package installer only accepts these names.
-        tracing::warn!("package name `{name}` does not start with `n8n-nodes-`");
+    if scope.is_some_and(|s| s.is_empty() || s.starts_with('.') || s.contains(['@', '/']))
+        || bare.contains(['@', '/'])
+    {
+        return refuse("`@` and `/` belong only in a scope, `@scope/name`");
+    }
+    if name.len() > 214 {
+        return refuse("it is longer than npm's 214 characters");
+    }
+    if !bare.starts_with("n8n-nodes-") || bare.len() == "n8n-nodes-".len() {
+        return refuse("the name (after any scope) must start with `n8n-nodes-` and go on");
     }
     Ok(())
 }
@@ -622,6 +730,7 @@ mod tests {
             name: "n8n-nodes-test".into(),
             version: "1.0.0".into(),
             program: std::env::current_exe().unwrap(),
+            binaries: Vec::new(),
             nodes: Vec::new(),
             builtins: false,
         }
@@ -649,10 +758,34 @@ mod tests {
     }
 
     #[test]
-    fn package_names_follow_npm() {
-        assert!(check_package_name("n8n-nodes-weather").is_ok());
-        assert!(check_package_name("@acme/n8n-nodes-weather").is_ok());
-        assert!(check_package_name("N8n Nodes").is_err());
-        assert!(check_package_name(".hidden").is_err());
+    fn package_names_follow_n8n_and_npm() {
+        for good in [
+            "n8n-nodes-weather",
+            "@acme/n8n-nodes-weather",
+            "n8n-nodes-a.b_c-2",
+        ] {
+            assert!(check_package_name(good).is_ok(), "{good}");
+        }
+        for (bad, rule) in [
+            ("weather-nodes", "must start with `n8n-nodes-`"),
+            ("@acme/weather", "must start with `n8n-nodes-`"),
+            ("n8n-nodes-", "must start with `n8n-nodes-` and go on"),
+            ("N8n-nodes-weather", "it holds `N`"),
+            ("n8n-nodes-wea ther", "it holds ` `"),
+            ("n8n-nodes-~x", "it holds `~`"),
+            ("@acme", "a scoped name is `@scope/name`"),
+            ("@/n8n-nodes-x", "belong only in a scope"),
+            ("acme/n8n-nodes-x", "belong only in a scope"),
+            ("n8n-nodes-x@1.0.0", "belong only in a scope"),
+        ] {
+            let e = check_package_name(bad).unwrap_err().to_string();
+            assert!(
+                e.contains(rule) && e.contains("would not install"),
+                "{bad}: {e}"
+            );
+        }
+        let long = format!("n8n-nodes-{}", "x".repeat(210));
+        let e = check_package_name(&long).unwrap_err().to_string();
+        assert!(e.contains("214"), "{e}");
     }
 }

@@ -96,8 +96,13 @@ impl InProcessVectorStore {
     }
 
     /// The store named `key`, shared by every caller in this process
-    /// (created empty on first use).
+    /// (created empty on first use). Under n8n's queue mode, the first call
+    /// warns that the store is not shared between n8n's processes
+    /// ([`crate::process_local`]).
     pub fn named(key: &str) -> InProcessVectorStore {
+        crate::process_local::warn_if_not_shared(
+            "an in-process vector store (Simple Vector Store)",
+        );
         let mut all = registry();
         all.sweep();
         let store = all

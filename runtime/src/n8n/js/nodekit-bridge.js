@@ -15,7 +15,8 @@
 //   `timeoutMs`; if even that answer does not come (a node blocks a thread),
 //   the child is killed after a grace period and restarted on the next call.
 // Lines on standard output that are not answers (a node's own prints) are
-// passed to console.warn, never parsed as answers.
+// passed to console.warn, never parsed as answers; so are the lines of its
+// standard error, its log.
 
 const { spawn } = require('child_process');
 const fs = require('fs');
@@ -98,9 +99,15 @@ class Bridge {
       `the nodekit bridge process ${signal ? `was killed by ${signal}` : `exited with status ${code}`}`));
     // Pipe errors end in 'close'; unhandled, they would be exceptions in n8n.
     for (const stream of [child.stdin, child.stdout, child.stderr]) stream.on('error', () => {});
+    // Standard error is the program's log (warnings, panics): each line goes
+    // to n8n's log too.
+    let partial = '';
     child.stderr.on('data', (chunk) => {
-      if (this.child !== child) return;
       const text = chunk.toString();
+      const lines = (partial + text).split('\n');
+      partial = lines.pop().slice(-STDERR_KEEP);
+      for (const line of lines) if (line.trim()) console.warn(`nodekit bridge: ${line}`);
+      if (this.child !== child) return;
       this.stderr.push({ seq: ++this.stderrSeq, text });
       this.stderrChars += text.length;
       while (this.stderrChars > STDERR_KEEP && this.stderr.length > 1) {

@@ -28,13 +28,24 @@
 
 const path = require('path');
 const fs = require('fs');
-const { bridgeFor } = require('./nodekit-bridge');
+const { BridgeError, bridgeFor } = require('./nodekit-bridge');
 
-/** The program the bridge runs: NODEKIT_BRIDGE, else the package's own copy. */
+/**
+ * The program the bridge runs: NODEKIT_BRIDGE, else the package's copy for
+ * this host's platform (`<process.platform>-<process.arch>`).
+ */
 function program() {
   if (process.env.NODEKIT_BRIDGE) return process.env.NODEKIT_BRIDGE;
-  const manifest = require('../package.json');
-  return path.join(__dirname, '..', manifest.nodekit.bridge);
+  const bridges = require('../package.json').nodekit.bridges || {};
+  const platform = `${process.platform}-${process.arch}`;
+  if (Object.prototype.hasOwnProperty.call(bridges, platform)) {
+    return path.join(__dirname, '..', bridges[platform]);
+  }
+  const present = Object.keys(bridges);
+  throw new BridgeError(
+    `this nodekit package has no bridge program for ${platform}, the platform of this n8n host; ` +
+    `it has ${present.length ? `one for ${present.join(', ')}` : 'none'}. ` +
+    `Build the program for ${platform} and add it with \`package --binary PROGRAM\``, 'missing');
 }
 
 // n8n's modules, resolved where n8n's LangChain nodes resolve them, so that
