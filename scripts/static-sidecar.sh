@@ -84,8 +84,9 @@ sys.exit(0 if names == ["Ada Lovelace", "Grace Hopper"] else 1)'; then
   fi
   echo "$what: selected both customers" >&2
 }
+# A select tool call reading table $2 (default customers) with credentials $1.
 select_request() {
-  printf '{"id":1,"op":"toolCall","node":"selectQueryTool","nodeName":"Read customers","parameters":{"options":{}},"credentials":%s,"item":{},"input":{"tableName":"customers","orderBy":"id"}}' "$1"
+  printf '{"id":1,"op":"toolCall","node":"selectQueryTool","nodeName":"Read customers","parameters":{"options":{}},"credentials":%s,"item":{},"input":{"tableName":"%s","orderBy":"id"}}' "$1" "${2:-customers}"
 }
 
 say "the bridge, inside the chroot: SQLite"
@@ -93,15 +94,17 @@ check "SQLite select" "$(bridge "$(select_request '{"sqlite":{"databasePath":"/d
 
 if [ -n "${DATABASE_URL:-}" ]; then
   say "the bridge, inside the chroot: PostgreSQL at localhost"
-  psql "$DATABASE_URL" -q -c "DROP TABLE IF EXISTS customers" \
-    -c "CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT NOT NULL)" \
-    -c "INSERT INTO customers VALUES (1, 'Ada Lovelace'), (2, 'Grace Hopper')"
+  # A table of its own, so nothing else using the database is touched.
+  table="nodekit_static_$$"
+  trap 'psql "$DATABASE_URL" -q -c "DROP TABLE IF EXISTS $table" 2>/dev/null; rm -rf "$work"' EXIT
+  psql "$DATABASE_URL" -q -c "CREATE TABLE $table (id INTEGER PRIMARY KEY, name TEXT NOT NULL)" \
+    -c "INSERT INTO $table VALUES (1, 'Ada Lovelace'), (2, 'Grace Hopper')"
   pg=$(python3 -c '
 import json, sys, urllib.parse as u
 url = u.urlparse(sys.argv[1])
 print(json.dumps({"postgres": {"host": "localhost", "port": url.port or 5432, "database": url.path[1:],
   "user": u.unquote(url.username or ""), "password": u.unquote(url.password or ""), "ssl": "disable"}}))' "$DATABASE_URL")
-  check "PostgreSQL select (localhost)" "$(bridge "$(select_request "$pg")")"
+  check "PostgreSQL select (localhost)" "$(bridge "$(select_request "$pg" "$table")")"
 else
   echo "skipped: PostgreSQL (DATABASE_URL is not set; eval \"\$(scripts/services.sh)\")" >&2
 fi

@@ -8,6 +8,8 @@
 // as one JSON line. POST /v1/embeddings answers bags of words (each word
 // hashed into one of 64 slots, the vector scaled to length 1), so texts
 // sharing words are near.
+// A marker `[table:NAME]` in the conversation's last user message makes
+// the tool call name table NAME instead (scripts/n8n-queue.sh uses it).
 //
 //   PORT=18080 REQUEST_LOG=requests.jsonl node scripted-openai.js
 
@@ -33,9 +35,19 @@ function completion(message, finish) {
   };
 }
 
+/** The text of the conversation's last user message. */
+function lastUserText(messages) {
+  const user = messages.filter((m) => m.role === 'user').pop();
+  if (!user) return '';
+  const { content } = user;
+  return Array.isArray(content) ? content.map((p) => (p && p.text) || '').join('') : String(content || '');
+}
+
 function answer(body) {
   const messages = body.messages || [];
   const last = messages[messages.length - 1] || {};
+  const table = /\[table:(\w+)\]/.exec(lastUserText(messages));
+  const args = table ? { ...toolArgs, tableName: table[1] } : toolArgs;
   if (last.role === 'tool') {
     return completion({ role: 'assistant', content: `Here is what the database says: ${last.content}` }, 'stop');
   }
@@ -44,7 +56,7 @@ function answer(body) {
   return completion({
     role: 'assistant',
     content: null,
-    tool_calls: [{ id: `call_${calls + 1}`, type: 'function', function: { name: tool, arguments: JSON.stringify(toolArgs) } }],
+    tool_calls: [{ id: `call_${calls + 1}`, type: 'function', function: { name: tool, arguments: JSON.stringify(args) } }],
   }, 'tool_calls');
 }
 

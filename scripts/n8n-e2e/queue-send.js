@@ -1,0 +1,85 @@
+'use strict';
+// Sends COUNT webhook requests, CONCURRENCY at a time over kept-alive
+// connections, and records each: request i posts
+// {"session": "SESSION-i", "message": MESSAGE with {session} replaced}.
+// A request fails unless n8n answers 200 with the agent's output quoting
+// both customers of the shop database.
+//
+//   node queue-send.js URL COUNT CONCURRENCY SESSION MESSAGE RESULTS.jsonl [VARIANT]
+//
+// Appends one JSON line per request to RESULTS.jsonl ({session, message,
+// status, ms, body}) and prints {"variant", "requests", "concurrency",
+// "failed", "p50_ms", "p99_ms", "throughput_rps"}; exit status 1 if any
+// request failed (the first failures are shown on standard error).
+const http = require('http');
+const fs = require('fs');
+
+const [url, countText, concurrencyText, session, message, resultsFile, variant = 'requests'] = process.argv.slice(2);
+const count = Number(countText);
+const concurrency = Number(concurrencyText);
+const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+const TIMEOUT_MS = 180000;
+
+function post(body) {
+  return new Promise((resolve) => {
+    const data = JSON.stringify(body);
+    const started = process.hrtime.bigint();
+    const done = (status, text) => resolve({ status, ms: Number(process.hrtime.bigint() - started) / 1e6, body: text });
+    const req = http.request(url, {
+      method: 'POST', agent, timeout: TIMEOUT_MS,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) },
+    }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => { text += c; });
+      res.on('end', () => done(res.statusCode, text));
+      res.on('error', (e) => done(0, `response error: ${e.message}`));
+    });
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${TIMEOUT_MS / 1000} s`)));
+    req.on('error', (e) => done(0, `request error: ${e.message}`));
+    req.end(data);
+  });
+}
+
+function answered(r) {
+  if (r.status !== 200) return false;
+  try {
+    const output = String(JSON.parse(r.body).output || '');
+    return output.includes('Ada Lovelace') && output.includes('Grace Hopper');
+  } catch (e) {
+    return false;
+  }
+}
+
+const percentile = (sorted, p) => (sorted.length ? sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)] : 0);
+
+(async () => {
+  const results = new Array(count);
+  let next = 0;
+  const started = process.hrtime.bigint();
+  const worker = async () => {
+    while (next < count) {
+      const i = next++;
+      const s = `${session}-${String(i).padStart(4, '0')}`;
+      const m = message.replace(/\{session\}/g, s);
+      results[i] = { session: s, message: m, ...(await post({ session: s, message: m })) };
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  agent.destroy();
+  fs.appendFileSync(resultsFile, results.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  const failed = results.filter((r) => !answered(r));
+  for (const r of failed.slice(0, 3)) console.error(`failed: ${r.session}: HTTP ${r.status}: ${r.body.slice(0, 600)}`);
+  const ms = results.map((r) => r.ms).sort((a, b) => a - b);
+  console.log(JSON.stringify({
+    variant,
+    requests: count,
+    concurrency,
+    failed: failed.length,
+    p50_ms: Math.round(percentile(ms, 0.5)),
+    p99_ms: Math.round(percentile(ms, 0.99)),
+    throughput_rps: Math.round((count / seconds) * 10) / 10,
+  }));
+  process.exitCode = failed.length ? 1 : 0;
+})();
