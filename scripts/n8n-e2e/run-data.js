@@ -6,8 +6,12 @@ const fs = require('fs');
 /** The run in `runFile`: {data, json(node, connection), fail(why)}; a failed run is reported. */
 function readRun(runFile) {
   const text = fs.readFileSync(runFile, 'utf8');
-  // `n8n execute` prints log lines, then "Execution was successful:", a rule, and the run as JSON.
-  const run = JSON.parse(text.slice(text.indexOf('\n{') + 1));
+  // `n8n execute` prints log lines, then "Execution was successful:", a rule,
+  // and the run as indented JSON; a late log line (the task runner's
+  // registration) may follow it.
+  const start = text.indexOf('\n{') + 1;
+  const end = text.indexOf('\n}', start);
+  const run = JSON.parse(text.slice(start, end < 0 ? undefined : end + 2));
   const data = run.data || run;
   const runData = data.resultData.runData;
   const fail = (why) => { console.error(`FAILED: ${why}`); process.exitCode = 1; };

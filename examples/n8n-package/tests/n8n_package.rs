@@ -1141,18 +1141,23 @@ fn nodekits_agent_runs_with_its_nodekit_sub_nodes() {
     );
 }
 
+/// This Linux host's platform as Node.js names it, e.g. `linux-x64`.
+fn host_platform() -> String {
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "x64",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    format!("linux-{arch}")
+}
+
 /// The package holds its program under `bin/<platform>/`, executable, and
 /// names it in `package.json` by Node.js's platform name.
 #[test]
 fn the_program_is_packaged_per_platform() {
     let dir = scratch("platform");
     let report = package(&dir, &["textStatsTool"]);
-    let arch = match std::env::consts::ARCH {
-        "x86_64" => "x64",
-        "aarch64" => "arm64",
-        other => other,
-    };
-    let platform = format!("linux-{arch}");
+    let platform = host_platform();
     let file = format!("bin/{platform}/n8n-package");
     assert_eq!(
         report["programs"][0]["platform"],
@@ -1282,13 +1287,8 @@ fn a_host_without_its_platforms_program_gets_an_error_naming_both() {
     let cases = json!([tool_case(params, json!({"text": "a"}))]);
     let (answers, _) = harness(&dir, "TextStatsTool", cases, &[]);
     let message = answers[0]["error"]["message"].as_str().unwrap();
-    let arch = match std::env::consts::ARCH {
-        "x86_64" => "x64",
-        "aarch64" => "arm64",
-        other => other,
-    };
     assert!(
-        message.contains(&format!("no bridge program for linux-{arch}"))
+        message.contains(&format!("no bridge program for {}", host_platform()))
             && message.contains("linux-s390x, darwin-arm64")
             && message.contains("--binary"),
         "{message}"
