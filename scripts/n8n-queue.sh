@@ -36,8 +36,10 @@
 #       process is killed (SIGKILL) while the query runs. The execution fails
 #       with the bridge's error, stored by n8n; that worker's next execution
 #       succeeds on a new bridge process.
-#    d. SIGTERM to a worker: once it has exited, no bridge process of it is
-#       left.
+#    d. SIGTERM to the worker running a request that reads the slow view:
+#       n8n lets the execution finish (answered, stored as a success, its
+#       exchange in the chat history), the worker exits, and no bridge
+#       process of it is left.
 #    With LOAD=N (before d): N requests, 20 at a time, on this workflow and
 #    on the same workflow made of n8n's own Postgres tool and Postgres chat
 #    memory (after 20 unmeasured requests each); every request must succeed.
@@ -289,14 +291,39 @@ if [ -n "${LOAD:-}" ]; then
   ok "load: every request answered; both memories hold exactly the exchanges of the answered requests"
 fi
 
-# ---- d. SIGTERM to a worker
-say "d. SIGTERM to worker w2: its bridge process ends with it"
-left=$(sidecars w2)
-[ -n "$left" ] || fail "worker w2 has no bridge process to leave behind"
-kill -TERM "${pid[w2]}"
-for _ in $(seq 600); do alive "${pid[w2]}" || break; sleep 0.1; done
-alive "${pid[w2]}" && fail "worker w2 did not exit within 60 s of SIGTERM"
-for _ in $(seq 100); do [ -z "$(sidecars w2)" ] && break; sleep 0.1; done
-[ -z "$(sidecars w2)" ] || fail "worker w2 exited, its bridge process $(sidecars w2 | paste -sd,) is still running after 10 s"
-ok "worker w2 exited on SIGTERM; its bridge process $left is gone too"
+# ---- d. SIGTERM to a worker in the middle of an execution
+say "d. SIGTERM to the worker running an execution: it finishes, and its bridge process ends with it"
+d1=$(count w1) d2=$(count w2)
+send stop "Who are our customers? [table:slow_customers]" 1 > "$work/d.json" 2>/dev/null &
+sender=$!
+for _ in $(seq 300); do
+  [ "$(sql "$shop_url" "SELECT count(*) FROM pg_stat_activity WHERE datname = '$shop_db' AND state = 'active'
+    AND query LIKE '%slow_customers%' AND pid <> pg_backend_pid()")" -gt 0 ] && break
+  sleep 0.1
+done
+[ "$(sql "$shop_url" "SELECT count(*) FROM pg_stat_activity WHERE datname = '$shop_db' AND state = 'active'
+  AND query LIKE '%slow_customers%' AND pid <> pg_backend_pid()")" -gt 0 ] || fail "the select on slow_customers never ran"
+# The worker's log line may come a moment after the query started.
+for _ in $(seq 100); do
+  new1=$(started_since w1 "$d1") new2=$(started_since w2 "$d2")
+  [ -n "$new1$new2" ] && break
+  sleep 0.1
+done
+if [ -n "$new1" ] && [ -z "$new2" ]; then victim=w1 stop_id=$new1
+elif [ -z "$new1" ] && [ -n "$new2" ]; then victim=w2 stop_id=$new2
+else fail "the slow request did not start on exactly one worker (w1: $new1, w2: $new2)"; fi
+left=$(sidecars "$victim")
+[ -n "$left" ] || fail "worker $victim has no bridge process to leave behind"
+kill -TERM "${pid[$victim]}"
+for _ in $(seq 600); do alive "${pid[$victim]}" || break; sleep 0.1; done
+alive "${pid[$victim]}" && fail "worker $victim did not exit within 60 s of SIGTERM"
+for _ in $(seq 100); do [ -z "$(sidecars "$victim")" ] && break; sleep 0.1; done
+[ -z "$(sidecars "$victim")" ] ||
+  fail "worker $victim exited, its bridge process $(sidecars "$victim" | paste -sd,) is still running after 10 s"
+wait "$sender" || true
+status=$(sql "$n8n_url" "SELECT status FROM execution_entity WHERE id = $stop_id")
+[ "$status" = success ] && grep -q '"failed":0' "$work/d.json" ||
+  fail "execution $stop_id, running when its worker got SIGTERM, ended as $status: $(cat "$work/d.json")"
+check_memory "$results" n8n_chat_histories
+ok "worker $victim got SIGTERM during execution $stop_id: it finished the execution (answered, stored as success, its exchange in memory), exited, and its bridge process $left is gone too"
 say "all checks passed"
