@@ -62,7 +62,7 @@ n8n() { node "$n8n_dir/node_modules/n8n/bin/n8n" "$@"; }
 # ---- 2. the package
 # The benchmark (BENCH_RUNS) measures the release build.
 if [ -n "${BENCH_RUNS:-}" ]; then profile=release; else profile=dev; fi
-write_package "$profile" "$work" >/dev/null
+write_package "$profile" "$work"
 n8n_env "$work/home" "$port"
 export DB_TYPE=sqlite
 if [ "$mode" = install ]; then

@@ -82,7 +82,7 @@ fail() { echo "FAILED: $*" >&2; exit 1; }
 
 # ---- 1. n8n and the package
 install_n8n
-write_package release "$work" >/dev/null
+write_package release "$work"
 
 # ---- 2. the databases, Redis
 # DATABASE_URL's server, user and password, with another database.
@@ -196,6 +196,33 @@ check_memory() {
     fail "the chat history in $2 is not what the requests left"
 }
 
+# Whether the select on the slow view is running.
+slow_active() {
+  [ "$(sql "$shop_url" "SELECT count(*) FROM pg_stat_activity WHERE datname = '$shop_db' AND state = 'active'
+    AND query LIKE '%slow_customers%' AND pid <> pg_backend_pid()")" -gt 0 ]
+}
+# slow_request SESSION OUT: sends one request whose tool call reads the slow
+# view (in the background, its summary in OUT; $sender is its pid), waits
+# until the query runs, and sets $victim and $slow_id to the worker and
+# execution running it.
+slow_request() {
+  local before1 before2 new1="" new2=""
+  before1=$(count w1) before2=$(count w2)
+  send "$1" "Who are our customers? [table:slow_customers]" 1 > "$2" 2>/dev/null &
+  sender=$!
+  for _ in $(seq 300); do slow_active && break; sleep 0.1; done
+  slow_active || fail "the select on slow_customers never ran"
+  # The worker's log line may come a moment after the query started.
+  for _ in $(seq 100); do
+    new1=$(started_since w1 "$before1") new2=$(started_since w2 "$before2")
+    [ -n "$new1$new2" ] && break
+    sleep 0.1
+  done
+  if [ -n "$new1" ] && [ -z "$new2" ]; then victim=w1 slow_id=$new1
+  elif [ -z "$new1" ] && [ -n "$new2" ]; then victim=w2 slow_id=$new2
+  else fail "the slow request did not start on exactly one worker (w1: $new1, w2: $new2)"; fi
+}
+
 # ---- a. 20 requests at once, on both workers
 say "a. $concurrency requests at once, each its own session"
 a1=$(count w1) a2=$(count w2)
@@ -221,22 +248,7 @@ ok "memory: each second request showed the model the session's first exchange; n
 
 # ---- c. SIGKILL of a bridge process mid-call
 say "c. the bridge process killed (SIGKILL) while the tool's query runs"
-c1=$(count w1) c2=$(count w2)
-send slow "Who are our customers? [table:slow_customers]" 1 > "$work/c.json" 2>/dev/null &
-sender=$!
-for _ in $(seq 300); do
-  [ "$(sql "$shop_url" "SELECT count(*) FROM pg_stat_activity WHERE datname = '$shop_db' AND state = 'active'
-    AND query LIKE '%slow_customers%' AND pid <> pg_backend_pid()")" -gt 0 ] && break
-  sleep 0.1
-done
-active=$(sql "$shop_url" "SELECT count(*) FROM pg_stat_activity WHERE datname = '$shop_db' AND state = 'active'
-  AND query LIKE '%slow_customers%' AND pid <> pg_backend_pid()")
-[ "$active" -gt 0 ] || fail "the select on slow_customers never ran"
-# The worker that took it: the one whose log shows a new execution.
-new1=$(started_since w1 "$c1") new2=$(started_since w2 "$c2")
-if [ -n "$new1" ] && [ -z "$new2" ]; then victim=w1 slow_id=$new1
-elif [ -z "$new1" ] && [ -n "$new2" ]; then victim=w2 slow_id=$new2
-else fail "the slow request did not start on exactly one worker (w1: $new1, w2: $new2)"; fi
+slow_request slow "$work/c.json"
 killed=$(sidecars "$victim")
 [ "$(wc -w <<< "$killed")" -eq 1 ] || fail "worker $victim should have one bridge process, has: $killed"
 [ "$(ps -o ppid= -p "$killed" | tr -d ' ')" = "${pid[$victim]}" ] || fail "bridge $killed is not a child of worker $victim"
@@ -293,25 +305,7 @@ fi
 
 # ---- d. SIGTERM to a worker in the middle of an execution
 say "d. SIGTERM to the worker running an execution: it finishes, and its bridge process ends with it"
-d1=$(count w1) d2=$(count w2)
-send stop "Who are our customers? [table:slow_customers]" 1 > "$work/d.json" 2>/dev/null &
-sender=$!
-for _ in $(seq 300); do
-  [ "$(sql "$shop_url" "SELECT count(*) FROM pg_stat_activity WHERE datname = '$shop_db' AND state = 'active'
-    AND query LIKE '%slow_customers%' AND pid <> pg_backend_pid()")" -gt 0 ] && break
-  sleep 0.1
-done
-[ "$(sql "$shop_url" "SELECT count(*) FROM pg_stat_activity WHERE datname = '$shop_db' AND state = 'active'
-  AND query LIKE '%slow_customers%' AND pid <> pg_backend_pid()")" -gt 0 ] || fail "the select on slow_customers never ran"
-# The worker's log line may come a moment after the query started.
-for _ in $(seq 100); do
-  new1=$(started_since w1 "$d1") new2=$(started_since w2 "$d2")
-  [ -n "$new1$new2" ] && break
-  sleep 0.1
-done
-if [ -n "$new1" ] && [ -z "$new2" ]; then victim=w1 stop_id=$new1
-elif [ -z "$new1" ] && [ -n "$new2" ]; then victim=w2 stop_id=$new2
-else fail "the slow request did not start on exactly one worker (w1: $new1, w2: $new2)"; fi
+slow_request stop "$work/d.json"
 left=$(sidecars "$victim")
 [ -n "$left" ] || fail "worker $victim has no bridge process to leave behind"
 kill -TERM "${pid[$victim]}"
@@ -321,9 +315,9 @@ for _ in $(seq 100); do [ -z "$(sidecars "$victim")" ] && break; sleep 0.1; done
 [ -z "$(sidecars "$victim")" ] ||
   fail "worker $victim exited, its bridge process $(sidecars "$victim" | paste -sd,) is still running after 10 s"
 wait "$sender" || true
-status=$(sql "$n8n_url" "SELECT status FROM execution_entity WHERE id = $stop_id")
+status=$(sql "$n8n_url" "SELECT status FROM execution_entity WHERE id = $slow_id")
 [ "$status" = success ] && grep -q '"failed":0' "$work/d.json" ||
-  fail "execution $stop_id, running when its worker got SIGTERM, ended as $status: $(cat "$work/d.json")"
+  fail "execution $slow_id, running when its worker got SIGTERM, ended as $status: $(cat "$work/d.json")"
 check_memory "$results" n8n_chat_histories
-ok "worker $victim got SIGTERM during execution $stop_id: it finished the execution (answered, stored as success, its exchange in memory), exited, and its bridge process $left is gone too"
+ok "worker $victim got SIGTERM during execution $slow_id: it finished the execution (answered, stored as success, its exchange in memory), exited, and its bridge process $left is gone too"
 say "all checks passed"

@@ -53,8 +53,7 @@ JSON
 # checks it in an empty chroot (scripts/static-sidecar.sh; on a host that
 # is not x86-64, a normal build), writes its n8n package and `npm pack`s it
 # into DIR. Sets $program (the program built; the packaged copy is what n8n
-# runs) and $tarball, and prints the tarball's path; call it without $(…)
-# to keep the variables.
+# runs) and $tarball.
 program=""
 tarball=""
 write_package() {
@@ -67,9 +66,8 @@ write_package() {
     program="$root/target/$([ "$profile" = dev ] && echo debug || echo "$profile")/n8n-package"
   fi
   mkdir -p "$dir/src"
-  "$program" package --builtins --out "$dir/src/n8n-nodes-text" --name n8n-nodes-text ${PACKAGE_ARGS:-} > "$dir/package-report.json"
+  "$program" package --builtins --out "$dir/src/n8n-nodes-text" --name n8n-nodes-text > "$dir/package-report.json"
   tarball="$dir/$(cd "$dir" && npm pack --quiet ./src/n8n-nodes-text | tail -1)"
-  echo "$tarball"
 }
 
 # n8n 2.8.4's CommunityPackagesService.downloadPackage, step by step: the
