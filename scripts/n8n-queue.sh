@@ -44,7 +44,9 @@
 #    on the same workflow made of n8n's own Postgres tool and Postgres chat
 #    memory (after 20 unmeasured requests each); every request must succeed.
 #    One JSON line each: {"variant","requests","concurrency","failed",
-#    "p50_ms","p99_ms","throughput_rps"}.
+#    "p50_ms","p99_ms","throughput_rps"}, and how many connections the
+#    shop database got meanwhile (pg_stat_database.sessions) and the CPU
+#    time n8n's three processes and the bridges used per request.
 # Ports: QUEUE_PORT (default 5720) to QUEUE_PORT+22; MOCK_PORT (default 18441).
 # KEEP=1 keeps the scratch folder (logs, results). Exit status 0 only if
 # every check passed.
@@ -284,6 +286,16 @@ check_memory "$results" n8n_chat_histories
 ok "memory: the killed request stored nothing, every answered one its exchange"
 
 # ---- load
+# sessions: how many connections the shop database has ever had.
+sessions() { sql "$shop_url" "SELECT sessions FROM pg_stat_database WHERE datname = '$shop_db'"; }
+# cpu_ms PID...: the CPU time (user and system) the processes have used, in ms.
+cpu_ms() {
+  local p ticks=0
+  for p in "$@"; do ticks=$((ticks + $(awk '{ print $14 + $15 }' "/proc/$p/stat"))); done
+  echo $((ticks * 1000 / $(getconf CLK_TCK)))
+}
+n8n_pids() { echo "${pid[main]} ${pid[w1]} ${pid[w2]}"; }
+bridge_pids() { sidecars w1; sidecars w2; }
 if [ -n "${LOAD:-}" ]; then
   activate n8n n8n-queue
   for variant in nodekit n8n; do
@@ -292,9 +304,14 @@ if [ -n "${LOAD:-}" ]; then
     out="$work/results-$variant.jsonl"  # the nodekit workflow's: $results
     send "warm-$variant" "Who are our customers? (session {session})" "$concurrency" "$out" > /dev/null ||
       fail "$variant: the warm-up requests failed"
+    before=$(sessions) n8n_cpu=$(cpu_ms $(n8n_pids)) bridges=$(bridge_pids) bridge_cpu=$(cpu_ms $(bridge_pids))
     send "load-$variant" "Who are our customers? (session {session})" "$LOAD" "$out" "$variant" | tee "$work/load-$variant.json" ||
       fail "$variant: not every request was answered"
     grep -q '"failed":0' "$work/load-$variant.json" || fail "$variant: failed requests"
+    sleep 2  # PostgreSQL publishes a backend's statistics within a second
+    say "load: the shop database got $(($(sessions) - before)) new connections during $variant's $LOAD requests"
+    [ "$(bridge_pids)" = "$bridges" ] || fail "a bridge process started or ended during the load"
+    say "load: CPU per request: n8n's processes $((($(cpu_ms $(n8n_pids)) - n8n_cpu) / LOAD)) ms, the bridges $((($(cpu_ms $(bridge_pids)) - bridge_cpu) / LOAD)) ms"
   done
   hook="$url/webhook/nodekit-queue"
   check_memory "$results" n8n_chat_histories

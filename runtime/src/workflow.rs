@@ -20,8 +20,7 @@ use crate::description::ConnectionType;
 use crate::error::{Error, Result, describe_value, quoted, quoted_json_error};
 use crate::event::EventSender;
 use crate::model::BoxFuture;
-use crate::node::{Credentials, SupplyContext};
-use crate::node::{ExecuteContext, Supply};
+use crate::node::{Credentials, ExecuteContext, SharedPools, Supply, SupplyContext};
 use crate::registry::{Catalog, CatalogEntry};
 use crate::run_log::RunLog;
 
@@ -201,6 +200,10 @@ impl Workflow {
     /// Runs the workflow once on `options.input`.
     pub async fn run(&self, catalog: &Catalog, options: RunOptions) -> Result<RunResult> {
         let log = RunLog::new();
+        let run = RunScope {
+            log: log.clone(),
+            pools: SharedPools::default(),
+        };
         let edges = self.edges()?;
         for e in &edges {
             self.node(e.source)?;
@@ -222,7 +225,7 @@ impl Workflow {
             let mut out = Vec::new();
             for item in &items {
                 let inputs = self
-                    .supplies(catalog, &edges, &root.name, item, &options, &log, 0)
+                    .supplies(catalog, &edges, &root.name, item, &options, &run, 0)
                     .await?;
                 let params = self.params(entry, root, item)?;
                 let ctx = ExecuteContext::new(
@@ -315,7 +318,7 @@ impl Workflow {
         target: &'a str,
         item: &'a Value,
         options: &'a RunOptions,
-        log: &'a Arc<RunLog>,
+        run: &'a RunScope,
         depth: usize,
     ) -> BoxFuture<'a, Result<HashMap<ConnectionType, Vec<Supply>>>> {
         Box::pin(async move {
@@ -344,16 +347,17 @@ impl Workflow {
                 })?;
                 let credentials = credentials_of(entry, options);
                 let inputs = self
-                    .supplies(catalog, edges, edge.source, item, options, log, depth + 1)
+                    .supplies(catalog, edges, edge.source, item, options, run, depth + 1)
                     .await?;
                 let ctx = SupplyContext::new(
                     &node.name,
                     Arc::new(credentials),
                     item.clone(),
-                    log.clone(),
+                    run.log.clone(),
                 )
                 .with_type_version(node.type_version)
-                .with_inputs(inputs);
+                .with_inputs(inputs)
+                .with_pools(run.pools.clone());
                 let params = self.params(entry, node, item)?;
                 let supplied = supply(params, ctx).await?;
                 out.entry(supplied.connection()).or_default().push(supplied);
@@ -361,6 +365,13 @@ impl Workflow {
             Ok(out)
         })
     }
+}
+
+/// What every node of one run shares: its log, and one connection pool
+/// per database server and login for all its items.
+struct RunScope {
+    log: Arc<RunLog>,
+    pools: SharedPools,
 }
 
 /// The run's credentials of the types `entry`'s node declares.

@@ -39,8 +39,9 @@ impl SupplyData for MemoryPostgresChat {
         } else {
             &self.table_name
         };
-        let history =
-            Arc::new(PostgresChatHistory::connect_config(&config, table, &session).await?);
+        // The context's shared pool: a new session does not connect again.
+        let pool = ctx.pools().postgres(&config)?;
+        let history = Arc::new(PostgresChatHistory::with_pool(pool, table, &session).await?);
         Ok(ctx
             .memory(MemoryOptions::buffer_window(
                 history,

@@ -98,8 +98,9 @@ impl PostgresConfig {
 }
 
 /// A pool for one history. There is no process-wide cache on purpose: a
-/// pool belongs to the Tokio runtime that made it. Share a pool yourself with
-/// [`PostgresChatHistory::with_pool`].
+/// pool belongs to the Tokio runtime that made it. Share a pool with
+/// [`PostgresChatHistory::with_pool`], e.g. one from
+/// [`SharedPools`](crate::node::SharedPools).
 async fn pool(options: sqlx::postgres::PgConnectOptions) -> Result<PgPool> {
     PgPoolOptions::new()
         .max_connections(8)
@@ -163,7 +164,10 @@ impl PostgresChatHistory {
              CREATE TABLE IF NOT EXISTS {table} (id SERIAL PRIMARY KEY, session_id VARCHAR(255) NOT NULL, message JSONB NOT NULL);
              CREATE INDEX IF NOT EXISTS \"{name}_session_id_id_idx\" ON {table} (session_id, id);"
         );
-        let mut tx = pool.begin().await.map_err(|e| store_error(STORE, e))?;
+        let mut tx = pool
+            .begin()
+            .await
+            .map_err(|e| store_error(STORE, format!("cannot connect: {e}")))?;
         sqlx::raw_sql(sqlx::AssertSqlSafe(ddl))
             .execute(&mut *tx)
             .await

@@ -55,7 +55,9 @@
 //! What a sub-node supplies is kept between calls (up to
 //! [`MAX_SUPPLIES`], least recently used first out), keyed by node,
 //! version, parameters, credentials, item and inputs, so connection pools
-//! and HTTP clients are reused. Its calls log through [`RunLog::per_call`], so each answer
+//! and HTTP clients are reused. Database pools are shared further: one per
+//! server and login for the whole process ([`SharedPools`]), so a new
+//! session or item does not connect again. Its calls log through [`RunLog::per_call`], so each answer
 //! carries only its own call's entries.
 
 use std::collections::{BTreeMap, HashMap};
@@ -71,7 +73,7 @@ use crate::description::ConnectionType;
 use crate::error::{Error, Result, quoted, quoted_json_error};
 use crate::message::Message;
 use crate::model::{BoxFuture, CallOptions, ModelSettings, ToolChoice};
-use crate::node::{Credentials, ExecuteContext, Inputs, Supply, SupplyContext};
+use crate::node::{Credentials, ExecuteContext, Inputs, SharedPools, Supply, SupplyContext};
 use crate::registry::{Catalog, CatalogEntry};
 use crate::run_log::{LogEntry, RunLog};
 use crate::tool::ToolDefinition;
@@ -256,6 +258,9 @@ type Outcome<T> = std::result::Result<T, Fail>;
 pub struct Bridge {
     catalog: &'static Catalog,
     supplies: Mutex<Supplies>,
+    /// One set for the process: every supply with the same credential
+    /// uses the same connections, whatever session or item it was made for.
+    pools: SharedPools,
 }
 
 /// Supplied objects by request key, with their last use.
@@ -305,6 +310,7 @@ impl Bridge {
         Arc::new(Bridge {
             catalog,
             supplies: Mutex::default(),
+            pools: SharedPools::default(),
         })
     }
 
@@ -499,7 +505,8 @@ impl Bridge {
                 RunLog::per_call(),
             )
             .with_type_version(version)
-            .with_inputs(self.inputs(target).await?);
+            .with_inputs(self.inputs(target).await?)
+            .with_pools(self.pools.clone());
             let supply = make(params, ctx).await?;
             self.lock().insert(key, supply.clone());
             Ok(supply)

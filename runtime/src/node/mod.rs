@@ -10,9 +10,13 @@
 //! [`ExecuteContext`].
 
 mod execute;
+mod pools;
 mod supply;
 
 pub use execute::ExecuteContext;
+#[cfg(feature = "postgres")]
+pub use pools::POSTGRES_POOL_SIZE;
+pub use pools::SharedPools;
 pub use supply::{ChatModelOptions, Credentials, SupplyContext};
 
 use std::marker::PhantomData;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::{Inputs, Supply};
+use super::{Inputs, SharedPools, Supply};
 use crate::document::DocumentLoader;
 use crate::embed::Embedder;
 #[cfg(feature = "openai")]
@@ -47,6 +47,7 @@ pub struct SupplyContext {
     log: Arc<RunLog>,
     type_version: Option<f64>,
     inputs: Arc<Inputs>,
+    pools: SharedPools,
 }
 
 impl SupplyContext {
@@ -64,7 +65,21 @@ impl SupplyContext {
             log,
             type_version: None,
             inputs: Arc::default(),
+            pools: SharedPools::default(),
         }
+    }
+
+    /// The same context with connection pools shared with other contexts
+    /// (without it, the context has a set of its own).
+    pub fn with_pools(mut self, pools: SharedPools) -> Self {
+        self.pools = pools;
+        self
+    }
+
+    /// The connection pools this node shares with the others its owner
+    /// supplies: ask them for a database pool rather than opening one.
+    pub fn pools(&self) -> &SharedPools {
+        &self.pools
     }
 
     /// The same context with what the node's own sub-nodes supplied (a

@@ -22,7 +22,7 @@ use super::schema::{Column, ColumnKind, Dialect, Table};
 use super::value::{pg_row_keyed, row_keys, sqlite_row_keyed};
 use super::writer::Bind;
 
-/// Connections kept per tool instance.
+/// Connections kept by a tool's own pool ([`Database::postgres`]).
 const POOL_SIZE: u32 = 4;
 /// SQLite VM steps between two deadline checks: about 0.1 ms of work. Every
 /// 100 steps cost a quarter of the time of reading rows; a single step is
@@ -88,28 +88,36 @@ pub struct Limits {
     pub read_only: bool,
 }
 
+/// A credential that cannot make a connection, masked like the driver's errors.
+pub(crate) fn connection_error(e: crate::error::Error) -> ToolError {
+    ToolError::new(
+        ErrorType::ConnectionError,
+        super::error::mask(&e.to_string()),
+    )
+}
+
 impl Database {
-    /// A pool for n8n's `postgres` credential; connects on first use.
+    /// A pool of its own for n8n's `postgres` credential; connects on first use.
     pub fn postgres(config: &PostgresConfig) -> Result<Database, ToolError> {
-        let options = config.options().map_err(|e| {
-            ToolError::new(
-                ErrorType::ConnectionError,
-                super::error::mask(&e.to_string()),
-            )
-        })?;
-        Ok(Database {
-            pools: Pools::Postgres(
-                PgPoolOptions::new()
-                    .max_connections(POOL_SIZE)
-                    .acquire_timeout(ACQUIRE_TIMEOUT)
-                    .connect_lazy_with(options),
-            ),
+        let options = config.options().map_err(connection_error)?;
+        let pool = PgPoolOptions::new()
+            .max_connections(POOL_SIZE)
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .connect_lazy_with(options);
+        Ok(Database::postgres_on(pool, config))
+    }
+
+    /// The server of `config` through an existing pool, such as the one
+    /// [`SharedPools::postgres`](crate::node::SharedPools::postgres) gives.
+    pub fn postgres_on(pool: PgPool, config: &PostgresConfig) -> Database {
+        Database {
+            pools: Pools::Postgres(pool),
             target: format!(
                 "postgres://{}@{}:{}/{}",
                 config.user, config.host, config.port, config.database
             )
             .into(),
-        })
+        }
     }
 
     /// Pools for an existing SQLite file; opens it on first use.

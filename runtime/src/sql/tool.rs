@@ -13,7 +13,7 @@ use crate::node::Supply;
 use crate::node::SupplyContext;
 use crate::tool::{NodeTool, Tool, ToolDefinition};
 
-use super::database::{Database, SqliteConfig};
+use super::database::{Database, SqliteConfig, connection_error};
 use super::operation::{error_response, run};
 use super::request::DbTool;
 use super::response::{Reason, ToolError};
@@ -39,7 +39,12 @@ pub fn database_from_credentials(ctx: &SupplyContext) -> Result<Database> {
                 "host, database and user (text), and optionally port (a number), password and ssl (text)",
             )
         })?;
-        return Database::postgres(&config).map_err(refused);
+        // The context's shared pool: a new item or session does not connect again.
+        let pool = ctx
+            .pools()
+            .postgres(&config)
+            .map_err(|e| refused(connection_error(e)))?;
+        return Ok(Database::postgres_on(pool, &config));
     }
     if let Ok(value) = ctx.credentials("sqlite") {
         let config: SqliteConfig = serde_json::from_value(value.clone())

@@ -1,0 +1,112 @@
+//! Connection pools shared by the nodes one owner supplies.
+//!
+//! A node that reaches a database through a credential asks its context
+//! ([`SupplyContext::pools`](super::SupplyContext::pools)) for the pool of
+//! that credential's server instead of opening one of its own. The owner
+//! of the contexts decides how far the sharing goes: the n8n bridge keeps
+//! one set for its whole process, so every execution, session and node
+//! with the same credential uses the same connections; a workflow run
+//! keeps one set for the run. A context made on its own has a set of its
+//! own.
+//!
+//! A pool belongs to the Tokio runtime that uses it first, so a set is
+//! never process-wide by itself: whoever owns the runtime owns the set.
+
+#[cfg(feature = "postgres")]
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+#[cfg(feature = "postgres")]
+use sqlx::postgres::{PgPool, PgPoolOptions};
+
+#[cfg(feature = "postgres")]
+use crate::{error::Result, history::postgres::PostgresConfig};
+
+/// Most connections one shared PostgreSQL pool opens: as many as an n8n
+/// worker runs executions at once by default.
+#[cfg(feature = "postgres")]
+pub const POSTGRES_POOL_SIZE: u32 = 10;
+
+/// How long a call waits for one of the pool's connections.
+#[cfg(feature = "postgres")]
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// PostgreSQL pools by server and login, opened lazily and kept while the
+/// set lives. Cloning shares the set. Idle connections close after sqlx's
+/// idle timeout (10 minutes), so a pool nobody uses holds nothing open.
+#[derive(Clone, Default)]
+pub struct SharedPools {
+    #[cfg(feature = "postgres")]
+    postgres: Arc<Mutex<HashMap<PostgresConfig, PgPool>>>,
+}
+
+#[cfg(feature = "postgres")]
+impl SharedPools {
+    /// The pool for `config`'s server and login, made on first use; it
+    /// connects when a connection is first needed.
+    pub fn postgres(&self, config: &PostgresConfig) -> Result<PgPool> {
+        let mut pools = self.postgres.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(pool) = pools.get(config).filter(|p| !p.is_closed()) {
+            return Ok(pool.clone());
+        }
+        let pool = PgPoolOptions::new()
+            .max_connections(POSTGRES_POOL_SIZE)
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .connect_lazy_with(config.options()?);
+        pools.insert(config.clone(), pool.clone());
+        Ok(pool)
+    }
+}
+
+impl std::fmt::Debug for SharedPools {
+    // The keys hold passwords.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut out = f.debug_struct("SharedPools");
+        #[cfg(feature = "postgres")]
+        out.field(
+            "postgres",
+            &self.postgres.lock().unwrap_or_else(|e| e.into_inner()).len(),
+        );
+        out.finish()
+    }
+}
+
+#[cfg(all(test, feature = "postgres"))]
+mod tests {
+    use super::*;
+
+    fn config(database: &str) -> PostgresConfig {
+        serde_json::from_value(serde_json::json!({
+            "host": "127.0.0.1", "database": database, "user": "u", "password": "p"
+        }))
+        .unwrap()
+    }
+
+    // Lazy pools open nothing, so no server is needed: closing one handle
+    // shows which others share its pool.
+    #[tokio::test]
+    async fn one_pool_per_server_and_login_shared_by_clones() {
+        let pools = SharedPools::default();
+        let first = pools.postgres(&config("a")).unwrap();
+        let same = pools.clone().postgres(&config("a")).unwrap();
+        let other = pools.postgres(&config("b")).unwrap();
+        let unshared = SharedPools::default().postgres(&config("a")).unwrap();
+        first.close().await;
+        assert!(same.is_closed());
+        assert!(!other.is_closed() && !unshared.is_closed());
+        // A closed pool is replaced, not handed out.
+        assert!(!pools.postgres(&config("a")).unwrap().is_closed());
+        assert_eq!(format!("{pools:?}"), "SharedPools { postgres: 2 }");
+    }
+
+    #[test]
+    fn a_bad_ssl_mode_is_refused_without_a_pool() {
+        let mut bad = config("a");
+        bad.ssl = "sometimes".into();
+        let e = SharedPools::default().postgres(&bad).unwrap_err();
+        assert!(e.to_string().contains("unknown ssl mode"), "{e}");
+    }
+}
