@@ -48,6 +48,8 @@
 #    shop database got meanwhile (pg_stat_database.sessions) and the CPU
 #    time n8n's three processes and the bridges used per request.
 # Ports: QUEUE_PORT (default 5720) to QUEUE_PORT+22; MOCK_PORT (default 18441).
+# N8N_NODE_FLAGS: flags for the Node.js of n8n's processes, e.g.
+# "--cpu-prof --cpu-prof-dir=DIR" for CPU profiles (written when they stop).
 # KEEP=1 keeps the scratch folder (logs, results). Exit status 0 only if
 # every check passed.
 set -euo pipefail
@@ -123,7 +125,8 @@ start_n8n() {
     if [ "$1" = worker ]; then
       export QUEUE_HEALTH_CHECK_ACTIVE=true QUEUE_HEALTH_CHECK_PORT=$((port + 2)) N8N_WORKER_SERVER_ADDRESS=127.0.0.1
     fi
-    exec setsid node "$n8n_dir/node_modules/n8n/bin/n8n" "$@" > "$work/$name.log" 2>&1
+    # shellcheck disable=SC2086 # N8N_NODE_FLAGS is a list of flags
+    exec setsid node ${N8N_NODE_FLAGS:-} "$n8n_dir/node_modules/n8n/bin/n8n" "$@" > "$work/$name.log" 2>&1
   ) &
   pid[$name]=$!
   pids+=($!)

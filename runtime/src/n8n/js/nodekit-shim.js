@@ -74,13 +74,20 @@ function n8nPaths() {
   return searchPaths;
 }
 
+// Resolved once per module: `require.resolve` with paths searches the disk each time.
+const n8nModules = new Map();
 function n8nRequire(id) {
-  try {
-    return require(require.resolve(id, { paths: n8nPaths() }));
-  } catch (e) {
-    // n8n puts its own module folders on NODE_PATH.
-    return require(id);
+  if (!n8nModules.has(id)) {
+    let module;
+    try {
+      module = require(require.resolve(id, { paths: n8nPaths() }));
+    } catch (e) {
+      // n8n puts its own module folders on NODE_PATH.
+      module = require(id);
+    }
+    n8nModules.set(id, module);
   }
+  return n8nModules.get(id);
 }
 
 /** An error n8n shows as this node's error (n8n-workflow's NodeOperationError when n8n is there). */
