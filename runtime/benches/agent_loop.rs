@@ -53,7 +53,7 @@ async fn run(mock: String) {
         env("BENCH_REPS", 7),
         env("BENCH_WARMUP", 2),
     );
-    let http = reqwest::Client::new();
+    let http = nodekit::model::http_client().build().unwrap();
     let mut results = Vec::new();
     println!(
         "| client | tools N | wall µs / model call | overhead µs / call (wall − server) | min–max over reps | mock server µs / call |"

@@ -371,6 +371,29 @@ pub struct NodeProperty {
     /// Not part of n8n's JSON.
     #[serde(skip)]
     pub implicit_default: bool,
+    /// For a parameter the LLM fills through its default `$fromAI`
+    /// expression: what the argument's schema says beyond n8n's `number`.
+    /// Not part of n8n's JSON.
+    #[serde(skip)]
+    pub argument_bounds: Option<ArgumentBounds>,
+}
+
+/// What a numeric `$fromAI` argument that fills a declared field may be:
+/// the field's integer type and bounds. A tool's argument schema carries
+/// them (`"type": "integer"`, `minimum`, `maximum`) while the parameter
+/// holds the default expression its field declared, so a value out of range
+/// comes back to the model as an argument error naming the key. A
+/// `$fromAI` call written in the workflow instead keeps n8n's schema.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArgumentBounds {
+    /// The argument's key.
+    pub key: String,
+    /// Whether the field holds whole numbers only.
+    pub integer: bool,
+    /// Smallest value allowed.
+    pub minimum: Option<f64>,
+    /// Largest value allowed.
+    pub maximum: Option<f64>,
 }
 
 fn is_false(b: &bool) -> bool {

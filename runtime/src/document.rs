@@ -1,11 +1,11 @@
 //! Documents: a text with its metadata (LangChain's `Document`), what text
 //! splitters cut, loaders make and vector stores hold.
 
+use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::Result;
-use crate::model::BoxFuture;
 
 /// A text and its metadata, in LangChain's JSON form:
 /// `{"pageContent": "...", "metadata": {...}}`, plus `"id"` when the

@@ -193,7 +193,7 @@ pub enum Error {
     Agent(String),
     /// A chat model or embeddings call failed.
     #[error(transparent)]
-    Model(#[from] crate::model::ModelError),
+    Model(#[from] crate::model::error::ModelError),
     /// The agent-memory store failed or refused a request (a database error,
     /// an invalid id, an import that does not fit). The text never holds a
     /// connection string or another resource's data.

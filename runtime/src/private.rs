@@ -296,6 +296,7 @@ pub fn describe(spec: &NodeSpec, mut properties: Vec<NodeProperty>) -> NodeDescr
                 display_options: None,
                 options: None,
                 implicit_default: false,
+                argument_bounds: None,
             },
         );
     }

@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::description::NodeDescription;
+use crate::description::{ArgumentBounds, NodeDescription, NodeProperty, PropertyOption};
 use crate::error::{Error, Result};
 use crate::from_ai::{self, Substitution};
 use crate::params::{Params, with_defaults};
@@ -129,7 +129,9 @@ impl NodeTool {
             node: node_name.to_owned(),
             source,
         };
-        let substitution = Substitution::new(parameters).map_err(from_ai_error)?;
+        let mut bounds = Vec::new();
+        declared_bounds(&description.properties, &parameters, &mut bounds);
+        let substitution = Substitution::with_bounds(parameters, &bounds).map_err(from_ai_error)?;
         // As n8n's `createTool`: a name with nothing left after the cleanup
         // falls back to the node type's.
         let tool_name = match from_ai::tool_name(node_name) {
@@ -179,6 +181,43 @@ impl NodeTool {
     }
 }
 
+/// The bounds of every declared field whose value in `values` is still the
+/// `$fromAI` expression it declared, in collections and their groups too.
+fn declared_bounds<'a>(
+    properties: &'a [NodeProperty],
+    values: &Value,
+    out: &mut Vec<&'a ArgumentBounds>,
+) {
+    for property in properties {
+        let Some(value) = values.get(&property.name) else {
+            continue;
+        };
+        match &property.argument_bounds {
+            Some(bounds) if *value == property.default => out.push(bounds),
+            _ => {}
+        }
+        for option in property.options.iter().flatten() {
+            match option {
+                PropertyOption::Property(nested) => {
+                    declared_bounds(std::slice::from_ref(&**nested), value, out)
+                }
+                PropertyOption::Group(group) => {
+                    // A group holds one set of values, or a list of them when repeatable.
+                    let sets = match value.get(&group.name) {
+                        Some(Value::Array(sets)) => sets.iter().collect(),
+                        Some(set) => vec![set],
+                        None => vec![],
+                    };
+                    for set in sets {
+                        declared_bounds(&group.values, set, out);
+                    }
+                }
+                PropertyOption::Choice(_) => {}
+            }
+        }
+    }
+}
+
 /// n8n's choice: the `toolDescription` parameter unless it is empty or
 /// `descriptionType` is `auto`; otherwise the node type's description.
 fn tool_description(description: &NodeDescription, values: &Map<String, Value>) -> String {
@@ -199,7 +238,7 @@ pub trait Tool: Send + Sync + std::fmt::Debug {
     fn definition(&self) -> &ToolDefinition;
 
     /// Runs the tool; a string result is sent to the model as it is, anything else as JSON.
-    fn call<'a>(&'a self, args: Value) -> crate::model::BoxFuture<'a, Result<Value>>;
+    fn call<'a>(&'a self, args: Value) -> futures::future::BoxFuture<'a, Result<Value>>;
     /// Whether this object already writes to a run log (nodekit's wrappers say yes).
     #[doc(hidden)]
     fn is_logged(&self) -> bool {
@@ -207,7 +246,7 @@ pub trait Tool: Send + Sync + std::fmt::Debug {
     }
 }
 
-type ToolFn = dyn Fn(Value) -> crate::model::BoxFuture<'static, Result<Value>> + Send + Sync;
+type ToolFn = dyn Fn(Value) -> futures::future::BoxFuture<'static, Result<Value>> + Send + Sync;
 
 /// A tool made of a definition and an async function.
 pub struct FnTool {
@@ -242,7 +281,7 @@ impl Tool for FnTool {
         &self.definition
     }
 
-    fn call<'a>(&'a self, args: Value) -> crate::model::BoxFuture<'a, Result<Value>> {
+    fn call<'a>(&'a self, args: Value) -> futures::future::BoxFuture<'a, Result<Value>> {
         (self.function)(args)
     }
 }

@@ -13,13 +13,13 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
+use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::description::ConnectionType;
 use crate::error::{Error, Result, describe_value, quoted, quoted_json_error};
 use crate::event::EventSender;
-use crate::model::BoxFuture;
 use crate::node::{Credentials, ExecuteContext, SharedPools, Supply, SupplyContext};
 use crate::registry::{Catalog, CatalogEntry};
 use crate::run_log::RunLog;

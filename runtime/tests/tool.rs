@@ -57,7 +57,10 @@ fn definition_comes_from_from_ai_parameters() {
             "type": "object",
             "properties": {
                 "query": {"type": "string", "description": "What to look for."},
-                "limit": {"type": "number", "description": "How many rows.", "default": 5},
+                "limit": {
+                    "type": "integer", "description": "How many rows.", "default": 5,
+                    "minimum": 1, "maximum": 50
+                },
                 "exact_match": {"type": "boolean", "description": "Exact matching."},
                 "filter": {
                     "anyOf": [
@@ -138,10 +141,10 @@ fn bad_arguments_get_an_error_the_llm_can_act_on() {
         e.to_string(),
         "The tool arguments are invalid. Fix every problem below and call the tool again.
 Problems:
-- /limit: \"ten\" is not of type \"number\"
+- /limit: \"ten\" is not of type \"integer\"
 Expected arguments (one JSON object):
 - query: string, required. What to look for.
-- limit: number, optional (default 5). How many rows.
+- limit: integer from 1 to 50, optional (default 5). How many rows.
 - exact_match: boolean, required. Exact matching.
 - filter: non-empty JSON object or array, required. Filter as JSON
 No other arguments are accepted."
@@ -149,8 +152,34 @@ No other arguments are accepted."
 }
 
 #[test]
-fn bounds_still_apply_after_substitution() {
+fn a_declared_fields_type_and_bounds_reach_the_model() {
     let t = tool(json!({}));
+    for (limit, problem) in [
+        (
+            json!(500),
+            "- /limit: 500 is greater than the maximum of 50",
+        ),
+        (json!(0), "- /limit: 0 is less than the minimum of 1"),
+        (json!(2.5), "- /limit: 2.5 is not of type \"integer\""),
+    ] {
+        let args = json!({"query": "q", "limit": limit, "exact_match": false, "filter": [1]});
+        let e = t.instantiate::<FindRows>(&args).unwrap_err();
+        assert!(matches!(e, nodekit::Error::InvalidArguments(_)), "{e}");
+        assert!(e.to_string().contains(problem), "{e}");
+    }
+    let args = json!({"query": "q", "limit": 50, "exact_match": false, "filter": [1]});
+    assert_eq!(t.instantiate::<FindRows>(&args).unwrap().limit, 50);
+}
+
+#[test]
+fn a_from_ai_call_written_in_the_workflow_keeps_n8ns_schema() {
+    // The workflow's own expression, not the field's default: n8n's schema,
+    // and the field's bounds are checked when the node is built.
+    let t = tool(json!({"limit": "={{ $fromAI('limit', 'How many rows.', 'number') }}"}));
+    assert_eq!(
+        t.definition().parameters["properties"]["limit"],
+        json!({"type": "number", "description": "How many rows."})
+    );
     let e = t
         .instantiate::<FindRows>(
             &json!({"query": "q", "limit": 500, "exact_match": false, "filter": [1]}),

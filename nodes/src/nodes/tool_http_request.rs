@@ -53,7 +53,7 @@ impl ToolNode for ToolHttpRequest {
             node: ctx.node_name().to_owned(),
             message: format!("HTTP request failed: {what}"),
         };
-        let client = reqwest::Client::builder()
+        let client = nodekit::model::http_client()
             .timeout(Duration::from_secs(self.timeout.into()))
             .build()
             .map_err(|e| failed(e.to_string()))?;

@@ -4,17 +4,17 @@
 
 use std::sync::Arc;
 
-use crate::error::Result;
-use crate::memory::Memory;
-use crate::message::Message;
-use crate::model::BoxFuture;
-use crate::tool::Tool;
+use futures::future::BoxFuture;
 
 use super::observe::Observer;
 use super::recall::Recaller;
 use super::store::check_id;
 use super::{AssembleOptions, MemoryConfig, Store, assemble_with, plan, working_memory};
 use crate::embed::Embedder;
+use crate::error::Result;
+use crate::memory::Memory;
+use crate::message::Message;
+use crate::tool::Tool;
 
 /// One (resource, thread) of agent memory, ready for an agent.
 #[derive(Debug, Clone)]

@@ -8,8 +8,9 @@ mod openai;
 #[cfg(feature = "openai")]
 pub use openai::{EmbeddingsConfig, Encoding, OpenAiEmbedder};
 
+use futures::future::BoxFuture;
+
 use crate::error::Result;
-use crate::model::BoxFuture;
 
 /// Turns texts into vectors. Object-safe: memory holds `Arc<dyn Embedder>`.
 pub trait Embedder: Send + Sync + std::fmt::Debug {

@@ -1,5 +1,7 @@
 //! The OpenAI-compatible `/embeddings` client.
 
+use futures::future::BoxFuture;
+
 use crate::model::CancelToken;
 use base64::Engine;
 use serde::{Deserialize, Serialize};
@@ -8,7 +10,7 @@ use serde_json::{Value, json};
 use super::Embedder;
 use crate::error::Result;
 use crate::model::http::Transport;
-use crate::model::{BoxFuture, ModelError, ModelErrorKind};
+use crate::model::{ModelError, ModelErrorKind};
 
 /// How vectors travel over the wire.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::js::js_trim;
 use super::{FromAiCall, FromAiType};
+use crate::description::ArgumentBounds;
 
 /// OpenAI's limit on function names, which n8n enforces.
 const MAX_TOOL_NAME_LEN: usize = 64;
@@ -42,6 +43,40 @@ pub(crate) fn arguments_schema(calls: &[FromAiCall]) -> Value {
     }
     schema.insert("additionalProperties".into(), Value::Bool(false));
     Value::Object(schema)
+}
+
+/// Narrows each `number` argument that `bounds` names to its field's
+/// integer type and range; other arguments keep n8n's schema.
+pub(crate) fn apply_bounds(schema: &mut Value, bounds: &[&ArgumentBounds]) {
+    let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for b in bounds {
+        let Some(Value::Object(prop)) = properties.get_mut(&b.key) else {
+            continue;
+        };
+        if prop.get("type").and_then(Value::as_str) != Some("number") {
+            continue;
+        }
+        if b.integer {
+            prop.insert("type".into(), "integer".into());
+        }
+        for (keyword, bound) in [("minimum", b.minimum), ("maximum", b.maximum)] {
+            if let Some(x) = bound {
+                prop.insert(keyword.into(), json_number(x));
+            }
+        }
+    }
+}
+
+/// `x` as JSON, whole numbers without a fraction (`7`, not `7.0`).
+fn json_number(x: f64) -> Value {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    if x.fract() == 0.0 && x.abs() <= EXACT {
+        Value::from(x as i64)
+    } else {
+        Value::from(x)
+    }
 }
 
 /// Whether `default` is a value of `ty`: only then does it make the argument

@@ -11,9 +11,10 @@ use super::collect::{check_depth, collect, push_index, push_key};
 use super::error::FromAiError;
 use super::js::{exceeds_depth, is_js_space, js_entries, js_join_string, js_trim, js_trim_start};
 use super::parse::parse_arguments;
-use super::schema::arguments_schema;
+use super::schema::{apply_bounds, arguments_schema};
 use super::validate::{ArgumentsValidator, MAX_ARGUMENT_DEPTH};
 use super::{FROM_AI_AUTO_GENERATED_MARKER, FromAiCall, MAX_DEPTH};
+use crate::description::ArgumentBounds;
 
 /// Keys n8n's `$fromAI` refuses at run time (`isSafeObjectProperty`), because in
 /// JavaScript they reach object internals instead of the argument.
@@ -83,8 +84,15 @@ enum Piece {
 impl Substitution {
     /// Collects the calls in `params` and compiles their schema.
     pub fn new(params: Value) -> Result<Self, FromAiError> {
+        Self::with_bounds(params, &[])
+    }
+
+    /// Like [`Substitution::new`], with the numeric arguments that `bounds`
+    /// names narrowed to their fields' integer type and range.
+    pub fn with_bounds(params: Value, bounds: &[&ArgumentBounds]) -> Result<Self, FromAiError> {
         let calls = collect(&params)?;
-        let schema = arguments_schema(&calls);
+        let mut schema = arguments_schema(&calls);
+        apply_bounds(&mut schema, bounds);
         let validator = ArgumentsValidator::new(&schema)?;
         let plan = compile(&params, &mut String::new(), 0)?;
         Ok(Substitution {

@@ -178,7 +178,7 @@ fn expected_summary(schema: &Value) -> String {
     }
     out.push_str("Expected arguments (one JSON object):");
     for (name, prop) in properties {
-        let _ = write!(out, "\n- {name}: {}", type_label(prop));
+        let _ = write!(out, "\n- {name}: {}{}", type_label(prop), range_label(prop));
         if required.contains(&name.as_str()) {
             out.push_str(", required");
         } else {
@@ -203,6 +203,16 @@ fn expected_summary(schema: &Value) -> String {
 
 fn limit_summary(summary: String) -> String {
     truncate_chars(&summary, 8_000)
+}
+
+/// ` from 1 to 50`, ` at least 1`, ` at most 50` or nothing.
+fn range_label(prop: &Value) -> String {
+    match (prop.get("minimum"), prop.get("maximum")) {
+        (Some(min), Some(max)) => format!(" from {min} to {max}"),
+        (Some(min), None) => format!(" at least {min}"),
+        (None, Some(max)) => format!(" at most {max}"),
+        (None, None) => String::new(),
+    }
 }
 
 fn type_label(prop: &Value) -> String {

@@ -32,9 +32,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use futures::future::BoxFuture;
+
 use crate::error::Result;
 use crate::message::Message;
-use crate::model::BoxFuture;
 
 /// A store of one conversation's messages. Object-safe.
 #[diagnostic::on_unimplemented(

@@ -1,5 +1,6 @@
 //! Chat history in PostgreSQL, in n8n's and LangChain's `n8n_chat_histories` layout (sqlx).
 
+use futures::future::BoxFuture;
 use sqlx::Row;
 use sqlx::postgres::{PgPool, PgPoolOptions};
 
@@ -7,7 +8,6 @@ use super::store::{check_session, decode, quoted_table, sql_history_common, stor
 use crate::error::{Error, Result};
 use crate::history::ChatHistory;
 use crate::message::Message;
-use crate::model::BoxFuture;
 
 const STORE: &str = "PostgreSQL";
 

@@ -2,6 +2,7 @@
 //! `RedisChatMessageHistory`) uses: the session id is the key of a list of
 //! stored-message JSON, newest first, with its TTL refreshed on every write.
 
+use futures::future::BoxFuture;
 use redis::AsyncCommands;
 use redis::aio::ConnectionManager;
 use serde_json::Value;
@@ -10,7 +11,6 @@ use super::store::{check_session, decode, store_error};
 use crate::error::{Error, Result};
 use crate::history::ChatHistory;
 use crate::message::Message;
-use crate::model::BoxFuture;
 use crate::text::percent_encode;
 
 const STORE: &str = "Redis";

@@ -3,6 +3,7 @@
 use std::str::FromStr;
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use sqlx::Row;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool};
 
@@ -10,7 +11,6 @@ use super::store::{check_session, decode, quoted_table, sql_history_common, stor
 use crate::error::Result;
 use crate::history::ChatHistory;
 use crate::message::Message;
-use crate::model::BoxFuture;
 
 const STORE: &str = "SQLite";
 

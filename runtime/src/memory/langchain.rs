@@ -62,6 +62,8 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+use futures::future::BoxFuture;
+
 pub use super::tokenizer::Tokenizer;
 #[cfg(all(test, feature = "tiktoken"))]
 use super::tokenizer::{CL100K_SPECIAL, O200K_SPECIAL, Pieces, chunks};
@@ -69,7 +71,6 @@ use super::tokenizer::{MAX_TOKEN_BYTES, utf16_len};
 use crate::history::ChatHistory;
 use crate::memory::Memory;
 use crate::message::{Content, ContentPart, Message, Role, ToolCall};
-use crate::model::BoxFuture;
 use serde_json::{Map, Number, Value};
 
 #[cfg(all(test, feature = "tiktoken"))]

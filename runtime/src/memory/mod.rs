@@ -8,9 +8,10 @@ mod tokenizer;
 
 pub use langchain::{ConversationMemory, MemoryKind, MemoryOptions};
 
+use futures::future::BoxFuture;
+
 use crate::error::Result;
 use crate::message::Message;
-use crate::model::BoxFuture;
 
 /// What a model sees of a conversation, and how an exchange is saved. Object-safe.
 pub trait Memory: Send + Sync + std::fmt::Debug {

@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use super::{BoxFuture, CallOptions, ChatModel, ChunkStream, message_chunks};
+use futures::future::BoxFuture;
+
+use super::{CallOptions, ChatModel, ChunkStream, message_chunks};
 use crate::error::Result;
 use crate::message::Message;
 

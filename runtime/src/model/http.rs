@@ -65,7 +65,7 @@ impl Transport {
         max_retries: u32,
         max_response_bytes: usize,
     ) -> Result<Self, ModelError> {
-        let client = reqwest::Client::builder()
+        let client = super::http_client()
             .connect_timeout(timeout)
             .read_timeout(timeout)
             .build()

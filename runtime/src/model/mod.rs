@@ -4,6 +4,7 @@
 //! OpenAI-compatible client (`openai`).
 
 pub mod custom;
+pub(crate) mod error;
 #[cfg(feature = "openai")]
 pub(crate) mod http;
 #[cfg(feature = "openai")]
@@ -12,7 +13,6 @@ pub mod openai;
 pub(crate) mod sse;
 
 use std::fmt;
-use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
@@ -24,8 +24,9 @@ use crate::error::Result;
 use crate::message::{Message, Role, ToolCall, Usage};
 use crate::tool::ToolDefinition;
 
+pub use error::{ModelError, ModelErrorKind};
 /// A boxed, sendable future (what object-safe async methods return).
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub use futures::future::BoxFuture;
 
 /// A boxed stream of model output; it owns what it needs, so it outlives the call's arguments.
 pub type ChunkStream = Pin<Box<dyn Stream<Item = Result<StreamChunk>> + Send>>;
@@ -421,97 +422,19 @@ pub(crate) fn parse_arguments(text: &str) -> Value {
 /// Key under which unparseable tool-call arguments are kept.
 pub const RAW_ARGUMENTS: &str = "__raw";
 
-/// What kind of failure a model call had.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ModelErrorKind {
-    /// The API key was refused (401/403).
-    Auth,
-    /// Too many requests (429), after the retries.
-    RateLimited,
-    /// The request was refused as invalid (400, 422, ...).
-    BadRequest,
-    /// Unknown model or endpoint (404).
-    NotFound,
-    /// The server failed (5xx), after the retries.
-    Server,
-    /// No answer within the timeout.
-    Timeout,
-    /// The connection failed or broke off.
-    Connection,
-    /// The call was cancelled.
-    Cancelled,
-    /// The answer could not be read.
-    Protocol,
-    /// The answer was larger than allowed.
-    TooLarge,
-}
-
-/// A failed model call: what, the HTTP status, and the provider's message.
-/// Never contains the API key.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{}", self.render())]
-pub struct ModelError {
-    /// What kind of failure.
-    pub kind: ModelErrorKind,
-    /// The HTTP status, if there was a response.
-    pub status: Option<u16>,
-    /// The provider's message (or ours).
-    pub message: String,
-    /// The provider's error code, if any.
-    pub code: Option<String>,
-    /// How many attempts were made.
-    pub attempts: u32,
-}
-
-impl ModelError {
-    /// An error of `kind` with `message`.
-    pub fn new(kind: ModelErrorKind, message: impl Into<String>) -> Self {
-        ModelError {
-            kind,
-            status: None,
-            message: message.into(),
-            code: None,
-            attempts: 1,
-        }
-    }
-
-    fn render(&self) -> String {
-        let what = match self.kind {
-            ModelErrorKind::Auth => "the API key was refused",
-            ModelErrorKind::RateLimited => "rate limited",
-            ModelErrorKind::BadRequest => "the request was refused",
-            ModelErrorKind::NotFound => "model or endpoint not found",
-            ModelErrorKind::Server => "server error",
-            ModelErrorKind::Timeout => "timed out",
-            ModelErrorKind::Connection => "connection failed",
-            ModelErrorKind::Cancelled => "cancelled",
-            ModelErrorKind::Protocol => "unreadable answer",
-            ModelErrorKind::TooLarge => "answer too large",
-        };
-        let mut out = format!("model call failed: {what}");
-        if let Some(status) = self.status {
-            out.push_str(&format!(" (HTTP {status})"));
-        }
-        if let Some(code) = &self.code {
-            out.push_str(&format!(" [{code}]"));
-        }
-        if !self.message.is_empty() {
-            out.push_str(": ");
-            out.push_str(&self.message);
-        }
-        if self.attempts > 1 {
-            out.push_str(&format!(" (after {} attempts)", self.attempts));
-        }
-        out
-    }
-
-    /// Whether trying again may help (429, 5xx, broken connections).
-    pub fn is_retryable(&self) -> bool {
-        matches!(
-            self.kind,
-            ModelErrorKind::RateLimited | ModelErrorKind::Server | ModelErrorKind::Connection
-        )
-    }
+/// A `reqwest` client builder with nodekit's TLS set up: rustls on ring,
+/// installed as the process's default provider unless one is installed
+/// already. nodekit's models and HTTP tools build their clients with it;
+/// build yours with it too, since reqwest alone (without a provider
+/// feature) panics when it builds a client.
+#[cfg(feature = "openai")]
+pub fn http_client() -> reqwest::ClientBuilder {
+    static PROVIDER: std::sync::Once = std::sync::Once::new();
+    PROVIDER.call_once(|| {
+        // Err: the application installed its own first, which is then used.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+    reqwest::Client::builder()
 }
 
 /// Whether a message asks for tools.

@@ -66,13 +66,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::FutureExt;
+use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::description::ConnectionType;
 use crate::error::{Error, Result, quoted, quoted_json_error};
 use crate::message::Message;
-use crate::model::{BoxFuture, CallOptions, ModelSettings, ToolChoice};
+use crate::model::{CallOptions, ModelSettings, ToolChoice};
 use crate::node::{Credentials, ExecuteContext, Inputs, SharedPools, Supply, SupplyContext};
 use crate::registry::{Catalog, CatalogEntry};
 use crate::run_log::{LogEntry, RunLog};

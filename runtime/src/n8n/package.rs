@@ -703,7 +703,7 @@ mod tests {
     fn refuse(
         _: Value,
         _: crate::node::SupplyContext,
-    ) -> crate::model::BoxFuture<'static, Result<Supply>> {
+    ) -> futures::future::BoxFuture<'static, Result<Supply>> {
         Box::pin(async { Err(Error::Agent("not run here".into())) })
     }
 

@@ -22,6 +22,7 @@ pub use supply::{ChatModelOptions, Credentials, SupplyContext};
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use futures::future::BoxFuture;
 use serde_json::Value;
 
 use crate::description::{ConnectionType, NodeDescription};
@@ -29,7 +30,7 @@ use crate::document::DocumentLoader;
 use crate::embed::Embedder;
 use crate::error::Result;
 use crate::memory::Memory;
-use crate::model::{BoxFuture, ChatModel};
+use crate::model::ChatModel;
 use crate::params::Params;
 use crate::text_splitter::TextSplitter;
 use crate::tool::{NodeTool, Tool, ToolDefinition};

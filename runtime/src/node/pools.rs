@@ -13,17 +13,19 @@
 //! never process-wide by itself: whoever owns the runtime owns the set.
 
 #[cfg(feature = "postgres")]
-use std::{
-    collections::HashMap,
-    sync::{Arc, Mutex},
-    time::Duration,
-};
+use std::collections::HashMap;
+#[cfg(feature = "postgres")]
+use std::sync::{Arc, Mutex};
+#[cfg(feature = "postgres")]
+use std::time::Duration;
 
 #[cfg(feature = "postgres")]
 use sqlx::postgres::{PgPool, PgPoolOptions};
 
 #[cfg(feature = "postgres")]
-use crate::{error::Result, history::postgres::PostgresConfig};
+use crate::error::Result;
+#[cfg(feature = "postgres")]
+use crate::history::postgres::PostgresConfig;
 
 /// Most connections one shared PostgreSQL pool opens: as many as an n8n
 /// worker runs executions at once by default.
@@ -68,7 +70,11 @@ impl std::fmt::Debug for SharedPools {
         #[cfg(feature = "postgres")]
         out.field(
             "postgres",
-            &self.postgres.lock().unwrap_or_else(|e| e.into_inner()).len(),
+            &self
+                .postgres
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .len(),
         );
         out.finish()
     }

@@ -5,8 +5,8 @@ use schemars::JsonSchema;
 use serde_json::{Map, Value};
 
 use crate::description::{
-    DisplayOptions, NodeProperty, Number, OptionChoice, PropertyGroup, PropertyOption,
-    PropertyType, TypeOptions,
+    ArgumentBounds, DisplayOptions, NodeProperty, Number, OptionChoice, PropertyGroup,
+    PropertyOption, PropertyType, TypeOptions,
 };
 
 /// What a generated property needs besides its Rust type.
@@ -113,6 +113,8 @@ pub(super) struct Shape {
     pub(super) choices: Option<Vec<OptionChoice>>,
     pub(super) min: Option<f64>,
     pub(super) max: Option<f64>,
+    /// The schema's `integer` (a Rust integer type).
+    pub(super) integer: bool,
     pub(super) multiple: bool,
 }
 
@@ -123,6 +125,7 @@ impl Shape {
             choices: None,
             min: None,
             max: None,
+            integer: false,
             multiple: false,
         }
     }
@@ -194,6 +197,7 @@ pub(super) fn shape_of(schema: &Value) -> Shape {
         "integer" | "number" => Shape {
             min: obj.get("minimum").and_then(Value::as_f64),
             max: obj.get("maximum").and_then(Value::as_f64),
+            integer: ty == "integer",
             ..Shape::of(PropertyType::Number)
         },
         "boolean" => Shape::of(PropertyType::Boolean),
@@ -317,6 +321,10 @@ pub fn property<T: JsonSchema + ?Sized>(spec: PropertySpec) -> NodeProperty {
         Some(ai) => Value::String(from_ai_expression(ai, &spec, &shape)),
         None => spec.default.clone().unwrap_or_else(|| shape.zero()),
     };
+    let argument_bounds = spec
+        .from_ai
+        .as_ref()
+        .and_then(|ai| argument_bounds(ai, &spec, &shape));
     NodeProperty {
         display_name: spec.display_name.to_owned(),
         name: spec.name.to_owned(),
@@ -331,7 +339,24 @@ pub fn property<T: JsonSchema + ?Sized>(spec: PropertySpec) -> NodeProperty {
         display_options: spec.display_options,
         options,
         implicit_default,
+        argument_bounds,
     }
+}
+
+/// The integer type and bounds a numeric `$fromAI` argument of this field
+/// carries into the tool's schema, when there are any.
+fn argument_bounds(ai: &FromAiSpec, spec: &PropertySpec, shape: &Shape) -> Option<ArgumentBounds> {
+    let numeric = shape.kind == PropertyType::Number && !shape.multiple;
+    if !numeric || ai.ty.is_some_and(|t| t != "number") {
+        return None;
+    }
+    let bounds = ArgumentBounds {
+        key: ai.key.unwrap_or(spec.name).to_owned(),
+        integer: shape.integer,
+        minimum: spec.min.or(shape.min),
+        maximum: spec.max.or(shape.max),
+    };
+    (bounds.integer || bounds.minimum.is_some() || bounds.maximum.is_some()).then_some(bounds)
 }
 
 /// The `$fromAI` type an LLM argument of this property type has.

@@ -4,19 +4,18 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use futures::future::BoxFuture;
 use serde_json::Value;
-
-use crate::error::{Error, Result};
-use crate::history::postgres::PostgresConfig;
-use crate::model::BoxFuture;
-use crate::node::Supply;
-use crate::node::SupplyContext;
-use crate::tool::{NodeTool, Tool, ToolDefinition};
 
 use super::database::{Database, SqliteConfig, connection_error};
 use super::operation::{error_response, run};
 use super::request::DbTool;
 use super::response::{Reason, ToolError};
+use crate::error::{Error, Result};
+use crate::history::postgres::PostgresConfig;
+use crate::node::Supply;
+use crate::node::SupplyContext;
+use crate::tool::{NodeTool, Tool, ToolDefinition};
 
 /// The database of a tool node, from whichever credential it was given:
 /// `postgres` (n8n's PostgreSQL credential; Neon hosts get SSL) or `sqlite`

@@ -4,9 +4,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
+use futures::future::BoxFuture;
+
 use super::{EXACT_LIMIT, Entry, Filter, Found, Selection, VectorStore, check_vector, store_error};
 use crate::error::Result;
-use crate::model::BoxFuture;
 use crate::vector_index::{Breadth, Index, absorb_later, dot, normalise, normalised};
 
 /// Documents kept in this process's memory, searched by cosine

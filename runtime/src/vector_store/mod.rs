@@ -46,13 +46,13 @@ pub use in_process::InProcessVectorStore;
 
 use std::sync::Arc;
 
+use futures::future::BoxFuture;
 use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::document::Document;
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
-use crate::model::BoxFuture;
 use crate::run_log::{Logged, RunLog};
 
 /// A document and its vector, as [`VectorStore::add`] takes them. The

@@ -44,12 +44,12 @@
 
 use std::sync::Arc;
 
+use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::{DocumentStore, Filter, Found, VectorStore, VectorStoreOptions};
 use crate::error::{Error, Result};
-use crate::model::BoxFuture;
 use crate::node::{ExecuteContext, Supply, SupplyContext};
 use crate::tool::{Tool, ToolDefinition};
 

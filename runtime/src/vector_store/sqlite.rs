@@ -26,6 +26,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 use sqlx::Row;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqliteRow};
@@ -37,7 +38,6 @@ use super::{
 };
 use crate::document::Document;
 use crate::error::{Result, quoted};
-use crate::model::BoxFuture;
 use crate::vector_index::{
     Breadth, Index, Throttle, absorb_later, bytes_vector, dot, normalised, vector_bytes,
 };

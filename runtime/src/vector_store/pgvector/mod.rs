@@ -69,8 +69,8 @@ use super::{
 use crate::document::Document;
 use crate::error::Result;
 use crate::history::postgres::PostgresConfig;
-use crate::model::BoxFuture;
 use crate::vector_index::pg_vector;
+use futures::future::BoxFuture;
 
 /// Documents below which a table is scanned rather than indexed.
 const INDEX_FROM: i64 = 1_000;
