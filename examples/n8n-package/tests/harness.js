@@ -16,7 +16,9 @@
 //        supplied, and prints {"output": what the method returned}.
 // Prints one JSON line per case: {"output": [[...]], "runs": [...]} or
 // {"error": {"name", "message"}, "runs": [...]}; `runs` lists the runs the
-// shims recorded on sub-nodes ({"node", "connection", "action", "error"?}).
+// shims recorded on sub-nodes ({"node", "connection", "action", "error"?}),
+// and `credentialReads` how often the case read credentials. A case's
+// "executionId" is what its contexts' getExecutionId() returns.
 //
 // n8n's LangChain classes the shims extend are stood in for by empty ones.
 
@@ -43,6 +45,7 @@ const NodeClass = classOf(className);
 const node = new NodeClass();
 
 let runs = [];
+let credentialReads = 0;
 
 /** What n8n's getInputConnectionData returns for the sub-nodes `connected`. */
 async function supplied(type, connected, itemIndex) {
@@ -88,7 +91,9 @@ const context = (c, shim = node) => ({
     if (fallback !== undefined) return fallback;
     throw new Error(`Could not get parameter "${path}"`);
   },
+  getExecutionId: () => c.executionId,
   getCredentials: async (name) => {
+    credentialReads += 1;
     const creds = c.credentials || {};
     if (name in creds) return creds[name];
     throw new Error(`Node does not have any credentials set for "${name}"`);
@@ -101,6 +106,7 @@ const context = (c, shim = node) => ({
 (async () => {
   for (const c of JSON.parse(casesText)) {
     runs = [];
+    credentialReads = 0;
     try {
       let output;
       if (c.supply) {
@@ -109,9 +115,9 @@ const context = (c, shim = node) => ({
       } else {
         output = await node.execute.call(context(c));
       }
-      console.log(JSON.stringify({ output, runs }));
+      console.log(JSON.stringify({ output, runs, credentialReads }));
     } catch (e) {
-      console.log(JSON.stringify({ error: { name: e.name, message: e.message }, runs }));
+      console.log(JSON.stringify({ error: { name: e.name, message: e.message }, runs, credentialReads }));
     }
   }
 })();

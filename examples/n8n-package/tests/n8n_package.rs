@@ -708,14 +708,32 @@ fn the_shim_runs_a_sql_tool_on_a_real_sqlite_database() {
         "credentials": {"sqlite": {"databasePath": db}},
         "items": [{"chatInput": "who are the customers?", "tableName": "customers", "orderBy": "id", "toolCallId": "c1"}],
     });
-    let (answers, stderr) = harness(&dir, "SelectQueryTool", json!([case]), &[]);
-    let json = &answers[0]["output"][0][0]["json"];
-    assert_eq!(json["success"], true, "{answers:?} {stderr}");
-    assert_eq!(
-        json["data"],
-        json!([{"id": 1, "name": "Ada"}, {"id": 2, "name": "Grace"}]),
-        "{json}"
-    );
+    // n8n reads credentials from its database on every call: the shim
+    // keeps them for the rest of an execution, not beyond it.
+    let in_execution = |id: Option<&str>| {
+        let mut case = case.clone();
+        case["executionId"] = json!(id);
+        case
+    };
+    let cases = json!([
+        in_execution(Some("e1")),
+        in_execution(Some("e1")),
+        in_execution(Some("e2")),
+        in_execution(None),
+        in_execution(None)
+    ]);
+    let (answers, stderr) = harness(&dir, "SelectQueryTool", cases, &[]);
+    for answer in &answers {
+        let json = &answer["output"][0][0]["json"];
+        assert_eq!(json["success"], true, "{answers:?} {stderr}");
+        assert_eq!(
+            json["data"],
+            json!([{"id": 1, "name": "Ada"}, {"id": 2, "name": "Grace"}]),
+            "{json}"
+        );
+    }
+    let reads: Vec<&Value> = answers.iter().map(|a| &a["credentialReads"]).collect();
+    assert_eq!(reads, [1, 0, 1, 1, 1], "{answers:?}");
 }
 
 fn create_shop(db: &Path) {

@@ -134,8 +134,33 @@ function parameters(ctx, itemIndex) {
   return out;
 }
 
-/** The node's credentials by type; an optional one the node has none of is left out. */
+/**
+ * The node's credentials by type; an optional one the node has none of is
+ * left out. n8n reads and decrypts them from its database on every call, so
+ * they are kept for the rest of the execution: a tool is supplied and then
+ * run, each asking for them.
+ */
 async function credentials(ctx, description, itemIndex) {
+  const execution = typeof ctx.getExecutionId === 'function' ? ctx.getExecutionId() : undefined;
+  if (execution === undefined || execution === null) return readCredentials(ctx, description, itemIndex);
+  const key = JSON.stringify([execution, ctx.getNode().name, itemIndex]);
+  let entry = executionCredentials.get(key);
+  if (!entry || Date.now() - entry.at > CREDENTIALS_KEPT_MS) {
+    entry = { at: Date.now(), value: readCredentials(ctx, description, itemIndex) };
+    executionCredentials.set(key, entry);
+    // Failures are not kept; neither are entries past the bound, oldest first.
+    entry.value.catch(() => executionCredentials.delete(key));
+    while (executionCredentials.size > MAX_KEPT_CREDENTIALS) {
+      executionCredentials.delete(executionCredentials.keys().next().value);
+    }
+  }
+  return entry.value;
+}
+const executionCredentials = new Map();
+const CREDENTIALS_KEPT_MS = 60000;
+const MAX_KEPT_CREDENTIALS = 256;
+
+async function readCredentials(ctx, description, itemIndex) {
   const chosen = ctx.getNode().credentials || {};
   const out = {};
   for (const c of description.credentials || []) {
