@@ -1,9 +1,9 @@
 //! `#[db_tool(...)]`: a SQL tool node. Parses its own keys, checks the fixed
 //! template or the operation's fields, then expands to the struct under
-//! `#[::nodekit::ai_node(<the author's keys>, output = tool, main_input,
+//! `#[::nodekit::__private::ai_node(<the author's keys>, output = tool, main_input,
 //! optional_credentials = ["postgres", "sqlite"])]` (which does parameters,
 //! description and registration, and reports its own errors) next to
-//! `impl ::nodekit::sql::DbTool`.
+//! `impl ::nodekit::__private::sql::DbTool`.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
@@ -105,7 +105,7 @@ pub fn db_tool(args: TokenStream, item: TokenStream) -> TokenStream {
             quote! {
                 const OPERATION: &'static str = #operation;
 
-                fn request(&self) -> ::nodekit::sql::Request {
+                fn request(&self) -> ::nodekit::__private::sql::Request {
                     #request
                 }
                 #options
@@ -113,7 +113,7 @@ pub fn db_tool(args: TokenStream, item: TokenStream) -> TokenStream {
         }
         // Stands in next to the errors, so that uses of the trait add none.
         _ => quote! {
-            fn request(&self) -> ::nodekit::sql::Request {
+            fn request(&self) -> ::nodekit::__private::sql::Request {
                 ::core::unimplemented!()
             }
         },
@@ -125,7 +125,7 @@ pub fn db_tool(args: TokenStream, item: TokenStream) -> TokenStream {
         quote! {
             const _: () = {
                 #[automatically_derived]
-                impl ::nodekit::sql::DbTool for #ident {
+                impl ::nodekit::__private::sql::DbTool for #ident {
                     #body
                 }
             };
@@ -134,7 +134,7 @@ pub fn db_tool(args: TokenStream, item: TokenStream) -> TokenStream {
     let node_keys = &args.node_keys;
     let credentials = DB_CREDENTIALS;
     quote! {
-        #[::nodekit::ai_node(#(#node_keys,)* output = tool, main_input, optional_credentials = [#(#credentials),*])]
+        #[::nodekit::__private::ai_node(#(#node_keys,)* output = tool, main_input, optional_credentials = [#(#credentials),*])]
         #item
         #errors
         #db_tool_impl
@@ -394,10 +394,10 @@ fn request(form: &Form, fields: &[Field]) -> TokenStream {
             let binds = arg_fields(fields).into_iter().map(|f| {
                 let (ident, ty) = (f.ident, f.ty);
                 // Spanned at the type, so that an unbindable type is the error's subject.
-                quote_spanned!(ty.span()=> <#ty as ::nodekit::sql::ToBind>::to_bind(&self.#ident))
+                quote_spanned!(ty.span()=> <#ty as ::nodekit::__private::sql::ToBind>::to_bind(&self.#ident))
             });
             quote! {
-                ::nodekit::sql::Request::Template(::nodekit::sql::TemplateRequest {
+                ::nodekit::__private::sql::Request::Template(::nodekit::__private::sql::TemplateRequest {
                     sql: #query,
                     read_only: #read_only,
                     binds: ::std::vec![#(#binds),*],
@@ -431,10 +431,10 @@ fn request(form: &Form, fields: &[Field]) -> TokenStream {
             let groups: Vec<_> = fields.iter().filter(|f| f.group).collect();
             let fills = groups.iter().map(|f| {
                 let (ident, ty) = (f.ident, f.ty);
-                quote_spanned!(ty.span()=> <#ty as ::nodekit::sql::RequestArgs>::fill(&self.#ident, &mut __request);)
+                quote_spanned!(ty.span()=> <#ty as ::nodekit::__private::sql::RequestArgs>::fill(&self.#ident, &mut __request);)
             });
             let request = quote! {
-                ::nodekit::sql::Request::#variant(::nodekit::sql::#request {
+                ::nodekit::__private::sql::Request::#variant(::nodekit::__private::sql::#request {
                     #(#values,)*
                     #rest
                 })
@@ -470,7 +470,7 @@ fn options_fn(fields: &Fields) -> TokenStream {
     let ty = &f.ty;
     let value = quote_spanned!(ty.span()=> <#ty as ::core::clone::Clone>::clone(&self.options));
     quote! {
-        fn options(&self) -> ::nodekit::sql::ToolOptions {
+        fn options(&self) -> ::nodekit::__private::sql::ToolOptions {
             #value
         }
     }
@@ -510,6 +510,30 @@ mod tests {
         }
     }
 
+    /// Generated code names nothing of nodekit outside `__private`.
+    #[test]
+    fn generated_code_names_only_private_paths() {
+        let out = expand(
+            quote!(operation = select, name = "pick"),
+            quote! {
+                /// Picks rows.
+                struct Pick {
+                    /// The table.
+                    #[from_ai]
+                    table_name: String,
+                    /// Limits.
+                    options: ToolOptions,
+                }
+            },
+        );
+        assert!(out.contains(":: nodekit :: __private ::"), "{out}");
+        assert_eq!(
+            crate::expand::tests::outside_private(&out),
+            Vec::<String>::new(),
+            "{out}"
+        );
+    }
+
     #[test]
     fn template_binds_fields_in_order() {
         let out = expand(
@@ -525,7 +549,7 @@ mod tests {
                     #[param(skip)]
                     cache: u32,
                     status: Option<String>,
-                    options: ::nodekit::sql::ToolOptions,
+                    options: ::nodekit::__private::sql::ToolOptions,
                 }
             },
         );
@@ -534,7 +558,7 @@ mod tests {
             &[
                 "ai_node (name = \"findUser\" , output = tool , main_input , optional_credentials = [\"postgres\" , \"sqlite\"])",
                 "read_only : true",
-                "< String as :: nodekit :: sql :: ToBind > :: to_bind (& self . email) , < Option < String > as :: nodekit :: sql :: ToBind > :: to_bind (& self . status)",
+                "< String as :: nodekit :: __private :: sql :: ToBind > :: to_bind (& self . email) , < Option < String > as :: nodekit :: __private :: sql :: ToBind > :: to_bind (& self . status)",
                 "fn options (& self)",
                 "# [param (collection)] options",
             ],
@@ -591,7 +615,7 @@ mod tests {
         assert_contains(
             &out,
             &[
-                ":: nodekit :: sql :: Request :: Select (:: nodekit :: sql :: SelectRequest {",
+                ":: nodekit :: __private :: sql :: Request :: Select (:: nodekit :: __private :: sql :: SelectRequest {",
                 "table : < String as :: nodekit :: __private :: RequestArg < :: std :: string :: String >> :: request_arg (& self . table_name)",
                 "filter : < String as :: nodekit :: __private :: RequestArg < :: std :: string :: String >> :: request_arg (& self . cond)",
                 "limit : < Option < u32 > as :: nodekit :: __private :: RequestArg < :: core :: option :: Option < i64 > >>",

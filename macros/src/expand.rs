@@ -108,9 +108,9 @@ fn fallback(c: &Container, node: bool) -> TokenStream {
     let node_impl = node.then(|| {
         quote! {
             #[automatically_derived]
-            impl ::nodekit::Node for #ident {
+            impl ::nodekit::__private::Node for #ident {
                 const NAME: &'static str = "";
-                fn description() -> &'static ::nodekit::description::NodeDescription {
+                fn description() -> &'static ::nodekit::__private::NodeDescription {
                     ::core::unimplemented!()
                 }
             }
@@ -118,14 +118,14 @@ fn fallback(c: &Container, node: bool) -> TokenStream {
     });
     quote! {
         #[automatically_derived]
-        impl ::nodekit::Params for #ident {
-            fn properties() -> ::std::vec::Vec<::nodekit::description::NodeProperty> {
+        impl ::nodekit::__private::Params for #ident {
+            fn properties() -> ::std::vec::Vec<::nodekit::__private::NodeProperty> {
                 ::core::unimplemented!()
             }
             fn from_params_at(
                 _: &::nodekit::__private::Map<::std::string::String, ::nodekit::__private::Value>,
-                _: &::nodekit::params::Location<'_>,
-            ) -> ::nodekit::Result<Self> {
+                _: &::nodekit::__private::Location<'_>,
+            ) -> ::nodekit::__private::Result<Self> {
                 ::core::unimplemented!()
             }
         }
@@ -203,7 +203,7 @@ fn params_impl(c: &Container) -> TokenStream {
         let parts = params.iter().map(|f| match f.attrs.flatten {
             Some(_) => {
                 let ty = f.inner;
-                quote!(__props.extend(<#ty as ::nodekit::Params>::properties()))
+                quote!(__props.extend(<#ty as ::nodekit::__private::Params>::properties()))
             }
             None => {
                 let p = property(c, f);
@@ -233,15 +233,15 @@ fn params_impl(c: &Container) -> TokenStream {
         }
 
         #[automatically_derived]
-        impl ::nodekit::Params for #ident {
-            fn properties() -> ::std::vec::Vec<::nodekit::description::NodeProperty> {
+        impl ::nodekit::__private::Params for #ident {
+            fn properties() -> ::std::vec::Vec<::nodekit::__private::NodeProperty> {
                 #properties
             }
 
             fn from_params_at(
                 __values: &::nodekit::__private::Map<::std::string::String, ::nodekit::__private::Value>,
-                __at: &::nodekit::params::Location<'_>,
-            ) -> ::nodekit::Result<Self> {
+                __at: &::nodekit::__private::Location<'_>,
+            ) -> ::nodekit::__private::Result<Self> {
                 ::core::result::Result::Ok(#ident { #(#field_values),* })
             }
         }
@@ -266,7 +266,7 @@ fn num_lit(n: f64) -> Literal {
 /// `"dateTime"` → `PropertyType::DateTime` (the names are validated against `KINDS`).
 fn kind_tokens(kind: &str) -> TokenStream {
     let variant = format_ident!("{}", case::title(kind).replace(' ', ""));
-    quote!(::nodekit::description::PropertyType::#variant)
+    quote!(::nodekit::__private::PropertyType::#variant)
 }
 
 fn property(c: &Container, f: &Field) -> TokenStream {
@@ -396,13 +396,13 @@ fn nested(f: &Field) -> Option<TokenStream> {
     if f.attrs.collection.is_some() {
         let ty = f.inner;
         Some(
-            quote!(::nodekit::__private::Nested::Collection(<#ty as ::nodekit::Params>::properties)),
+            quote!(::nodekit::__private::Nested::Collection(<#ty as ::nodekit::__private::Params>::properties)),
         )
     } else if f.attrs.fixed_collection.is_some() {
         let ty = f.elem?;
         let group = fixed_group(f);
         Some(
-            quote!(::nodekit::__private::Nested::FixedCollection(<#ty as ::nodekit::Params>::properties, #group)),
+            quote!(::nodekit::__private::Nested::FixedCollection(<#ty as ::nodekit::__private::Params>::properties, #group)),
         )
     } else {
         None
@@ -463,7 +463,7 @@ fn field_value(f: &Field) -> TokenStream {
     if a.flatten.is_some() {
         // The group reads its fields from the same parameters, at the same place.
         let ty = f.inner;
-        return quote!(<#ty as ::nodekit::Params>::from_params_at(__values, __at)?);
+        return quote!(<#ty as ::nodekit::__private::Params>::from_params_at(__values, __at)?);
     }
     let name = &f.name;
     let p = quote!(::nodekit::__private);
@@ -482,7 +482,7 @@ fn field_value(f: &Field) -> TokenStream {
     // What an absent value becomes: a value, or an early return.
     let (read, absent): (TokenStream, Option<TokenStream>) = if a.collection.is_some() {
         let read = quote!(#p::convert_nested::<#ty>(&__v, &__at.field(#name))?);
-        let empty = quote!(<#ty as ::nodekit::Params>::from_params_at(&#p::Map::new(), &__at.field(#name))?);
+        let empty = quote!(<#ty as ::nodekit::__private::Params>::from_params_at(&#p::Map::new(), &__at.field(#name))?);
         (read, (!f.optional).then_some(empty))
     } else {
         let json_text = is_json_text(f);
@@ -621,11 +621,11 @@ fn node_impl(attrs: &NodeAttrs, c: &Container, versions: &[f64]) -> TokenStream 
     };
     quote! {
         #[automatically_derived]
-        impl ::nodekit::Node for #ident {
+        impl ::nodekit::__private::Node for #ident {
             const NAME: &'static str = #name;
 
-            fn description() -> &'static ::nodekit::description::NodeDescription {
-                static DESCRIPTION: ::std::sync::OnceLock<::nodekit::description::NodeDescription> =
+            fn description() -> &'static ::nodekit::__private::NodeDescription {
+                static DESCRIPTION: ::std::sync::OnceLock<::nodekit::__private::NodeDescription> =
                     ::std::sync::OnceLock::new();
                 DESCRIPTION.get_or_init(|| {
                     ::nodekit::__private::describe(
@@ -646,33 +646,76 @@ fn node_impl(attrs: &NodeAttrs, c: &Container, versions: &[f64]) -> TokenStream 
                             documentation_url: #docs,
                             notice: #notice,
                         },
-                        <Self as ::nodekit::Params>::properties(),
+                        <Self as ::nodekit::__private::Params>::properties(),
                     )
                 })
             }
         }
 
         /// Whichever run-time traits the node implements (none is fine).
-        fn __nodekit_runtime() -> ::nodekit::node::NodeRuntime {
+        fn __nodekit_runtime() -> ::nodekit::__private::NodeRuntime {
             #[allow(unused_imports)]
             use ::nodekit::__private::ProbeFallback as _;
             let probe = ::nodekit::__private::Probe::<#ident>::new();
-            ::nodekit::node::NodeRuntime {
+            ::nodekit::__private::NodeRuntime {
                 supply: probe.supply_data().or(probe.tool_node()).or(probe.db_tool()),
                 execute: probe.execute(),
             }
         }
 
         ::nodekit::__private::inventory::submit! {
-            ::nodekit::__private::Registration::new(#package, <#ident as ::nodekit::Node>::description)
+            ::nodekit::__private::Registration::new(#package, <#ident as ::nodekit::__private::Node>::description)
                 .with_runtime(__nodekit_runtime)
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use quote::quote;
+
+    /// The `::nodekit` paths of `out` that do not go through `__private`.
+    pub(crate) fn outside_private(out: &str) -> Vec<String> {
+        out.match_indices(":: nodekit ::")
+            .map(|(i, _)| out[i..].chars().take(40).collect::<String>())
+            .filter(|path| !path.starts_with(":: nodekit :: __private ::"))
+            .collect()
+    }
+
+    /// Generated code names nothing of nodekit outside `__private`.
+    #[test]
+    fn generated_code_names_only_private_paths() {
+        let node = super::ai_node(
+            quote!(name = "find", output = tool, credentials = ["postgres"]),
+            quote! {
+                /// Finds.
+                struct Find {
+                    /// Query.
+                    #[from_ai]
+                    q: String,
+                    /// Rows.
+                    #[param(min = 1, max = 9)]
+                    n: Option<u32>,
+                    /// Extra.
+                    #[param(collection)]
+                    extra: Extra,
+                }
+            },
+        )
+        .to_string();
+        let params = super::node_params(quote! {
+            struct Extra {
+                /// Field.
+                #[param(default = "")]
+                field: String,
+            }
+        })
+        .to_string();
+        for out in [node, params] {
+            assert!(out.contains(":: nodekit :: __private ::"), "{out}");
+            assert_eq!(outside_private(&out), Vec::<String>::new(), "{out}");
+        }
+    }
 
     /// Every mistake in one struct is reported at once, next to fallback impls.
     #[test]

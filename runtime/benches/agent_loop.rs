@@ -166,7 +166,7 @@ fn agent(mock: &str, tools: usize) -> Agent {
         ..OpenAiConfig::new("sk-bench", "mock-gpt").base_url(format!("{mock}/v1"))
     };
     let model = ctx
-        .chat_model(ChatModelOptions::OpenAiCompatible(config))
+        .create_chat_model(ChatModelOptions::OpenAiCompatible(config))
         .unwrap();
     let tools: Vec<Arc<dyn Tool>> = (0..tools)
         .map(|i| {

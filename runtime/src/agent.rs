@@ -107,7 +107,7 @@ impl Default for AgentOptions {
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> nodekit::Result<()> {
-/// // Any chat model works; inside a node it comes from `ctx.chat_model(..)`.
+/// // Any chat model works; inside a node it comes from `ctx.create_chat_model(..)`.
 /// let model: Arc<dyn ChatModel> = Arc::new(CustomChatModel::new("greeter", |_, _| async {
 ///     Ok(Message::ai("Hello, Ada!"))
 /// }));

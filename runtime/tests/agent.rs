@@ -366,7 +366,9 @@ async fn factories_log_every_call() {
         calls(&[("1", "t", json!({}))]),
         Message::ai("streamed"),
     ]);
-    let model = ctx.chat_model(ChatModelOptions::Custom(model)).unwrap();
+    let model = ctx
+        .create_chat_model(ChatModelOptions::Custom(model))
+        .unwrap();
     model
         .invoke(&[Message::human("hi")], &CallOptions::default())
         .await
@@ -377,14 +379,14 @@ async fn factories_log_every_call() {
         .unwrap();
     while s.next().await.is_some() {}
     let failing = ctx
-        .chat_model(ChatModelOptions::Custom(CustomChatModel::new(
+        .create_chat_model(ChatModelOptions::Custom(CustomChatModel::new(
             "bad",
             |_, _| async { Err(nodekit::Error::Agent("boom".into())) },
         )))
         .unwrap();
     assert!(failing.invoke(&[], &CallOptions::default()).await.is_err());
     let tool_ctx = SupplyContext::new("My Tool", Default::default(), json!({}), log.clone());
-    let t = tool_ctx.tool(tool("t", |_| Ok(json!("fine"))));
+    let t = tool_ctx.wrap_tool(tool("t", |_| Ok(json!("fine"))));
     t.call(json!({"q": 1})).await.unwrap();
 
     let entries = log.entries();
@@ -535,7 +537,9 @@ async fn review_fixes_logging_has_no_gaps() {
             ];
             Ok(Box::pin(futures::stream::iter(chunks)) as nodekit::model::ChunkStream)
         });
-    let model = ctx.chat_model(ChatModelOptions::Custom(streaming)).unwrap();
+    let model = ctx
+        .create_chat_model(ChatModelOptions::Custom(streaming))
+        .unwrap();
     let mut s = model.stream(&[], &CallOptions::default()).await.unwrap();
     s.next().await.unwrap().unwrap();
     drop(s);

@@ -133,7 +133,7 @@ impl SupplyData for MemoryRedis {
         )
         .await?;
         Ok(ctx
-            .memory(MemoryOptions::buffer_window(
+            .create_memory(MemoryOptions::buffer_window(
                 Arc::new(history),
                 self.context_window as usize,
             ))

@@ -53,8 +53,9 @@ impl Execute for Agent {
             output_schema: self.options.output_schema.clone().filter(|s| !s.is_null()),
             cancel: None,
         };
-        let mut agent = ToolsAgent::new(ctx.chat_model()?, ctx.tools(), options)?;
-        if let Some(memory) = ctx.memory() {
+        let mut agent =
+            ToolsAgent::new(ctx.connected_chat_model()?, ctx.connected_tools(), options)?;
+        if let Some(memory) = ctx.connected_memory() {
             agent = agent.with_memory(memory);
         }
         let result = agent.run(&self.text, ctx.events()).await?;

@@ -215,7 +215,7 @@ impl SupplyData for DocumentDefaultDataLoader {
         };
         let splitter: Arc<dyn TextSplitter> = match self.text_splitting_mode {
             TextSplittingMode::Simple => Arc::new(RecursiveCharacterTextSplitter::new(1000, 200)?),
-            TextSplittingMode::Custom => ctx.text_splitter().ok_or_else(no_splitter)?,
+            TextSplittingMode::Custom => ctx.connected_text_splitter().ok_or_else(no_splitter)?,
         };
         let loader: Arc<dyn DocumentLoader> = Arc::new(JsonItemLoader {
             name: ctx.node_name().to_owned(),

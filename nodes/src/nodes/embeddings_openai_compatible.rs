@@ -50,6 +50,6 @@ impl SupplyData for EmbeddingsOpenAiCompatible {
             azure_api_version: chat.azure_api_version,
             ..EmbeddingsConfig::new(chat.api_key, self.model)
         };
-        Ok(ctx.embeddings(config)?.into())
+        Ok(ctx.create_embeddings(config)?.into())
     }
 }

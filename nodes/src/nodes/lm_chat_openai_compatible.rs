@@ -76,7 +76,7 @@ impl SupplyData for LmChatOpenAiCompatible {
             ..crate::credentials::openai(credentials, &self.model)?
         };
         Ok(ctx
-            .chat_model(ChatModelOptions::OpenAiCompatible(config))?
+            .create_chat_model(ChatModelOptions::OpenAiCompatible(config))?
             .into())
     }
 }

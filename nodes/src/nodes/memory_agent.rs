@@ -67,7 +67,7 @@ impl SupplyData for MemoryAgent {
         let credentials = ctx.credentials("openAiApi").ok();
         let observer = match credentials {
             Some(credentials) => {
-                let model = ctx.chat_model(ChatModelOptions::OpenAiCompatible(
+                let model = ctx.create_chat_model(ChatModelOptions::OpenAiCompatible(
                     crate::credentials::openai(credentials, &config.observer_model)?,
                 ))?;
                 Some(Observer::new(store.clone(), config.clone(), model))
@@ -77,7 +77,7 @@ impl SupplyData for MemoryAgent {
         let embedder = match (credentials, &config.embedder_model) {
             (Some(credentials), Some(model)) => {
                 let api = crate::credentials::openai(credentials, model)?;
-                Some(ctx.embeddings(EmbeddingsConfig {
+                Some(ctx.create_embeddings(EmbeddingsConfig {
                     base_url: api.base_url,
                     azure_api_version: api.azure_api_version,
                     ..EmbeddingsConfig::new(api.api_key, model.clone())

@@ -68,7 +68,7 @@ impl SupplyData for MemoryBufferWindow {
         let session = self.session.session(ctx)?;
         let history = Arc::new(InProcessHistory::session(&session));
         Ok(ctx
-            .memory(MemoryOptions::buffer_window(
+            .create_memory(MemoryOptions::buffer_window(
                 history,
                 self.context_window_length as usize,
             ))

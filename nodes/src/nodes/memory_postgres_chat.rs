@@ -43,7 +43,7 @@ impl SupplyData for MemoryPostgresChat {
         let pool = ctx.pools().postgres(&config)?;
         let history = Arc::new(PostgresChatHistory::with_pool(pool, table, &session).await?);
         Ok(ctx
-            .memory(MemoryOptions::buffer_window(
+            .create_memory(MemoryOptions::buffer_window(
                 history,
                 self.context_window_length as usize,
             ))

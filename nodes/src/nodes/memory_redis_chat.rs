@@ -41,7 +41,7 @@ impl SupplyData for MemoryRedisChat {
         let history =
             Arc::new(RedisChatHistory::connect(&url, &session, Some(self.session_ttl)).await?);
         Ok(ctx
-            .memory(MemoryOptions::buffer_window(
+            .create_memory(MemoryOptions::buffer_window(
                 history,
                 self.context_window_length as usize,
             ))

@@ -33,7 +33,7 @@ impl SupplyData for MemorySqliteChat {
             SqliteChatHistory::open(&self.database_path, &self.table_name, &session).await?,
         );
         Ok(ctx
-            .memory(MemoryOptions::buffer_window(
+            .create_memory(MemoryOptions::buffer_window(
                 history,
                 self.context_window_length as usize,
             ))

@@ -117,7 +117,7 @@ impl ExecuteContext {
     }
 
     /// The one chat model connected, or an error naming the node.
-    pub fn chat_model(&self) -> Result<Arc<dyn ChatModel>> {
+    pub fn connected_chat_model(&self) -> Result<Arc<dyn ChatModel>> {
         match self.input(ConnectionType::LanguageModel) {
             [Supply::ChatModel(m), ..] => Ok(m.clone()),
             _ => Err(Error::MissingInput {
@@ -128,7 +128,7 @@ impl ExecuteContext {
     }
 
     /// The connected memory, if any.
-    pub fn memory(&self) -> Option<Arc<dyn Memory>> {
+    pub fn connected_memory(&self) -> Option<Arc<dyn Memory>> {
         self.input(ConnectionType::Memory)
             .iter()
             .find_map(|s| match s {
@@ -138,28 +138,28 @@ impl ExecuteContext {
     }
 
     /// The connected embeddings model, or an error naming the node.
-    pub fn embedder(&self) -> Result<Arc<dyn Embedder>> {
+    pub fn connected_embedder(&self) -> Result<Arc<dyn Embedder>> {
         super::input_embedder(&self.inputs, &self.node)
     }
 
     /// The connected document loader, or an error naming the node.
-    pub fn document_loader(&self) -> Result<Arc<dyn DocumentLoader>> {
+    pub fn connected_document_loader(&self) -> Result<Arc<dyn DocumentLoader>> {
         super::input_documents(&self.inputs, &self.node)
     }
 
     /// The connected text splitter, if any.
-    pub fn text_splitter(&self) -> Option<Arc<dyn TextSplitter>> {
+    pub fn connected_text_splitter(&self) -> Option<Arc<dyn TextSplitter>> {
         super::input_text_splitter(&self.inputs)
     }
 
     /// A vector store filled and searched through an embedder, its calls
     /// logged as this node's.
-    pub fn vector_store(&self, options: VectorStoreOptions) -> Arc<DocumentStore> {
+    pub fn create_vector_store(&self, options: VectorStoreOptions) -> Arc<DocumentStore> {
         Arc::new(DocumentStore::from_options(options).logged(&self.node, &self.log))
     }
 
     /// Every connected tool.
-    pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
+    pub fn connected_tools(&self) -> Vec<Arc<dyn Tool>> {
         self.input(ConnectionType::Tool)
             .iter()
             .filter_map(|s| match s {

@@ -224,7 +224,7 @@ pub(crate) fn tool_with<T: ToolNode>(
             ctx: ctx.clone(),
             node: PhantomData,
         });
-        Ok(Supply::Tool(ctx.tool(runner)))
+        Ok(Supply::Tool(ctx.wrap_tool(runner)))
     })
 }
 

@@ -1,10 +1,13 @@
 //! What a sub-node sees while it supplies its object: its name, credentials
 //! and input item, what its own sub-nodes supplied (a vector store's
-//! embeddings model), and the run log. Factories take the context first
-//! (`ctx.chat_model(..)`, `ctx.embeddings(..)`, `ctx.memory(..)`,
-//! `ctx.vector_store(..)`), so every object they return is already
-//! wrapped: each call appends an entry to the supplying node's run log and
-//! emits a tracing span. There is no unwrapped path.
+//! embeddings model), and the run log. Method names say what they do:
+//! `create_*` makes an object (`ctx.create_chat_model(..)`,
+//! `ctx.create_embeddings(..)`, `ctx.create_memory(..)`,
+//! `ctx.create_vector_store(..)`), `wrap_*` wraps one the node made itself,
+//! and `connected_*` reads what the node's own sub-nodes supplied. Every
+//! object the first two return is wrapped: each call appends an entry to
+//! the supplying node's run log and emits a tracing span. There is no
+//! unwrapped path.
 
 use std::sync::Arc;
 
@@ -26,7 +29,7 @@ use crate::text_splitter::TextSplitter;
 use crate::tool::Tool;
 use crate::vector_store::{DocumentStore, VectorStoreOptions};
 
-/// How `ctx.chat_model(..)` makes a model (the AI Node SDK's `createChatModel` options).
+/// How `ctx.create_chat_model(..)` makes a model (the AI Node SDK's `createChatModel` options).
 pub enum ChatModelOptions {
     /// An OpenAI-compatible API.
     #[cfg(feature = "openai")]
@@ -95,12 +98,12 @@ impl SupplyContext {
     }
 
     /// The embeddings model connected to this node, or an error naming it.
-    pub fn embedder(&self) -> Result<Arc<dyn Embedder>> {
+    pub fn connected_embedder(&self) -> Result<Arc<dyn Embedder>> {
         super::input_embedder(&self.inputs, &self.node)
     }
 
     /// The text splitter connected to this node, if any.
-    pub fn text_splitter(&self) -> Option<Arc<dyn TextSplitter>> {
+    pub fn connected_text_splitter(&self) -> Option<Arc<dyn TextSplitter>> {
         super::input_text_splitter(&self.inputs)
     }
 
@@ -142,7 +145,7 @@ impl SupplyContext {
     }
 
     /// A chat model, wrapped for the run log.
-    pub fn chat_model(&self, options: ChatModelOptions) -> Result<Arc<dyn ChatModel>> {
+    pub fn create_chat_model(&self, options: ChatModelOptions) -> Result<Arc<dyn ChatModel>> {
         let inner: Arc<dyn ChatModel> = match options {
             #[cfg(feature = "openai")]
             ChatModelOptions::OpenAiCompatible(config) => Arc::new(OpenAiChatModel::new(config)?),
@@ -153,7 +156,7 @@ impl SupplyContext {
 
     /// An OpenAI-compatible embeddings model, wrapped for the run log.
     #[cfg(feature = "openai")]
-    pub fn embeddings(&self, config: EmbeddingsConfig) -> Result<Arc<dyn Embedder>> {
+    pub fn create_embeddings(&self, config: EmbeddingsConfig) -> Result<Arc<dyn Embedder>> {
         Ok(self.wrap_embedder(Arc::new(OpenAiEmbedder::new(config)?)))
     }
 
@@ -184,7 +187,7 @@ impl SupplyContext {
             }
             Supply::Embedder(e) if !e.is_logged() => Supply::Embedder(self.wrap_embedder(e)),
             Supply::Memory(m) if !m.is_logged() => Supply::Memory(self.wrap_memory(m)),
-            Supply::Tool(t) if !t.is_logged() => Supply::Tool(self.tool(t)),
+            Supply::Tool(t) if !t.is_logged() => Supply::Tool(self.wrap_tool(t)),
             Supply::VectorStore(d) if !d.is_logged() => {
                 Supply::VectorStore(Arc::new(d.with_log(&self.node, &self.log)))
             }
@@ -200,7 +203,7 @@ impl SupplyContext {
 
     /// Conversation memory (the AI Node SDK's `createMemory`): buffer, window or
     /// token buffer over a chat history, wrapped for the run log.
-    pub fn memory(&self, options: crate::memory::MemoryOptions) -> Arc<dyn Memory> {
+    pub fn create_memory(&self, options: crate::memory::MemoryOptions) -> Arc<dyn Memory> {
         self.wrap_memory(Arc::new(crate::memory::ConversationMemory::new(options)))
     }
 
@@ -210,13 +213,13 @@ impl SupplyContext {
     }
 
     /// A tool, wrapped for the run log.
-    pub fn tool(&self, tool: Arc<dyn Tool>) -> Arc<dyn Tool> {
+    pub fn wrap_tool(&self, tool: Arc<dyn Tool>) -> Arc<dyn Tool> {
         run_log::logged_tool(tool, &self.node, &self.log)
     }
 
     /// A vector store filled and searched through an embedder (the AI
     /// Node SDK's `createVectorStore`), its calls logged.
-    pub fn vector_store(&self, options: VectorStoreOptions) -> Arc<DocumentStore> {
+    pub fn create_vector_store(&self, options: VectorStoreOptions) -> Arc<DocumentStore> {
         Arc::new(DocumentStore::from_options(options).logged(&self.node, &self.log))
     }
 

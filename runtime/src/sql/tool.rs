@@ -69,7 +69,7 @@ pub(crate) fn supply_db_tool<T: DbTool>(
             db,
             node: PhantomData,
         });
-        Ok(Supply::Tool(ctx.tool(runner)))
+        Ok(Supply::Tool(ctx.wrap_tool(runner)))
     })
 }
 

@@ -11,7 +11,7 @@
 //!   `#[chat_history]` registers a history;
 //! - a [`DocumentStore`] pairs a store with the [`Embedder`] that fills it
 //!   and works in text: add documents, search with a query. Nodes make one
-//!   through their context ([`SupplyContext::vector_store`](crate::node::SupplyContext::vector_store)),
+//!   through their context ([`SupplyContext::create_vector_store`](crate::node::SupplyContext::create_vector_store)),
 //!   so every call is in the run log.
 //!
 //! nodekit's stores:
@@ -147,7 +147,7 @@ pub const DEFAULT_EMBEDDING_BATCH: usize = 200;
 /// thousand rows in one statement several times faster than in five).
 pub const WRITE_BATCH: usize = 1_000;
 
-/// How `ctx.vector_store(..)` makes a [`DocumentStore`] (the AI Node SDK's
+/// How `ctx.create_vector_store(..)` makes a [`DocumentStore`] (the AI Node SDK's
 /// `createVectorStore` options).
 #[derive(Debug, Clone)]
 pub struct VectorStoreOptions {
@@ -225,7 +225,7 @@ impl std::fmt::Debug for DocumentStore {
 impl DocumentStore {
     /// `store` filled and searched through `embedder`, embedding
     /// [`DEFAULT_EMBEDDING_BATCH`] documents per call. Not logged: nodes
-    /// make theirs with `ctx.vector_store(..)`.
+    /// make theirs with `ctx.create_vector_store(..)`.
     pub fn new(store: Arc<dyn VectorStore>, embedder: Arc<dyn Embedder>) -> DocumentStore {
         DocumentStore::from_options(VectorStoreOptions::new(store, embedder))
     }

@@ -202,7 +202,8 @@ impl VectorStoreModes {
         store: Arc<dyn VectorStore>,
         filter: Filter,
     ) -> Result<Supply> {
-        let documents = ctx.vector_store(self.options(store, ctx.embedder()?, filter));
+        let documents =
+            ctx.create_vector_store(self.options(store, ctx.connected_embedder()?, filter));
         match self.mode {
             Mode::Retrieve => Ok(Supply::VectorStore(documents)),
             Mode::RetrieveAsTool => {
@@ -231,7 +232,7 @@ impl VectorStoreModes {
                     top_k: self.top_k.max(1) as usize,
                     metadata: self.include_document_metadata,
                 };
-                Ok(Supply::Tool(ctx.tool(Arc::new(tool))))
+                Ok(Supply::Tool(ctx.wrap_tool(Arc::new(tool))))
             }
             Mode::Load | Mode::Insert => Err(failed(
                 ctx.node_name(),
@@ -251,10 +252,11 @@ impl VectorStoreModes {
         filter: Filter,
     ) -> Result<Vec<Value>> {
         let node = ctx.node_name();
-        let documents = ctx.vector_store(self.options(store, ctx.embedder()?, filter));
+        let documents =
+            ctx.create_vector_store(self.options(store, ctx.connected_embedder()?, filter));
         match self.mode {
             Mode::Insert => {
-                let loader = ctx.document_loader()?;
+                let loader = ctx.connected_document_loader()?;
                 let mut all = Vec::new();
                 let mut out = Vec::new();
                 for item in ctx.items() {
