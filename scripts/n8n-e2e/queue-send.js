@@ -9,10 +9,49 @@
 //
 // Appends one JSON line per request to RESULTS.jsonl ({session, message,
 // status, ms, body}) and prints {"variant", "requests", "concurrency",
-// "failed", "p50_ms", "p99_ms", "throughput_rps"}; exit status 1 if any
-// request failed (the first failures are shown on standard error).
+// "failed", "p50_ms", "p99_ms", "throughput_rps", "seconds"}; exit status 1
+// if any request failed (the first failures are shown on standard error).
+//
+//   node queue-send.js --summary VARIANT RESULTS.jsonl PREFIX SECONDS CONCURRENCY
+//
+// Prints the same summary for the requests of RESULTS.jsonl whose session
+// starts with PREFIX, sent in batches that took SECONDS in all.
 const http = require('http');
 const fs = require('fs');
+
+const percentile = (sorted, p) => (sorted.length ? sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)] : 0);
+
+function answered(r) {
+  if (r.status !== 200) return false;
+  try {
+    const output = String(JSON.parse(r.body).output || '');
+    return output.includes('Ada Lovelace') && output.includes('Grace Hopper');
+  } catch (e) {
+    return false;
+  }
+}
+
+function summary(variant, results, concurrency, seconds) {
+  const ms = results.map((r) => r.ms).sort((a, b) => a - b);
+  return {
+    variant,
+    requests: results.length,
+    concurrency,
+    failed: results.filter((r) => !answered(r)).length,
+    p50_ms: Math.round(percentile(ms, 0.5)),
+    p99_ms: Math.round(percentile(ms, 0.99)),
+    throughput_rps: Math.round((results.length / seconds) * 10) / 10,
+    seconds: Math.round(seconds * 100) / 100,
+  };
+}
+
+if (process.argv[2] === '--summary') {
+  const [variant, resultsFile, prefix, seconds, concurrency] = process.argv.slice(3);
+  const results = fs.readFileSync(resultsFile, 'utf8').split('\n').filter(Boolean)
+    .map((l) => JSON.parse(l)).filter((r) => r.session.startsWith(prefix));
+  console.log(JSON.stringify(summary(variant, results, Number(concurrency), Number(seconds))));
+  process.exit(0);
+}
 
 const [url, countText, concurrencyText, session, message, resultsFile, variant = 'requests'] = process.argv.slice(2);
 const count = Number(countText);
@@ -41,18 +80,6 @@ function post(body) {
   });
 }
 
-function answered(r) {
-  if (r.status !== 200) return false;
-  try {
-    const output = String(JSON.parse(r.body).output || '');
-    return output.includes('Ada Lovelace') && output.includes('Grace Hopper');
-  } catch (e) {
-    return false;
-  }
-}
-
-const percentile = (sorted, p) => (sorted.length ? sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)] : 0);
-
 (async () => {
   const results = new Array(count);
   let next = 0;
@@ -71,15 +98,6 @@ const percentile = (sorted, p) => (sorted.length ? sorted[Math.max(0, Math.ceil(
   fs.appendFileSync(resultsFile, results.map((r) => JSON.stringify(r)).join('\n') + '\n');
   const failed = results.filter((r) => !answered(r));
   for (const r of failed.slice(0, 3)) console.error(`failed: ${r.session}: HTTP ${r.status}: ${r.body.slice(0, 600)}`);
-  const ms = results.map((r) => r.ms).sort((a, b) => a - b);
-  console.log(JSON.stringify({
-    variant,
-    requests: count,
-    concurrency,
-    failed: failed.length,
-    p50_ms: Math.round(percentile(ms, 0.5)),
-    p99_ms: Math.round(percentile(ms, 0.99)),
-    throughput_rps: Math.round((count / seconds) * 10) / 10,
-  }));
+  console.log(JSON.stringify(summary(variant, results, concurrency, seconds)));
   process.exitCode = failed.length ? 1 : 0;
 })();
