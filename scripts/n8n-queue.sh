@@ -177,7 +177,9 @@ activate() {
   [ "$(field active < "$work/activate-$1.json")" = true ] || fail "workflow $1 is not active: $(head -c 400 "$work/activate-$1.json")"
 }
 activate nodekit nodekit-queue
-hook="$url/webhook/nodekit-queue"
+# hook_of VARIANT: the production webhook of that workflow.
+hook_of() { echo "$url/webhook/$([ "$1" = nodekit ] && echo nodekit-queue || echo n8n-queue)"; }
+hook=$(hook_of nodekit)
 ok "workflow active: Webhook → AI Agent (OpenAI chat model, nodekit selectQueryTool, nodekit memoryPostgresChat) → Respond to Webhook"
 
 # ---- helpers
@@ -312,13 +314,12 @@ if [ -n "${LOAD:-}" ]; then
   activate n8n n8n-queue
   read -r -a variants <<< "${LOAD_VARIANTS:-nodekit n8n}"
   rounds=${LOAD_ROUNDS:-5}
-  hook_of() { echo "$url/webhook/$([ "$1" = nodekit ] && echo nodekit-queue || echo n8n-queue)"; }
-  declare -A seconds n8n_busy bridge_busy connections
+  declare -A n8n_busy bridge_busy connections
   for variant in "${variants[@]}"; do
     hook=$(hook_of "$variant")
     send "warm-$variant" "Who are our customers? (session {session})" "$concurrency" "$work/results-$variant.jsonl" > /dev/null ||
       fail "$variant: the warm-up requests failed"
-    seconds[$variant]=0 n8n_busy[$variant]=0 bridge_busy[$variant]=0 connections[$variant]=0
+    n8n_busy[$variant]=0 bridge_busy[$variant]=0 connections[$variant]=0
   done
   say "load: $LOAD requests per workflow, $concurrency at a time, in $rounds rounds; each round runs every workflow in turn, the first one alternating"
   for round in $(seq "$rounds"); do
@@ -330,24 +331,23 @@ if [ -n "${LOAD:-}" ]; then
       hook=$(hook_of "$variant")
       count=$((LOAD / rounds + (round <= LOAD % rounds ? 1 : 0)))
       before=$(sessions) n8n_cpu=$(cpu_ms $(n8n_pids)) bridges=$(bridge_pids) bridge_cpu=$(cpu_ms $(bridge_pids))
-      send "load-$variant-r$round" "Who are our customers? (session {session})" "$count" "$work/results-$variant.jsonl" "$variant" > "$work/batch.json" ||
-        fail "$variant: not every request was answered: $(cat "$work/batch.json")"
+      send "load-$variant-r$round" "Who are our customers? (session {session})" "$count" "$work/results-$variant.jsonl" "$variant" \
+        >> "$work/batches-$variant.jsonl" || fail "$variant: not every request was answered: $(tail -1 "$work/batches-$variant.jsonl")"
       n8n_busy[$variant]=$((n8n_busy[$variant] + $(cpu_ms $(n8n_pids)) - n8n_cpu))
       bridge_busy[$variant]=$((bridge_busy[$variant] + $(cpu_ms $(bridge_pids)) - bridge_cpu))
       [ "$(bridge_pids)" = "$bridges" ] || fail "a bridge process started or ended during the load"
-      seconds[$variant]=$(node -e 'console.log(Number(process.argv[1]) + JSON.parse(process.argv[2]).seconds)' "${seconds[$variant]}" "$(cat "$work/batch.json")")
       sleep 2  # PostgreSQL publishes a backend's statistics within a second
       connections[$variant]=$((connections[$variant] + $(sessions) - before))
     done
   done
   for variant in "${variants[@]}"; do
-    node "$here/queue-send.js" --summary "$variant" "$work/results-$variant.jsonl" "load-$variant-" "${seconds[$variant]}" "$concurrency" |
+    node "$here/queue-send.js" --summary "$variant" "$work/results-$variant.jsonl" "load-$variant-" "$work/batches-$variant.jsonl" "$concurrency" |
       tee "$work/load-$variant.json"
     grep -q "\"requests\":$LOAD,\"concurrency\":$concurrency,\"failed\":0," "$work/load-$variant.json" || fail "$variant: failed requests"
     say "load: $variant: ${connections[$variant]} new connections to the shop database; CPU per request: n8n's processes $((n8n_busy[$variant] / LOAD)) ms, the bridges $((bridge_busy[$variant] / LOAD)) ms; $(sql "$n8n_url" "SELECT round(avg(length(d.data))) FROM execution_data d
       JOIN execution_entity e ON e.id = d.\"executionId\" WHERE e.\"workflowId\" = '${workflow[$variant]}'") bytes of execution data per execution"
   done
-  hook="$url/webhook/nodekit-queue"
+  hook=$(hook_of nodekit)
   check_memory "$results" n8n_chat_histories
   # n8n's own memory keeps the agent's tool call and result between question and answer.
   [ ! -f "$work/results-n8n.jsonl" ] || check_memory "$work/results-n8n.jsonl" n8n_own_chat_histories --tool-steps

@@ -12,10 +12,11 @@
 // "failed", "p50_ms", "p99_ms", "throughput_rps", "seconds"}; exit status 1
 // if any request failed (the first failures are shown on standard error).
 //
-//   node queue-send.js --summary VARIANT RESULTS.jsonl PREFIX SECONDS CONCURRENCY
+//   node queue-send.js --summary VARIANT RESULTS.jsonl PREFIX BATCHES.jsonl CONCURRENCY
 //
 // Prints the same summary for the requests of RESULTS.jsonl whose session
-// starts with PREFIX, sent in batches that took SECONDS in all.
+// starts with PREFIX, sent in the batches whose summaries BATCHES.jsonl
+// holds (their seconds add up to the time the requests took).
 const http = require('http');
 const fs = require('fs');
 
@@ -46,10 +47,11 @@ function summary(variant, results, concurrency, seconds) {
 }
 
 if (process.argv[2] === '--summary') {
-  const [variant, resultsFile, prefix, seconds, concurrency] = process.argv.slice(3);
-  const results = fs.readFileSync(resultsFile, 'utf8').split('\n').filter(Boolean)
-    .map((l) => JSON.parse(l)).filter((r) => r.session.startsWith(prefix));
-  console.log(JSON.stringify(summary(variant, results, Number(concurrency), Number(seconds))));
+  const [variant, resultsFile, prefix, batchesFile, concurrency] = process.argv.slice(3);
+  const lines = (file) => fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const results = lines(resultsFile).filter((r) => r.session.startsWith(prefix));
+  const seconds = lines(batchesFile).reduce((sum, batch) => sum + batch.seconds, 0);
+  console.log(JSON.stringify(summary(variant, results, Number(concurrency), seconds)));
   process.exit(0);
 }
 

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::js::js_trim;
 use super::{FromAiCall, FromAiType};
-use crate::description::ArgumentBounds;
+use crate::description::{ArgumentBounds, number_to_json};
 
 /// OpenAI's limit on function names, which n8n enforces.
 const MAX_TOOL_NAME_LEN: usize = 64;
@@ -63,19 +63,9 @@ pub(crate) fn apply_bounds(schema: &mut Value, bounds: &[&ArgumentBounds]) {
         }
         for (keyword, bound) in [("minimum", b.minimum), ("maximum", b.maximum)] {
             if let Some(x) = bound {
-                prop.insert(keyword.into(), json_number(x));
+                prop.insert(keyword.into(), number_to_json(x));
             }
         }
-    }
-}
-
-/// `x` as JSON, whole numbers without a fraction (`7`, not `7.0`).
-fn json_number(x: f64) -> Value {
-    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
-    if x.fract() == 0.0 && x.abs() <= EXACT {
-        Value::from(x as i64)
-    } else {
-        Value::from(x)
     }
 }
 

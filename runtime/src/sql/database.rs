@@ -10,11 +10,12 @@ use std::time::{Duration, Instant};
 
 use futures::TryStreamExt;
 use serde_json::{Map, Value};
-use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::postgres::PgPool;
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
 use sqlx::{Arguments, AssertSqlSafe};
 
 use crate::history::postgres::PostgresConfig;
+use crate::node::SharedPools;
 
 use super::error::classify;
 use super::response::{ErrorType, Reason, ToolError};
@@ -22,7 +23,7 @@ use super::schema::{Column, ColumnKind, Dialect, Table};
 use super::value::{pg_row_keyed, row_keys, sqlite_row_keyed};
 use super::writer::Bind;
 
-/// Connections kept by a tool's own pool ([`Database::postgres`]).
+/// Connections kept by each of a SQLite tool's pools.
 const POOL_SIZE: u32 = 4;
 /// SQLite VM steps between two deadline checks: about 0.1 ms of work. Every
 /// 100 steps cost a quarter of the time of reading rows; a single step is
@@ -99,11 +100,9 @@ pub(crate) fn connection_error(e: crate::error::Error) -> ToolError {
 impl Database {
     /// A pool of its own for n8n's `postgres` credential; connects on first use.
     pub fn postgres(config: &PostgresConfig) -> Result<Database, ToolError> {
-        let options = config.options().map_err(connection_error)?;
-        let pool = PgPoolOptions::new()
-            .max_connections(POOL_SIZE)
-            .acquire_timeout(ACQUIRE_TIMEOUT)
-            .connect_lazy_with(options);
+        let pool = SharedPools::default()
+            .postgres(config)
+            .map_err(connection_error)?;
         Ok(Database::postgres_on(pool, config))
     }
 
