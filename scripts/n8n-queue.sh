@@ -49,15 +49,16 @@
 #    One JSON line each: {"variant","requests","concurrency","failed",
 #    "p50_ms","p99_ms","throughput_rps"}, and how many connections the
 #    shop database got meanwhile (pg_stat_database.sessions), the CPU
-#    time n8n's three processes and the bridges used per request, and the
+#    time n8n's three processes (and main alone) and the bridges used per
+#    request, and the
 #    size of the execution data n8n stored per execution.
 # Ports: QUEUE_PORT (default 5720) to QUEUE_PORT+22; MOCK_PORT (default 18441).
 # LOAD_VARIANTS: which workflows the load runs on, in order (default
 # "nodekit n8n"); with one, profiles (below) show that one alone.
 # N8N_NODE_FLAGS: flags for the Node.js of n8n's processes, e.g.
 # "--cpu-prof --cpu-prof-dir=DIR" for CPU profiles (written when they stop).
-# KEEP=1 keeps the scratch folder (logs, results). Exit status 0 only if
-# every check passed.
+# KEEP=1 keeps the scratch folder (logs, results) and both databases.
+# Exit status 0 only if every check passed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 here="$root/scripts/n8n-e2e"
@@ -80,8 +81,12 @@ cleanup() {
   # runner and its bridge process.
   for p in "${pids[@]}"; do kill -- -"$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  psql "$DATABASE_URL" -q -c "DROP DATABASE IF EXISTS $n8n_db WITH (FORCE)" \
-    -c "DROP DATABASE IF EXISTS $shop_db WITH (FORCE)" >/dev/null 2>&1 || true
+  if [ -n "${KEEP:-}" ]; then
+    echo "kept the databases $n8n_db and $shop_db" >&2
+  else
+    psql "$DATABASE_URL" -q -c "DROP DATABASE IF EXISTS $n8n_db WITH (FORCE)" \
+      -c "DROP DATABASE IF EXISTS $shop_db WITH (FORCE)" >/dev/null 2>&1 || true
+  fi
   redis-cli -u "$REDIS_URL" --scan --pattern "$redis_prefix*" 2>/dev/null |
     xargs -r redis-cli -u "$REDIS_URL" del >/dev/null 2>&1 || true
   [ -n "${KEEP:-}" ] && echo "kept $work" >&2 || rm -rf "$work"
@@ -314,12 +319,12 @@ if [ -n "${LOAD:-}" ]; then
   activate n8n n8n-queue
   read -r -a variants <<< "${LOAD_VARIANTS:-nodekit n8n}"
   rounds=${LOAD_ROUNDS:-5}
-  declare -A n8n_busy bridge_busy connections
+  declare -A n8n_busy main_busy bridge_busy connections
   for variant in "${variants[@]}"; do
     hook=$(hook_of "$variant")
     send "warm-$variant" "Who are our customers? (session {session})" "$concurrency" "$work/results-$variant.jsonl" > /dev/null ||
       fail "$variant: the warm-up requests failed"
-    n8n_busy[$variant]=0 bridge_busy[$variant]=0 connections[$variant]=0
+    n8n_busy[$variant]=0 main_busy[$variant]=0 bridge_busy[$variant]=0 connections[$variant]=0
   done
   say "load: $LOAD requests per workflow, $concurrency at a time, in $rounds rounds; each round runs every workflow in turn, the first one alternating"
   for round in $(seq "$rounds"); do
@@ -330,10 +335,11 @@ if [ -n "${LOAD:-}" ]; then
     for variant in "${order[@]}"; do
       hook=$(hook_of "$variant")
       count=$((LOAD / rounds + (round <= LOAD % rounds ? 1 : 0)))
-      before=$(sessions) n8n_cpu=$(cpu_ms $(n8n_pids)) bridges=$(bridge_pids) bridge_cpu=$(cpu_ms $(bridge_pids))
+      before=$(sessions) n8n_cpu=$(cpu_ms $(n8n_pids)) main_cpu=$(cpu_ms "${pid[main]}") bridges=$(bridge_pids) bridge_cpu=$(cpu_ms $(bridge_pids))
       send "load-$variant-r$round" "Who are our customers? (session {session})" "$count" "$work/results-$variant.jsonl" "$variant" \
         >> "$work/batches-$variant.jsonl" || fail "$variant: not every request was answered: $(tail -1 "$work/batches-$variant.jsonl")"
       n8n_busy[$variant]=$((n8n_busy[$variant] + $(cpu_ms $(n8n_pids)) - n8n_cpu))
+      main_busy[$variant]=$((main_busy[$variant] + $(cpu_ms "${pid[main]}") - main_cpu))
       bridge_busy[$variant]=$((bridge_busy[$variant] + $(cpu_ms $(bridge_pids)) - bridge_cpu))
       [ "$(bridge_pids)" = "$bridges" ] || fail "a bridge process started or ended during the load"
       sleep 2  # PostgreSQL publishes a backend's statistics within a second
@@ -344,7 +350,7 @@ if [ -n "${LOAD:-}" ]; then
     node "$here/queue-send.js" --summary "$variant" "$work/results-$variant.jsonl" "load-$variant-" "$work/batches-$variant.jsonl" "$concurrency" |
       tee "$work/load-$variant.json"
     grep -q "\"requests\":$LOAD,\"concurrency\":$concurrency,\"failed\":0," "$work/load-$variant.json" || fail "$variant: failed requests"
-    say "load: $variant: ${connections[$variant]} new connections to the shop database; CPU per request: n8n's processes $((n8n_busy[$variant] / LOAD)) ms, the bridges $((bridge_busy[$variant] / LOAD)) ms; $(sql "$n8n_url" "SELECT round(avg(length(d.data))) FROM execution_data d
+    say "load: $variant: ${connections[$variant]} new connections to the shop database; CPU per request: n8n's processes $((n8n_busy[$variant] / LOAD)) ms (main $((main_busy[$variant] / LOAD)) ms), the bridges $((bridge_busy[$variant] / LOAD)) ms; $(sql "$n8n_url" "SELECT round(avg(length(d.data))) FROM execution_data d
       JOIN execution_entity e ON e.id = d.\"executionId\" WHERE e.\"workflowId\" = '${workflow[$variant]}'") bytes of execution data per execution"
   done
   hook=$(hook_of nodekit)

@@ -8,7 +8,7 @@
 //   node queue-send.js URL COUNT CONCURRENCY SESSION MESSAGE RESULTS.jsonl [VARIANT]
 //
 // Appends one JSON line per request to RESULTS.jsonl ({session, message,
-// status, ms, body}) and prints {"variant", "requests", "concurrency",
+// status, at (sent, ms since the epoch), ms, body}) and prints {"variant", "requests", "concurrency",
 // "failed", "p50_ms", "p99_ms", "throughput_rps", "seconds"}; exit status 1
 // if any request failed (the first failures are shown on standard error).
 //
@@ -64,8 +64,9 @@ const TIMEOUT_MS = 180000;
 function post(body) {
   return new Promise((resolve) => {
     const data = JSON.stringify(body);
+    const at = Date.now();
     const started = process.hrtime.bigint();
-    const done = (status, text) => resolve({ status, ms: Number(process.hrtime.bigint() - started) / 1e6, body: text });
+    const done = (status, text) => resolve({ status, at, ms: Number(process.hrtime.bigint() - started) / 1e6, body: text });
     const req = http.request(url, {
       method: 'POST', agent, timeout: TIMEOUT_MS,
       headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) },
