@@ -15,7 +15,7 @@
 //!   store under test and, on SQLite, in a second file opened with
 //!   `Durability::ProcessCrash` (`synchronous = NORMAL`, as Mastra's);
 //! - recall, as Mastra's `recall` with a search string
-//!   (`Store::recent_and_recalled`): the 20 newest messages, and the input
+//!   (`Recall::recent_and_recalled`): the 20 newest messages, and the input
 //!   embedded, the top 5 outside those 20 with 2 messages before and 1
 //!   after each; over BENCH_ITERS (default 300) distinct inputs;
 //! - context assembly (working memory, 20 observations, the recent 20 and
@@ -46,7 +46,7 @@ use std::time::{Duration, Instant};
 
 use nodekit::__bench::recall::{held, nearest, nearest_exact};
 use nodekit::agent_memory::context::{AssembleOptions, PartKind, assemble_with};
-use nodekit::agent_memory::{Durability, MemoryConfig, Recaller, Store};
+use nodekit::agent_memory::{Durability, MemoryConfig, Recall, Recaller, Store};
 use nodekit::embed::Embedder;
 use nodekit::message::Message;
 use nodekit::model::BoxFuture;
@@ -207,8 +207,8 @@ fn rss() -> (f64, f64) {
     (field("VmRSS:"), field("VmHWM:"))
 }
 
-fn cache(store: &Store) -> Value {
-    let c = store.recall_cache();
+fn cache(recall: &Recall) -> Value {
+    let c = recall.cache_stats();
     json!({
         "threads": c.threads,
         "exact_vectors": c.exact_vectors,
@@ -285,29 +285,37 @@ impl Db {
 
 /// Until every message of the thread is embedded and held in memory.
 async fn wait_indexed(store: &Store, recaller: &Recaller, thread: &str) {
+    let recall = Recall::new(store.db());
     recaller.flush().await.unwrap();
-    while !store.unindexed(USER, thread, 1).await.unwrap().is_empty() {
+    while !recall.unindexed(USER, thread, 1).await.unwrap().is_empty() {
         recaller.flush().await.unwrap();
     }
     let total = store.thread(USER, thread).await.unwrap().unwrap().last_seq as usize;
     let deadline = Instant::now() + Duration::from_secs(3600);
     loop {
-        if held(store, thread) == Some(total) {
+        if held(&recall, thread) == Some(total) {
             return;
         }
         // A search loads a thread that is not held.
-        let _ = nearest(store, USER, thread, &hash_embed("load"), 1).await;
+        let _ = nearest(&recall, USER, thread, &hash_embed("load"), 1).await;
         assert!(Instant::now() < deadline, "the thread was never loaded");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
-async fn load(recaller: &Recaller, thread: &str, n: usize, mut next: impl FnMut(usize) -> Message) {
+async fn load(
+    store: &Store,
+    recaller: &Recaller,
+    thread: &str,
+    n: usize,
+    mut next: impl FnMut(usize) -> Message,
+) {
     let mut i = 0;
     while i < n {
         let batch: Vec<Message> = (i..(i + 1000).min(n)).map(&mut next).collect();
         i += batch.len();
-        recaller.append(USER, thread, &batch).await.unwrap();
+        store.append(USER, thread, &batch).await.unwrap();
+        recaller.notify(USER, thread);
     }
 }
 
@@ -333,19 +341,20 @@ async fn one_thread(db: &Db, n: usize) -> Value {
     let iters = env("BENCH_ITERS", 300);
     let store = &db.store;
     let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder);
-    let recaller = Recaller::spawn(store.clone(), embedder.clone());
+    let recaller = Recaller::spawn(Recall::new(store.db()), embedder.clone());
     let mut text = Text::new();
 
     // Another user's thread first, as the peer does (same random stream).
     let other: Vec<Message> = (0..50).map(|i| text.message(i)).collect();
-    recaller
+    store
         .append("user-2", "thread-other", &other)
         .await
         .unwrap();
+    recaller.notify("user-2", "thread-other");
 
     eprintln!("loading {n} messages");
     let started = Instant::now();
-    load(&recaller, THREAD, n, |j| text.message(j)).await;
+    load(store, &recaller, THREAD, n, |j| text.message(j)).await;
     let appended = started.elapsed();
     wait_indexed(store, &recaller, THREAD).await;
     let loaded = started.elapsed();
@@ -356,10 +365,11 @@ async fn one_thread(db: &Db, n: usize) -> Value {
     let started = Instant::now();
     for j in n..n + appends {
         let t = Instant::now();
-        recaller
+        store
             .append(USER, THREAD, &[text.message(j)])
             .await
             .unwrap();
+        recaller.notify(USER, THREAD);
         returned.push(t.elapsed());
     }
     wait_indexed(store, &recaller, THREAD).await;
@@ -446,7 +456,7 @@ async fn one_thread(db: &Db, n: usize) -> Value {
     for q in 0..iters {
         let input = format!("recall {q}: {}", text.sentence(10));
         let t = Instant::now();
-        let (recent, found) = store
+        let (recent, found) = Recall::new(store.db())
             .recent_and_recalled(USER, THREAD, &input, &*embedder, 20, 5)
             .await
             .unwrap();
@@ -460,7 +470,7 @@ async fn one_thread(db: &Db, n: usize) -> Value {
         window.push(t.elapsed());
         assert_eq!(got.len(), 20);
     }
-    let held = cache(store);
+    let held = cache(&Recall::new(store.db()));
     let (rss_mb, peak_mb) = rss();
     let agreement = if env("BENCH_AGREEMENT", 1) == 1 {
         agreement(store, n).await
@@ -500,12 +510,13 @@ async fn one_thread(db: &Db, n: usize) -> Value {
 /// A second thread of `n` messages with wide-vocabulary texts and the
 /// dense embedder; the share of the exact top 5 the store's search finds.
 async fn agreement(store: &Store, n: usize) -> Value {
+    let recall = Recall::new(store.db());
     let dense = Arc::new(DenseEmbedder::default());
-    let recaller = Recaller::spawn(store.clone(), dense.clone());
+    let recaller = Recaller::spawn(Recall::new(store.db()), dense.clone());
     let mut text = Text::new();
     let thread = "thread-dense";
     eprintln!("loading {n} wide-vocabulary messages");
-    load(&recaller, thread, n, |_| {
+    load(store, &recaller, thread, n, |_| {
         Message::human(text.wide_sentence())
     })
     .await;
@@ -516,9 +527,9 @@ async fn agreement(store: &Store, n: usize) -> Value {
     for _ in 0..queries {
         let v = dense.embed_one(&text.wide_sentence());
         let t = Instant::now();
-        let by_store = nearest(store, USER, thread, &v, 5).await.unwrap();
+        let by_store = nearest(&recall, USER, thread, &v, 5).await.unwrap();
         search.push(t.elapsed());
-        let by_scan = nearest_exact(store, USER, thread, &v, 5).await.unwrap();
+        let by_scan = nearest_exact(&recall, USER, thread, &v, 5).await.unwrap();
         expected += by_scan.len();
         found += by_scan.iter().filter(|s| by_store.contains(s)).count();
     }
@@ -528,7 +539,7 @@ async fn agreement(store: &Store, n: usize) -> Value {
         "queries": queries,
         "top5_share": round(found as f64 / expected.max(1) as f64),
         "search": stats(search),
-        "answered_by": if n as i64 > store.exact_limit() { "graph" } else { "exact scan" },
+        "answered_by": if n as i64 > recall.exact_limit() { "graph" } else { "exact scan" },
     })
 }
 
@@ -537,12 +548,15 @@ async fn many_threads(db: &Db, n: usize, threads: usize) -> Value {
     let iters = env("BENCH_ITERS", 1000);
     let store = &db.store;
     let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder);
-    let recaller = Recaller::spawn(store.clone(), embedder.clone());
+    let recaller = Recaller::spawn(Recall::new(store.db()), embedder.clone());
     let mut text = Text::new();
     eprintln!("loading {threads} threads of {n} messages");
     let started = Instant::now();
     for t in 0..threads {
-        load(&recaller, &format!("thread-{t}"), n, |j| text.message(j)).await;
+        load(store, &recaller, &format!("thread-{t}"), n, |j| {
+            text.message(j)
+        })
+        .await;
         if t % 100 == 99 {
             recaller.flush().await.unwrap();
         }
@@ -554,7 +568,7 @@ async fn many_threads(db: &Db, n: usize, threads: usize) -> Value {
         let thread = format!("thread-{}", (text.rand() * threads as f64) as usize);
         let input = format!("recall {q}: {}", text.sentence(10));
         let t = Instant::now();
-        store
+        Recall::new(store.db())
             .recent_and_recalled(USER, &thread, &input, &*embedder, 20, 5)
             .await
             .unwrap();
@@ -571,7 +585,7 @@ async fn many_threads(db: &Db, n: usize, threads: usize) -> Value {
         "recall_random_thread": stats(recall),
         "rss_mb": rss_mb,
         "peak_rss_mb": peak_mb,
-        "recall_cache": cache(store),
+        "recall_cache": cache(&Recall::new(store.db())),
         "db_file_mb": db.bytes().map(|b| round(b as f64 / 1_048_576.0)),
     })
 }

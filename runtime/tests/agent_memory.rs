@@ -143,16 +143,17 @@ async fn reads_nothing(store: &Store, resource: &str, thread: &str) {
         store.observation_marks(resource, thread).await.unwrap(),
         Default::default()
     );
+    let recall = nodekit::agent_memory::Recall::new(store.db());
     assert!(
-        store
+        recall
             .unindexed(resource, thread, 10)
             .await
             .unwrap()
             .is_empty()
     );
     assert!(
-        store
-            .recall(resource, thread, &[1.0; 8], 5, &[])
+        recall
+            .search(resource, thread, &[1.0; 8], 5, &[])
             .await
             .unwrap()
             .is_empty()

@@ -700,7 +700,7 @@ async fn a_deleted_thread_stays_deleted(store: Store) {
     embed_config.base_url = embeddings.base_url.clone();
     embed_config.max_retries = 0;
     let recaller = Recaller::spawn(
-        store.clone(),
+        nodekit::agent_memory::Recall::new(store.db()),
         Arc::new(OpenAiEmbedder::new(embed_config).unwrap()),
     );
     // Every append of two messages is a chunk to buffer ahead.

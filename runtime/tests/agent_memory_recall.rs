@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use nodekit::agent_memory::{
-    AssembleOptions, IndexKind, MemoryConfig, PartKind, Recaller, Store, StoredMessage,
+    AssembleOptions, IndexKind, MemoryConfig, PartKind, Recall, Recaller, Store, StoredMessage,
     assemble_with,
 };
 use nodekit::embed::{Embedder, EmbeddingsConfig, OpenAiEmbedder};
@@ -135,6 +135,7 @@ fn seqs(found: &[StoredMessage]) -> Vec<i64> {
 /// Neighbours with context, dedup against the recent window, isolation,
 /// dimension mismatch.
 async fn neighbours_isolation_dims(store: &Store) {
+    let recall = Recall::new(store.db());
     let http = EmbedServer::start(384).await;
     let embedder = http.embedder();
     store.append("r", "t1", &conversation()).await.unwrap();
@@ -142,18 +143,21 @@ async fn neighbours_isolation_dims(store: &Store) {
     store.append("r", "t2", &conversation()).await.unwrap();
     store.append("other", "t3", &conversation()).await.unwrap();
     for (r, t) in [("r", "t1"), ("r", "t2"), ("other", "t3")] {
-        assert_eq!(store.index_pending(r, t, &*embedder).await.unwrap(), 30);
-        assert!(store.unindexed(r, t, 100).await.unwrap().is_empty());
+        assert_eq!(recall.index_pending(r, t, &*embedder).await.unwrap(), 30);
+        assert!(recall.unindexed(r, t, 100).await.unwrap().is_empty());
     }
     // Already indexed: nothing more.
-    assert_eq!(store.index_pending("r", "t1", &*embedder).await.unwrap(), 0);
-    let index = store.recall_index().await.unwrap().unwrap();
+    assert_eq!(
+        recall.index_pending("r", "t1", &*embedder).await.unwrap(),
+        0
+    );
+    let index = recall.recall_index().await.unwrap().unwrap();
     assert_eq!(index.dims, 384);
 
     // Recent window = seqs 23..=30 (holds the match at 27).
     let recent: Vec<i64> = (23..=30).collect();
-    let found = store
-        .recall_text("r", "t1", "zebra stripes", &*embedder, 2, &recent)
+    let found = recall
+        .search_text("r", "t1", "zebra stripes", &*embedder, 2, &recent)
         .await
         .unwrap();
     // Matches 22 and 10 (27 is recent): 2 before and 1 after each, minus 23.
@@ -161,8 +165,8 @@ async fn neighbours_isolation_dims(store: &Store) {
     assert!(found.iter().all(|m| m.thread_id == "t1"));
     assert_eq!(found[2].message.text(), "zebra stripes 10");
     // Overlapping ranges are merged without duplicates.
-    let close = store
-        .recall("r", "t1", &bag_of_words("zebra stripes", 384), 3, &[])
+    let close = recall
+        .search("r", "t1", &bag_of_words("zebra stripes", 384), 3, &[])
         .await
         .unwrap();
     assert_eq!(
@@ -173,8 +177,8 @@ async fn neighbours_isolation_dims(store: &Store) {
     // Isolation: another resource's thread recalls nothing, as an unknown
     // thread does, and the search claims neither.
     for thread in ["t1", "never-written"] {
-        let found = store
-            .recall_text("other", thread, "zebra", &*embedder, 5, &[])
+        let found = recall
+            .search_text("other", thread, "zebra", &*embedder, 5, &[])
             .await
             .unwrap();
         assert!(found.is_empty(), "{thread}");
@@ -182,8 +186,8 @@ async fn neighbours_isolation_dims(store: &Store) {
     }
     let theirs = store.threads("other").await.unwrap();
     assert!(theirs.iter().all(|t| t.id == "t3"), "{theirs:?}");
-    let theirs = store
-        .recall_text("other", "t3", "zebra stripes", &*embedder, 5, &[])
+    let theirs = recall
+        .search_text("other", "t3", "zebra stripes", &*embedder, 5, &[])
         .await
         .unwrap();
     assert!(theirs.iter().all(|m| m.thread_id == "t3"));
@@ -192,8 +196,8 @@ async fn neighbours_isolation_dims(store: &Store) {
         .append("r", "empty", &[Message::human("nothing here")])
         .await
         .unwrap();
-    let none = store
-        .recall_text("r", "empty", "zebra stripes", &*embedder, 5, &[])
+    let none = recall
+        .search_text("r", "empty", "zebra stripes", &*embedder, 5, &[])
         .await
         .unwrap();
     assert!(none.is_empty());
@@ -235,14 +239,14 @@ async fn neighbours_isolation_dims(store: &Store) {
         .append("r", "t4", &[Message::human("zebra")])
         .await
         .unwrap();
-    let e = store
+    let e = recall
         .index_pending("r", "t4", &*small.embedder())
         .await
         .unwrap_err()
         .to_string();
     assert!(e.contains("384") && e.contains("128"), "{e}");
-    let e = store
-        .recall("r", "t1", &[0.5; 128], 3, &[])
+    let e = recall
+        .search("r", "t1", &[0.5; 128], 3, &[])
         .await
         .unwrap_err()
         .to_string();
@@ -252,14 +256,16 @@ async fn neighbours_isolation_dims(store: &Store) {
 /// A failing embedder: appends and context assembly keep working, nothing is
 /// lost, and the background indexer catches up once the embedder is back.
 async fn failing_then_recovery(store: &Store) {
+    let recall = Recall::new(store.db());
     let http = EmbedServer::start(384).await;
     let embedder = http.embedder();
     http.fail.store(true, Ordering::SeqCst);
-    let recaller = Recaller::spawn(store.clone(), embedder.clone());
-    let stored = recaller.append("r", "t", &conversation()).await.unwrap();
+    let recaller = Recaller::spawn(recall.clone(), embedder.clone());
+    let stored = store.append("r", "t", &conversation()).await.unwrap();
+    recaller.notify("r", "t");
     assert_eq!(stored.len(), 30);
     assert!(recaller.flush().await.is_err());
-    assert_eq!(store.unindexed("r", "t", 100).await.unwrap().len(), 30);
+    assert_eq!(recall.unindexed("r", "t", 100).await.unwrap().len(), 30);
     let config = recall_config();
     let options = AssembleOptions {
         embedder: Some(&*embedder),
@@ -273,14 +279,15 @@ async fn failing_then_recovery(store: &Store) {
 
     http.fail.store(false, Ordering::SeqCst);
     assert_eq!(recaller.flush().await.unwrap(), 30);
-    assert!(store.unindexed("r", "t", 100).await.unwrap().is_empty());
+    assert!(recall.unindexed("r", "t", 100).await.unwrap().is_empty());
     // More messages are picked up in the background, without a flush.
-    recaller
+    store
         .append("r", "t", &[Message::human("okapi spotted")])
         .await
         .unwrap();
+    recaller.notify("r", "t");
     let mut waited = 0;
-    while !store.unindexed("r", "t", 10).await.unwrap().is_empty() {
+    while !recall.unindexed("r", "t", 10).await.unwrap().is_empty() {
         assert!(waited < 100, "the background indexer never caught up");
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         waited += 1;
@@ -294,15 +301,15 @@ async fn failing_then_recovery(store: &Store) {
         .append("r", "t", &[Message::human("left behind")])
         .await
         .unwrap();
-    let again = Recaller::spawn(store.clone(), embedder);
+    let again = Recaller::spawn(recall.clone(), embedder);
     again.catch_up();
     again.flush().await.unwrap();
-    assert!(store.unindexed("r", "t", 10).await.unwrap().is_empty());
+    assert!(recall.unindexed("r", "t", 10).await.unwrap().is_empty());
 }
 
 /// Threads held in memory, and the vectors of their graphs.
-fn graphs(store: &Store) -> (usize, usize) {
-    let held = store.recall_cache();
+fn graphs(recall: &Recall) -> (usize, usize) {
+    let held = recall.cache_stats();
     (held.threads, held.graph_vectors)
 }
 
@@ -313,8 +320,8 @@ fn graphs(store: &Store) -> (usize, usize) {
 async fn graph_search(store: &Store, other: &Store) {
     let http = EmbedServer::start(384).await;
     let embedder = http.embedder();
-    let store = store.clone().with_exact_limit(50);
-    let other = other.clone().with_exact_limit(50);
+    let recall = Recall::new(store.db()).with_exact_limit(50);
+    let other_recall = Recall::new(other.db()).with_exact_limit(50);
     // Words drawn from a small vocabulary, so texts overlap as real ones do
     // (a vector orthogonal to all others is a needle no approximate search
     // promises to find).
@@ -334,16 +341,16 @@ async fn graph_search(store: &Store, other: &Store) {
     let filler: Vec<Message> = texts.iter().map(|t| Message::human(t.as_str())).collect();
     store.append("r", "t", &filler).await.unwrap();
     assert_eq!(
-        store.index_pending("r", "t", &*embedder).await.unwrap(),
+        recall.index_pending("r", "t", &*embedder).await.unwrap(),
         200
     );
     let loaded = |n: usize| (1, n);
     let mut waited = 0;
-    while graphs(&store) != loaded(200) {
+    while graphs(&recall) != loaded(200) {
         assert!(
             waited < 400,
             "the graph was never built: {:?}",
-            store.recall_cache()
+            recall.cache_stats()
         );
         tokio::time::sleep(std::time::Duration::from_millis(25)).await;
         waited += 1;
@@ -354,10 +361,10 @@ async fn graph_search(store: &Store, other: &Store) {
         .append("r", "t", &[Message::human(zebra.as_str())])
         .await
         .unwrap();
-    store.index_pending("r", "t", &*embedder).await.unwrap();
-    assert_eq!(graphs(&store), loaded(201));
-    let found = store
-        .recall_text("r", "t", &zebra, &*embedder, 1, &[])
+    recall.index_pending("r", "t", &*embedder).await.unwrap();
+    assert_eq!(graphs(&recall), loaded(201));
+    let found = recall
+        .search_text("r", "t", &zebra, &*embedder, 1, &[])
         .await
         .unwrap();
     assert_eq!(seqs(&found), vec![199, 200, 201]);
@@ -368,11 +375,14 @@ async fn graph_search(store: &Store, other: &Store) {
         .append("r", "t", &[Message::human(okapi.as_str())])
         .await
         .unwrap();
-    other.index_pending("r", "t", &*embedder).await.unwrap();
+    other_recall
+        .index_pending("r", "t", &*embedder)
+        .await
+        .unwrap();
     let mut waited = 0;
     let found = loop {
-        let found = store
-            .recall_text("r", "t", &okapi, &*embedder, 1, &[])
+        let found = recall
+            .search_text("r", "t", &okapi, &*embedder, 1, &[])
             .await
             .unwrap();
         if seqs(&found).contains(&202) || waited == 100 {
@@ -382,24 +392,24 @@ async fn graph_search(store: &Store, other: &Store) {
         waited += 1;
     };
     assert_eq!(seqs(&found), vec![200, 201, 202]);
-    assert_eq!(graphs(&store), loaded(202));
+    assert_eq!(graphs(&recall), loaded(202));
     // The same answers as the exact search.
-    let exact = store.clone().with_exact_limit(i64::MAX);
+    let exact = recall.clone().with_exact_limit(i64::MAX);
     for i in [3, 17, 150] {
         let q = &texts[i - 1];
-        let by_graph = store
-            .recall_text("r", "t", q, &*embedder, 1, &[])
+        let by_graph = recall
+            .search_text("r", "t", q, &*embedder, 1, &[])
             .await
             .unwrap();
         let by_scan = exact
-            .recall_text("r", "t", q, &*embedder, 1, &[])
+            .search_text("r", "t", q, &*embedder, 1, &[])
             .await
             .unwrap();
         assert_eq!(seqs(&by_graph), seqs(&by_scan), "query {q}");
         assert!(seqs(&by_graph).contains(&(i as i64)), "query {q}");
     }
     assert!(store.delete_thread("r", "t").await.unwrap());
-    assert_eq!(store.recall_cache().threads, 0);
+    assert_eq!(recall.cache_stats().threads, 0);
 }
 
 /// Texts of 6 words from a 30-word vocabulary after a unique tag, so texts
@@ -421,10 +431,10 @@ fn overlapping_texts(n: usize) -> Vec<String> {
         .collect()
 }
 
-async fn wait_held(store: &Store, what: impl Fn(&nodekit::agent_memory::RecallCache) -> bool) {
+async fn wait_held(recall: &Recall, what: impl Fn(&nodekit::agent_memory::RecallCache) -> bool) {
     let mut waited = 0;
-    while !what(&store.recall_cache()) {
-        assert!(waited < 400, "never held: {:?}", store.recall_cache());
+    while !what(&recall.cache_stats()) {
+        assert!(waited < 400, "never held: {:?}", recall.cache_stats());
         tokio::time::sleep(std::time::Duration::from_millis(25)).await;
         waited += 1;
     }
@@ -434,6 +444,7 @@ async fn wait_held(store: &Store, what: impl Fn(&nodekit::agent_memory::RecallCa
 /// exactly there: the same answers as the database's own index gave before
 /// it was loaded, and new messages are found at once.
 async fn resident_exact_search(store: &Store) {
+    let recall = Recall::new(store.db());
     let http = EmbedServer::start(384).await;
     let embedder = http.embedder();
     let texts = overlapping_texts(300);
@@ -442,19 +453,22 @@ async fn resident_exact_search(store: &Store) {
     // Answers from the database, before the thread is held.
     let mut before = Vec::new();
     for i in [1usize, 77, 300] {
-        let found = store
-            .recall_text("r", "exact", &texts[i - 1], &*embedder, 1, &[])
+        let found = recall
+            .search_text("r", "exact", &texts[i - 1], &*embedder, 1, &[])
             .await
             .unwrap();
         before.push(found);
     }
     assert!(before.iter().all(Vec::is_empty), "nothing is indexed yet");
-    store.index_pending("r", "exact", &*embedder).await.unwrap();
-    wait_held(store, |c| c.threads == 1 && c.exact_vectors == 300).await;
-    assert_eq!(store.recall_cache().graph_vectors, 0);
+    recall
+        .index_pending("r", "exact", &*embedder)
+        .await
+        .unwrap();
+    wait_held(&recall, |c| c.threads == 1 && c.exact_vectors == 300).await;
+    assert_eq!(recall.cache_stats().graph_vectors, 0);
     for i in [1usize, 77, 300] {
-        let found = store
-            .recall_text("r", "exact", &texts[i - 1], &*embedder, 1, &[])
+        let found = recall
+            .search_text("r", "exact", &texts[i - 1], &*embedder, 1, &[])
             .await
             .unwrap();
         assert!(
@@ -468,24 +482,27 @@ async fn resident_exact_search(store: &Store) {
         .append("r", "exact", &[Message::human("quokka smiles")])
         .await
         .unwrap();
-    store.index_pending("r", "exact", &*embedder).await.unwrap();
-    assert_eq!(store.recall_cache().exact_vectors, 301);
-    let found = store
-        .recall_text("r", "exact", "quokka smiles", &*embedder, 1, &[])
+    recall
+        .index_pending("r", "exact", &*embedder)
+        .await
+        .unwrap();
+    assert_eq!(recall.cache_stats().exact_vectors, 301);
+    let found = recall
+        .search_text("r", "exact", "quokka smiles", &*embedder, 1, &[])
         .await
         .unwrap();
     assert_eq!(seqs(&found), vec![299, 300, 301]);
     // Another resource asking for the thread finds nothing, though this
     // process holds it; deleting drops it.
     assert!(
-        store
-            .recall_text("intruder", "exact", "quokka", &*embedder, 1, &[])
+        recall
+            .search_text("intruder", "exact", "quokka", &*embedder, 1, &[])
             .await
             .unwrap()
             .is_empty()
     );
     assert!(store.delete_thread("r", "exact").await.unwrap());
-    assert_eq!(store.recall_cache().threads, 0);
+    assert_eq!(recall.cache_stats().threads, 0);
 }
 
 /// The memory held for recall stays within its budget: the least recently
@@ -496,32 +513,34 @@ async fn recall_cache_stays_within_its_budget() {
     let http = EmbedServer::start(384).await;
     let embedder = http.embedder();
     // About 62 KB a thread of 40 messages: room for three.
-    let store = stores::sqlite("budget")
-        .await
-        .with_recall_cache_bytes(200_000);
+    let store = stores::sqlite("budget").await;
+    let recall = Recall::new(store.db()).with_cache_bytes(200_000);
     let texts = overlapping_texts(40);
     let messages: Vec<Message> = texts.iter().map(|t| Message::human(t.as_str())).collect();
     for t in 0..8 {
         let thread = format!("t{t}");
         store.append("r", &thread, &messages).await.unwrap();
-        store.index_pending("r", &thread, &*embedder).await.unwrap();
+        recall
+            .index_pending("r", &thread, &*embedder)
+            .await
+            .unwrap();
         // Past the budget for a moment after a page is read, then evicted.
-        wait_held(&store, |c| c.bytes <= 200_000 && c.exact_vectors >= 40).await;
-        let held = store.recall_cache();
+        wait_held(&recall, |c| c.bytes <= 200_000 && c.exact_vectors >= 40).await;
+        let held = recall.cache_stats();
         assert!(held.exact_vectors <= 3 * 40, "{held:?}");
     }
     // t0 was dropped long ago: still answered, then held again.
-    let found = store
-        .recall_text("r", "t0", &texts[9], &*embedder, 1, &[])
+    let found = recall
+        .search_text("r", "t0", &texts[9], &*embedder, 1, &[])
         .await
         .unwrap();
     assert!(seqs(&found).contains(&10), "{:?}", seqs(&found));
-    wait_held(&store, |c| {
+    wait_held(&recall, |c| {
         c.exact_vectors <= 3 * 40 && c.exact_vectors % 40 == 0
     })
     .await;
-    let found = store
-        .recall_text("r", "t0", &texts[9], &*embedder, 1, &[])
+    let found = recall
+        .search_text("r", "t0", &texts[9], &*embedder, 1, &[])
         .await
         .unwrap();
     assert!(seqs(&found).contains(&10), "{:?}", seqs(&found));
@@ -534,32 +553,34 @@ async fn sqlite_stores_share_graphs() {
     let http = EmbedServer::start(384).await;
     let embedder = http.embedder();
     let path = stores::temp_db("shared");
-    let first = Store::open_sqlite(&path)
-        .await
-        .unwrap()
-        .with_exact_limit(10);
+    let first = Store::open_sqlite(&path).await.unwrap();
+    let first_recall = Recall::new(first.db()).with_exact_limit(10);
     let messages: Vec<Message> = (1..=40)
         .map(|i| Message::human(format!("message {i} w{} w{}", i % 7, i % 5)))
         .collect();
     first.append("r", "t", &messages).await.unwrap();
-    first.index_pending("r", "t", &*embedder).await.unwrap();
+    first_recall
+        .index_pending("r", "t", &*embedder)
+        .await
+        .unwrap();
     let mut waited = 0;
-    while graphs(&first) != (1, 40) {
+    while graphs(&first_recall) != (1, 40) {
         assert!(waited < 400, "the graph was never built");
         tokio::time::sleep(std::time::Duration::from_millis(25)).await;
         waited += 1;
     }
     first.close().await;
     let second = Store::open_sqlite(&path).await.unwrap();
-    assert_eq!(graphs(&second), (1, 40));
+    assert_eq!(graphs(&Recall::new(second.db())), (1, 40));
     let elsewhere = stores::sqlite("elsewhere").await;
-    assert_eq!(graphs(&elsewhere), (0, 0));
+    assert_eq!(graphs(&Recall::new(elsewhere.db())), (0, 0));
 }
 
 /// A recalled range never splits a tool call from its results: it grows
 /// back to the call of a result it starts with and on to the results of a
 /// call it ends with.
 async fn recalled_tool_pairs(store: &Store) {
+    let recall = Recall::new(store.db());
     let http = EmbedServer::start(384).await;
     let embedder = http.embedder();
     let call = |ids: &[&str]| Message {
@@ -585,9 +606,12 @@ async fn recalled_tool_pairs(store: &Store) {
     ];
     messages.extend((9..=40).map(|i| Message::human(format!("filler line {i}"))));
     store.append("r", "pairs", &messages).await.unwrap();
-    store.index_pending("r", "pairs", &*embedder).await.unwrap();
-    let found = store
-        .recall_text("r", "pairs", "zebra stripes", &*embedder, 1, &[])
+    recall
+        .index_pending("r", "pairs", &*embedder)
+        .await
+        .unwrap();
+    let found = recall
+        .search_text("r", "pairs", "zebra stripes", &*embedder, 1, &[])
         .await
         .unwrap();
     // The match (5) with 3..=6, grown to the call at 2 and the results at 7 and 8.
@@ -641,7 +665,12 @@ async fn pgvector_long_thread_search() {
     graph_search(&pg.store, &other).await;
     other.close().await;
     assert_eq!(
-        pg.store.recall_index().await.unwrap().unwrap().kind,
+        Recall::new(pg.store.db())
+            .recall_index()
+            .await
+            .unwrap()
+            .unwrap()
+            .kind,
         IndexKind::PgVector
     );
     let pool = sqlx::PgPool::connect_with(pg.options.clone())
@@ -663,7 +692,12 @@ async fn pgvector_neighbours_isolation_and_dimensions() {
     };
     neighbours_isolation_dims(&pg.store).await;
     assert_eq!(
-        pg.store.recall_index().await.unwrap().unwrap().kind,
+        Recall::new(pg.store.db())
+            .recall_index()
+            .await
+            .unwrap()
+            .unwrap()
+            .kind,
         IndexKind::PgVector
     );
     pg.drop().await;
@@ -676,9 +710,11 @@ async fn slow_embedder(store: &Store) {
     let http = EmbedServer::start(384).await;
     let embedder = http.embedder_with_timeout(10.0);
     http.delay_ms.store(3_000, Ordering::SeqCst);
-    let recaller = Recaller::spawn(store.clone(), embedder.clone());
+    let recall = Recall::new(store.db());
+    let recaller = Recaller::spawn(recall.clone(), embedder.clone());
     let started = std::time::Instant::now();
-    recaller.append("r", "slow", &conversation()).await.unwrap();
+    store.append("r", "slow", &conversation()).await.unwrap();
+    recaller.notify("r", "slow");
     assert!(started.elapsed() < std::time::Duration::from_secs(1));
     let config = recall_config();
     let options = AssembleOptions {
@@ -699,7 +735,7 @@ async fn slow_embedder(store: &Store) {
     // Fast again: the background indexer finishes and recall comes back.
     http.delay_ms.store(0, Ordering::SeqCst);
     recaller.flush().await.unwrap();
-    assert!(store.unindexed("r", "slow", 100).await.unwrap().is_empty());
+    assert!(recall.unindexed("r", "slow", 100).await.unwrap().is_empty());
     let ctx = assemble_with(store, &config, "r", "slow", Some("zebra stripes"), options)
         .await
         .unwrap();
@@ -711,7 +747,12 @@ async fn sqlite_neighbours_isolation_and_dimensions() {
     let store = sqlite().await;
     neighbours_isolation_dims(&store).await;
     assert_eq!(
-        store.recall_index().await.unwrap().unwrap().kind,
+        Recall::new(store.db())
+            .recall_index()
+            .await
+            .unwrap()
+            .unwrap()
+            .kind,
         IndexKind::SqliteVec
     );
 }
@@ -733,7 +774,12 @@ async fn postgres_neighbours_isolation_and_dimensions() {
     pool.close().await;
     if !has_pgvector {
         assert_eq!(
-            pg.store.recall_index().await.unwrap().unwrap().kind,
+            Recall::new(pg.store.db())
+                .recall_index()
+                .await
+                .unwrap()
+                .unwrap()
+                .kind,
             IndexKind::BruteForce
         );
     }
@@ -746,19 +792,21 @@ async fn postgres_neighbours_isolation_and_dimensions() {
 async fn reimported_thread_is_indexed_again() {
     let store = sqlite().await;
     let http = EmbedServer::start(384).await;
-    let recaller = Recaller::spawn(store.clone(), http.embedder());
-    recaller.append("r", "t", &conversation()).await.unwrap();
+    let recall = Recall::new(store.db());
+    let recaller = Recaller::spawn(recall.clone(), http.embedder());
+    store.append("r", "t", &conversation()).await.unwrap();
+    recaller.notify("r", "t");
     recaller.flush().await.unwrap();
-    assert!(store.unindexed("r", "t", 100).await.unwrap().is_empty());
+    assert!(recall.unindexed("r", "t", 100).await.unwrap().is_empty());
     let export = store.export_thread("r", "t").await.unwrap();
     assert!(store.delete_thread("r", "t").await.unwrap());
     store.import_thread("r", export).await.unwrap();
-    assert!(!store.unindexed("r", "t", 100).await.unwrap().is_empty());
+    assert!(!recall.unindexed("r", "t", 100).await.unwrap().is_empty());
     recaller.notify("r", "t");
     recaller.flush().await.unwrap();
-    assert!(store.unindexed("r", "t", 100).await.unwrap().is_empty());
-    let found = store
-        .recall_text("r", "t", "zebra stripes", &*http.embedder(), 1, &[])
+    assert!(recall.unindexed("r", "t", 100).await.unwrap().is_empty());
+    let found = recall
+        .search_text("r", "t", "zebra stripes", &*http.embedder(), 1, &[])
         .await
         .unwrap();
     assert!(!found.is_empty());
@@ -796,8 +844,9 @@ async fn thread_memory_recalls_by_the_input() {
             .unwrap();
     }
     // Indexing runs in the background; wait until it has caught up.
+    let recall = Recall::new(store.db());
     for _ in 0..100 {
-        if store.unindexed("ada", "t", 100).await.unwrap().is_empty() {
+        if recall.unindexed("ada", "t", 100).await.unwrap().is_empty() {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;

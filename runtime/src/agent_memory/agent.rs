@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
+use super::db::check_id;
 use super::observe::Observer;
-use super::recall::Recaller;
-use super::store::check_id;
+use super::recall::{Recall, Recaller};
 use super::{AssembleOptions, MemoryConfig, Store, assemble_with, plan, working_memory};
 use crate::embed::Embedder;
 use crate::error::Result;
@@ -57,7 +57,7 @@ impl ThreadMemory {
     /// messages not indexed yet are queued at once (only this thread's:
     /// [`Recaller::catch_up`] scans the whole store, for a process start).
     pub fn with_recall(mut self, embedder: Arc<dyn Embedder>) -> ThreadMemory {
-        let recaller = Recaller::spawn(self.store.clone(), embedder.clone());
+        let recaller = Recaller::spawn(Recall::new(self.store.db()), embedder.clone());
         recaller.notify(&self.resource, &self.thread);
         self.recall = Some((embedder, recaller));
         self

@@ -23,7 +23,7 @@ use crate::message::Message;
 
 use super::config::MemoryConfig;
 use super::plan::Plan;
-use super::recall;
+use super::recall::{self, Recall};
 use super::store::{Store, StoredMessage};
 use super::working_memory;
 
@@ -145,6 +145,7 @@ pub async fn assemble_with(
     // enough candidates that `top_k` remain once the recent window's are
     // left out.
     let top_k = config.semantic_recall_top_k;
+    let recall = Recall::new(store.db());
     let search = async {
         let k = top_k + config.last_messages;
         // A held thread is searched beside the check (the answer is used
@@ -157,12 +158,12 @@ pub async fn assemble_with(
                 _ => None,
             })
         };
-        let (info, query) = store
+        let (info, query) = recall
             .checked_and_searched(resource, thread, k, embedding)
             .await?;
         Ok(match (info, query) {
             (Some(info), Some((q, early))) => {
-                let found = store.recall_candidates(resource, &info, &q, k, early);
+                let found = recall.recall_candidates(resource, &info, &q, k, early);
                 recall::by_deadline(deadline, found)
                     .await
                     .map(|candidates| (info, candidates))
@@ -206,7 +207,7 @@ pub async fn assemble_with(
     recent.retain(|m| m.seq > observed.observed_through);
     if let Some((info, candidates)) = searched {
         let exclude = recent.iter().map(|m| m.seq).collect();
-        let around = store.recall_around(resource, &info, candidates, top_k, &exclude);
+        let around = recall.recall_around(resource, &info, candidates, top_k, &exclude);
         let found = recall::by_deadline(deadline, around)
             .await
             .unwrap_or_default();

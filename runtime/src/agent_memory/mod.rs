@@ -16,6 +16,14 @@
 //! Threads themselves live in `nodekit_am_threads` (owner, title, JSON
 //! metadata, the last seq handed out).
 //!
+//! # Layers
+//!
+//! [`db`] opens and migrates the database and holds what every tier reads
+//! (threads, messages). [`store`] (tiers 2, 3, 4, 6 and events) and
+//! [`recall`] (tier 5) are both built on it and do not use each other:
+//! `Store::new(db)` and `Recall::new(&db)` share one [`Db`], and
+//! [`context`], [`agent`] and [`observe`] put them together.
+//!
 //! # Scoping
 //!
 //! Two keys, as in Mastra: the *resource* (the user) and the *thread* (one
@@ -55,6 +63,7 @@
 pub mod agent;
 pub mod config;
 pub mod context;
+pub mod db;
 pub mod observe;
 pub mod plan;
 pub mod recall;
@@ -66,8 +75,9 @@ pub use config::{MemoryConfig, Storage};
 pub use context::{
     AssembleOptions, AssembledContext, ContextPart, PartKind, assemble, assemble_with,
 };
+pub use db::Db;
 pub use observe::Observer;
-pub use recall::{IndexKind, RecallCache, RecallIndex, Recaller};
+pub use recall::{IndexKind, Recall, RecallCache, RecallIndex, Recaller};
 pub use store::{
     DEFAULT_SQLITE_PATH, Durability, Event, Observation, ObservationMarks, Store, StoredMessage,
     ThreadInfo, WorkingMemory,

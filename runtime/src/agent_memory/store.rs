@@ -2,139 +2,30 @@
 //! events and embeddings in SQLite or PostgreSQL, scoped by resource and
 //! thread (see the [module docs](super)).
 
-use std::collections::HashSet;
 use std::path::Path;
 use std::str::FromStr;
-use std::sync::{Arc, OnceLock};
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use sqlx::migrate::{Migration, MigrationType, Migrator};
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqliteSynchronous};
+use sqlx::postgres::{PgConnectOptions, PgPool};
+use sqlx::sqlite::SqlitePool;
 use sqlx::types::Json;
-use sqlx::{ColumnIndex, Decode, Row, SqlSafeStr, Type};
+use sqlx::{ColumnIndex, Decode, Row, Type};
 
-use super::recall::RecallIndex;
-use super::recall::resident::{Cache, RecallCache};
+pub use super::db::{
+    Backend, DEFAULT_SQLITE_PATH, Db, Durability, MAX_ID_CHARS, StoredMessage, ThreadInfo,
+};
+use super::db::{
+    Pools, check_id, db_err, in_write_tx, no_thread, now_ms, on_reader, ownership, thread_from_row,
+};
 use crate::error::{Error, Result, shorten};
 use crate::memory::langchain::Tokenizer;
 use crate::message::{Message, Role};
-
-/// The SQLite file used when nothing else is configured (n8n's
-/// `file:instance-ai-memory.db`), relative to the working directory.
-pub const DEFAULT_SQLITE_PATH: &str = "instance-ai-memory.db";
-
-/// Longest resource or thread id accepted, in characters.
-pub const MAX_ID_CHARS: usize = 255;
 
 /// Tokens added to every message's count for the role and the framing a chat
 /// API wraps around it (OpenAI's cookbook counts 3 to 4): the observer's
 /// thresholds are about what a model receives, not the bare text.
 pub const MESSAGE_OVERHEAD_TOKENS: i64 = 4;
-
-/// How long a SQLite writer waits for another process's write to finish.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// How far back [`Store::recent`] looks for the tool call of a tool result at
-/// the start of its window before giving up on it (messages).
-const MAX_TOOL_CALL_LOOKBACK: i64 = 1000;
-
-/// The table sqlx records applied migrations in: not `_sqlx_migrations`, so
-/// a host database that runs its own sqlx migrations is left alone.
-const MIGRATIONS_TABLE: &str = "_nodekit_am_migrations";
-
-const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
-    (
-        1,
-        "init",
-        include_str!("../../migrations/agent_memory/sqlite/0001_init.sql"),
-    ),
-    (
-        2,
-        "observations_buffer",
-        include_str!("../../migrations/agent_memory/sqlite/0002_observations_buffer.sql"),
-    ),
-    (
-        3,
-        "recall",
-        include_str!("../../migrations/agent_memory/sqlite/0003_recall.sql"),
-    ),
-];
-const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
-    (
-        1,
-        "init",
-        include_str!("../../migrations/agent_memory/postgres/0001_init.sql"),
-    ),
-    (
-        2,
-        "observations_buffer",
-        include_str!("../../migrations/agent_memory/postgres/0002_observations_buffer.sql"),
-    ),
-    (
-        3,
-        "recall",
-        include_str!("../../migrations/agent_memory/postgres/0003_recall.sql"),
-    ),
-    (
-        4,
-        "embeddings_order",
-        include_str!("../../migrations/agent_memory/postgres/0004_embeddings_order.sql"),
-    ),
-];
-
-/// The embedded migrations for one database (the workspace's sqlx has no
-/// `macros` feature, so no `sqlx::migrate!`).
-fn migrator(migrations: &[(i64, &'static str, &'static str)]) -> Migrator {
-    let list = migrations
-        .iter()
-        .map(|&(version, description, sql)| {
-            Migration::new(
-                version,
-                description.into(),
-                MigrationType::Simple,
-                sql.into_sql_str(),
-                false,
-            )
-        })
-        .collect();
-    let mut m = Migrator::with_migrations(list);
-    m.dangerous_set_table_name(MIGRATIONS_TABLE);
-    m
-}
-
-/// Which database a [`Store`] uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    /// A SQLite file.
-    Sqlite,
-    /// A PostgreSQL server.
-    Postgres,
-}
-
-#[derive(Debug)]
-enum Db {
-    /// `write` has one connection: SQLite allows one writer at a time, and
-    /// queueing in the pool is cheaper than spinning on `SQLITE_BUSY`.
-    Sqlite {
-        read: SqlitePool,
-        write: SqlitePool,
-        durability: Durability,
-    },
-    Postgres(PgPool),
-}
-
-/// The pools of a [`Store`], for the sibling modules (semantic recall).
-pub(crate) enum Pools<'a> {
-    Sqlite {
-        read: &'a SqlitePool,
-        write: &'a SqlitePool,
-        durability: Durability,
-    },
-    Postgres(&'a PgPool),
-}
 
 /// The agent-memory store. Cheap to clone (the pools are shared).
 ///
@@ -161,57 +52,8 @@ pub(crate) enum Pools<'a> {
 /// ```
 #[derive(Debug, Clone)]
 pub struct Store {
-    db: Arc<Db>,
+    db: Db,
     tokenizer: Tokenizer,
-    cache: Arc<Cache>,
-    /// The recall index once known: it never changes afterwards.
-    recall_index: Arc<OnceLock<RecallIndex>>,
-    /// Longest thread searched exactly by semantic recall.
-    exact_limit: i64,
-}
-
-/// One thread (conversation).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ThreadInfo {
-    /// The thread id.
-    pub id: String,
-    /// The resource (user) it belongs to.
-    pub resource_id: String,
-    /// A title, if one was set.
-    #[serde(default)]
-    pub title: Option<String>,
-    /// Free JSON metadata (for example an agent's iteration log).
-    #[serde(default = "empty_object")]
-    pub metadata: Value,
-    /// The last message seq handed out (0: none yet).
-    #[serde(default)]
-    pub last_seq: i64,
-    /// Creation time, Unix milliseconds.
-    pub created_at: i64,
-    /// Last write to the thread, Unix milliseconds.
-    pub updated_at: i64,
-}
-
-fn empty_object() -> Value {
-    json!({})
-}
-
-/// A message as stored: its place in the thread and its token count.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StoredMessage {
-    /// Row id, unique in the database (embeddings refer to it).
-    pub id: i64,
-    /// The thread.
-    pub thread_id: String,
-    /// Position in the thread: 1, 2, 3... without gaps.
-    pub seq: i64,
-    /// The message.
-    pub message: Message,
-    /// Tokens, counted once when the message was written.
-    pub token_count: i64,
-    /// When it was written, Unix milliseconds.
-    pub created_at: i64,
 }
 
 /// A resource's working memory.
@@ -291,83 +133,6 @@ pub struct Event {
     pub payload: Value,
     /// When, Unix milliseconds.
     pub created_at: i64,
-}
-
-fn db_err(e: impl std::fmt::Display) -> Error {
-    Error::AgentMemory {
-        what: e.to_string(),
-    }
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
-}
-
-/// Checks a resource or thread id: ids are bound as parameters, so any text
-/// is safe; these limits keep keys sane and error messages short.
-pub(crate) fn check_id(kind: &str, id: &str) -> Result<()> {
-    let problem = if id.is_empty() {
-        "is empty"
-    } else if id.chars().count() > MAX_ID_CHARS {
-        "is longer than 255 characters"
-    } else if id.contains('\0') {
-        "contains a NUL character"
-    } else {
-        return Ok(());
-    };
-    Err(Error::AgentMemory {
-        what: format!("the {kind} id {:?} {problem}", shorten(id, 60)),
-    })
-}
-
-fn ownership(resource: &str, thread: &str) -> Error {
-    Error::ThreadOwnership {
-        thread: shorten(thread, 80),
-        resource: shorten(resource, 80),
-    }
-}
-
-/// The error for a thread that does not exist, or belongs to another
-/// resource where that must look the same.
-fn no_thread(thread: &str) -> Error {
-    Error::AgentMemory {
-        what: format!("there is no thread `{}`", shorten(thread, 80)),
-    }
-}
-
-/// Runs `$body` with `$pool` bound to the reading pool of either database.
-/// A macro rather than generic code: each arm is type-checked for its own
-/// database, which spares a wall of sqlx trait bounds.
-macro_rules! on_reader {
-    ($store:expr, $pool:ident => $body:expr) => {
-        match &*$store.db {
-            Db::Sqlite { read: $pool, .. } => $body,
-            Db::Postgres($pool) => $body,
-        }
-    };
-}
-
-/// Runs `$body` with `$tx` bound to a write transaction (`BEGIN IMMEDIATE`
-/// on SQLite: take the write lock first, so the transaction never has to
-/// upgrade a read lock, which fails at once when another process wrote).
-macro_rules! in_write_tx {
-    ($store:expr, $tx:ident => $body:expr) => {
-        match &*$store.db {
-            Db::Sqlite { write, .. } => {
-                #[allow(unused_mut)]
-                let mut $tx = write.begin_with("BEGIN IMMEDIATE").await.map_err(db_err)?;
-                $body
-            }
-            Db::Postgres(pool) => {
-                #[allow(unused_mut)]
-                let mut $tx = pool.begin().await.map_err(db_err)?;
-                $body
-            }
-        }
-    };
 }
 
 /// Inside a write transaction: creates the thread for `resource` if it does
@@ -482,76 +247,6 @@ macro_rules! newest_generation {
     }};
 }
 
-fn thread_from_row<R>(row: &R) -> Result<ThreadInfo>
-where
-    R: Row,
-    for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
-    for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
-    for<'r> Option<String>: Decode<'r, R::Database> + Type<R::Database>,
-    for<'r> Json<Value>: Decode<'r, R::Database> + Type<R::Database>,
-    for<'a> &'a str: ColumnIndex<R>,
-{
-    Ok(ThreadInfo {
-        id: row.try_get("id").map_err(db_err)?,
-        resource_id: row.try_get("resource_id").map_err(db_err)?,
-        title: row.try_get("title").map_err(db_err)?,
-        metadata: row.try_get::<Json<Value>, _>("metadata").map_err(db_err)?.0,
-        last_seq: row.try_get("last_seq").map_err(db_err)?,
-        created_at: row.try_get("created_at").map_err(db_err)?,
-        updated_at: row.try_get("updated_at").map_err(db_err)?,
-    })
-}
-
-/// A message row with its stored JSON as written (exports keep it verbatim).
-struct RawMessage {
-    id: i64,
-    thread_id: String,
-    seq: i64,
-    content: Value,
-    token_count: i64,
-    created_at: i64,
-}
-
-fn raw_from_row<R>(row: &R) -> Result<RawMessage>
-where
-    R: Row,
-    for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
-    for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
-    for<'r> Json<Value>: Decode<'r, R::Database> + Type<R::Database>,
-    for<'a> &'a str: ColumnIndex<R>,
-{
-    Ok(RawMessage {
-        id: row.try_get("id").map_err(db_err)?,
-        thread_id: row.try_get("thread_id").map_err(db_err)?,
-        seq: row.try_get("seq").map_err(db_err)?,
-        content: row.try_get::<Json<Value>, _>("content").map_err(db_err)?.0,
-        token_count: row.try_get("token_count").map_err(db_err)?,
-        created_at: row.try_get("created_at").map_err(db_err)?,
-    })
-}
-
-impl RawMessage {
-    /// The decoded message; a row that cannot be read is skipped with a
-    /// warning (as the chat histories do) so one bad row does not make the
-    /// whole thread unusable.
-    fn decode(self) -> Option<StoredMessage> {
-        match Message::from_stored(&self.content) {
-            Ok(message) => Some(StoredMessage {
-                id: self.id,
-                thread_id: self.thread_id,
-                seq: self.seq,
-                message,
-                token_count: self.token_count,
-                created_at: self.created_at,
-            }),
-            Err(e) => {
-                tracing::warn!(id = self.id, seq = self.seq, error = %e, "skipping an agent-memory message that cannot be read");
-                None
-            }
-        }
-    }
-}
-
 fn observation_from_row<R>(row: &R) -> Result<Observation>
 where
     R: Row,
@@ -614,63 +309,6 @@ pub fn message_tokens(tokenizer: Tokenizer, message: &Message) -> i64 {
         .saturating_add(MESSAGE_OVERHEAD_TOKENS)
 }
 
-/// Tool results in `window` (oldest first) whose tool call is not in it.
-/// `any` is set for leading results without a call id (legacy function
-/// results), which belong to the nearest AI message before them.
-fn unmatched_results(window: &[StoredMessage]) -> (HashSet<String>, bool) {
-    let mut calls = HashSet::new();
-    let mut missing = HashSet::new();
-    let mut any = false;
-    let mut seen_ai = false;
-    for m in window {
-        match m.message.role {
-            Role::Ai => {
-                seen_ai = true;
-                calls.extend(m.message.tool_calls.iter().map(|c| c.id.clone()));
-            }
-            Role::Tool | Role::Function => match &m.message.tool_call_id {
-                Some(id) if !calls.contains(id) => {
-                    missing.insert(id.clone());
-                }
-                Some(_) => {}
-                None if !seen_ai => any = true,
-                None => {}
-            },
-            _ => {}
-        }
-    }
-    (missing, any)
-}
-
-/// What a SQLite store's acknowledged write survives. Both keep the
-/// database consistent after any crash; they differ in whether the last
-/// writes before a power loss are kept.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Durability {
-    /// WAL mode with `synchronous = FULL`: each commit reaches the disk
-    /// (`fsync`) before it is acknowledged, so an acknowledged message
-    /// survives the process being killed (`kill -9`) and a power loss or
-    /// operating-system crash. The default.
-    #[default]
-    PowerLoss,
-    /// WAL mode with `synchronous = NORMAL`: commits reach the operating
-    /// system, not the disk, so an acknowledged message survives the
-    /// process being killed, but the last ones before a power loss or
-    /// operating-system crash may be lost. Saves one `fsync` a write
-    /// (0.2 to 0.35 ms on the benchmark machine). Mastra's LibSQL store
-    /// runs this way.
-    ProcessCrash,
-}
-
-impl Durability {
-    fn synchronous(self) -> SqliteSynchronous {
-        match self {
-            Durability::PowerLoss => SqliteSynchronous::Full,
-            Durability::ProcessCrash => SqliteSynchronous::Normal,
-        }
-    }
-}
-
 impl Store {
     /// Opens (creating if needed) the SQLite file at `path` in WAL mode with
     /// a busy timeout, one writing and four reading connections, and
@@ -681,36 +319,7 @@ impl Store {
 
     /// [`Store::open_sqlite`] with the durability of its writes chosen.
     pub async fn open_sqlite_with(path: impl AsRef<Path>, durability: Durability) -> Result<Store> {
-        super::recall::register_sqlite_vec();
-        let path = path.as_ref();
-        let options = SqliteConnectOptions::new()
-            .filename(path)
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(durability.synchronous())
-            .busy_timeout(BUSY_TIMEOUT);
-        let cannot = |e: sqlx::Error| Error::AgentMemory {
-            what: format!("cannot open {}: {e}", path.display()),
-        };
-        let write = crate::sqlite::pool_options(1)
-            .acquire_timeout(BUSY_TIMEOUT)
-            .connect_with(options.clone())
-            .await
-            .map_err(cannot)?;
-        // Migrate before the readers connect: the file then has its schema.
-        Self::migrate_sqlite(&write).await?;
-        let read = crate::sqlite::pool_options(4)
-            .connect_with(options)
-            .await
-            .map_err(cannot)?;
-        // The same file by any path: one recall cache.
-        let identity = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-        Ok(Self::new(Db::Sqlite {
-            read,
-            write,
-            durability,
-        })
-        .with_shared_cache(format!("sqlite:{}", identity.display())))
+        Ok(Self::new(Db::open_sqlite(path, durability).await?))
     }
 
     /// Uses one existing SQLite pool for reads and writes (tests, in-memory
@@ -719,43 +328,14 @@ impl Store {
         Self::from_sqlite_pools(pool.clone(), pool).await
     }
 
-    /// Uses existing SQLite pools, `write` ideally with one connection; migrates.
-    /// Semantic recall needs sqlite-vec in every connection: call
-    /// [`register_sqlite_vec`](super::recall::register_sqlite_vec) before
-    /// the pools connect.
+    /// Uses existing SQLite pools ([`Db::from_sqlite_pools`]).
     pub async fn from_sqlite_pools(read: SqlitePool, write: SqlitePool) -> Result<Store> {
-        super::recall::register_sqlite_vec();
-        Self::migrate_sqlite(&write).await?;
-        Ok(Self::new(Db::Sqlite {
-            read,
-            write,
-            durability: Durability::PowerLoss,
-        }))
+        Ok(Self::new(Db::from_sqlite_pools(read, write).await?))
     }
 
-    /// Connects to PostgreSQL and migrates. The options decide the database
-    /// and, through `search_path`, the schema the tables go into.
+    /// Connects to PostgreSQL and migrates ([`Db::open_postgres`]).
     pub async fn open_postgres(options: PgConnectOptions) -> Result<Store> {
-        // Server, database, user and options (the search_path, hence the schema).
-        let identity = format!(
-            "postgres:{}:{}/{}?{}&{}",
-            options.get_host(),
-            options.get_port(),
-            options.get_database().unwrap_or_default(),
-            options.get_username(),
-            options.get_options().unwrap_or_default()
-        );
-        let pool = PgPoolOptions::new()
-            .max_connections(8)
-            .acquire_timeout(Duration::from_secs(10))
-            .connect_with(options)
-            .await
-            .map_err(|e| Error::AgentMemory {
-                what: format!("cannot connect to PostgreSQL: {e}"),
-            })?;
-        Ok(Self::from_postgres_pool(pool)
-            .await?
-            .with_shared_cache(identity))
+        Ok(Self::new(Db::open_postgres(options).await?))
     }
 
     /// Connects to `postgres://user:password@host:port/db`; errors never show the URL.
@@ -766,49 +346,16 @@ impl Store {
         Self::open_postgres(options).await
     }
 
-    /// Uses an existing PostgreSQL pool; migrates (under sqlx's advisory
-    /// lock, so concurrent starts are safe).
+    /// Uses an existing PostgreSQL pool; migrates ([`Db::from_postgres_pool`]).
     pub async fn from_postgres_pool(pool: PgPool) -> Result<Store> {
-        migrator(POSTGRES_MIGRATIONS)
-            .run(&pool)
-            .await
-            .map_err(|e| Error::AgentMemory {
-                what: format!("cannot migrate the PostgreSQL schema: {e}"),
-            })?;
-        Ok(Self::new(Db::Postgres(pool)))
+        Ok(Self::new(Db::from_postgres_pool(pool).await?))
     }
 
-    fn new(db: Db) -> Store {
+    /// The store on an opened database.
+    pub fn new(db: Db) -> Store {
         Store {
-            db: Arc::new(db),
+            db,
             tokenizer: Tokenizer::Cl100kBase,
-            cache: Arc::default(),
-            recall_index: Arc::default(),
-            exact_limit: super::recall::EXACT_LIMIT,
-        }
-    }
-
-    /// SQLite has no migration lock: two processes opening a new file at
-    /// once can collide (`database is locked`, or the second inserting an
-    /// applied version). The migrations are idempotent and sqlx skips applied
-    /// ones, so a few retries settle it.
-    async fn migrate_sqlite(pool: &SqlitePool) -> Result<()> {
-        let m = migrator(SQLITE_MIGRATIONS);
-        let mut attempt = 0;
-        loop {
-            match m.run(pool).await {
-                Ok(()) => return Ok(()),
-                Err(e) if attempt < 10 => {
-                    attempt += 1;
-                    tracing::debug!(error = %e, attempt, "retrying the agent-memory migration");
-                    tokio::time::sleep(Duration::from_millis(50 * attempt)).await;
-                }
-                Err(e) => {
-                    return Err(Error::AgentMemory {
-                        what: format!("cannot migrate the SQLite schema: {e}"),
-                    });
-                }
-            }
         }
     }
 
@@ -818,92 +365,25 @@ impl Store {
         self
     }
 
-    /// This store searching threads of more than `limit` messages through
-    /// an in-memory graph, shorter ones exactly (default
-    /// [`EXACT_LIMIT`](super::recall::EXACT_LIMIT); see [`super::recall::resident`]).
-    pub fn with_exact_limit(mut self, limit: i64) -> Store {
-        self.exact_limit = limit.max(0);
-        self
-    }
-
-    /// Longest thread semantic recall searches exactly.
-    pub fn exact_limit(&self) -> i64 {
-        self.exact_limit
-    }
-
     /// The tokenizer messages are counted with.
     pub fn tokenizer(&self) -> Tokenizer {
         self.tokenizer
     }
 
-    /// The pools, for the sibling modules.
-    pub(crate) fn pools(&self) -> Pools<'_> {
-        match &*self.db {
-            Db::Sqlite {
-                read,
-                write,
-                durability,
-            } => Pools::Sqlite {
-                read,
-                write,
-                durability: *durability,
-            },
-            Db::Postgres(pool) => Pools::Postgres(pool),
-        }
-    }
-
-    /// The recall index, once a vector was written (cached: it never changes).
-    pub(crate) fn cached_recall_index(&self) -> &OnceLock<RecallIndex> {
-        &self.recall_index
-    }
-
-    /// The vectors this process keeps for recall ([`super::recall::resident`]).
-    pub(crate) fn cache(&self) -> &Cache {
-        &self.cache
-    }
-
-    pub(crate) fn cache_arc(&self) -> Arc<Cache> {
-        self.cache.clone()
-    }
-
-    /// This store sharing the recall cache of every store of this process
-    /// on the database `identity` names.
-    fn with_shared_cache(mut self, identity: String) -> Store {
-        self.cache = super::recall::resident::shared(identity);
-        self
-    }
-
-    /// What this process holds in memory for this database's recall
-    /// ([`super::recall::resident`]).
-    pub fn recall_cache(&self) -> RecallCache {
-        self.cache.stats()
-    }
-
-    /// Bounds the memory this process keeps for this database's recall to
-    /// `bytes` (default [`DEFAULT_CACHE_BYTES`](super::recall::DEFAULT_CACHE_BYTES));
-    /// shared by every store of this process on the same database.
-    pub fn with_recall_cache_bytes(self, bytes: usize) -> Store {
-        self.cache.set_budget(bytes);
-        self
+    /// The database under this store (semantic recall is built on it:
+    /// [`Recall::new`](super::recall::Recall::new)).
+    pub fn db(&self) -> &Db {
+        &self.db
     }
 
     /// Which database this store uses.
     pub fn backend(&self) -> Backend {
-        match &*self.db {
-            Db::Sqlite { .. } => Backend::Sqlite,
-            Db::Postgres(_) => Backend::Postgres,
-        }
+        self.db.backend()
     }
 
     /// Closes the pools, waiting for open connections to finish.
     pub async fn close(&self) {
-        match &*self.db {
-            Db::Sqlite { read, write, .. } => {
-                read.close().await;
-                write.close().await;
-            }
-            Db::Postgres(pool) => pool.close().await,
-        }
+        self.db.close().await;
     }
 }
 

@@ -9,14 +9,13 @@ enum Command {
     Flush(oneshot::Sender<Result<usize>>),
 }
 
-/// Embeds appended messages in the background: [`Recaller::notify`] (or
-/// [`Recaller::append`]) queues a thread and returns at once; a tokio task
+/// Embeds appended messages in the background: [`Recaller::notify`]
+/// (after an append) queues a thread and returns at once; a tokio task
 /// indexes what the thread lacks. Failures keep the thread queued and are
 /// retried after 0.5 s, 1 s, 2 s... up to 60 s. Dropping the `Recaller`
 /// stops the task.
 #[derive(Debug, Clone)]
 pub struct Recaller {
-    store: Store,
     tx: mpsc::UnboundedSender<Command>,
 }
 
@@ -28,10 +27,10 @@ impl std::fmt::Debug for Command {
 
 impl Recaller {
     /// Starts the background task (on the current tokio runtime).
-    pub fn spawn(store: Store, embedder: Arc<dyn Embedder>) -> Recaller {
+    pub fn spawn(recall: Recall, embedder: Arc<dyn Embedder>) -> Recaller {
         let (tx, rx) = mpsc::unbounded_channel();
-        tokio::spawn(run(store.clone(), embedder, rx));
-        Recaller { store, tx }
+        tokio::spawn(run(recall, embedder, rx));
+        Recaller { tx }
     }
 
     /// Queues the thread for indexing; never waits.
@@ -44,18 +43,6 @@ impl Recaller {
     /// Queues every thread with unindexed messages (after a restart).
     pub fn catch_up(&self) {
         let _ = self.tx.send(Command::CatchUp);
-    }
-
-    /// [`Store::append`], then queues the thread for indexing.
-    pub async fn append(
-        &self,
-        resource: &str,
-        thread: &str,
-        messages: &[Message],
-    ) -> Result<Vec<StoredMessage>> {
-        let stored = self.store.append(resource, thread, messages).await?;
-        self.notify(resource, thread);
-        Ok(stored)
     }
 
     /// Indexes every queued thread now, ignoring the retry delay; returns
@@ -72,7 +59,11 @@ impl Recaller {
     }
 }
 
-async fn run(store: Store, embedder: Arc<dyn Embedder>, mut rx: mpsc::UnboundedReceiver<Command>) {
+async fn run(
+    recall: Recall,
+    embedder: Arc<dyn Embedder>,
+    mut rx: mpsc::UnboundedReceiver<Command>,
+) {
     let mut queued: BTreeSet<(String, String)> = BTreeSet::new();
     let mut delay = Duration::ZERO;
     loop {
@@ -100,7 +91,7 @@ async fn run(store: Store, embedder: Arc<dyn Embedder>, mut rx: mpsc::UnboundedR
                         Command::Thread(r, t) => {
                             queued.insert((r, t));
                         }
-                        Command::CatchUp => catch_up(&store, &mut queued).await,
+                        Command::CatchUp => catch_up(&recall, &mut queued).await,
                         Command::Flush(reply) => {
                             flush = Some(reply);
                             break;
@@ -112,7 +103,7 @@ async fn run(store: Store, embedder: Arc<dyn Embedder>, mut rx: mpsc::UnboundedR
                 }
             }
             Some(Command::CatchUp) => {
-                catch_up(&store, &mut queued).await;
+                catch_up(&recall, &mut queued).await;
             }
             Some(Command::Flush(reply)) => flush = Some(reply),
             None => {}
@@ -122,15 +113,15 @@ async fn run(store: Store, embedder: Arc<dyn Embedder>, mut rx: mpsc::UnboundedR
         let threads: Vec<_> = queued.iter().cloned().collect();
         for (r, t) in threads {
             let key = (r, t);
-            let mark = store.cache().mark(&key);
-            match store
+            let mark = recall.cache().mark(&key);
+            match recall
                 .index_pending_after(&key.0, &key.1, &*embedder, mark)
                 .await
             {
                 Ok((n, mark)) => {
                     total += n;
                     queued.remove(&key);
-                    store.cache().set_mark(key, mark);
+                    recall.cache().set_mark(key, mark);
                 }
                 Err(e) => {
                     tracing::warn!(resource = %key.0, thread = %key.1, error = %e, "semantic recall: indexing failed; will retry");
@@ -155,8 +146,8 @@ async fn run(store: Store, embedder: Arc<dyn Embedder>, mut rx: mpsc::UnboundedR
     }
 }
 
-async fn catch_up(store: &Store, queued: &mut BTreeSet<(String, String)>) {
-    match store.threads_with_unindexed().await {
+async fn catch_up(recall: &Recall, queued: &mut BTreeSet<(String, String)>) {
+    match recall.threads_with_unindexed().await {
         Ok(list) => queued.extend(list),
         Err(e) => tracing::warn!(error = %e, "semantic recall: cannot list unindexed threads"),
     }

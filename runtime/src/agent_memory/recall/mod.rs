@@ -4,7 +4,7 @@
 //!
 //! # What is recalled
 //!
-//! [`Store::recall`] finds the `top_k` messages of *this thread* nearest to
+//! [`Recall::search`] finds the `top_k` messages of *this thread* nearest to
 //! the query (cosine distance), adds 2 messages before and 1 after each
 //! match (by seq, as Mastra's `messageRange`), drops what the recent window
 //! already holds and what another match already brought, and returns the
@@ -40,8 +40,8 @@
 //!
 //! sqlite-vec is compiled into the binary and registered with
 //! `sqlite3_auto_extension`, so every SQLite connection opened afterwards
-//! has it ([`Store::open_sqlite`] registers it first; pools given to
-//! [`Store::from_sqlite_pools`] must connect after [`register_sqlite_vec`]).
+//! has it ([`Db::open_sqlite`] registers it first; pools given to
+//! [`Db::from_sqlite_pools`] must connect after [`register_sqlite_vec`]).
 //!
 //! # Ownership and isolation
 //!
@@ -66,14 +66,15 @@ use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use sqlx::Row;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::message::{Message, Role};
 
-use super::store::{Durability, Pools, Store, StoredMessage, ThreadInfo, check_id};
+use super::db::{
+    Attachment, Db, Durability, Pools, StoredMessage, ThreadInfo, check_id, on_reader,
+};
 
 mod indexer;
 pub mod resident;
@@ -92,35 +93,35 @@ pub mod bench {
     /// The seqs of the thread's `k` messages nearest to `query`, nearest
     /// first: from memory when the thread is held, else from the database.
     pub async fn nearest(
-        store: &Store,
+        recall: &Recall,
         resource: &str,
         thread: &str,
         query: &[f32],
         k: usize,
     ) -> Result<Vec<i64>> {
-        let Some(info) = store.thread(resource, thread).await? else {
+        let Some(info) = recall.db.thread(resource, thread).await? else {
             return Ok(Vec::new());
         };
-        store
+        recall
             .recall_candidates(resource, &info, query, k, None)
             .await
     }
 
     /// The same, by an exact scan of the thread in the database.
     pub async fn nearest_exact(
-        store: &Store,
+        recall: &Recall,
         resource: &str,
         thread: &str,
         query: &[f32],
         k: usize,
     ) -> Result<Vec<i64>> {
-        let exact = store.clone().with_exact_limit(i64::MAX);
+        let exact = recall.clone().with_exact_limit(i64::MAX);
         nearest(&exact, resource, thread, query, k).await
     }
 
     /// How many vectors of `thread` this process holds, once it is loaded.
-    pub fn held(store: &Store, thread: &str) -> Option<usize> {
-        store.cache().held(thread)
+    pub fn held(recall: &Recall, thread: &str) -> Option<usize> {
+        recall.cache().held(thread)
     }
 }
 
@@ -211,28 +212,117 @@ pub struct RecallIndex {
     pub kind: IndexKind,
 }
 
-impl Store {
+/// Semantic recall over one agent-memory database: indexing messages,
+/// and finding a thread's messages nearest to a query. Built on the
+/// database a [`Store`](super::store::Store) uses
+/// (`Recall::new(store.db())`); cheap to clone and to make again, since
+/// what it keeps in memory belongs to the database.
+///
+/// ```
+/// use nodekit::agent_memory::{Recall, Store};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> nodekit::Result<()> {
+/// let path = std::env::temp_dir().join(format!("nodekit-recall-docs-{}.db", std::process::id()));
+/// let store = Store::open_sqlite(&path).await?;
+/// let recall = Recall::new(store.db());
+/// // Nothing is indexed yet: no vector dimension is fixed.
+/// assert!(recall.recall_index().await?.is_none());
+/// store.close().await;
+/// # std::fs::remove_file(&path).ok();
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Recall {
+    db: Db,
+    held: Arc<Held>,
+    /// Longest thread searched exactly.
+    exact_limit: i64,
+}
+
+/// What recall keeps in this process for one [`Db`]: the vectors it holds
+/// (shared by every `Db` on the same database) and the index once known.
+#[derive(Debug)]
+struct Held {
+    cache: Arc<resident::Cache>,
+    /// The recall index once known: it never changes afterwards.
+    index: std::sync::OnceLock<RecallIndex>,
+}
+
+impl Attachment for Held {
+    fn thread_deleted(&self, thread: &str) {
+        self.cache.forget(thread);
+    }
+}
+
+impl Recall {
+    /// Recall on `db`, searching threads of up to [`EXACT_LIMIT`] messages
+    /// exactly.
+    pub fn new(db: &Db) -> Recall {
+        let held = db.attachment(|| Held {
+            cache: db
+                .identity()
+                .map(|identity| resident::shared(identity.to_owned()))
+                .unwrap_or_default(),
+            index: std::sync::OnceLock::new(),
+        });
+        Recall {
+            db: db.clone(),
+            held,
+            exact_limit: EXACT_LIMIT,
+        }
+    }
+
+    /// This recall searching threads of more than `limit` messages through
+    /// an in-memory graph, shorter ones exactly (default [`EXACT_LIMIT`];
+    /// see [`resident`]).
+    pub fn with_exact_limit(mut self, limit: i64) -> Recall {
+        self.exact_limit = limit.max(0);
+        self
+    }
+
+    /// Longest thread searched exactly.
+    pub fn exact_limit(&self) -> i64 {
+        self.exact_limit
+    }
+
+    /// What this process holds in memory for this database's recall
+    /// ([`resident`]).
+    pub fn cache_stats(&self) -> RecallCache {
+        self.held.cache.stats()
+    }
+
+    /// Bounds the memory this process keeps for this database's recall to
+    /// `bytes` (default [`DEFAULT_CACHE_BYTES`]); shared by every `Db` of
+    /// this process on the same database.
+    pub fn with_cache_bytes(self, bytes: usize) -> Recall {
+        self.held.cache.set_budget(bytes);
+        self
+    }
+
+    /// The vectors this process keeps ([`resident`]).
+    pub(crate) fn cache(&self) -> &resident::Cache {
+        &self.held.cache
+    }
+
+    pub(crate) fn cache_arc(&self) -> Arc<resident::Cache> {
+        self.held.cache.clone()
+    }
+}
+
+impl Recall {
     /// The dimension and index kind, or `None` before the first vector.
     pub async fn recall_index(&self) -> Result<Option<RecallIndex>> {
-        if let Some(index) = self.cached_recall_index().get() {
+        if let Some(index) = self.held.index.get() {
             return Ok(Some(*index));
         }
-        let row = match self.pools() {
-            Pools::Sqlite { read, .. } => {
-                sqlx::query("SELECT dims, index_kind FROM nodekit_am_recall_meta WHERE id = 1")
-                    .fetch_optional(read)
-                    .await
-                    .map_err(db)?
-                    .map(|r| (r.get::<i64, _>(0), r.get::<String, _>(1)))
-            }
-            Pools::Postgres(pool) => {
-                sqlx::query("SELECT dims, index_kind FROM nodekit_am_recall_meta WHERE id = 1")
-                    .fetch_optional(pool)
-                    .await
-                    .map_err(db)?
-                    .map(|r| (r.get::<i64, _>(0), r.get::<String, _>(1)))
-            }
-        };
+        let row: Option<(i64, String)> = on_reader!(self.db, pool => {
+            sqlx::query_as("SELECT dims, index_kind FROM nodekit_am_recall_meta WHERE id = 1")
+                .fetch_optional(pool)
+                .await
+                .map_err(db)?
+        });
         match row {
             None => Ok(None),
             Some((dims, kind)) => {
@@ -240,7 +330,7 @@ impl Store {
                     dims: usize::try_from(dims).map_err(db)?,
                     kind: IndexKind::parse(&kind)?,
                 };
-                Ok(Some(*self.cached_recall_index().get_or_init(|| index)))
+                Ok(Some(*self.held.index.get_or_init(|| index)))
             }
         }
     }
@@ -259,7 +349,7 @@ impl Store {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as i64);
-        match self.pools() {
+        match self.db.pools() {
             Pools::Sqlite { write, .. } => {
                 let mut tx = write.begin_with("BEGIN IMMEDIATE").await.map_err(db)?;
                 let existing: Option<i64> =
@@ -362,9 +452,9 @@ impl Store {
     /// Embeds `messages` of the thread (in batches of [`EMBED_BATCH`]) and
     /// writes their vectors; messages already indexed are skipped. Returns
     /// how many were written. Give them oldest first, with no unindexed
-    /// message of the thread before them (as [`Store::unindexed`] returns
+    /// message of the thread before them (as [`Recall::unindexed`] returns
     /// them): the vectors this process holds are read in that order
-    /// ([`resident`]). [`Store::index_pending`] does all of this.
+    /// ([`resident`]). [`Recall::index_pending`] does all of this.
     pub async fn index_messages(
         &self,
         resource: &str,
@@ -373,7 +463,7 @@ impl Store {
         embedder: &dyn Embedder,
     ) -> Result<usize> {
         // A thread deleted meanwhile stays deleted: nothing is written.
-        let Some(info) = self.thread(resource, thread).await? else {
+        let Some(info) = self.db.thread(resource, thread).await? else {
             return Ok(0);
         };
         let mut written = 0;
@@ -453,7 +543,7 @@ impl Store {
         const VEC_PG: &str = "INSERT INTO nodekit_am_vectors (message_id, thread_id, resource_id, seq, embedding)
              SELECT id, thread_id, resource_id, seq, $2::vector FROM nodekit_am_messages WHERE id = $1";
         let mut written = 0;
-        match self.pools() {
+        match self.db.pools() {
             Pools::Sqlite {
                 write, durability, ..
             } => {
@@ -462,7 +552,7 @@ impl Store {
                 // (the indexer finds messages without one), so their commit
                 // need not wait for the disk: the next message's commit
                 // flushes it with its own.
-                let lowered = durability == Durability::PowerLoss;
+                let lowered = *durability == Durability::PowerLoss;
                 if lowered {
                     sqlx::raw_sql("PRAGMA synchronous = NORMAL")
                         .execute(&mut *conn)
@@ -571,7 +661,7 @@ impl Store {
         self.unindexed_after(resource, thread, 0, limit).await
     }
 
-    /// [`Store::unindexed`] among the messages after seq `after` (a range of
+    /// [`Recall::unindexed`] among the messages after seq `after` (a range of
     /// the thread's seq index, so catching up never rescans the thread).
     async fn unindexed_after(
         &self,
@@ -585,29 +675,24 @@ impl Store {
              WHERE m.thread_id = $1 AND m.resource_id = $2 AND m.seq > $3 AND e.message_id IS NULL
              ORDER BY m.seq LIMIT $4";
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let seqs: Vec<i64> = match self.pools() {
-            Pools::Sqlite { read, .. } => sqlx::query_scalar(SQL)
-                .bind(thread)
-                .bind(resource)
-                .bind(after)
-                .bind(limit)
-                .fetch_all(read)
-                .await
-                .map_err(db)?,
-            Pools::Postgres(pool) => sqlx::query_scalar(SQL)
+        let seqs: Vec<i64> = on_reader!(self.db, pool => {
+            sqlx::query_scalar(SQL)
                 .bind(thread)
                 .bind(resource)
                 .bind(after)
                 .bind(limit)
                 .fetch_all(pool)
                 .await
-                .map_err(db)?,
-        };
+                .map_err(db)?
+        });
         let (Some(&first), Some(&last)) = (seqs.first(), seqs.last()) else {
             return Ok(Vec::new());
         };
         let wanted: HashSet<i64> = seqs.into_iter().collect();
-        let mut out = self.messages_range(resource, thread, first, last).await?;
+        let mut out = self
+            .db
+            .messages_range(resource, thread, first, last)
+            .await?;
         out.retain(|m| wanted.contains(&m.seq));
         Ok(out)
     }
@@ -626,7 +711,7 @@ impl Store {
         Ok(n)
     }
 
-    /// [`Store::index_pending`] for messages after `mark` (the mark a
+    /// [`Recall::index_pending`] for messages after `mark` (the mark a
     /// previous run returned); returns how many were indexed and the new
     /// mark: every message up to it has a vector. A mark from another
     /// incarnation of the thread (deleted and created again) is ignored.
@@ -644,7 +729,7 @@ impl Store {
             seq: 0,
             id: 0,
         };
-        let Some(info) = self.thread(resource, thread).await? else {
+        let Some(info) = self.db.thread(resource, thread).await? else {
             return Ok((0, none));
         };
         let mut mark = match mark {
@@ -685,22 +770,15 @@ impl Store {
     /// The id of the thread's message at `seq`.
     async fn id_at(&self, resource: &str, thread: &str, seq: i64) -> Result<Option<i64>> {
         const SQL: &str = "SELECT id FROM nodekit_am_messages WHERE thread_id = $1 AND resource_id = $2 AND seq = $3";
-        match self.pools() {
-            Pools::Sqlite { read, .. } => sqlx::query_scalar(SQL)
-                .bind(thread)
-                .bind(resource)
-                .bind(seq)
-                .fetch_optional(read)
-                .await
-                .map_err(db),
-            Pools::Postgres(pool) => sqlx::query_scalar(SQL)
+        on_reader!(self.db, pool => {
+            sqlx::query_scalar(SQL)
                 .bind(thread)
                 .bind(resource)
                 .bind(seq)
                 .fetch_optional(pool)
                 .await
-                .map_err(db),
-        }
+                .map_err(db)
+        })
     }
 
     /// The (resource, thread) pairs with unindexed messages (a full scan:
@@ -709,10 +787,7 @@ impl Store {
         const SQL: &str = "SELECT DISTINCT m.resource_id, m.thread_id FROM nodekit_am_messages m
              LEFT JOIN nodekit_am_embeddings e ON e.message_id = m.id
              WHERE e.message_id IS NULL";
-        match self.pools() {
-            Pools::Sqlite { read, .. } => sqlx::query_as(SQL).fetch_all(read).await.map_err(db),
-            Pools::Postgres(pool) => sqlx::query_as(SQL).fetch_all(pool).await.map_err(db),
-        }
+        on_reader!(self.db, pool => sqlx::query_as(SQL).fetch_all(pool).await.map_err(db))
     }
 }
 

@@ -3,7 +3,7 @@
 //!
 //! A thread's vectors are read from the database once and kept: while the
 //! thread has at most [`EXACT_LIMIT`] of them (or the store's
-//! [`Store::with_exact_limit`]) as a plain block, normalised, scanned
+//! [`Recall::with_exact_limit`]) as a plain block, normalised, scanned
 //! exactly; past it, as an HNSW graph
 //! ([usearch](https://github.com/unum-cloud/USearch), cosine, vectors as
 //! `i8`, 32 links per node, search breadth 128) whose best 40 candidates
@@ -19,12 +19,13 @@
 //!   (awaited) and after a search, at most every 250 ms (in the background,
 //!   so a search never waits, and vectors another process wrote are found
 //!   a moment later). The recall indexer writes a thread's vectors oldest
-//!   first, so ids only grow; [`Store::index_messages`] says so too;
-//! - the vectors of one database are shared by every [`Store`] this process
-//!   opens on it ([`Store::open_sqlite`], [`Store::open_postgres`]), so a
+//!   first, so ids only grow; [`Recall::index_messages`] says so too;
+//! - the vectors of one database are shared by every [`Db`](crate::agent_memory::Db) this process
+//!   opens on it ([`Db::open_sqlite`](crate::agent_memory::Db::open_sqlite),
+//!   [`Db::open_postgres`](crate::agent_memory::Db::open_postgres)), so a
 //!   node that opens its store for each run still finds them;
 //! - the memory they take is bounded: past the budget
-//!   ([`DEFAULT_CACHE_BYTES`], [`Store::with_recall_cache_bytes`]) the least
+//!   ([`DEFAULT_CACHE_BYTES`], [`Recall::with_cache_bytes`]) the least
 //!   recently used threads are dropped (the one just used always stays, so
 //!   a thread larger than the budget can still be searched); a deleted
 //!   thread's are dropped at once. An entry is keyed by the thread's
@@ -36,7 +37,7 @@
 //!
 //! Memory: an exact block takes 4 bytes per dimension per message (1.5 KB
 //! for 384 dimensions); a graph about 0.5 KB per message at 384 dimensions
-//! (the vectors as `i8` plus the links). [`Store::recall_cache`] reports
+//! (the vectors as `i8` plus the links). [`Recall::cache_stats`] reports
 //! what is held.
 
 use std::collections::HashMap;
@@ -44,17 +45,18 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use super::Recall;
 use super::{IndexKind, Mark, RecallIndex, bytes_vector, db, err};
-use crate::agent_memory::store::{Pools, Store, ThreadInfo};
+use crate::agent_memory::db::{Pools, ThreadInfo};
 use crate::error::Result;
 use crate::vector_index::{self, Breadth, Index, IndexError, Nearest, Throttle};
 
 /// Threads with at most this many vectors are searched exactly, in memory;
-/// longer ones through a graph (the default of [`Store::with_exact_limit`]).
+/// longer ones through a graph (the default of [`Recall::with_exact_limit`]).
 pub const EXACT_LIMIT: i64 = 4_096;
 /// The memory one database's resident vectors may take before the least
 /// recently used threads are dropped (the default of
-/// [`Store::with_recall_cache_bytes`]): 512 MiB.
+/// [`Recall::with_cache_bytes`]): 512 MiB.
 pub const DEFAULT_CACHE_BYTES: usize = 512 << 20;
 /// Vectors read from the database per query while loading or catching up.
 const PAGE: i64 = 4096;
@@ -63,7 +65,7 @@ const MAX_MARKS: usize = 65_536;
 /// How often a search looks for vectors another process wrote.
 const CATCH_UP_EVERY: Duration = Duration::from_millis(250);
 
-/// What one database's resident vectors hold ([`Store::recall_cache`]).
+/// What one database's resident vectors hold ([`Recall::cache_stats`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RecallCache {
     /// Threads held (loaded or loading).
@@ -145,7 +147,7 @@ struct Resident {
 }
 
 /// A search of a held thread made before its owner was checked
-/// ([`Store::search_held`]).
+/// ([`Recall::search_held`]).
 pub(crate) struct Early {
     created_at: i64,
     resident: Arc<Resident>,
@@ -356,7 +358,7 @@ impl Drop for LoadGuard {
     }
 }
 
-impl Store {
+impl Recall {
     /// The thread's loaded entry; starts the load (and answers `None`)
     /// when it has none.
     fn ready_resident(
@@ -393,9 +395,9 @@ impl Store {
     }
 
     /// Searches the thread's vectors if this process holds them, before its
-    /// owner is checked: the answer is used only once [`Store::thread`]
+    /// owner is checked: the answer is used only once the thread's lookup
     /// found the thread of the same creation time for the caller's
-    /// resource ([`Store::early_answer`]). Saves waiting for the check.
+    /// resource ([`Recall::early_answer`]). Saves waiting for the check.
     pub(super) fn search_held(&self, thread: &str, query: &[f32], k: usize) -> Option<Early> {
         let (created_at, resident) = self.cache().find_ready(thread)?;
         let found = resident.search(query, k).ok()?;
@@ -434,9 +436,9 @@ impl Store {
         if resident.catch_up.due()
             && let Ok(guard) = resident.filling.clone().try_lock_owned()
         {
-            let (store, resource, id) = (self.clone(), resource.to_owned(), thread.id.clone());
+            let (recall, resource, id) = (self.clone(), resource.to_owned(), thread.id.clone());
             tokio::spawn(async move {
-                if let Err(e) = store.fill(&resident, &resource, &id, index).await {
+                if let Err(e) = recall.fill(&resident, &resource, &id, index).await {
                     tracing::warn!(thread = %id, error = %e, "semantic recall: catch-up failed");
                 }
                 drop(guard);
@@ -462,11 +464,11 @@ impl Store {
         let Some(resident) = self.ready_resident(resource, thread, index)? else {
             return Ok(());
         };
-        let (store, resource, thread) = (self.clone(), resource.to_owned(), thread.id.clone());
+        let (recall, resource, thread) = (self.clone(), resource.to_owned(), thread.id.clone());
         // A task of its own: giving up on this future never cuts a page.
         tokio::spawn(async move {
             let _guard = resident.filling.clone().lock_owned().await;
-            store.fill(&resident, &resource, &thread, index).await
+            recall.fill(&resident, &resource, &thread, index).await
         })
         .await
         .map_err(|e| err(format!("recall catch-up stopped: {e}")))?
@@ -480,7 +482,7 @@ impl Store {
         key: ThreadKey,
         resident: Arc<Resident>,
     ) {
-        let store = self.clone();
+        let recall = self.clone();
         let resource = resource.to_owned();
         let builds_graph = vector_index::GRAPHS && thread.last_seq > self.exact_limit();
         let guard = LoadGuard {
@@ -501,7 +503,9 @@ impl Store {
             let thread = guard.key.0.clone();
             let loaded = {
                 let _filling = guard.resident.filling.clone().lock_owned().await;
-                store.fill(&guard.resident, &resource, &thread, index).await
+                recall
+                    .fill(&guard.resident, &resource, &thread, index)
+                    .await
             };
             match loaded {
                 Ok(()) if !guard.resident.dropped.load(Ordering::Acquire) => {
@@ -555,7 +559,7 @@ impl Store {
                     .map(|(id, seq, b)| (id, seq, bytes_vector(&b)))
                     .collect()
             };
-            let rows: Vec<(i64, i64, Vec<f32>)> = match (self.pools(), index.kind) {
+            let rows: Vec<(i64, i64, Vec<f32>)> = match (self.db.pools(), index.kind) {
                 (Pools::Sqlite { read, .. }, _) => decode(page!(BYTES, read)),
                 (Pools::Postgres(pool), IndexKind::PgVector) => page!(PGVECTOR, pool),
                 (Pools::Postgres(pool), _) => decode(page!(BYTES, pool)),

@@ -4,9 +4,9 @@
 use super::resident::Early;
 use super::*;
 
-impl Store {
-    /// Embeds `query` and recalls with its vector ([`Store::recall`]).
-    pub async fn recall_text(
+impl Recall {
+    /// Embeds `query` and recalls with its vector ([`Recall::search`]).
+    pub async fn search_text(
         &self,
         resource: &str,
         thread: &str,
@@ -23,12 +23,12 @@ impl Store {
             .into_iter()
             .next()
             .ok_or_else(|| err("the embedder returned no vector"))?;
-        self.recall(resource, thread, &v, top_k, exclude_seqs).await
+        self.search(resource, thread, &v, top_k, exclude_seqs).await
     }
 
     /// What Mastra's `recall` with a search string returns: the thread's
     /// `last_messages` newest messages, and the `top_k` messages nearest to
-    /// `query` outside them, each with its neighbours ([`Store::recall`]).
+    /// `query` outside them, each with its neighbours ([`Recall::search`]).
     /// The window's read runs beside the thread's check, the query's
     /// embedding, the search and the read of the messages around the
     /// matches.
@@ -78,7 +78,7 @@ impl Store {
         };
         // The window's read is sent before the search runs.
         let (recent, mut recalled) =
-            tokio::try_join!(self.recent(resource, thread, last_messages), recall)?;
+            tokio::try_join!(self.db.recent(resource, thread, last_messages), recall)?;
         // A window grown back to a tool call, or messages written since the
         // check: no message twice.
         let in_window: HashSet<i64> = recent.iter().map(|m| m.seq).collect();
@@ -90,7 +90,7 @@ impl Store {
     /// [`CONTEXT_BEFORE`] messages before and [`CONTEXT_AFTER`] after,
     /// without the messages of `exclude_seqs` (the recent window) and
     /// without duplicates, in seq order.
-    pub async fn recall(
+    pub async fn search(
         &self,
         resource: &str,
         thread: &str,
@@ -98,14 +98,14 @@ impl Store {
         top_k: usize,
         exclude_seqs: &[i64],
     ) -> Result<Vec<StoredMessage>> {
-        let Some(info) = self.thread(resource, thread).await? else {
+        let Some(info) = self.db.thread(resource, thread).await? else {
             return Ok(Vec::new());
         };
         self.recall_in(resource, &info, query, top_k, exclude_seqs)
             .await
     }
 
-    /// [`Store::recall`] in a thread already looked up for `resource`.
+    /// [`Recall::search`] in a thread already looked up for `resource`.
     pub(crate) async fn recall_in(
         &self,
         resource: &str,
@@ -129,7 +129,7 @@ impl Store {
     /// read, the query's vector from `embedding` (`None`: no recall) and,
     /// when this process holds the thread, a search of it for `k`
     /// candidates, to be used only once the thread turned out to be the
-    /// caller's ([`Store::recall_candidates`]).
+    /// caller's ([`Recall::recall_candidates`]).
     pub(crate) async fn checked_and_searched(
         &self,
         resource: &str,
@@ -148,12 +148,12 @@ impl Store {
         };
         // The check is polled first: its query is on its way before the
         // search takes the thread.
-        tokio::try_join!(self.thread(resource, thread), search)
+        tokio::try_join!(self.db.thread(resource, thread), search)
     }
 
     /// The seqs of the thread's `k` messages nearest to `query`, nearest
-    /// first (the first step of [`Store::recall`]); `early` is the same
-    /// search made before the thread was checked ([`Store::search_held`]).
+    /// first (the first step of [`Recall::search`]); `early` is the same
+    /// search made before the thread was checked ([`Recall::search_held`]).
     pub(crate) async fn recall_candidates(
         &self,
         resource: &str,
@@ -177,7 +177,7 @@ impl Store {
     }
 
     /// The first `top_k` of `candidates` not in `exclude`, each with its
-    /// neighbours (the second step of [`Store::recall`]).
+    /// neighbours (the second step of [`Recall::search`]).
     pub(crate) async fn recall_around(
         &self,
         resource: &str,
@@ -206,7 +206,10 @@ impl Store {
             )
         };
         let mut merged = around(&matches);
-        let mut read = self.messages_in_ranges(resource, thread, &merged).await?;
+        let mut read = self
+            .db
+            .messages_in_ranges(resource, thread, &merged)
+            .await?;
         // The messages are read with the thread's and resource's filter: a
         // match without its message (a stale vector) is dropped.
         let present: HashSet<i64> = read.iter().map(|m| m.seq).collect();
@@ -223,7 +226,7 @@ impl Store {
         });
         if open {
             let wide = merge_ranges(merged.iter().copied().map(widen).collect());
-            read = self.messages_in_ranges(resource, thread, &wide).await?;
+            read = self.db.messages_in_ranges(resource, thread, &wide).await?;
         }
         let mut out = Vec::new();
         let mut seen = BTreeSet::new();
@@ -258,7 +261,7 @@ impl Store {
         }
         let thread = info.id.as_str();
         let k = k as i64;
-        match (self.pools(), index.kind) {
+        match (self.db.pools(), index.kind) {
             // A thread still loading: its newest vectors only.
             (Pools::Sqlite { read, .. }, IndexKind::SqliteVec) => sqlx::query_scalar(
                 "SELECT seq FROM nodekit_am_vec
@@ -307,7 +310,7 @@ impl Store {
         }
     }
 
-    /// [`Store::nearest`] through pgvector. A thread of at most
+    /// [`Recall::nearest`] through pgvector. A thread of at most
     /// [`EXACT_LIMIT`] messages is scanned exactly: its rows are read through
     /// the B-tree on `thread_id` first (a materialised CTE), so the HNSW
     /// index, which filters only after its search, cannot come back with

@@ -99,7 +99,7 @@ impl Store {
             token_count,
             created_at: now,
         };
-        if let Db::Sqlite { write, .. } = &*self.db {
+        if let Pools::Sqlite { write, .. } = self.db.pools() {
             let ids = sqlite_append(write, resource, thread, &prepared, messages, now).await?;
             return Ok(messages
                 .iter()
@@ -108,7 +108,7 @@ impl Store {
                 .map(|((m, (_, tokens)), (id, seq))| stored(m, *tokens, id, seq))
                 .collect());
         }
-        in_write_tx!(self, tx => {
+        in_write_tx!(self.db, tx => {
             let last = claim_thread!(tx, resource, thread, now, count);
             let mut out = Vec::with_capacity(messages.len());
             for (i, (m, (content, tokens))) in messages.iter().zip(&prepared).enumerate() {
@@ -134,100 +134,6 @@ impl Store {
         })
     }
 
-    pub(super) async fn raw_messages(
-        &self,
-        resource: &str,
-        thread: &str,
-        from_seq: i64,
-        to_seq: i64,
-    ) -> Result<Vec<RawMessage>> {
-        let sql = "SELECT id, thread_id, seq, content, token_count, created_at FROM nodekit_am_messages
-                   WHERE thread_id = $1 AND resource_id = $2 AND seq >= $3 AND seq <= $4 ORDER BY seq";
-        on_reader!(self, pool => {
-            let rows = sqlx::query(sql)
-                .bind(thread)
-                .bind(resource)
-                .bind(from_seq)
-                .bind(to_seq)
-                .fetch_all(pool)
-                .await
-                .map_err(db_err)?;
-            rows.iter().map(raw_from_row).collect()
-        })
-    }
-
-    /// The messages of the thread in any of the seq ranges `ranges`
-    /// (inclusive, not overlapping), in seq order: one query for all of them.
-    pub(crate) async fn messages_in_ranges(
-        &self,
-        resource: &str,
-        thread: &str,
-        ranges: &[(i64, i64)],
-    ) -> Result<Vec<StoredMessage>> {
-        // SQLite: the ranges go as one JSON array of [from, to] pairs,
-        // driving the join so each range is one search of the (thread, seq)
-        // index. PostgreSQL: the seqs themselves, as an array (its planner
-        // may scan a large thread for a join on ranges computed from JSON).
-        const SQLITE: &str =
-            "SELECT m.id, m.thread_id, m.seq, m.content, m.token_count, m.created_at
-             FROM json_each($3) AS r CROSS JOIN nodekit_am_messages AS m
-               ON m.thread_id = $1 AND m.seq BETWEEN r.value ->> 0 AND r.value ->> 1
-             WHERE m.resource_id = $2 ORDER BY m.seq";
-        const POSTGRES: &str = "SELECT id, thread_id, seq, content, token_count, created_at
-             FROM nodekit_am_messages
-             WHERE thread_id = $1 AND resource_id = $2 AND seq = ANY($3) ORDER BY seq";
-        let raw: Vec<RawMessage> = match &*self.db {
-            Db::Sqlite { read, .. } => {
-                let ranges = serde_json::to_string(ranges).expect("ranges serialise");
-                let rows = sqlx::query(SQLITE)
-                    .bind(thread)
-                    .bind(resource)
-                    .bind(&ranges)
-                    .fetch_all(read)
-                    .await
-                    .map_err(db_err)?;
-                rows.iter().map(raw_from_row).collect::<Result<_>>()?
-            }
-            Db::Postgres(pool) => {
-                let seqs: Vec<i64> = ranges.iter().flat_map(|&(a, b)| a..=b).collect();
-                let rows = sqlx::query(POSTGRES)
-                    .bind(thread)
-                    .bind(resource)
-                    .bind(&seqs)
-                    .fetch_all(pool)
-                    .await
-                    .map_err(db_err)?;
-                rows.iter().map(raw_from_row).collect::<Result<_>>()?
-            }
-        };
-        Ok(raw.into_iter().filter_map(RawMessage::decode).collect())
-    }
-
-    /// Up to `limit` messages before seq `before`, newest first.
-    pub(super) async fn messages_before(
-        &self,
-        resource: &str,
-        thread: &str,
-        before: i64,
-        limit: i64,
-    ) -> Result<Vec<StoredMessage>> {
-        on_reader!(self, pool => {
-            let rows = sqlx::query(
-                "SELECT id, thread_id, seq, content, token_count, created_at FROM nodekit_am_messages
-                 WHERE thread_id = $1 AND resource_id = $2 AND seq < $3 ORDER BY seq DESC LIMIT $4",
-            )
-            .bind(thread)
-            .bind(resource)
-            .bind(before)
-            .bind(limit)
-            .fetch_all(pool)
-            .await
-            .map_err(db_err)?;
-            let raw: Result<Vec<_>> = rows.iter().map(raw_from_row).collect();
-            Ok(raw?.into_iter().filter_map(RawMessage::decode).collect())
-        })
-    }
-
     /// The messages with `from_seq <= seq <= to_seq`, in order.
     pub async fn messages_range(
         &self,
@@ -236,12 +142,9 @@ impl Store {
         from_seq: i64,
         to_seq: i64,
     ) -> Result<Vec<StoredMessage>> {
-        check_id("resource", resource)?;
-        check_id("thread", thread)?;
-        let raw = self
-            .raw_messages(resource, thread, from_seq, to_seq)
-            .await?;
-        Ok(raw.into_iter().filter_map(RawMessage::decode).collect())
+        self.db
+            .messages_range(resource, thread, from_seq, to_seq)
+            .await
     }
 
     /// The last `n` messages of the thread, oldest first, never splitting a
@@ -260,75 +163,14 @@ impl Store {
         thread: &str,
         n: usize,
     ) -> Result<Vec<StoredMessage>> {
-        check_id("resource", resource)?;
-        check_id("thread", thread)?;
-        if n == 0 {
-            return Ok(Vec::new());
-        }
-        let n = i64::try_from(n).unwrap_or(i64::MAX);
-        let mut window = self.messages_before(resource, thread, i64::MAX, n).await?;
-        if window.is_empty() {
-            return Ok(window);
-        }
-        window.reverse();
-        let (mut missing, any) = unmatched_results(&window);
-        if missing.is_empty() && !any {
-            return Ok(window);
-        }
-        // Walk back in pages until every orphaned result has its call.
-        let mut extension: Vec<StoredMessage> = Vec::new();
-        let mut start = window[0].seq;
-        let mut scanned = 0;
-        let mut found = false;
-        'pages: while scanned < MAX_TOOL_CALL_LOOKBACK {
-            let page = self.messages_before(resource, thread, start, 64).await?;
-            if page.is_empty() {
-                break;
-            }
-            scanned += page.len() as i64;
-            for m in page {
-                start = m.seq;
-                let is_ai = m.message.role == Role::Ai;
-                if is_ai {
-                    for c in &m.message.tool_calls {
-                        missing.remove(&c.id);
-                    }
-                }
-                extension.push(m);
-                // The nearest AI message also owns id-less results (`any`).
-                if is_ai && missing.is_empty() {
-                    found = true;
-                    break 'pages;
-                }
-            }
-        }
-        if found {
-            extension.reverse();
-            extension.append(&mut window);
-            return Ok(extension);
-        }
-        // A damaged thread: leave out the results whose call is lost.
-        let (missing, any) = unmatched_results(&window);
-        let mut seen_other = false;
-        window.retain(|m| {
-            let orphan = matches!(m.message.role, Role::Tool | Role::Function)
-                && match &m.message.tool_call_id {
-                    Some(id) => missing.contains(id),
-                    None => any && !seen_other,
-                };
-            if !orphan {
-                seen_other = true;
-            }
-            !orphan
-        });
-        Ok(window)
+        self.db.recent(resource, thread, n).await
     }
 
     /// How many messages the thread has.
     pub async fn message_count(&self, resource: &str, thread: &str) -> Result<i64> {
         check_id("resource", resource)?;
         check_id("thread", thread)?;
-        on_reader!(self, pool => {
+        on_reader!(self.db, pool => {
             sqlx::query_scalar("SELECT COUNT(*) FROM nodekit_am_messages WHERE thread_id = $1 AND resource_id = $2")
                 .bind(thread)
                 .bind(resource)
@@ -351,7 +193,7 @@ impl Store {
         // Summed as floats, so the sum saturates instead of overflowing
         // (SQLite's integer SUM fails on overflow, PostgreSQL's cast back to
         // BIGINT too); a threshold needs no more precision than that.
-        let n: f64 = on_reader!(self, pool => {
+        let n: f64 = on_reader!(self.db, pool => {
             sqlx::query_scalar("SELECT CAST(COALESCE(SUM(CAST(token_count AS DOUBLE PRECISION)), 0) AS DOUBLE PRECISION) FROM nodekit_am_messages WHERE thread_id = $1 AND resource_id = $2 AND seq > $3")
                 .bind(thread)
                 .bind(resource)

@@ -91,7 +91,7 @@ impl Store {
         check_id("thread", thread)?;
         let tokens = i64::try_from(self.tokenizer.count(content)).unwrap_or(i64::MAX);
         let now = now_ms();
-        in_write_tx!(self, tx => {
+        in_write_tx!(self.db, tx => {
             let thread_last = existing_thread!(tx, resource, thread, now);
             check_covers(thread, thread_last, first_seq, last_seq)?;
             if state == RowState::BufferedReflection {
@@ -136,7 +136,7 @@ impl Store {
     ) -> Result<ObservationMarks> {
         check_id("resource", resource)?;
         check_id("thread", thread)?;
-        let (observed_through, covered_through, generation, reflected): (i64, i64, i64, i64) = on_reader!(self, pool => {
+        let (observed_through, covered_through, generation, reflected): (i64, i64, i64, i64) = on_reader!(self.db, pool => {
             sqlx::query_as(
                 "SELECT CAST(COALESCE(MAX(CASE WHEN buffered = 0 THEN last_seq END), 0) AS BIGINT),
                         CAST(COALESCE(MAX(last_seq), 0) AS BIGINT),
@@ -167,7 +167,7 @@ impl Store {
     ) -> Result<Vec<Observation>> {
         check_id("resource", resource)?;
         check_id("thread", thread)?;
-        let list: Vec<Observation> = on_reader!(self, pool => {
+        let list: Vec<Observation> = on_reader!(self.db, pool => {
             let rows = sqlx::query(
                 "SELECT id, generation, content, token_count, first_seq, last_seq, created_at, buffered FROM nodekit_am_observations
                  WHERE thread_id = $1 AND resource_id = $2 AND buffered = 0
@@ -193,7 +193,7 @@ impl Store {
         check_id("resource", resource)?;
         check_id("thread", thread)?;
         let now = now_ms();
-        in_write_tx!(self, tx => {
+        in_write_tx!(self.db, tx => {
             if existing_thread!(tx, resource, thread, now).is_none() {
                 return Ok(0);
             }
@@ -246,7 +246,7 @@ impl Store {
         let tokens = i64::try_from(self.tokenizer.count(content)).unwrap_or(i64::MAX);
         let now = now_ms();
         let generation = from_generation + 1;
-        in_write_tx!(self, tx => {
+        in_write_tx!(self.db, tx => {
             let thread_last = existing_thread!(tx, resource, thread, now);
             check_covers(thread, thread_last, first_seq, last_seq)?;
             if newest_generation!(tx, resource, thread) != from_generation {
@@ -314,7 +314,7 @@ impl Store {
         check_id("resource", resource)?;
         check_id("thread", thread)?;
         let now = now_ms();
-        in_write_tx!(self, tx => {
+        in_write_tx!(self.db, tx => {
             if existing_thread!(tx, resource, thread, now).is_none() {
                 return Ok(false);
             }
@@ -355,7 +355,7 @@ impl Store {
     pub async fn observations(&self, resource: &str, thread: &str) -> Result<Vec<Observation>> {
         check_id("resource", resource)?;
         check_id("thread", thread)?;
-        let list: Vec<Observation> = on_reader!(self, pool => {
+        let list: Vec<Observation> = on_reader!(self.db, pool => {
             let rows = sqlx::query(
                 "SELECT id, generation, content, token_count, first_seq, last_seq, created_at, buffered FROM nodekit_am_observations
                  WHERE thread_id = $1 AND resource_id = $2 AND buffered < 2 ORDER BY generation, first_seq, id",

@@ -6,7 +6,7 @@ impl Store {
     /// The resource's working memory, if it was ever set.
     pub async fn working_memory(&self, resource: &str) -> Result<Option<WorkingMemory>> {
         check_id("resource", resource)?;
-        on_reader!(self, pool => {
+        on_reader!(self.db, pool => {
             let row = sqlx::query("SELECT content, version, updated_at FROM nodekit_am_working_memory WHERE resource_id = $1")
                 .bind(resource)
                 .fetch_optional(pool)
@@ -48,7 +48,7 @@ impl Store {
                  WHERE resource_id = $1 AND version = $4 RETURNING content, version, updated_at"
             }
         };
-        in_write_tx!(self, tx => {
+        in_write_tx!(self.db, tx => {
             let mut q = sqlx::query(sql).bind(resource).bind(content).bind(now);
             if let Some(v) = expected_version.filter(|v| *v != 0) {
                 q = q.bind(v);
@@ -78,7 +78,7 @@ impl Store {
     pub async fn plan(&self, resource: &str, thread: &str) -> Result<Option<Value>> {
         check_id("resource", resource)?;
         check_id("thread", thread)?;
-        let plan: Option<Json<Value>> = on_reader!(self, pool => {
+        let plan: Option<Json<Value>> = on_reader!(self.db, pool => {
             sqlx::query_scalar("SELECT plan FROM nodekit_am_plans WHERE thread_id = $1 AND resource_id = $2")
                 .bind(thread)
                 .bind(resource)
@@ -94,7 +94,7 @@ impl Store {
         check_id("resource", resource)?;
         check_id("thread", thread)?;
         let now = now_ms();
-        in_write_tx!(self, tx => {
+        in_write_tx!(self.db, tx => {
             claim_thread!(tx, resource, thread, now, 0i64);
             sqlx::query(
                 "INSERT INTO nodekit_am_plans (thread_id, resource_id, plan, updated_at) VALUES ($1, $2, $3, $4)
@@ -125,7 +125,7 @@ impl Store {
         check_id("resource", resource)?;
         check_id("thread", thread)?;
         let now = now_ms();
-        in_write_tx!(self, tx => {
+        in_write_tx!(self.db, tx => {
             claim_thread!(tx, resource, thread, now, 0i64);
             sqlx::query("INSERT INTO nodekit_am_events (thread_id, resource_id, kind, payload, created_at) VALUES ($1, $2, $3, $4, $5)")
                 .bind(thread)
@@ -145,7 +145,7 @@ impl Store {
     pub async fn events(&self, resource: &str, thread: &str) -> Result<Vec<Event>> {
         check_id("resource", resource)?;
         check_id("thread", thread)?;
-        let events: Vec<Event> = on_reader!(self, pool => {
+        let events: Vec<Event> = on_reader!(self.db, pool => {
             let rows = sqlx::query("SELECT id, kind, payload, created_at FROM nodekit_am_events WHERE thread_id = $1 AND resource_id = $2 ORDER BY id")
                 .bind(thread)
                 .bind(resource)

@@ -219,7 +219,7 @@ async fn token_sums_saturate() {
     let msgs: Vec<Message> = (0..3).map(|i| Message::human(format!("m{i}"))).collect();
     store.append("r", "big", &msgs).await.unwrap();
     store.append("r", "negative", &msgs).await.unwrap();
-    let Pools::Sqlite { write, .. } = store.pools() else {
+    let Pools::Sqlite { write, .. } = store.db().pools() else {
         unreachable!("a SQLite store")
     };
     for (thread, tokens) in [("big", i64::MAX), ("negative", -1)] {

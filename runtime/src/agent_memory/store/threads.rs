@@ -3,21 +3,10 @@
 use super::*;
 
 impl Store {
-    /// The thread's row, whoever owns it.
-    pub(super) async fn find_thread(&self, thread: &str) -> Result<Option<ThreadInfo>> {
-        let sql = "SELECT id, resource_id, title, metadata, last_seq, created_at, updated_at FROM nodekit_am_threads WHERE id = $1";
-        on_reader!(self, pool => {
-            match sqlx::query(sql).bind(thread).fetch_optional(pool).await.map_err(db_err)? {
-                Some(row) => Ok(Some(thread_from_row(&row)?)),
-                None => Ok(None),
-            }
-        })
-    }
-
     /// Errors if `thread` exists and belongs to another resource: for a
     /// write that has nothing to write.
     pub(super) async fn check_not_foreign(&self, resource: &str, thread: &str) -> Result<()> {
-        match self.find_thread(thread).await? {
+        match self.db.find_thread(thread).await? {
             Some(t) if t.resource_id != resource => Err(ownership(resource, thread)),
             _ => Ok(()),
         }
@@ -27,18 +16,13 @@ impl Store {
     /// creates nothing (a thread is created by its first write), and a
     /// thread of another resource is `None`, as an unknown one is.
     pub async fn thread(&self, resource: &str, thread: &str) -> Result<Option<ThreadInfo>> {
-        check_id("resource", resource)?;
-        check_id("thread", thread)?;
-        Ok(self
-            .find_thread(thread)
-            .await?
-            .filter(|t| t.resource_id == resource))
+        self.db.thread(resource, thread).await
     }
 
     /// The resource's threads, most recently written first.
     pub async fn threads(&self, resource: &str) -> Result<Vec<ThreadInfo>> {
         check_id("resource", resource)?;
-        on_reader!(self, pool => {
+        on_reader!(self.db, pool => {
             let rows = sqlx::query("SELECT id, resource_id, title, metadata, last_seq, created_at, updated_at FROM nodekit_am_threads WHERE resource_id = $1 ORDER BY updated_at DESC, id")
                 .bind(resource)
                 .fetch_all(pool)
@@ -59,7 +43,7 @@ impl Store {
         check_id("resource", resource)?;
         check_id("thread", thread)?;
         let now = now_ms();
-        in_write_tx!(self, tx => {
+        in_write_tx!(self.db, tx => {
             claim_thread!(tx, resource, thread, now, 0i64);
             let row = sqlx::query("UPDATE nodekit_am_threads SET title = $3, metadata = $4 WHERE id = $1 AND resource_id = $2 RETURNING id, resource_id, title, metadata, last_seq, created_at, updated_at")
                 .bind(thread)
@@ -81,7 +65,7 @@ impl Store {
     pub async fn delete_thread(&self, resource: &str, thread: &str) -> Result<bool> {
         check_id("resource", resource)?;
         check_id("thread", thread)?;
-        in_write_tx!(self, tx => {
+        in_write_tx!(self.db, tx => {
             // FOR UPDATE on PostgreSQL: an indexer writing vectors holds the
             // row FOR SHARE, so none lands after this delete.
             let lock = match self.backend() {
@@ -142,7 +126,7 @@ impl Store {
                 sqlx::query(sql).bind(thread).bind(resource).execute(&mut *tx).await.map_err(db_err)?;
             }
             tx.commit().await.map_err(db_err)?;
-            self.cache.forget(thread);
+            self.db.thread_deleted(thread);
             Ok(true)
         })
     }

@@ -184,6 +184,7 @@ impl Store {
             return Err(no_thread(thread));
         };
         let messages = self
+            .db
             .raw_messages(resource, thread, i64::MIN, i64::MAX)
             .await?
             .into_iter()
@@ -240,7 +241,7 @@ impl Store {
             last_seq,
             ..export.thread.clone()
         };
-        in_write_tx!(self, tx => {
+        in_write_tx!(self.db, tx => {
             let owner: Option<String> = sqlx::query_scalar("SELECT resource_id FROM nodekit_am_threads WHERE id = $1")
                 .bind(&thread)
                 .fetch_optional(&mut *tx)
