@@ -2,6 +2,16 @@
 
 use crate::from_ai::{ArgumentsError, FromAiError};
 
+#[cfg(feature = "agent-memory")]
+mod agent_memory;
+mod store;
+mod vector_store;
+
+#[cfg(feature = "agent-memory")]
+pub use agent_memory::AgentMemoryError;
+pub use store::{Backend, StoreError, StoreErrorKind};
+pub use vector_store::VectorStoreError;
+
 /// Result with nodekit's [`enum@Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -130,7 +140,8 @@ pub enum Error {
         /// What is missing.
         input: String,
     },
-    /// A chat-history store failed.
+    /// A chat-history store refused a request (an invalid session id or
+    /// table name, a message it cannot hold).
     #[error("{store}: {message}")]
     Store {
         /// Which store.
@@ -138,6 +149,10 @@ pub enum Error {
         /// What went wrong.
         message: String,
     },
+    /// A chat history's database failed; the driver's error is the source
+    /// ([`StoreError::kind`] tells a timeout from a lost connection).
+    #[error(transparent)]
+    Database(#[from] StoreError),
     /// A parameter uses an expression nodekit does not evaluate.
     #[error(
         "node `{}`: parameter `{}` uses an unsupported expression: {expression}; nodekit evaluates `$json` access and `$fromAI(...)` only",
@@ -179,6 +194,17 @@ pub enum Error {
         /// What went wrong.
         message: String,
     },
+    /// A SQL tool node could not reach its database or was refused; the
+    /// tool's error (category, reason, SQLSTATE) is the source.
+    #[cfg(feature = "sql-tools")]
+    #[error("node `{}`: {source}", quoted(.node))]
+    SqlTool {
+        /// The node.
+        node: String,
+        /// The tool's error.
+        #[source]
+        source: crate::sql::ToolError,
+    },
     /// A workflow export cannot be read or run as it is.
     #[error("workflow: {0}")]
     Workflow(String),
@@ -194,42 +220,14 @@ pub enum Error {
     /// A chat model or embeddings call failed.
     #[error(transparent)]
     Model(#[from] crate::model::error::ModelError),
-    /// The agent-memory store failed or refused a request (a database error,
-    /// an invalid id, an import that does not fit). The text never holds a
-    /// connection string or another resource's data.
-    #[error("agent memory: {what}")]
-    AgentMemory {
-        /// What went wrong.
-        what: String,
-    },
-    /// A thread was named with a resource it does not belong to. The owner is
-    /// deliberately not named: resources must not learn about each other.
-    #[error("agent memory: thread `{thread}` does not belong to resource `{resource}`")]
-    ThreadOwnership {
-        /// The thread id the caller gave.
-        thread: String,
-        /// The resource the caller gave (not the owner).
-        resource: String,
-    },
-    /// A working-memory update expected another version than the stored one
-    /// (optimistic concurrency: reread and retry).
-    #[error(
-        "agent memory: working memory of resource `{resource}` is at version {actual}, not the expected {expected}; reread it and retry"
-    )]
-    WorkingMemoryConflict {
-        /// The resource.
-        resource: String,
-        /// The version the caller expected.
-        expected: i64,
-        /// The stored version (0: none yet).
-        actual: i64,
-    },
-    /// A vector store refused a request or failed.
-    #[error("vector store: {what}")]
-    VectorStore {
-        /// What went wrong, and what to do.
-        what: String,
-    },
+    /// Agent memory failed or refused a request (a database error, an
+    /// invalid id, another resource's thread, an import that does not fit).
+    #[cfg(feature = "agent-memory")]
+    #[error(transparent)]
+    AgentMemory(#[from] AgentMemoryError),
+    /// A vector store failed or refused a request.
+    #[error(transparent)]
+    VectorStore(#[from] VectorStoreError),
     /// Text that should be JSON is not.
     #[error("{what} is not valid JSON: {source}")]
     Json {

@@ -207,7 +207,10 @@ async fn isolation(store: Store) {
 
     let owned = |e: Error| {
         assert!(
-            matches!(e, Error::ThreadOwnership { .. }),
+            matches!(
+                e,
+                Error::AgentMemory(nodekit::agent_memory::AgentMemoryError::ThreadOwnership { .. })
+            ),
             "expected an ownership error, got {e}"
         );
         assert!(!e.to_string().contains(&a), "the owner leaked: {e}");
@@ -769,4 +772,49 @@ async fn sqlite_two_processes_lose_nothing() {
     acks.extend(b.unwrap());
     assert_eq!(acks.len(), 200, "both children finished");
     assert_eq!(check_file(&path, &acks).await, 400);
+}
+
+/// A database failure under agent memory keeps its cause through `?`:
+/// `AgentMemoryError::Store`, then the driver's error, with the kind a
+/// caller matches on.
+#[tokio::test]
+async fn a_driver_error_keeps_its_cause() {
+    use nodekit::agent_memory::AgentMemoryError;
+    use nodekit::error::{Backend, StoreErrorKind};
+    let path = temp_db("cause");
+    let store = Store::open_sqlite(&path).await.unwrap();
+    // One message per resource: the second append breaks a unique index.
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    sqlx::query("CREATE UNIQUE INDEX one_per_resource ON nodekit_am_messages (resource_id)")
+        .execute(&pool)
+        .await
+        .unwrap();
+    async fn two(store: &Store) -> nodekit::Result<()> {
+        store.append("ada", "t", &[Message::human("one")]).await?;
+        store.append("ada", "t", &[Message::human("two")]).await?;
+        Ok(())
+    }
+    let e = two(&store).await.unwrap_err();
+    let Error::AgentMemory(AgentMemoryError::Store(cause)) = &e else {
+        panic!("expected a database error, got {e:?}")
+    };
+    assert_eq!(cause.kind(), StoreErrorKind::UniqueViolation, "{e}");
+    assert_eq!(cause.backend(), Some(Backend::Sqlite));
+    // Error -> StoreError -> sqlx::Error.
+    let first = std::error::Error::source(&e).expect("a source");
+    assert!(
+        first.downcast_ref::<nodekit::error::StoreError>().is_some(),
+        "{first:?}"
+    );
+    let driver = first.source().expect("the driver's error");
+    let sqlx::Error::Database(db) = driver.downcast_ref::<sqlx::Error>().expect("sqlx's error")
+    else {
+        panic!("expected sqlx's database error, got {driver:?}")
+    };
+    assert!(db.is_unique_violation());
+    // Only the first message was stored: the failed append wrote nothing.
+    assert_eq!(store.recent("ada", "t", 10).await.unwrap().len(), 1);
+    store.close().await;
 }

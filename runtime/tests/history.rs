@@ -141,6 +141,38 @@ async fn sqlite_history() {
         .unwrap_err()
         .to_string();
     assert!(e.starts_with("SQLite: invalid table name"), "{e}");
+
+    // A database's refusal keeps the driver's error: a caller can match a
+    // unique violation and walk down to sqlx's error after `?`.
+    sqlx::query("CREATE TABLE one_per_session (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL UNIQUE, message TEXT NOT NULL)")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let h = SqliteChatHistory::open(&path, "one_per_session", "s")
+        .await
+        .unwrap();
+    async fn save_two(h: &SqliteChatHistory) -> nodekit::Result<()> {
+        h.add_message(&Message::human("first")).await?;
+        h.add_message(&Message::human("second")).await?;
+        Ok(())
+    }
+    let e = save_two(&h).await.unwrap_err();
+    let nodekit::Error::Database(store) = &e else {
+        panic!("expected a database error, got {e:?}")
+    };
+    assert!(store.is_unique_violation(), "{e}");
+    assert_eq!(
+        store.kind(),
+        nodekit::error::StoreErrorKind::UniqueViolation
+    );
+    assert_eq!(store.backend(), Some(nodekit::error::Backend::Sqlite));
+    let source = std::error::Error::source(&e).expect("the driver's error");
+    let sqlx::Error::Database(db) = source.downcast_ref::<sqlx::Error>().expect("sqlx's error")
+    else {
+        panic!("expected sqlx's database error, got {source:?}")
+    };
+    assert!(db.is_unique_violation(), "{db}");
+    assert!(e.to_string().starts_with("SQLite: "), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -31,7 +31,7 @@ impl ThreadMemory {
     /// The memory of `thread` of `resource`; fails only on an invalid id.
     /// Nothing is read or written yet: the thread is created by the first
     /// save, and a thread of another resource reads as empty and refuses
-    /// that save ([`Error::ThreadOwnership`](crate::Error::ThreadOwnership)).
+    /// that save ([`AgentMemoryError::ThreadOwnership`](super::AgentMemoryError::ThreadOwnership)).
     pub async fn new(
         store: Store,
         config: MemoryConfig,

@@ -39,7 +39,7 @@
 //!   another resource's thread looks the same.
 //! - **A thread is created by its first write** (an append, a plan, an
 //!   event, a title). A write to another resource's thread is an
-//!   [`Error::ThreadOwnership`](crate::Error::ThreadOwnership), whose
+//!   [`AgentMemoryError::ThreadOwnership`], whose
 //!   message never names the owner.
 //! - **A deleted thread stays deleted.** Work derived from its messages
 //!   that is still in flight (the observer's observations and reflections,
@@ -70,6 +70,7 @@ pub mod recall;
 pub mod store;
 pub mod working_memory;
 
+pub use crate::error::AgentMemoryError;
 pub use agent::ThreadMemory;
 pub use config::{MemoryConfig, Storage};
 pub use context::{

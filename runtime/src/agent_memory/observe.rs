@@ -90,6 +90,7 @@ use crate::error::{Error, Result};
 use crate::message::{Message, Role};
 use crate::model::{CallOptions, ChatModel};
 
+use super::AgentMemoryError;
 use super::config::MemoryConfig;
 use super::store::{Observation, Store, StoredMessage};
 
@@ -499,10 +500,11 @@ impl Observer {
         let answer = self.call(&messages).await?;
         let input_tokens = store.tokenizer().count(&input);
         if store.tokenizer().count(&answer) >= input_tokens {
-            return Err(Error::AgentMemory {
-                what: "the reflector's answer is not shorter than the observations it condenses"
+            return Err(AgentMemoryError::Observation {
+                reason: "the reflector's answer is not shorter than the observations it condenses"
                     .into(),
-            });
+            }
+            .into());
         }
         let first_seq = rows.iter().map(|r| r.first_seq).min().unwrap_or(0);
         let last_seq = rows.iter().map(|r| r.last_seq).max().unwrap_or(0);
@@ -533,15 +535,19 @@ impl Observer {
             self.inner.model.invoke(messages, &options),
         )
         .await
-        .map_err(|_| Error::AgentMemory {
-            what: format!(
+        .map_err(|_| AgentMemoryError::Observation {
+            reason: format!(
                 "the observer model did not answer within {} s",
                 self.inner.timeout.as_secs_f64()
             ),
         })??;
-        observations_of(&reply.text()).ok_or_else(|| Error::AgentMemory {
-            what: "the observer model's answer has no observations between <observations> tags"
-                .into(),
+        observations_of(&reply.text()).ok_or_else(|| {
+            AgentMemoryError::Observation {
+                reason:
+                    "the observer model's answer has no observations between <observations> tags"
+                        .into(),
+            }
+            .into()
         })
     }
 

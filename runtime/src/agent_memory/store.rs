@@ -12,6 +12,7 @@ use sqlx::sqlite::SqlitePool;
 use sqlx::types::Json;
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
+use super::AgentMemoryError;
 pub use super::db::{
     Backend, DEFAULT_SQLITE_PATH, Db, Durability, MAX_ID_CHARS, StoredMessage, ThreadInfo,
 };
@@ -340,8 +341,8 @@ impl Store {
 
     /// Connects to `postgres://user:password@host:port/db`; errors never show the URL.
     pub async fn open_postgres_url(url: &str) -> Result<Store> {
-        let options = PgConnectOptions::from_str(url).map_err(|_| Error::AgentMemory {
-            what: "the PostgreSQL connection URL cannot be read".into(),
+        let options = PgConnectOptions::from_str(url).map_err(|_| AgentMemoryError::Setting {
+            reason: "the PostgreSQL connection URL cannot be read".into(),
         })?;
         Self::open_postgres(options).await
     }

@@ -4,12 +4,18 @@ use futures::future::BoxFuture;
 use sqlx::Row;
 use sqlx::postgres::{PgPool, PgPoolOptions};
 
-use super::store::{check_session, decode, quoted_table, sql_history_common, store_error};
+use super::store::{check_session, decode, quoted_table, refused, sql_history_common};
+use crate::error::{Backend, StoreError};
 use crate::error::{Error, Result};
 use crate::history::ChatHistory;
 use crate::message::Message;
 
 const STORE: &str = "PostgreSQL";
+
+/// A failure of this store's database, with the driver's error kept.
+fn db_error(e: sqlx::Error) -> Error {
+    StoreError::new(Backend::Postgres, e).into()
+}
 
 /// n8n's default table.
 pub const DEFAULT_TABLE: &str = "n8n_chat_histories";
@@ -77,7 +83,7 @@ impl PostgresConfig {
         use sqlx::postgres::PgSslMode;
         let mut ssl = self.ssl.parse::<PgSslMode>().map_err(|_| {
             let shown = crate::error::quoted(&self.ssl);
-            store_error(STORE, format!("unknown ssl mode {shown:?}"))
+            refused(STORE, format!("unknown ssl mode {shown:?}"))
         })?;
         if self.is_neon()
             && matches!(
@@ -107,7 +113,7 @@ async fn pool(options: sqlx::postgres::PgConnectOptions) -> Result<PgPool> {
         .acquire_timeout(std::time::Duration::from_secs(10))
         .connect_with(options)
         .await
-        .map_err(|e| store_error(STORE, format!("cannot connect: {e}")))
+        .map_err(|e| Error::from(StoreError::new(Backend::Postgres, e).during("cannot connect")))
 }
 
 impl PostgresChatHistory {
@@ -115,7 +121,7 @@ impl PostgresChatHistory {
     pub async fn connect(url: &str, table: &str, session: &str) -> Result<Self> {
         let options = url
             .parse::<sqlx::postgres::PgConnectOptions>()
-            .map_err(|_| store_error(STORE, "the connection URL cannot be read"))?;
+            .map_err(|_| refused(STORE, "the connection URL cannot be read"))?;
         let pool = pool(options).await?;
         Self::with_pool(pool, table, session).await
     }
@@ -164,15 +170,14 @@ impl PostgresChatHistory {
              CREATE TABLE IF NOT EXISTS {table} (id SERIAL PRIMARY KEY, session_id VARCHAR(255) NOT NULL, message JSONB NOT NULL);
              CREATE INDEX IF NOT EXISTS \"{name}_session_id_id_idx\" ON {table} (session_id, id);"
         );
-        let mut tx = pool
-            .begin()
-            .await
-            .map_err(|e| store_error(STORE, format!("cannot connect: {e}")))?;
+        let mut tx = pool.begin().await.map_err(|e| {
+            Error::from(StoreError::new(Backend::Postgres, e).during("cannot connect"))
+        })?;
         sqlx::raw_sql(sqlx::AssertSqlSafe(ddl))
             .execute(&mut *tx)
             .await
-            .map_err(|e| store_error(STORE, e))?;
-        tx.commit().await.map_err(|e| store_error(STORE, e))?;
+            .map_err(db_error)?;
+        tx.commit().await.map_err(db_error)?;
         ensured
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -213,7 +218,7 @@ impl ChatHistory for PostgresChatHistory {
                 .execute(&self.pool)
                 .await
                 .map(|_| ())
-                .map_err(|e| store_error(STORE, e))
+                .map_err(db_error)
         })
     }
 }

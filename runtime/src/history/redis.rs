@@ -7,7 +7,8 @@ use redis::AsyncCommands;
 use redis::aio::ConnectionManager;
 use serde_json::Value;
 
-use super::store::{check_session, decode, store_error};
+use super::store::{check_session, decode, refused};
+use crate::error::{Backend, StoreError};
 use crate::error::{Error, Result};
 use crate::history::ChatHistory;
 use crate::message::Message;
@@ -74,11 +75,12 @@ impl RedisChatHistory {
     /// Connects to `url` (`redis://[:password@]host:port[/db]`); `ttl_secs` of `None` or 0 keeps the list forever.
     pub async fn connect(url: &str, session: &str, ttl_secs: Option<u64>) -> Result<Self> {
         check_session(session, STORE)?;
-        let client = redis::Client::open(url)
-            .map_err(|e| store_error(STORE, format!("invalid address: {e}")))?;
-        let connection = ConnectionManager::new(client)
-            .await
-            .map_err(|e| store_error(STORE, format!("cannot connect: {e}")))?;
+        let client = redis::Client::open(url).map_err(|e| {
+            Error::from(StoreError::new(Backend::Redis, e).during("invalid address"))
+        })?;
+        let connection = ConnectionManager::new(client).await.map_err(|e| {
+            Error::from(StoreError::new(Backend::Redis, e).during("cannot connect"))
+        })?;
         Ok(RedisChatHistory {
             connection,
             key: session.to_owned(),
@@ -100,15 +102,15 @@ impl RedisChatHistory {
 
     fn error(&self, e: redis::RedisError) -> Error {
         if e.code() == Some("WRONGTYPE") {
-            return Error::Store {
-                store: STORE,
-                message: format!(
+            return refused(
+                STORE,
+                format!(
                     "key {:?} holds something other than a list; use another session id or key prefix",
                     self.key
                 ),
-            };
+            );
         }
-        store_error(STORE, e)
+        StoreError::new(Backend::Redis, e).into()
     }
 }
 

@@ -7,12 +7,18 @@ use futures::future::BoxFuture;
 use sqlx::Row;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool};
 
-use super::store::{check_session, decode, quoted_table, sql_history_common, store_error};
+use super::store::{check_session, decode, quoted_table, sql_history_common};
 use crate::error::Result;
+use crate::error::{Backend, Error, StoreError};
 use crate::history::ChatHistory;
 use crate::message::Message;
 
 const STORE: &str = "SQLite";
+
+/// A failure of this store's database, with the driver's error kept.
+fn db_error(e: sqlx::Error) -> Error {
+    StoreError::new(Backend::Sqlite, e).into()
+}
 
 /// One session's messages in a SQLite table.
 #[derive(Debug, Clone)]
@@ -26,7 +32,7 @@ impl SqliteChatHistory {
     /// Opens (creating if needed) the database file at `path`, in WAL mode.
     pub async fn open(path: &str, table: &str, session: &str) -> Result<Self> {
         let options = SqliteConnectOptions::from_str(&format!("sqlite://{path}"))
-            .map_err(|e| store_error(STORE, e))?
+            .map_err(db_error)?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             .busy_timeout(Duration::from_secs(10));
@@ -35,7 +41,9 @@ impl SqliteChatHistory {
             .await
             .map_err(|e| {
                 let path = crate::error::quoted(path);
-                store_error(STORE, format!("cannot open {path}: {e}"))
+                Error::from(
+                    StoreError::new(Backend::Sqlite, e).during(format!("cannot open {path}")),
+                )
             })?;
         Self::with_pool(pool, table, session).await
     }
@@ -52,7 +60,7 @@ impl SqliteChatHistory {
         sqlx::raw_sql(sqlx::AssertSqlSafe(ddl))
             .execute(&pool)
             .await
-            .map_err(|e| store_error(STORE, e))?;
+            .map_err(db_error)?;
         Ok(SqliteChatHistory {
             pool,
             table,
@@ -71,7 +79,7 @@ impl ChatHistory for SqliteChatHistory {
             }
             // One transaction: all of the batch, together, or nothing; a
             // multi-row INSERT per chunk (SQLite allows 32766 parameters).
-            let mut tx = self.pool.begin().await.map_err(|e| store_error(STORE, e))?;
+            let mut tx = self.pool.begin().await.map_err(db_error)?;
             for chunk in messages.chunks(1000) {
                 let rows = vec!["(?, ?)"; chunk.len()].join(", ");
                 let sql = format!(
@@ -84,12 +92,9 @@ impl ChatHistory for SqliteChatHistory {
                         .bind(&self.session)
                         .bind(m.to_stored_flat().to_string());
                 }
-                query
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(|e| store_error(STORE, e))?;
+                query.execute(&mut *tx).await.map_err(db_error)?;
             }
-            tx.commit().await.map_err(|e| store_error(STORE, e))
+            tx.commit().await.map_err(db_error)
         })
     }
 }

@@ -54,11 +54,12 @@ pub(crate) fn decode(
     }
 }
 
-/// A store error with its message, never a connection string.
-pub(crate) fn store_error(store: &'static str, e: impl std::fmt::Display) -> Error {
+/// A refusal of the store named `store`.
+#[cfg(any(feature = "postgres", feature = "redis"))]
+pub(crate) fn refused(store: &'static str, message: impl Into<String>) -> Error {
     Error::Store {
         store,
-        message: e.to_string(),
+        message: message.into(),
     }
 }
 
@@ -66,7 +67,7 @@ pub(crate) fn store_error(store: &'static str, e: impl std::fmt::Display) -> Err
 /// and PostgreSQL (both read `$n` placeholders): the reads, one message,
 /// and clear. Expanded inside `impl ChatHistory for ...`, whose type has
 /// `pool`, `table` (quoted) and `session` fields, next to a `read_row`
-/// function and a `STORE` name of its module.
+/// function, a `db_error` function and a `STORE` name of its module.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 macro_rules! sql_history_common {
     () => {
@@ -80,7 +81,7 @@ macro_rules! sql_history_common {
                     .bind(&self.session)
                     .fetch_all(&self.pool)
                     .await
-                    .map_err(|e| store_error(STORE, e))?;
+                    .map_err(db_error)?;
                 Ok(rows.iter().filter_map(read_row).collect())
             })
         }
@@ -97,7 +98,7 @@ macro_rules! sql_history_common {
                     .bind(i64::try_from(n).unwrap_or(i64::MAX))
                     .fetch_all(&self.pool)
                     .await
-                    .map_err(|e| store_error(STORE, e))?;
+                    .map_err(db_error)?;
                 Ok(rows.iter().rev().filter_map(read_row).collect())
             })
         }
@@ -113,7 +114,7 @@ macro_rules! sql_history_common {
                     .bind(&self.session)
                     .execute(&self.pool)
                     .await
-                    .map_err(|e| store_error(STORE, e))?;
+                    .map_err(db_error)?;
                 Ok(())
             })
         }

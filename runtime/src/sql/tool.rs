@@ -26,9 +26,9 @@ pub fn database_from_credentials(ctx: &SupplyContext) -> Result<Database> {
         credential: kind.to_owned(),
         problem: format!("is invalid; it needs {fields}"),
     };
-    let refused = |e: ToolError| Error::NodeFailed {
+    let refused = |source: ToolError| Error::SqlTool {
         node: ctx.node_name().to_owned(),
-        message: e.to_string(),
+        source,
     };
     if let Ok(value) = ctx.credentials("postgres") {
         let config: PostgresConfig =

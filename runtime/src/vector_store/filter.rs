@@ -204,8 +204,8 @@ impl Filter {
     }
 }
 
-fn invalid(what: String) -> Error {
-    Error::VectorStore { what }
+fn invalid(reason: String) -> Error {
+    super::store_error(reason)
 }
 
 fn condition(key: &str, op: &str, arg: &Value) -> Result<Condition> {

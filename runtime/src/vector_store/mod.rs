@@ -41,6 +41,7 @@ pub mod pgvector;
 #[cfg(feature = "vector-store")]
 pub mod sqlite;
 
+pub use crate::error::VectorStoreError;
 pub use filter::{Condition, Filter, OPERATORS};
 pub use in_process::InProcessVectorStore;
 
@@ -497,8 +498,12 @@ fn filter_json(filter: &Filter) -> Value {
 /// graph (with the `ann` feature) rather than by an exact scan.
 pub(crate) const EXACT_LIMIT: usize = 4_096;
 
-pub(crate) fn store_error(what: impl Into<String>) -> Error {
-    Error::VectorStore { what: what.into() }
+/// A refused request or a failure of the in-process index.
+pub(crate) fn store_error(reason: impl Into<String>) -> Error {
+    VectorStoreError::Refused {
+        reason: reason.into(),
+    }
+    .into()
 }
 
 /// An error unless a `found`-long vector (from `source`, e.g. "a
@@ -507,10 +512,12 @@ pub(crate) fn check_dimensions(expected: usize, found: usize, source: &str) -> R
     if expected == found {
         return Ok(());
     }
-    Err(store_error(format!(
-        "the store holds {expected}-dimension vectors, but {source} has {found}: \
-         insert and search with the embedding model the store was filled with"
-    )))
+    Err(VectorStoreError::Dimensions {
+        expected,
+        found,
+        what: source.to_owned(),
+    }
+    .into())
 }
 
 /// The entries a write stores, with their ids: of entries that share an

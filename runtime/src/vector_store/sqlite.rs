@@ -99,8 +99,12 @@ struct Held {
     catch_up: Throttle,
 }
 
-fn db_error(e: impl std::fmt::Display) -> crate::error::Error {
-    store_error(format!("SQLite: {e}"))
+fn db_error(e: sqlx::Error) -> crate::error::Error {
+    super::VectorStoreError::Store(crate::error::StoreError::new(
+        crate::error::Backend::Sqlite,
+        e,
+    ))
+    .into()
 }
 
 /// The databases this process opened, by canonical path: stores opened on

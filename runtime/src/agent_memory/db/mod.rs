@@ -18,7 +18,8 @@ use sqlx::migrate::{Migration, MigrationType, Migrator};
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqliteSynchronous};
 
-use crate::error::{Error, Result, shorten};
+use super::AgentMemoryError;
+use crate::error::{Error, Result, StoreError, shorten};
 
 mod reads;
 mod rows;
@@ -199,8 +200,11 @@ impl Db {
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(durability.synchronous())
             .busy_timeout(BUSY_TIMEOUT);
-        let cannot = |e: sqlx::Error| Error::AgentMemory {
-            what: format!("cannot open {}: {e}", path.display()),
+        let cannot = |e: sqlx::Error| {
+            AgentMemoryError::Store(
+                StoreError::new(crate::error::Backend::Sqlite, e)
+                    .during(format!("cannot open {}", path.display())),
+            )
         };
         let write = crate::sqlite::pool_options(1)
             .acquire_timeout(BUSY_TIMEOUT)
@@ -260,8 +264,10 @@ impl Db {
             .acquire_timeout(Duration::from_secs(10))
             .connect_with(options)
             .await
-            .map_err(|e| Error::AgentMemory {
-                what: format!("cannot connect to PostgreSQL: {e}"),
+            .map_err(|e| {
+                AgentMemoryError::Store(
+                    StoreError::new(crate::error::Backend::Postgres, e).during("cannot connect"),
+                )
             })?;
         migrate_postgres(&pool).await?;
         Ok(Db::new(Pools::Postgres(pool), Some(identity)))
@@ -350,27 +356,28 @@ async fn migrate_sqlite(pool: &SqlitePool) -> Result<()> {
                 tokio::time::sleep(Duration::from_millis(50 * attempt)).await;
             }
             Err(e) => {
-                return Err(Error::AgentMemory {
-                    what: format!("cannot migrate the SQLite schema: {e}"),
-                });
+                return Err(AgentMemoryError::Store(
+                    StoreError::new(crate::error::Backend::Sqlite, e)
+                        .during("cannot migrate the schema"),
+                )
+                .into());
             }
         }
     }
 }
 
 async fn migrate_postgres(pool: &PgPool) -> Result<()> {
-    migrator(POSTGRES_MIGRATIONS)
-        .run(pool)
-        .await
-        .map_err(|e| Error::AgentMemory {
-            what: format!("cannot migrate the PostgreSQL schema: {e}"),
-        })
+    migrator(POSTGRES_MIGRATIONS).run(pool).await.map_err(|e| {
+        AgentMemoryError::Store(
+            StoreError::new(crate::error::Backend::Postgres, e).during("cannot migrate the schema"),
+        )
+        .into()
+    })
 }
 
-pub(crate) fn db_err(e: impl std::fmt::Display) -> Error {
-    Error::AgentMemory {
-        what: e.to_string(),
-    }
+/// A failed query (or transaction, or row), with the driver's error kept.
+pub(crate) fn db_err(e: sqlx::Error) -> Error {
+    AgentMemoryError::Store(StoreError::from(e)).into()
 }
 
 pub(crate) fn now_ms() -> i64 {
@@ -382,7 +389,7 @@ pub(crate) fn now_ms() -> i64 {
 
 /// Checks a resource or thread id: ids are bound as parameters, so any text
 /// is safe; these limits keep keys sane and error messages short.
-pub(crate) fn check_id(kind: &str, id: &str) -> Result<()> {
+pub(crate) fn check_id(kind: &'static str, id: &str) -> Result<()> {
     let problem = if id.is_empty() {
         "is empty"
     } else if id.chars().count() > MAX_ID_CHARS {
@@ -392,25 +399,30 @@ pub(crate) fn check_id(kind: &str, id: &str) -> Result<()> {
     } else {
         return Ok(());
     };
-    Err(Error::AgentMemory {
-        what: format!("the {kind} id {:?} {problem}", shorten(id, 60)),
-    })
+    Err(AgentMemoryError::InvalidId {
+        kind,
+        id: shorten(id, 60),
+        problem,
+    }
+    .into())
 }
 
 /// The error for a write to another resource's thread; it never names the owner.
 pub(crate) fn ownership(resource: &str, thread: &str) -> Error {
-    Error::ThreadOwnership {
+    AgentMemoryError::ThreadOwnership {
         thread: shorten(thread, 80),
         resource: shorten(resource, 80),
     }
+    .into()
 }
 
 /// The error for a thread that does not exist, or belongs to another
 /// resource where that must look the same.
 pub(crate) fn no_thread(thread: &str) -> Error {
-    Error::AgentMemory {
-        what: format!("there is no thread `{}`", shorten(thread, 80)),
+    AgentMemoryError::NoThread {
+        thread: shorten(thread, 80),
     }
+    .into()
 }
 
 /// Runs `$body` with `$pool` bound to the reading pool of the [`Db`]

@@ -125,7 +125,10 @@ async fn run(
                 }
                 Err(e) => {
                     tracing::warn!(resource = %key.0, thread = %key.1, error = %e, "semantic recall: indexing failed; will retry");
-                    if matches!(e, Error::ThreadOwnership { .. }) {
+                    if matches!(
+                        e,
+                        Error::AgentMemory(AgentMemoryError::ThreadOwnership { .. })
+                    ) {
                         queued.remove(&key);
                     }
                     first_error.get_or_insert(e);

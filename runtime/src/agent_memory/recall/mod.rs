@@ -32,7 +32,7 @@
 //!
 //! The dimension is fixed by the first vector written to a store (recorded
 //! in `nodekit_am_recall_meta`); a vector of another size later is an
-//! [`Error::AgentMemory`] naming both sizes (a store cannot mix embedders).
+//! [`AgentMemoryError::Recall`] naming both sizes (a store cannot mix embedders).
 //!
 //! The store runs `CREATE EXTENSION IF NOT EXISTS vector` when it writes its
 //! first vector; the choice is recorded with the dimension and kept (a store
@@ -69,9 +69,10 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::embed::Embedder;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StoreError};
 use crate::message::{Message, Role};
 
+use super::AgentMemoryError;
 use super::db::{
     Attachment, Db, Durability, Pools, StoredMessage, ThreadInfo, check_id, on_reader,
 };
@@ -164,14 +165,16 @@ fn cosine_distance(a: &[f32], b: &[f32]) -> f32 {
     1.0 - dot / (na.sqrt() * nb.sqrt())
 }
 
-fn err(what: impl Into<String>) -> Error {
-    Error::AgentMemory {
-        what: format!("semantic recall: {}", what.into()),
+fn err(reason: impl Into<String>) -> Error {
+    AgentMemoryError::Recall {
+        reason: reason.into(),
     }
+    .into()
 }
 
-fn db(e: impl std::fmt::Display) -> Error {
-    err(format!("database error: {e}"))
+/// A failed query of semantic recall, with the driver's error kept.
+fn db(e: sqlx::Error) -> Error {
+    AgentMemoryError::Store(StoreError::from(e).during("semantic recall")).into()
 }
 
 /// How a store's vectors are indexed (fixed at the first vector).
@@ -327,7 +330,8 @@ impl Recall {
             None => Ok(None),
             Some((dims, kind)) => {
                 let index = RecallIndex {
-                    dims: usize::try_from(dims).map_err(db)?,
+                    dims: usize::try_from(dims)
+                        .map_err(|_| err(format!("the recorded dimension {dims} is invalid")))?,
                     kind: IndexKind::parse(&kind)?,
                 };
                 Ok(Some(*self.held.index.get_or_init(|| index)))

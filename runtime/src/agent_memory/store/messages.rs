@@ -35,7 +35,7 @@ async fn sqlite_append(
         .zip(prepared)
         .map(|(m, (content, tokens))| json!([m.role.as_str(), content.to_string(), tokens]))
         .collect();
-    let count = i64::try_from(messages.len()).map_err(db_err)?;
+    let count = i64::try_from(messages.len()).expect("a slice's length fits in i64");
     let mut conn = write.acquire().await.map_err(db_err)?;
     let done: std::result::Result<Vec<(i64, i64)>, sqlx::Error> = sqlx::query_as(SQL)
         .bind(thread)
@@ -57,11 +57,11 @@ async fn sqlite_append(
         return Err(ownership(resource, thread));
     }
     if ids.len() != messages.len() {
-        return Err(db_err(format!(
+        return Err(db_err(sqlx::Error::Protocol(format!(
             "{} messages were written of {}",
             ids.len(),
             messages.len()
-        )));
+        ))));
     }
     ids.sort_unstable_by_key(|(_, seq)| *seq);
     Ok(ids)
@@ -89,7 +89,7 @@ impl Store {
             .iter()
             .map(|m| (m.to_stored(), message_tokens(self.tokenizer, m)))
             .collect();
-        let count = i64::try_from(messages.len()).map_err(db_err)?;
+        let count = i64::try_from(messages.len()).expect("a slice's length fits in i64");
         let now = now_ms();
         let stored = |m: &Message, token_count: i64, id, seq| StoredMessage {
             id,

@@ -17,12 +17,13 @@ fn check_covers(
     if 1 <= first_seq && first_seq <= last_seq && last_seq <= thread_last {
         return Ok(());
     }
-    Err(Error::AgentMemory {
-        what: format!(
+    Err(AgentMemoryError::Observation {
+        reason: format!(
             "an observation of messages {first_seq} to {last_seq} does not fit thread `{}`, whose messages are 1 to {thread_last}",
             shorten(thread, 80)
         ),
-    })
+    }
+    .into())
 }
 
 impl Store {
@@ -250,9 +251,10 @@ impl Store {
             let thread_last = existing_thread!(tx, resource, thread, now);
             check_covers(thread, thread_last, first_seq, last_seq)?;
             if newest_generation!(tx, resource, thread) != from_generation {
-                return Err(Error::AgentMemory {
-                    what: format!("generation {from_generation} is no longer the newest (another run reflected meanwhile): this reflection was dropped"),
-                });
+                return Err(AgentMemoryError::Observation {
+                    reason: format!("generation {from_generation} is no longer the newest (another run reflected meanwhile): this reflection was dropped"),
+                }
+                .into());
             }
             // A reflection computed ahead is superseded by this one.
             drop_waiting_reflection!(tx, resource, thread);

@@ -19,7 +19,7 @@ impl Store {
     /// Replaces the resource's working memory with `content`; the version
     /// grows by one. With `expected_version` the update happens only if the
     /// stored version is that one (0: none stored yet), else
-    /// [`Error::WorkingMemoryConflict`]. Without it, concurrent updates are
+    /// [`AgentMemoryError::WorkingMemoryConflict`]. Without it, concurrent updates are
     /// applied one after the other (the row lock on PostgreSQL, the write
     /// lock on SQLite), each getting its own version: none is lost.
     pub async fn set_working_memory(
@@ -60,11 +60,12 @@ impl Store {
                     .fetch_optional(&mut *tx)
                     .await
                     .map_err(db_err)?;
-                return Err(Error::WorkingMemoryConflict {
+                return Err(AgentMemoryError::WorkingMemoryConflict {
                     resource: shorten(resource, 80),
                     expected: expected_version.unwrap_or(0),
                     actual: actual.unwrap_or(0),
-                });
+                }
+                .into());
             };
             let wm = wm_from_row(&row)?;
             tx.commit().await.map_err(db_err)?;

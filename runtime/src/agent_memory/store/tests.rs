@@ -133,11 +133,13 @@ async fn working_memory_versions_and_conflicts() {
     assert!(
         matches!(
             err,
-            Error::WorkingMemoryConflict {
-                expected: 0,
-                actual: 1,
-                ..
-            }
+            Error::AgentMemory(
+                crate::agent_memory::AgentMemoryError::WorkingMemoryConflict {
+                    expected: 0,
+                    actual: 1,
+                    ..
+                }
+            )
         ),
         "{err}"
     );
@@ -195,7 +197,13 @@ async fn append_is_atomic_and_keeps_content() {
             .append("intruder", "t", &[Message::human("mine now")])
             .await
             .unwrap_err();
-        assert!(matches!(err, Error::ThreadOwnership { .. }), "{err}");
+        assert!(
+            matches!(
+                err,
+                Error::AgentMemory(crate::agent_memory::AgentMemoryError::ThreadOwnership { .. })
+            ),
+            "{err}"
+        );
         // The writer is usable: no transaction was left open.
         let next = store
             .append("r", "t", &[Message::ai("three")])

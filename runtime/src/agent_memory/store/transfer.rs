@@ -41,9 +41,10 @@ const MAX_TIME_MS: i64 = 253_402_300_799_999;
 
 /// An import refused because of `field` of the record `at`.
 fn bad_field(at: &str, field: &str, problem: impl std::fmt::Display) -> Error {
-    Error::AgentMemory {
-        what: format!("cannot import: {at}.{field} {problem}; nothing was imported"),
+    AgentMemoryError::Import {
+        reason: format!("{at}.{field} {problem}"),
     }
+    .into()
 }
 
 /// Checks a time field: Unix milliseconds between 1970 and the year 9999.
@@ -204,7 +205,7 @@ impl Store {
             observations: self.observations(resource, thread).await?,
             events: self.events(resource, thread).await?,
         };
-        serde_json::to_value(export).map_err(db_err)
+        Ok(serde_json::to_value(export).expect("an export is JSON"))
     }
 
     /// Imports an exported thread into `resource` (which may differ from the
@@ -216,21 +217,22 @@ impl Store {
         check_id("resource", resource)?;
         // The path names the field and record of a value of the wrong type.
         let export: ThreadExport =
-            serde_path_to_error::deserialize(export).map_err(|e| Error::AgentMemory {
-                what: format!(
-                    "cannot import: not a thread export ({}: {}); nothing was imported",
+            serde_path_to_error::deserialize(export).map_err(|e| AgentMemoryError::Import {
+                reason: format!(
+                    "not a thread export ({}: {})",
                     shorten(&e.path().to_string(), 80),
                     shorten(&e.inner().to_string(), 200)
                 ),
             })?;
         if export.format != EXPORT_FORMAT || export.version != EXPORT_VERSION {
-            return Err(Error::AgentMemory {
-                what: format!(
+            return Err(AgentMemoryError::Import {
+                reason: format!(
                     "unsupported export format {:?} version {} (expected {EXPORT_FORMAT:?} version {EXPORT_VERSION})",
                     shorten(&export.format, 60),
                     export.version
                 ),
-            });
+            }
+            .into());
         }
         let thread = export.thread.id.clone();
         check_id("thread", &thread)?;
@@ -250,9 +252,10 @@ impl Store {
             match owner {
                 Some(o) if o != resource => return Err(ownership(resource, &thread)),
                 Some(_) => {
-                    return Err(Error::AgentMemory {
-                        what: format!("thread `{}` exists already; delete it before importing it again", shorten(&thread, 80)),
-                    })
+                    return Err(AgentMemoryError::Import {
+                        reason: format!("thread `{}` exists already; delete it before importing it again", shorten(&thread, 80)),
+                    }
+                    .into())
                 }
                 None => {}
             }

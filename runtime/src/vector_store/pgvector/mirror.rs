@@ -541,7 +541,10 @@ impl PgVectorStore {
         }
         let mut rows = Vec::new();
         for (id, xmin) in query.fetch_all(&mut *tx).await.map_err(db_error)? {
-            rows.push((Uuid::parse_str(&id).map_err(db_error)?, xmin as u32));
+            rows.push((
+                Uuid::parse_str(&id).map_err(|e| db_error(sqlx::Error::Decode(Box::new(e))))?,
+                xmin as u32,
+            ));
         }
         let (changed, gone) = graph.diff(&rows)?;
         let xmins: HashMap<Uuid, u32> = rows.into_iter().collect();
@@ -562,7 +565,8 @@ impl PgVectorStore {
                         .map_err(db_error)?;
                 let mut rows = Vec::with_capacity(found.len());
                 for (id, vector) in found {
-                    let id = Uuid::parse_str(&id).map_err(db_error)?;
+                    let id = Uuid::parse_str(&id)
+                        .map_err(|e| db_error(sqlx::Error::Decode(Box::new(e))))?;
                     rows.push((id, xmins.get(&id).copied().unwrap_or_default(), vector));
                 }
                 graph.change(rows, &[])?;

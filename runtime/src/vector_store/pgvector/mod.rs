@@ -210,8 +210,12 @@ pub struct PgVectorStore {
     mirrored: Option<Arc<Mirrored>>,
 }
 
-fn db_error(e: impl std::fmt::Display) -> crate::error::Error {
-    store_error(format!("PostgreSQL: {e}"))
+fn db_error(e: sqlx::Error) -> crate::error::Error {
+    crate::vector_store::VectorStoreError::Store(crate::error::StoreError::new(
+        crate::error::Backend::Postgres,
+        e,
+    ))
+    .into()
 }
 
 /// A name for SQL: letters, digits and `_`, up to 63 bytes, quoted.
@@ -689,7 +693,10 @@ impl PgVectorStore {
         let collection = match &self.collection_id {
             Some(c) => {
                 columns.push_str(", collection_id");
-                Some(uuid::Uuid::parse_str(c).map_err(db_error)?)
+                Some(
+                    uuid::Uuid::parse_str(c)
+                        .map_err(|e| db_error(sqlx::Error::Decode(Box::new(e))))?,
+                )
             }
             None => None,
         };
