@@ -628,12 +628,11 @@ fn node_impl(attrs: &NodeAttrs, c: &Container, versions: &[f64]) -> TokenStream 
                 static DESCRIPTION: ::std::sync::OnceLock<::nodekit::__private::NodeDescription> =
                     ::std::sync::OnceLock::new();
                 DESCRIPTION.get_or_init(|| {
-                    ::nodekit::__private::describe(
-                        &::nodekit::__private::NodeSpec {
+                    ::nodekit::__private::NodeSpec {
                             name: #name,
                             display_name: #display_name,
                             description: #description,
-                            output: ::nodekit::__private::Output::#output,
+                            kind: ::nodekit::__private::NodeKind::#output,
                             versions: &[#(#versions),*],
                             default_version: #default_version,
                             credentials: &[#(#credentials),*],
@@ -645,9 +644,8 @@ fn node_impl(attrs: &NodeAttrs, c: &Container, versions: &[f64]) -> TokenStream 
                             usable_as_tool: #usable_as_tool,
                             documentation_url: #docs,
                             notice: #notice,
-                        },
-                        <Self as ::nodekit::__private::Params>::properties(),
-                    )
+                        }
+                        .describe(<Self as ::nodekit::__private::Params>::properties())
                 })
             }
         }

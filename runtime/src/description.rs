@@ -8,6 +8,10 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod kind;
+
+pub use kind::{NodeKind, NodeSpec};
+
 /// A JSON number that prints integral values without a fraction (`1`, not
 /// `1.0`), as n8n's TypeScript descriptions do.
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
