@@ -51,7 +51,9 @@
 #    shop database got meanwhile (pg_stat_database.sessions), the CPU
 #    time n8n's three processes (and main alone) and the bridges used per
 #    request, and the
-#    size of the execution data n8n stored per execution.
+#    size of the execution data n8n stored per execution, and where the
+#    requests spent their time (queue-phases.js: main's webhook handling,
+#    the queue, the run on a worker, the answer's way back).
 # Ports: QUEUE_PORT (default 5720) to QUEUE_PORT+22; MOCK_PORT (default 18441).
 # LOAD_VARIANTS: which workflows the load runs on, in order (default
 # "nodekit n8n"); with one, profiles (below) show that one alone.
@@ -352,6 +354,7 @@ if [ -n "${LOAD:-}" ]; then
     grep -q "\"requests\":$LOAD,\"concurrency\":$concurrency,\"failed\":0," "$work/load-$variant.json" || fail "$variant: failed requests"
     say "load: $variant: ${connections[$variant]} new connections to the shop database; CPU per request: n8n's processes $((n8n_busy[$variant] / LOAD)) ms (main $((main_busy[$variant] / LOAD)) ms), the bridges $((bridge_busy[$variant] / LOAD)) ms; $(sql "$n8n_url" "SELECT round(avg(length(d.data))) FROM execution_data d
       JOIN execution_entity e ON e.id = d.\"executionId\" WHERE e.\"workflowId\" = '${workflow[$variant]}'") bytes of execution data per execution"
+    N8N_DIR="$n8n_dir" node "$here/queue-phases.js" "$n8n_url" "load-$variant-" "$work/results-$variant.jsonl"
   done
   hook=$(hook_of nodekit)
   check_memory "$results" n8n_chat_histories

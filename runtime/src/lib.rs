@@ -172,6 +172,10 @@
 //! [`sql::ToolOptions`]: it is the tool's settings, a collection parameter
 //! (the `#[param(collection)]` is implied) returned by `DbTool::options`.
 
+// On docs.rs (`--cfg docsrs`), every feature-gated item is badged with the
+// features it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 // Lets the crate use its own macros, whose expansions name `::nodekit`.
 extern crate self as nodekit;
 

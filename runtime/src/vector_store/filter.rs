@@ -269,7 +269,7 @@ fn condition(key: &str, op: &str, arg: &Value) -> Result<Condition> {
 /// statement's own. `text` renders a key's text (`->>` semantics) and
 /// `number` its value when it is a JSON number, each given the SQL of the
 /// bound key; `contains` renders "the array at the key holds one of these".
-#[cfg(feature = "vector-store")]
+#[cfg(any(feature = "vector-store-sqlite", feature = "vector-store-postgres"))]
 pub(crate) struct Sql {
     /// `AND`-joined conditions; `TRUE` for the empty filter.
     pub(crate) condition: String,
@@ -278,7 +278,7 @@ pub(crate) struct Sql {
 }
 
 /// A value a filter's SQL binds.
-#[cfg(feature = "vector-store")]
+#[cfg(any(feature = "vector-store-sqlite", feature = "vector-store-postgres"))]
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Bind {
     Text(String),
@@ -287,7 +287,7 @@ pub(crate) enum Bind {
 }
 
 /// How a database spells a filter's parts.
-#[cfg(feature = "vector-store")]
+#[cfg(any(feature = "vector-store-sqlite", feature = "vector-store-postgres"))]
 pub(crate) trait Dialect {
     /// The key's text (`NULL` when missing or `null`), given the key's placeholder.
     fn text(&self, key: &str) -> String;
@@ -301,7 +301,7 @@ pub(crate) trait Dialect {
     fn key(&self, key: &str) -> String;
 }
 
-#[cfg(feature = "vector-store")]
+#[cfg(any(feature = "vector-store-sqlite", feature = "vector-store-postgres"))]
 impl Filter {
     /// The filter as SQL whose placeholders start at `$first`.
     pub(crate) fn to_sql(&self, dialect: &dyn Dialect, first: usize) -> Sql {
@@ -407,9 +407,9 @@ mod tests {
         assert!(e(json!("x")).contains("must be an object"));
     }
 
-    #[cfg(feature = "vector-store")]
+    #[cfg(any(feature = "vector-store-sqlite", feature = "vector-store-postgres"))]
     struct Test;
-    #[cfg(feature = "vector-store")]
+    #[cfg(any(feature = "vector-store-sqlite", feature = "vector-store-postgres"))]
     impl Dialect for Test {
         fn text(&self, key: &str) -> String {
             format!("T({key})")
@@ -428,7 +428,7 @@ mod tests {
         }
     }
 
-    #[cfg(feature = "vector-store")]
+    #[cfg(any(feature = "vector-store-sqlite", feature = "vector-store-postgres"))]
     #[test]
     fn filters_render_as_bound_sql() {
         let f = Filter::from_json(&json!({"a": "x", "b": {"in": ["p", "q"], "gte": 2}})).unwrap();

@@ -19,8 +19,8 @@
 //! | store | where | scores | search |
 //! | --- | --- | --- | --- |
 //! | [`InProcessVectorStore`] | this process, by key (n8n's Simple Vector Store) | cosine similarity, highest first | in memory: exact up to 4,096 documents, then an HNSW graph |
-//! | `sqlite::SqliteVectorStore` (feature `vector-store`) | a SQLite file, by collection; vectors in sqlite-vec's format | cosine similarity, highest first | the collection held in memory as above once loaded; sqlite-vec's exact scan meanwhile, and for filtered searches |
-//! | `pgvector::PgVectorStore` (feature `vector-store`) | PostgreSQL with pgvector, in n8n's PGVector table layout (`n8n_vectors`, collections optional) | distance (cosine by default), lowest first, as n8n shows it | pgvector's HNSW index, created when missing |
+//! | `sqlite::SqliteVectorStore` (feature `vector-store-sqlite`) | a SQLite file, by collection; vectors in sqlite-vec's format | cosine similarity, highest first | the collection held in memory as above once loaded; sqlite-vec's exact scan meanwhile, and for filtered searches |
+//! | `pgvector::PgVectorStore` (feature `vector-store-postgres`) | PostgreSQL with pgvector, in n8n's PGVector table layout (`n8n_vectors`, collections optional) | distance (cosine by default), lowest first, as n8n shows it | pgvector's HNSW index, created when missing |
 //!
 //! Every store checks the length of the vectors it is given against the
 //! vectors it holds: a different embedding model is an error, never a
@@ -36,9 +36,9 @@
 mod filter;
 mod in_process;
 pub mod node;
-#[cfg(feature = "vector-store")]
+#[cfg(feature = "vector-store-postgres")]
 pub mod pgvector;
-#[cfg(feature = "vector-store")]
+#[cfg(feature = "vector-store-sqlite")]
 pub mod sqlite;
 
 pub use crate::error::VectorStoreError;
@@ -524,7 +524,7 @@ pub(crate) fn check_dimensions(expected: usize, found: usize, source: &str) -> R
 /// id only the last, which replaces the others as a later add would
 /// (borrowed when every id is distinct, at once when the store made every
 /// id itself).
-#[cfg(feature = "vector-store")]
+#[cfg(any(feature = "vector-store-sqlite", feature = "vector-store-postgres"))]
 pub(crate) fn last_of_each_id<'e, I: Eq + std::hash::Hash + Clone>(
     entries: &'e [Entry],
     ids: &'e [I],
