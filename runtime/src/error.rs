@@ -2,12 +2,12 @@
 
 use crate::from_ai::{ArgumentsError, FromAiError};
 
-#[cfg(feature = "agent-memory")]
+#[cfg(feature = "_agent-memory")]
 mod agent_memory;
 mod store;
 mod vector_store;
 
-#[cfg(feature = "agent-memory")]
+#[cfg(feature = "_agent-memory")]
 pub use agent_memory::AgentMemoryError;
 pub use store::{Backend, StoreError, StoreErrorKind};
 pub use vector_store::VectorStoreError;
@@ -222,7 +222,7 @@ pub enum Error {
     Model(#[from] crate::model::error::ModelError),
     /// Agent memory failed or refused a request (a database error, an
     /// invalid id, another resource's thread, an import that does not fit).
-    #[cfg(feature = "agent-memory")]
+    #[cfg(feature = "_agent-memory")]
     #[error(transparent)]
     AgentMemory(#[from] AgentMemoryError),
     /// A vector store failed or refused a request.

@@ -181,7 +181,7 @@ extern crate self as nodekit;
 
 #[cfg(feature = "agent")]
 pub mod agent;
-#[cfg(feature = "agent-memory")]
+#[cfg(feature = "_agent-memory")]
 pub mod agent_memory;
 pub mod credential;
 pub mod description;
@@ -223,7 +223,7 @@ pub mod __private;
 #[doc(hidden)]
 pub mod __bench {
     /// Agent memory's nearest-message search, without the neighbours.
-    #[cfg(feature = "agent-memory")]
+    #[cfg(feature = "_agent-memory")]
     pub use crate::agent_memory::recall::bench as recall;
     /// The OpenAI client's server-sent-events parser.
     #[cfg(feature = "openai")]

@@ -29,7 +29,7 @@ pub(crate) fn pool_options(max: u32) -> SqlitePoolOptions {
 
 /// Registers sqlite-vec with SQLite for every connection opened afterwards
 /// in this process (idempotent).
-#[cfg(any(feature = "agent-memory", feature = "vector-store-sqlite"))]
+#[cfg(any(feature = "agent-memory-sqlite", feature = "vector-store-sqlite"))]
 #[allow(unsafe_code)]
 pub fn register_sqlite_vec() {
     static ONCE: std::sync::Once = std::sync::Once::new();

@@ -15,7 +15,7 @@ pub(crate) fn is_plain_identifier(name: &str, max: usize) -> bool {
 
 /// Percent-encodes everything but RFC 3986's unreserved characters, for
 /// user names and passwords inside connection URLs.
-#[cfg(any(feature = "redis", feature = "agent-memory"))]
+#[cfg(any(feature = "redis", feature = "_agent-memory"))]
 pub(crate) fn percent_encode(s: &str) -> String {
     use std::fmt::Write as _;
     let mut out = String::with_capacity(s.len());

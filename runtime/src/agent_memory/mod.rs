@@ -87,7 +87,9 @@ pub use store::{
 /// Opens the store `config` names, creating or migrating its tables.
 pub async fn open(config: &MemoryConfig) -> crate::Result<Store> {
     match &config.storage {
+        #[cfg(feature = "agent-memory-sqlite")]
         Storage::Sqlite { path } => Store::open_sqlite(path).await,
+        #[cfg(feature = "agent-memory-postgres")]
         Storage::Postgres { url, schema } => {
             let options: sqlx::postgres::PgConnectOptions =
                 url.parse().map_err(|_| crate::Error::InvalidSetting {
@@ -102,5 +104,21 @@ pub async fn open(config: &MemoryConfig) -> crate::Result<Store> {
             };
             Store::open_postgres(options).await
         }
+        #[allow(unreachable_patterns)]
+        other => Err(crate::Error::InvalidSetting {
+            name: "agent-memory storage".into(),
+            value: match other {
+                Storage::Sqlite { .. } => "SQLite".into(),
+                Storage::Postgres { .. } => "PostgreSQL".into(),
+            },
+            expected: format!(
+                "the database this program was built for ({}); the other needs the feature agent-memory-sqlite or agent-memory-postgres",
+                if cfg!(feature = "agent-memory-sqlite") {
+                    "SQLite"
+                } else {
+                    "PostgreSQL"
+                }
+            ),
+        }),
     }
 }

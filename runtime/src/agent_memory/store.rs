@@ -2,22 +2,30 @@
 //! events and embeddings in SQLite or PostgreSQL, scoped by resource and
 //! thread (see the [module docs](super)).
 
+#[cfg(feature = "agent-memory-sqlite")]
 use std::path::Path;
+#[cfg(feature = "agent-memory-postgres")]
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
+#[cfg(feature = "agent-memory-sqlite")]
+use serde_json::json;
+#[cfg(feature = "agent-memory-postgres")]
 use sqlx::postgres::{PgConnectOptions, PgPool};
+#[cfg(feature = "agent-memory-sqlite")]
 use sqlx::sqlite::SqlitePool;
 use sqlx::types::Json;
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
 use super::AgentMemoryError;
+#[cfg(feature = "agent-memory-sqlite")]
+use super::db::Pools;
 pub use super::db::{
     Backend, DEFAULT_SQLITE_PATH, Db, Durability, MAX_ID_CHARS, StoredMessage, ThreadInfo,
 };
 use super::db::{
-    Pools, check_id, db_err, in_write_tx, no_thread, now_ms, on_reader, ownership, thread_from_row,
+    check_id, db_err, in_write_tx, no_thread, now_ms, on_reader, ownership, thread_from_row,
 };
 use crate::error::{Error, Result, shorten};
 use crate::memory::langchain::Tokenizer;
@@ -311,6 +319,7 @@ pub fn message_tokens(tokenizer: Tokenizer, message: &Message) -> i64 {
 }
 
 impl Store {
+    #[cfg(feature = "agent-memory-sqlite")]
     /// Opens (creating if needed) the SQLite file at `path` in WAL mode with
     /// a busy timeout, one writing and four reading connections, and
     /// migrates it; writes survive a power loss ([`Durability::PowerLoss`]).
@@ -318,27 +327,32 @@ impl Store {
         Self::open_sqlite_with(path, Durability::PowerLoss).await
     }
 
+    #[cfg(feature = "agent-memory-sqlite")]
     /// [`Store::open_sqlite`] with the durability of its writes chosen.
     pub async fn open_sqlite_with(path: impl AsRef<Path>, durability: Durability) -> Result<Store> {
         Ok(Self::new(Db::open_sqlite(path, durability).await?))
     }
 
+    #[cfg(feature = "agent-memory-sqlite")]
     /// Uses one existing SQLite pool for reads and writes (tests, in-memory
     /// databases); migrates it. Give it WAL mode and a busy timeout yourself.
     pub async fn from_sqlite_pool(pool: SqlitePool) -> Result<Store> {
         Self::from_sqlite_pools(pool.clone(), pool).await
     }
 
+    #[cfg(feature = "agent-memory-sqlite")]
     /// Uses existing SQLite pools ([`Db::from_sqlite_pools`]).
     pub async fn from_sqlite_pools(read: SqlitePool, write: SqlitePool) -> Result<Store> {
         Ok(Self::new(Db::from_sqlite_pools(read, write).await?))
     }
 
+    #[cfg(feature = "agent-memory-postgres")]
     /// Connects to PostgreSQL and migrates ([`Db::open_postgres`]).
     pub async fn open_postgres(options: PgConnectOptions) -> Result<Store> {
         Ok(Self::new(Db::open_postgres(options).await?))
     }
 
+    #[cfg(feature = "agent-memory-postgres")]
     /// Connects to `postgres://user:password@host:port/db`; errors never show the URL.
     pub async fn open_postgres_url(url: &str) -> Result<Store> {
         let options = PgConnectOptions::from_str(url).map_err(|_| AgentMemoryError::Setting {
@@ -347,6 +361,7 @@ impl Store {
         Self::open_postgres(options).await
     }
 
+    #[cfg(feature = "agent-memory-postgres")]
     /// Uses an existing PostgreSQL pool; migrates ([`Db::from_postgres_pool`]).
     pub async fn from_postgres_pool(pool: PgPool) -> Result<Store> {
         Ok(Self::new(Db::from_postgres_pool(pool).await?))
@@ -396,5 +411,5 @@ mod resource;
 mod threads;
 mod transfer;
 
-#[cfg(test)]
+#[cfg(all(test, feature = "agent-memory-sqlite"))]
 mod tests;

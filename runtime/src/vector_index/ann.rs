@@ -40,7 +40,7 @@ impl Breadth {
     /// For agent memory's messages (dense embeddings, top 5): at 100,000
     /// the top 40 of a breadth of 128, reordered, hold 96% of the exact
     /// top 5.
-    #[cfg(feature = "agent-memory")]
+    #[cfg(feature = "_agent-memory")]
     pub(crate) const MESSAGES: Breadth = Breadth {
         search: 128,
         candidates: 40,

@@ -37,13 +37,13 @@ pub(crate) const GRAPHS: bool = ann::AVAILABLE;
 const ABSORB_PART: usize = 1_024;
 
 /// A vector as little-endian `f32`s (sqlite-vec's blob format).
-#[cfg(any(feature = "agent-memory", feature = "vector-store-sqlite"))]
+#[cfg(any(feature = "_agent-memory", feature = "vector-store-sqlite"))]
 pub(crate) fn vector_bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|f| f.to_le_bytes()).collect()
 }
 
 /// A vector from little-endian `f32`s.
-#[cfg(any(feature = "agent-memory", feature = "vector-store-sqlite"))]
+#[cfg(any(feature = "_agent-memory", feature = "vector-store-sqlite"))]
 pub(crate) fn bytes_vector(b: &[u8]) -> Vec<f32> {
     b.chunks_exact(4)
         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
@@ -51,7 +51,7 @@ pub(crate) fn bytes_vector(b: &[u8]) -> Vec<f32> {
 }
 
 /// A vector in pgvector's text form, `[1,0.5,-2]`.
-#[cfg(any(feature = "agent-memory", feature = "vector-store-postgres"))]
+#[cfg(any(feature = "agent-memory-postgres", feature = "vector-store-postgres"))]
 pub(crate) fn pg_vector(v: &[f32]) -> String {
     let mut s = String::with_capacity(v.len() * 10 + 2);
     s.push('[');
@@ -68,7 +68,7 @@ pub(crate) fn pg_vector(v: &[f32]) -> String {
 /// Says yes at most once a period: how often a search of a held index
 /// looks for rows another process wrote to the database.
 #[cfg(any(
-    feature = "agent-memory",
+    feature = "_agent-memory",
     feature = "vector-store-sqlite",
     feature = "vector-store-postgres"
 ))]
@@ -81,7 +81,7 @@ pub(crate) struct Throttle {
 }
 
 #[cfg(any(
-    feature = "agent-memory",
+    feature = "_agent-memory",
     feature = "vector-store-sqlite",
     feature = "vector-store-postgres"
 ))]
@@ -203,7 +203,7 @@ impl Index {
     }
 
     /// Bytes held.
-    #[cfg(feature = "agent-memory")]
+    #[cfg(feature = "_agent-memory")]
     pub(crate) fn bytes(&self) -> usize {
         self.bytes.load(Ordering::Acquire) + self.pending.read().map_or(0, |p| p.bytes())
     }

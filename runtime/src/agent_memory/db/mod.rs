@@ -9,13 +9,16 @@
 //! which tells it of deleted threads.
 
 use std::any::Any;
+#[cfg(feature = "agent-memory-sqlite")]
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use sqlx::SqlSafeStr;
 use sqlx::migrate::{Migration, MigrationType, Migrator};
+#[cfg(feature = "agent-memory-postgres")]
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+#[cfg(feature = "agent-memory-sqlite")]
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqliteSynchronous};
 
 use super::AgentMemoryError;
@@ -35,12 +38,14 @@ pub const DEFAULT_SQLITE_PATH: &str = "instance-ai-memory.db";
 pub const MAX_ID_CHARS: usize = 255;
 
 /// How long a SQLite writer waits for another process's write to finish.
+#[cfg(feature = "agent-memory-sqlite")]
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The table sqlx records applied migrations in: not `_sqlx_migrations`, so
 /// a host database that runs its own sqlx migrations is left alone.
 const MIGRATIONS_TABLE: &str = "_nodekit_am_migrations";
 
+#[cfg(feature = "agent-memory-sqlite")]
 const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (
         1,
@@ -58,6 +63,7 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../../../migrations/agent_memory/sqlite/0003_recall.sql"),
     ),
 ];
+#[cfg(feature = "agent-memory-postgres")]
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (
         1,
@@ -130,6 +136,7 @@ pub enum Durability {
     ProcessCrash,
 }
 
+#[cfg(feature = "agent-memory-sqlite")]
 impl Durability {
     fn synchronous(self) -> SqliteSynchronous {
         match self {
@@ -144,11 +151,13 @@ impl Durability {
 pub(crate) enum Pools {
     /// `write` has one connection: SQLite allows one writer at a time, and
     /// queueing in the pool is cheaper than spinning on `SQLITE_BUSY`.
+    #[cfg(feature = "agent-memory-sqlite")]
     Sqlite {
         read: SqlitePool,
         write: SqlitePool,
         durability: Durability,
     },
+    #[cfg(feature = "agent-memory-postgres")]
     Postgres(PgPool),
 }
 
@@ -188,6 +197,7 @@ pub struct Db {
 }
 
 impl Db {
+    #[cfg(feature = "agent-memory-sqlite")]
     /// Opens (creating if needed) the SQLite file at `path` in WAL mode with
     /// a busy timeout, one writing and four reading connections, and
     /// migrates it.
@@ -228,6 +238,7 @@ impl Db {
         ))
     }
 
+    #[cfg(feature = "agent-memory-sqlite")]
     /// Uses existing SQLite pools, `write` ideally with one connection;
     /// migrates. Give them WAL mode and a busy timeout yourself. Semantic
     /// recall needs sqlite-vec in every connection: call
@@ -246,6 +257,7 @@ impl Db {
         ))
     }
 
+    #[cfg(feature = "agent-memory-postgres")]
     /// Connects to PostgreSQL (up to 8 connections) and migrates. The
     /// options decide the database and, through `search_path`, the schema
     /// the tables go into.
@@ -273,6 +285,7 @@ impl Db {
         Ok(Db::new(Pools::Postgres(pool), Some(identity)))
     }
 
+    #[cfg(feature = "agent-memory-postgres")]
     /// Uses an existing PostgreSQL pool; migrates (under sqlx's advisory
     /// lock, so concurrent starts are safe).
     pub async fn from_postgres_pool(pool: PgPool) -> Result<Db> {
@@ -293,7 +306,9 @@ impl Db {
     /// Which database this is.
     pub fn backend(&self) -> Backend {
         match self.pools() {
+            #[cfg(feature = "agent-memory-sqlite")]
             Pools::Sqlite { .. } => Backend::Sqlite,
+            #[cfg(feature = "agent-memory-postgres")]
             Pools::Postgres(_) => Backend::Postgres,
         }
     }
@@ -301,10 +316,12 @@ impl Db {
     /// Closes the pools, waiting for open connections to finish.
     pub async fn close(&self) {
         match self.pools() {
+            #[cfg(feature = "agent-memory-sqlite")]
             Pools::Sqlite { read, write, .. } => {
                 read.close().await;
                 write.close().await;
             }
+            #[cfg(feature = "agent-memory-postgres")]
             Pools::Postgres(pool) => pool.close().await,
         }
     }
@@ -340,6 +357,7 @@ impl Db {
     }
 }
 
+#[cfg(feature = "agent-memory-sqlite")]
 /// SQLite has no migration lock: two processes opening a new file at once
 /// can collide (`database is locked`, or the second inserting an applied
 /// version). The migrations are idempotent and sqlx skips applied ones, so
@@ -366,6 +384,7 @@ async fn migrate_sqlite(pool: &SqlitePool) -> Result<()> {
     }
 }
 
+#[cfg(feature = "agent-memory-postgres")]
 async fn migrate_postgres(pool: &PgPool) -> Result<()> {
     migrator(POSTGRES_MIGRATIONS).run(pool).await.map_err(|e| {
         AgentMemoryError::Store(
@@ -431,7 +450,9 @@ pub(crate) fn no_thread(thread: &str) -> Error {
 macro_rules! on_reader {
     ($db:expr, $pool:ident => $body:expr) => {
         match $db.pools() {
+            #[cfg(feature = "agent-memory-sqlite")]
             $crate::agent_memory::db::Pools::Sqlite { read: $pool, .. } => $body,
+            #[cfg(feature = "agent-memory-postgres")]
             $crate::agent_memory::db::Pools::Postgres($pool) => $body,
         }
     };
@@ -444,6 +465,7 @@ macro_rules! on_reader {
 macro_rules! in_write_tx {
     ($db:expr, $tx:ident => $body:expr) => {
         match $db.pools() {
+            #[cfg(feature = "agent-memory-sqlite")]
             $crate::agent_memory::db::Pools::Sqlite { write, .. } => {
                 #[allow(unused_mut)]
                 let mut $tx = write
@@ -452,6 +474,7 @@ macro_rules! in_write_tx {
                     .map_err($crate::agent_memory::db::db_err)?;
                 $body
             }
+            #[cfg(feature = "agent-memory-postgres")]
             $crate::agent_memory::db::Pools::Postgres(pool) => {
                 #[allow(unused_mut)]
                 let mut $tx = pool

@@ -45,8 +45,10 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+#[cfg(feature = "agent-memory-postgres")]
+use super::IndexKind;
 use super::Recall;
-use super::{IndexKind, Mark, RecallIndex, bytes_vector, db, err};
+use super::{Mark, RecallIndex, bytes_vector, db, err};
 use crate::agent_memory::db::{Pools, ThreadInfo};
 use crate::error::Result;
 use crate::vector_index::{self, Breadth, Index, IndexError, Nearest, Throttle};
@@ -536,6 +538,7 @@ impl Recall {
              JOIN nodekit_am_messages m ON m.id = e.message_id
              WHERE e.thread_id = $1 AND e.resource_id = $2 AND e.dims > 0 AND e.message_id > $3
              ORDER BY e.message_id LIMIT $4";
+        #[cfg(feature = "agent-memory-postgres")]
         const PGVECTOR: &str = "SELECT message_id, seq, embedding::real[] FROM nodekit_am_vectors
              WHERE thread_id = $1 AND resource_id = $2 AND message_id > $3
              ORDER BY message_id LIMIT $4";
@@ -560,8 +563,11 @@ impl Recall {
                     .collect()
             };
             let rows: Vec<(i64, i64, Vec<f32>)> = match (self.db.pools(), index.kind) {
+                #[cfg(feature = "agent-memory-sqlite")]
                 (Pools::Sqlite { read, .. }, _) => decode(page!(BYTES, read)),
+                #[cfg(feature = "agent-memory-postgres")]
                 (Pools::Postgres(pool), IndexKind::PgVector) => page!(PGVECTOR, pool),
+                #[cfg(feature = "agent-memory-postgres")]
                 (Pools::Postgres(pool), _) => decode(page!(BYTES, pool)),
             };
             let Some(&(last, _, _)) = rows.last() else {

@@ -263,6 +263,7 @@ impl Recall {
         let k = k as i64;
         match (self.db.pools(), index.kind) {
             // A thread still loading: its newest vectors only.
+            #[cfg(feature = "agent-memory-sqlite")]
             (Pools::Sqlite { read, .. }, IndexKind::SqliteVec) => sqlx::query_scalar(
                 "SELECT seq FROM nodekit_am_vec
                  WHERE embedding MATCH $1 AND k = $2 AND thread_id = $3 AND resource_id = $4
@@ -277,9 +278,11 @@ impl Recall {
             .fetch_all(read)
             .await
             .map_err(db),
+            #[cfg(feature = "agent-memory-postgres")]
             (Pools::Postgres(pool), IndexKind::PgVector) => {
                 self.pgvector_nearest(pool, resource, info, query, k).await
             }
+            #[cfg(feature = "agent-memory-postgres")]
             (Pools::Postgres(pool), IndexKind::BruteForce) => {
                 let rows: Vec<(i64, Vec<u8>)> = sqlx::query_as(
                     "SELECT m.seq, e.vector FROM nodekit_am_embeddings e
@@ -310,6 +313,7 @@ impl Recall {
         }
     }
 
+    #[cfg(feature = "agent-memory-postgres")]
     /// [`Recall::nearest`] through pgvector. A thread of at most
     /// [`EXACT_LIMIT`] messages is scanned exactly: its rows are read through
     /// the B-tree on `thread_id` first (a materialised CTE), so the HNSW
