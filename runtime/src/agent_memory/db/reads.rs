@@ -151,16 +151,9 @@ impl Db {
         Ok(raw.into_iter().filter_map(RawMessage::decode).collect())
     }
 
-    /// The last `n` messages of the thread, oldest first, never splitting a
-    /// tool call from its results.
-    ///
-    /// If the window would start with tool results whose AI tool-call
-    /// message lies before it, the window is extended back to that message
-    /// (and everything after it), so `n` is a target that can be exceeded:
-    /// dropping the results instead would hide what the tools returned, and
-    /// providers reject a tool result without its call. Only if the call is
-    /// not found within 1,000 earlier messages (a damaged thread) are the
-    /// orphaned results left out.
+    /// The last `n` messages of the thread, oldest first, grown back to
+    /// the tool call of a result at its start (the rule `Store::recent`
+    /// documents).
     pub(crate) async fn recent(
         &self,
         resource: &str,
