@@ -26,6 +26,16 @@ async fn sqlite() -> Store {
     stores::sqlite("recall").await
 }
 
+/// How the store's vectors are indexed, once it has some.
+async fn index_kind(store: &Store) -> IndexKind {
+    Recall::new(store.db())
+        .recall_index()
+        .await
+        .unwrap()
+        .expect("vectors were written")
+        .kind
+}
+
 /// Runs `$body(&store)` on SQLite, on PostgreSQL without pgvector (its
 /// fallback) and on PostgreSQL with pgvector.
 macro_rules! on_every_backend {
@@ -664,15 +674,7 @@ async fn pgvector_long_thread_search() {
     let other = Store::open_postgres(pg.options.clone()).await.unwrap();
     graph_search(&pg.store, &other).await;
     other.close().await;
-    assert_eq!(
-        Recall::new(pg.store.db())
-            .recall_index()
-            .await
-            .unwrap()
-            .unwrap()
-            .kind,
-        IndexKind::PgVector
-    );
+    assert_eq!(index_kind(&pg.store).await, IndexKind::PgVector);
     let pool = sqlx::PgPool::connect_with(pg.options.clone())
         .await
         .unwrap();
@@ -691,15 +693,7 @@ async fn pgvector_neighbours_isolation_and_dimensions() {
         return;
     };
     neighbours_isolation_dims(&pg.store).await;
-    assert_eq!(
-        Recall::new(pg.store.db())
-            .recall_index()
-            .await
-            .unwrap()
-            .unwrap()
-            .kind,
-        IndexKind::PgVector
-    );
+    assert_eq!(index_kind(&pg.store).await, IndexKind::PgVector);
     pg.drop().await;
 }
 
@@ -746,15 +740,7 @@ async fn slow_embedder(store: &Store) {
 async fn sqlite_neighbours_isolation_and_dimensions() {
     let store = sqlite().await;
     neighbours_isolation_dims(&store).await;
-    assert_eq!(
-        Recall::new(store.db())
-            .recall_index()
-            .await
-            .unwrap()
-            .unwrap()
-            .kind,
-        IndexKind::SqliteVec
-    );
+    assert_eq!(index_kind(&store).await, IndexKind::SqliteVec);
 }
 
 #[tokio::test]
@@ -773,15 +759,7 @@ async fn postgres_neighbours_isolation_and_dimensions() {
     .unwrap();
     pool.close().await;
     if !has_pgvector {
-        assert_eq!(
-            Recall::new(pg.store.db())
-                .recall_index()
-                .await
-                .unwrap()
-                .unwrap()
-                .kind,
-            IndexKind::BruteForce
-        );
+        assert_eq!(index_kind(&pg.store).await, IndexKind::BruteForce);
     }
     pg.drop().await;
 }

@@ -56,7 +56,6 @@ pub enum StoreErrorKind {
 /// `sqlx::Error` or `redis::RedisError`). The message is the driver's,
 /// which never holds a connection string or a password.
 #[derive(Debug, thiserror::Error)]
-#[error("{}: {}{source}", backend_name(.backend), operation_prefix(.operation))]
 pub struct StoreError {
     backend: Option<Backend>,
     operation: Option<Cow<'static, str>>,
@@ -64,14 +63,15 @@ pub struct StoreError {
     source: Box<dyn std::error::Error + Send + Sync>,
 }
 
-fn backend_name(backend: &Option<Backend>) -> &'static str {
-    backend.map_or("database", Backend::name)
-}
-
-fn operation_prefix(operation: &Option<Cow<'static, str>>) -> String {
-    operation
-        .as_ref()
-        .map_or_else(String::new, |o| format!("{o}: "))
+/// `PostgreSQL: cannot connect: <the driver's message>`.
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.backend.map_or("database", Backend::name))?;
+        if let Some(operation) = &self.operation {
+            write!(f, ": {operation}")?;
+        }
+        write!(f, ": {}", self.source)
+    }
 }
 
 impl StoreError {

@@ -17,6 +17,13 @@ fn db_error(e: sqlx::Error) -> Error {
     StoreError::new(Backend::Postgres, e).into()
 }
 
+/// No connection to this store's database.
+fn cannot_connect(e: sqlx::Error) -> Error {
+    StoreError::new(Backend::Postgres, e)
+        .during("cannot connect")
+        .into()
+}
+
 /// n8n's default table.
 pub const DEFAULT_TABLE: &str = "n8n_chat_histories";
 
@@ -113,7 +120,7 @@ async fn pool(options: sqlx::postgres::PgConnectOptions) -> Result<PgPool> {
         .acquire_timeout(std::time::Duration::from_secs(10))
         .connect_with(options)
         .await
-        .map_err(|e| Error::from(StoreError::new(Backend::Postgres, e).during("cannot connect")))
+        .map_err(cannot_connect)
 }
 
 impl PostgresChatHistory {
@@ -170,9 +177,7 @@ impl PostgresChatHistory {
              CREATE TABLE IF NOT EXISTS {table} (id SERIAL PRIMARY KEY, session_id VARCHAR(255) NOT NULL, message JSONB NOT NULL);
              CREATE INDEX IF NOT EXISTS \"{name}_session_id_id_idx\" ON {table} (session_id, id);"
         );
-        let mut tx = pool.begin().await.map_err(|e| {
-            Error::from(StoreError::new(Backend::Postgres, e).during("cannot connect"))
-        })?;
+        let mut tx = pool.begin().await.map_err(cannot_connect)?;
         sqlx::raw_sql(sqlx::AssertSqlSafe(ddl))
             .execute(&mut *tx)
             .await

@@ -22,7 +22,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::error::{Error, Result, describe_value, quoted};
+use super::store_error as invalid;
+use crate::error::{Result, describe_value, quoted};
 
 /// The operators an object in a filter may use.
 pub const OPERATORS: [&str; 9] = [
@@ -128,7 +129,7 @@ impl Filter {
         let mut out = Filter::all();
         for (key, spec) in object {
             if key.is_empty() {
-                return Err(invalid("a filter names an empty metadata key".into()));
+                return Err(invalid("a filter names an empty metadata key"));
             }
             match spec {
                 Value::Object(ops) => {
@@ -202,10 +203,6 @@ impl Filter {
             }
         })
     }
-}
-
-fn invalid(reason: String) -> Error {
-    super::store_error(reason)
 }
 
 fn condition(key: &str, op: &str, arg: &Value) -> Result<Condition> {
