@@ -4,35 +4,40 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-echo "== formatting"
+# Each step says when it began, so a slow run shows where its time went.
+section() { echo "== $1 (at ${SECONDS} s)"; }
+
+section "formatting"
 cargo fmt --all -- --check
 
-echo "== lints"
+section "lints"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
 # nodekit's features: authoring alone, then each feature alone, so that no
 # combination a user picks breaks unseen (the workspace build has them all).
 # Each feature's library alone (its tests run in the workspace build, where
 # every feature is on; `--all-targets` per feature would double this step).
-echo "== features"
+section "features"
 cargo clippy -p nodekit --no-default-features --all-targets --locked -- -D warnings
-for feature in openai agent tiktoken sqlite postgres redis sql-tools agent-memory ann n8n; do
+for feature in openai agent tiktoken sqlite postgres redis \
+  sql-tools-sqlite sql-tools-postgres agent-memory-sqlite agent-memory-postgres \
+  vector-store-sqlite vector-store-postgres ann n8n; do
   echo "-- nodekit with --features $feature"
   cargo clippy -p nodekit --no-default-features --features "$feature" --lib --locked -- -D warnings
 done
 
-echo "== docs"
+section "docs"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 
 # The library crates as crates.io would take them (nothing is uploaded).
 # All four are packaged; the three nodekit needs are also built from their
 # packages, nodekit with authoring only: its features compile in the lints
 # above, and a verified full build would redo every dependency (~4 min).
-echo "== packages"
+section "packages"
 cargo package -p nodekit-rules -p nodekit-macros -p nodekit -p nodekit-nodes --no-verify --locked
 cargo package -p nodekit-rules -p nodekit-macros -p nodekit --no-default-features --locked
 
-echo "== services (PostgreSQL, PostgreSQL with pgvector, Redis)"
+section "services (PostgreSQL, PostgreSQL with pgvector, Redis)"
 if services=$(scripts/services.sh); then
   eval "$services"
 elif [ "${CI:-}" = true ]; then
@@ -42,11 +47,13 @@ else
   echo "services: PostgreSQL or Redis could not be started; the tests that need them will skip" >&2
 fi
 
-echo "== tests"
+section "tests"
 cargo test --workspace --locked --no-fail-fast
 
-echo "== the README's tour (the example's weather program)"
+section "the README's tour (the example's weather program)"
 cargo test -p custom-nodes --features cli --locked
 
-echo "== tests of nodekit with authoring only"
+section "tests of nodekit with authoring only"
 cargo test -p nodekit --no-default-features --locked
+
+echo "== done in ${SECONDS} s"

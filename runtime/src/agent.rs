@@ -174,9 +174,9 @@ impl Agent {
     /// ([`crate::sql::transaction`]): one the model leaves open is rolled
     /// back when the run ends.
     pub async fn run(&self, input: &str, events: Option<&EventSender>) -> Result<AgentOutput> {
-        #[cfg(feature = "sql-tools")]
+        #[cfg(feature = "_sql-tools")]
         return crate::sql::transaction::agent_run(self.answer(input, events)).await;
-        #[cfg(not(feature = "sql-tools"))]
+        #[cfg(not(feature = "_sql-tools"))]
         self.answer(input, events).await
     }
 

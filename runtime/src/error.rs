@@ -196,7 +196,7 @@ pub enum Error {
     },
     /// A SQL tool node could not reach its database or was refused; the
     /// tool's error (category, reason, SQLSTATE) is the source.
-    #[cfg(feature = "sql-tools")]
+    #[cfg(feature = "_sql-tools")]
     #[error("node `{}`: {source}", quoted(.node))]
     SqlTool {
         /// The node.

@@ -29,8 +29,8 @@
 //! | [`expression`] | the `$json` expressions nodekit evaluates | |
 //! | [`credential`] | credential types nodes name | |
 //! | `agent`, `workflow` | the tools-agent loop; workflows in n8n's export format | `agent` |
-//! | `sql` | the SQL tool nodes' engine and `#[db_tool]` | `sql-tools` |
-//! | `agent_memory` | agent memory tiers: storage, working memory, observations, recall, plans | `agent-memory` |
+//! | `sql` | the SQL tool nodes' engine and `#[db_tool]` | `sql-tools-sqlite`, `sql-tools-postgres` |
+//! | `agent_memory` | agent memory tiers: storage, working memory, observations, recall, plans | `agent-memory-sqlite`, `agent-memory-postgres` |
 //! | `n8n` | `nodekit package` and the bridge that runs nodes inside n8n | `n8n` |
 //!
 //! # Features
@@ -54,12 +54,16 @@
 //! | `sqlite` | the SQLite chat history | sqlx |
 //! | `postgres` | the PostgreSQL chat history | sqlx, rustls |
 //! | `redis` | the Redis chat history | redis |
-//! | `sql-tools` | the SQL tool nodes' engine and `#[db_tool]` (SQLite and PostgreSQL) | sqlx, sqlparser |
-//! | `agent-memory` | agent memory tiers (turns on `sqlite`, `postgres`, `tiktoken`) | sqlx, sqlite-vec |
-//! | `vector-store` | the SQLite (sqlite-vec) and PostgreSQL (pgvector, n8n's table layout) vector stores (turns on `sqlite`, `postgres`) | sqlx, sqlite-vec |
+//! | `sql-tools` | the SQL tool nodes' engine and `#[db_tool]` on SQLite and PostgreSQL: `sql-tools-sqlite` (turns on `sqlite`) and `sql-tools-postgres` (turns on `postgres`) | sqlx, sqlparser |
+//! | `agent-memory` | agent memory tiers (turns on `tiktoken`): `agent-memory-sqlite` (turns on `sqlite`) and `agent-memory-postgres` (turns on `postgres`) | sqlx, sqlite-vec |
+//! | `vector-store` | the SQLite (sqlite-vec) and PostgreSQL (pgvector, n8n's table layout) vector stores: `vector-store-sqlite` (turns on `sqlite`) and `vector-store-postgres` (turns on `postgres`) | sqlx, sqlite-vec |
 //! | `ann` | HNSW graphs for searches of many vectors (agent-memory recall in long threads, large vector stores); without it they are scanned exactly | usearch |
 //! | `n8n` | the n8n community package writer and bridge | |
 //! | `full` | all of the above (default) | |
+//!
+//! Each database feature alone builds only its driver: a SQLite-only build
+//! (`sql-tools-sqlite`, `agent-memory-sqlite`, `vector-store-sqlite`) has no
+//! PostgreSQL driver and no TLS.
 //!
 //! # A node
 //!
@@ -140,7 +144,7 @@
 //! fields. Exactly one of `query` and `operation` is given.
 //!
 //! ```
-//! # #[cfg(feature = "sql-tools")] mod m {
+//! # #[cfg(feature = "_sql-tools")] mod m {
 //! use nodekit::prelude::*;
 //!
 //! /// Finds a user by e-mail address.
@@ -182,6 +186,10 @@ extern crate self as nodekit;
 #[cfg(feature = "agent")]
 pub mod agent;
 #[cfg(feature = "_agent-memory")]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(any(feature = "agent-memory-sqlite", feature = "agent-memory-postgres")))
+)]
 pub mod agent_memory;
 pub mod credential;
 pub mod description;
@@ -202,7 +210,11 @@ pub mod params;
 pub mod process_local;
 pub mod registry;
 pub mod run_log;
-#[cfg(feature = "sql-tools")]
+#[cfg(feature = "_sql-tools")]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(any(feature = "sql-tools-sqlite", feature = "sql-tools-postgres")))
+)]
 pub mod sql;
 #[cfg(feature = "sqlite")]
 mod sqlite;
@@ -229,7 +241,7 @@ pub mod __bench {
     #[cfg(feature = "openai")]
     pub use crate::model::sse::{SseEvent, SseParser};
     /// The SQL tools' engine.
-    #[cfg(feature = "sql-tools")]
+    #[cfg(feature = "_sql-tools")]
     pub use crate::sql::bench as sql;
 }
 
@@ -237,7 +249,7 @@ pub use error::{Error, Result};
 // What authors name in their own derives, e.g. `#[schemars(crate = "nodekit::schemars")]`
 // on an enum parameter, so a crate that declares nodes needs only `nodekit`.
 pub use node::Node;
-#[cfg(feature = "sql-tools")]
+#[cfg(feature = "_sql-tools")]
 pub use nodekit_macros::db_tool;
 pub use nodekit_macros::{NodeParams, ai_node, chat_history, vector_store};
 pub use params::Params;
@@ -248,7 +260,7 @@ pub use serde_json;
 
 /// Everything a node author needs, in one import.
 pub mod prelude {
-    #[cfg(feature = "sql-tools")]
+    #[cfg(feature = "_sql-tools")]
     pub use crate::db_tool;
     pub use crate::description::NodeDescription;
     pub use crate::history::ChatHistory;
@@ -256,7 +268,7 @@ pub mod prelude {
     pub use crate::node::{
         ChatModelOptions, Execute, ExecuteContext, Supply, SupplyContext, SupplyData, ToolNode,
     };
-    #[cfg(feature = "sql-tools")]
+    #[cfg(feature = "_sql-tools")]
     pub use crate::sql::{DbTool, ToolOptions};
     pub use crate::vector_store::{DocumentStore, Filter, VectorStore, VectorStoreOptions};
     pub use crate::{Catalog, Node, NodeParams, Params, ai_node, chat_history, vector_store};

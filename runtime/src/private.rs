@@ -20,7 +20,7 @@ pub use crate::description::{NodeDescription, NodeKind, NodeProperty, NodeSpec, 
 pub use crate::error::Result;
 pub use crate::node::{Node, NodeRuntime};
 pub use crate::params::{Location, Params};
-#[cfg(feature = "sql-tools")]
+#[cfg(feature = "_sql-tools")]
 pub use crate::sql;
 pub use nodekit_macros::ai_node;
 
@@ -234,7 +234,7 @@ impl<T: ToolNode> Probe<T> {
     }
 }
 
-#[cfg(feature = "sql-tools")]
+#[cfg(feature = "_sql-tools")]
 impl<T: crate::sql::DbTool> Probe<T> {
     pub fn db_tool(&self) -> Option<SupplyFn> {
         Some(crate::sql::tool::supply_db_tool::<T>)

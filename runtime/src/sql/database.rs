@@ -5,31 +5,45 @@
 //! `pragma_table_info`) inside the same transaction as the statement, so
 //! the checks see the schema the statement runs against.
 
+#[cfg(feature = "sql-tools-sqlite")]
 use std::str::FromStr;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+#[cfg(feature = "sql-tools-sqlite")]
+use std::time::Instant;
 
 use futures::TryStreamExt;
 use serde_json::{Map, Value};
+#[cfg(feature = "sql-tools-postgres")]
 use sqlx::postgres::PgPool;
+#[cfg(feature = "sql-tools-sqlite")]
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
 use sqlx::{Arguments, AssertSqlSafe};
 
+#[cfg(feature = "sql-tools-postgres")]
 use crate::history::postgres::PostgresConfig;
+#[cfg(feature = "sql-tools-postgres")]
 use crate::node::SharedPools;
 
 use super::error::classify;
 use super::response::{ErrorType, Reason, ToolError};
 use super::schema::{Column, ColumnKind, Dialect, Table};
-use super::value::{pg_row_keyed, row_keys, sqlite_row_keyed};
+#[cfg(feature = "sql-tools-postgres")]
+use super::value::pg_row_keyed;
+use super::value::row_keys;
+#[cfg(feature = "sql-tools-sqlite")]
+use super::value::sqlite_row_keyed;
 use super::writer::Bind;
 
 /// Connections kept by each of a SQLite tool's pools.
+#[cfg(feature = "sql-tools-sqlite")]
 const POOL_SIZE: u32 = 4;
 /// SQLite VM steps between two deadline checks: about 0.1 ms of work. Every
 /// 100 steps cost a quarter of the time of reading rows; a single step is
 /// kept short by the limits of `sqlite_guard`.
+#[cfg(feature = "sql-tools-sqlite")]
 const PROGRESS_STEPS: i32 = 10_000;
 /// How long a call waits for a free connection.
+#[cfg(feature = "sql-tools-sqlite")]
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Where a SQLite tool's data lives (nodekit's `sqlite` credential).
@@ -51,8 +65,10 @@ pub struct Database {
 #[derive(Debug, Clone)]
 enum Pools {
     /// A PostgreSQL server.
+    #[cfg(feature = "sql-tools-postgres")]
     Postgres(PgPool),
     /// A SQLite file: a read-only pool for reads, a read-write one for writes.
+    #[cfg(feature = "sql-tools-sqlite")]
     Sqlite {
         /// Opened read-only: reads cannot write whatever the SQL says.
         read: SqlitePool,
@@ -90,6 +106,7 @@ pub struct Limits {
 }
 
 /// A credential that cannot make a connection, masked like the driver's errors.
+#[cfg(feature = "sql-tools-postgres")]
 pub(crate) fn connection_error(e: crate::error::Error) -> ToolError {
     ToolError::new(
         ErrorType::ConnectionError,
@@ -99,6 +116,7 @@ pub(crate) fn connection_error(e: crate::error::Error) -> ToolError {
 
 impl Database {
     /// A pool of its own for n8n's `postgres` credential; connects on first use.
+    #[cfg(feature = "sql-tools-postgres")]
     pub fn postgres(config: &PostgresConfig) -> Result<Database, ToolError> {
         let pool = SharedPools::default()
             .postgres(config)
@@ -108,6 +126,7 @@ impl Database {
 
     /// The server of `config` through an existing pool, such as the one
     /// [`SharedPools::postgres`](crate::node::SharedPools::postgres) gives.
+    #[cfg(feature = "sql-tools-postgres")]
     pub fn postgres_on(pool: PgPool, config: &PostgresConfig) -> Database {
         Database {
             pools: Pools::Postgres(pool),
@@ -120,6 +139,7 @@ impl Database {
     }
 
     /// Pools for an existing SQLite file; opens it on first use.
+    #[cfg(feature = "sql-tools-sqlite")]
     pub fn sqlite(config: &SqliteConfig) -> Result<Database, ToolError> {
         let path = config.database_path.trim();
         if path.is_empty() {
@@ -170,7 +190,9 @@ impl Database {
     /// The dialect of this database.
     pub fn dialect(&self) -> Dialect {
         match self.pools {
+            #[cfg(feature = "sql-tools-postgres")]
             Pools::Postgres(_) => Dialect::Postgres,
+            #[cfg(feature = "sql-tools-sqlite")]
             Pools::Sqlite { .. } => Dialect::Sqlite,
         }
     }
@@ -178,7 +200,9 @@ impl Database {
     /// The schema used when the settings name none.
     pub fn default_schema(&self) -> &'static str {
         match self.pools {
+            #[cfg(feature = "sql-tools-postgres")]
             Pools::Postgres(_) => "public",
+            #[cfg(feature = "sql-tools-sqlite")]
             Pools::Sqlite { .. } => "main",
         }
     }
@@ -186,6 +210,7 @@ impl Database {
     /// Opens a session for one call: a transaction with the call's limits.
     pub async fn session(&self, schema: &str, limits: Limits) -> Result<Session, ToolError> {
         match &self.pools {
+            #[cfg(feature = "sql-tools-postgres")]
             Pools::Postgres(pool) => {
                 let ms = limits.timeout.as_millis().max(1);
                 let mode = if limits.read_only { " READ ONLY" } else { "" };
@@ -206,6 +231,7 @@ impl Database {
                     read_only: limits.read_only,
                 })
             }
+            #[cfg(feature = "sql-tools-sqlite")]
             Pools::Sqlite { read, write } => {
                 if schema != "main" {
                     return Err(ToolError::new(
@@ -246,6 +272,7 @@ impl Database {
 /// One call's connection, inside a transaction on PostgreSQL.
 pub enum Session {
     /// A PostgreSQL transaction.
+    #[cfg(feature = "sql-tools-postgres")]
     Postgres {
         /// The open transaction.
         tx: sqlx::Transaction<'static, sqlx::Postgres>,
@@ -255,11 +282,13 @@ pub enum Session {
         read_only: bool,
     },
     /// A read-only SQLite connection.
+    #[cfg(feature = "sql-tools-sqlite")]
     SqliteRead {
         /// The connection.
         conn: sqlx::pool::PoolConnection<sqlx::Sqlite>,
     },
     /// A SQLite transaction for writes.
+    #[cfg(feature = "sql-tools-sqlite")]
     SqliteWrite {
         /// The open transaction.
         tx: sqlx::Transaction<'static, sqlx::Sqlite>,
@@ -269,8 +298,11 @@ pub enum Session {
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
+            #[cfg(feature = "sql-tools-postgres")]
             Session::Postgres { .. } => "Session::Postgres",
+            #[cfg(feature = "sql-tools-sqlite")]
             Session::SqliteRead { .. } => "Session::SqliteRead",
+            #[cfg(feature = "sql-tools-sqlite")]
             Session::SqliteWrite { .. } => "Session::SqliteWrite",
         })
     }
@@ -278,8 +310,10 @@ impl std::fmt::Debug for Session {
 
 impl Session {
     /// The SQLite connection of a SQLite session.
+    #[cfg(feature = "sql-tools-sqlite")]
     pub(super) fn sqlite(&mut self) -> Option<&mut sqlx::SqliteConnection> {
         match self {
+            #[cfg(feature = "sql-tools-postgres")]
             Session::Postgres { .. } => None,
             Session::SqliteRead { conn } => Some(&mut **conn),
             Session::SqliteWrite { tx } => Some(&mut **tx),
@@ -289,6 +323,7 @@ impl Session {
     /// The names of the tables and views of the schema.
     pub async fn tables(&mut self) -> Result<Vec<String>, ToolError> {
         let rows: Vec<(String,)> = match self {
+            #[cfg(feature = "sql-tools-postgres")]
             Session::Postgres { tx, schema, .. } => sqlx::query_as(
                 "SELECT c.relname::text FROM pg_catalog.pg_class c \
                  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
@@ -299,6 +334,7 @@ impl Session {
             .fetch_all(&mut **tx)
             .await
             .map_err(|e| classify(&e))?,
+            #[cfg(feature = "sql-tools-sqlite")]
             sqlite => sqlx::query_as(
                 "SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') \
                  AND name NOT LIKE 'sqlite!_%' ESCAPE '!' ORDER BY 1",
@@ -313,6 +349,7 @@ impl Session {
     /// Every (table, column) of the schema's tables and views, by table.
     pub async fn schema_columns(&mut self) -> Result<Vec<(String, String)>, ToolError> {
         match self {
+            #[cfg(feature = "sql-tools-postgres")]
             Session::Postgres { tx, schema, .. } => {
                 sqlx::query_as(
                     "SELECT c.relname::text, a.attname::text FROM pg_catalog.pg_attribute a \
@@ -325,6 +362,7 @@ impl Session {
                 .fetch_all(&mut **tx)
                 .await
             }
+            #[cfg(feature = "sql-tools-sqlite")]
             sqlite => {
                 sqlx::query_as(
                     "SELECT s.name, p.name FROM sqlite_schema s, pragma_table_info(s.name) p \
@@ -340,7 +378,8 @@ impl Session {
 
     /// The columns of table `name` (exact catalog name), or `None` when it has none.
     pub async fn table(&mut self, name: &str) -> Result<Option<Table>, ToolError> {
-        let columns: Vec<Column> = match self {
+        match self {
+            #[cfg(feature = "sql-tools-postgres")]
             Session::Postgres { tx, schema, .. } => {
                 let rows: Vec<(String, String, String, String)> = sqlx::query_as(
                     "SELECT a.attname::text, pg_catalog.format_type(a.atttypid, a.atttypmod), \
@@ -358,14 +397,20 @@ impl Session {
                 .fetch_all(&mut **tx)
                 .await
                 .map_err(|e| classify(&e))?;
-                rows.into_iter()
+                let columns: Vec<Column> = rows
+                    .into_iter()
                     .map(|(name, sql_type, typname, category)| Column {
                         kind: pg_kind(&typname, &category),
                         name,
                         sql_type,
                     })
-                    .collect()
+                    .collect();
+                Ok((!columns.is_empty()).then(|| Table {
+                    name: name.to_owned(),
+                    columns,
+                }))
             }
+            #[cfg(feature = "sql-tools-sqlite")]
             sqlite => {
                 // Only user tables and views: `pragma_table_info` alone also
                 // describes `sqlite_schema` and the `sqlite_stat*` tables.
@@ -378,7 +423,7 @@ impl Session {
                 .fetch_all(sqlite.sqlite().expect("a SQLite session"))
                 .await
                 .map_err(|e| classify(&e))?;
-                return Ok(rows
+                Ok(rows
                     .first()
                     .map(|(table, _, _)| table.clone())
                     .map(|table| Table {
@@ -391,19 +436,17 @@ impl Session {
                                 sql_type,
                             })
                             .collect(),
-                    }));
+                    }))
             }
-        };
-        Ok((!columns.is_empty()).then(|| Table {
-            name: name.to_owned(),
-            columns,
-        }))
+        }
     }
 
     /// The schema qualifier to write before table names.
     pub fn schema(&self) -> Option<&str> {
         match self {
+            #[cfg(feature = "sql-tools-postgres")]
             Session::Postgres { schema, .. } => Some(schema),
+            #[cfg(feature = "sql-tools-sqlite")]
             _ => None,
         }
     }
@@ -429,11 +472,15 @@ impl Session {
         let mut keys = None;
         // A read stops at a full answer; a write is counted to the end.
         let reading = match self {
+            #[cfg(feature = "sql-tools-postgres")]
             Session::Postgres { read_only, .. } => *read_only,
+            #[cfg(feature = "sql-tools-sqlite")]
             Session::SqliteRead { .. } => true,
+            #[cfg(feature = "sql-tools-sqlite")]
             Session::SqliteWrite { .. } => false,
         };
         match self {
+            #[cfg(feature = "sql-tools-postgres")]
             Session::Postgres { tx, .. } => {
                 let query =
                     sqlx::query_with(AssertSqlSafe(sql), arguments::<sqlx::Postgres>(binds)?);
@@ -456,6 +503,7 @@ impl Session {
                     }
                 }
             }
+            #[cfg(feature = "sql-tools-sqlite")]
             sqlite => {
                 let query = sqlx::query_with(AssertSqlSafe(sql), arguments::<sqlx::Sqlite>(binds)?);
                 let mut stream = query.fetch_many(sqlite.sqlite().expect("a SQLite session"));
@@ -513,11 +561,13 @@ impl Session {
             }
         };
         match self {
+            #[cfg(feature = "sql-tools-postgres")]
             Session::Postgres { tx, .. } => {
                 sqlx::query_scalar(AssertSqlSafe(sql))
                     .fetch_one(&mut **tx)
                     .await
             }
+            #[cfg(feature = "sql-tools-sqlite")]
             sqlite => {
                 sqlx::query_scalar(AssertSqlSafe(sql))
                     .fetch_one(sqlite.sqlite().expect("a SQLite session"))
@@ -540,6 +590,7 @@ impl Session {
         read_only: bool,
     ) -> Result<(), ToolError> {
         match self {
+            #[cfg(feature = "sql-tools-postgres")]
             Session::Postgres { tx, .. } => {
                 let ms = timeout.as_millis().max(1);
                 let read = if read_only {
@@ -554,6 +605,7 @@ impl Session {
                 .await
                 .map_err(|e| classify(&e))?;
             }
+            #[cfg(feature = "sql-tools-sqlite")]
             sqlite => {
                 let conn = sqlite.sqlite().expect("a SQLite session");
                 let deadline = Instant::now() + timeout;
@@ -584,7 +636,9 @@ impl Session {
             "ROLLBACK TO SAVEPOINT nodekit_call; RELEASE SAVEPOINT nodekit_call"
         };
         match self {
+            #[cfg(feature = "sql-tools-postgres")]
             Session::Postgres { tx, .. } => sqlx::raw_sql(sql).execute(&mut **tx).await.map(drop),
+            #[cfg(feature = "sql-tools-sqlite")]
             sqlite => {
                 let conn = sqlite.sqlite().expect("a SQLite session");
                 // Ending the savepoint must not be interrupted.
@@ -606,11 +660,15 @@ impl Session {
         match self {
             // A read has nothing to keep: dropping the transaction queues its
             // ROLLBACK, which the pool flushes off the call's critical path.
+            #[cfg(feature = "sql-tools-postgres")]
             Session::Postgres {
                 read_only: true, ..
-            }
-            | Session::SqliteRead { .. } => Ok(()),
+            } => Ok(()),
+            #[cfg(feature = "sql-tools-sqlite")]
+            Session::SqliteRead { .. } => Ok(()),
+            #[cfg(feature = "sql-tools-postgres")]
             Session::Postgres { tx, .. } => tx.commit().await.map_err(|e| classify(&e)),
+            #[cfg(feature = "sql-tools-sqlite")]
             Session::SqliteWrite { mut tx } => {
                 release(&mut tx).await;
                 tx.commit().await.map_err(|e| classify(&e))
@@ -621,10 +679,13 @@ impl Session {
     /// Ends the call, undoing its changes.
     pub async fn rollback(self) {
         match self {
+            #[cfg(feature = "sql-tools-postgres")]
             Session::Postgres { tx, .. } => {
                 let _ = tx.rollback().await;
             }
+            #[cfg(feature = "sql-tools-sqlite")]
             Session::SqliteRead { .. } => {}
+            #[cfg(feature = "sql-tools-sqlite")]
             Session::SqliteWrite { mut tx } => {
                 release(&mut tx).await;
                 let _ = tx.rollback().await;
@@ -634,6 +695,7 @@ impl Session {
 }
 
 /// Removes the deadline before `COMMIT` or `ROLLBACK`, which must not be interrupted.
+#[cfg(feature = "sql-tools-sqlite")]
 async fn release(tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>) {
     if let Ok(mut handle) = tx.lock_handle().await {
         handle.remove_progress_handler();
@@ -670,6 +732,7 @@ fn keep(
 /// About the bytes of a SQLite row's values, read without copying them.
 /// Only text and blobs are read as bytes: reading a number as bytes would
 /// convert the value to text inside SQLite.
+#[cfg(feature = "sql-tools-sqlite")]
 fn sqlite_row_bytes(row: &sqlx::sqlite::SqliteRow) -> usize {
     use sqlx::{Decode, Row as _, Sqlite, TypeInfo as _, ValueRef as _};
     (0..row.len())
@@ -731,6 +794,7 @@ where
 }
 
 /// The kind of a PostgreSQL type, from its name and `typcategory`.
+#[cfg(feature = "sql-tools-postgres")]
 fn pg_kind(typname: &str, category: &str) -> ColumnKind {
     match (typname, category) {
         ("int2" | "int4" | "int8" | "oid", _) => ColumnKind::Integer,
@@ -747,6 +811,7 @@ fn pg_kind(typname: &str, category: &str) -> ColumnKind {
 
 /// The kind of a SQLite column, from its declared type by SQLite's affinity
 /// rules (with booleans, dates and JSON told apart for JSON output).
+#[cfg(feature = "sql-tools-sqlite")]
 fn sqlite_kind(declared: &str) -> ColumnKind {
     let t = declared.to_ascii_uppercase();
     if t.starts_with("BOOL") {

@@ -106,6 +106,7 @@ mod operation;
 mod request;
 mod response;
 mod schema;
+#[cfg(feature = "sql-tools-sqlite")]
 mod sqlite_guard;
 mod statement;
 pub(crate) mod tool;
@@ -114,7 +115,7 @@ mod value;
 mod writer;
 
 /// What the engine's unit tests share.
-#[cfg(test)]
+#[cfg(all(test, feature = "sql-tools-sqlite", feature = "sql-tools-postgres"))]
 mod testing {
     use sqlx::{Connection, PgConnection};
 

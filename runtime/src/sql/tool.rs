@@ -7,11 +7,16 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use super::database::{Database, SqliteConfig, connection_error};
+use super::database::Database;
+#[cfg(feature = "sql-tools-sqlite")]
+use super::database::SqliteConfig;
+#[cfg(feature = "sql-tools-postgres")]
+use super::database::connection_error;
 use super::operation::{error_response, run};
 use super::request::DbTool;
 use super::response::{Reason, ToolError};
 use crate::error::{Error, Result};
+#[cfg(feature = "sql-tools-postgres")]
 use crate::history::postgres::PostgresConfig;
 use crate::node::Supply;
 use crate::node::SupplyContext;
@@ -19,7 +24,9 @@ use crate::tool::{NodeTool, Tool, ToolDefinition};
 
 /// The database of a tool node, from whichever credential it was given:
 /// `postgres` (n8n's PostgreSQL credential; Neon hosts get SSL) or `sqlite`
-/// (`{"databasePath": "..."}`).
+/// (`{"databasePath": "..."}`). A credential for a database this build has
+/// no SQL tools for (features `sql-tools-postgres`, `sql-tools-sqlite`) is
+/// refused with a connection error that names the feature.
 pub fn database_from_credentials(ctx: &SupplyContext) -> Result<Database> {
     // serde's message would quote the offending value, which may be a password.
     let invalid = |kind: &str, fields: &str| Error::InvalidCredentials {
@@ -31,29 +38,51 @@ pub fn database_from_credentials(ctx: &SupplyContext) -> Result<Database> {
         source,
     };
     if let Ok(value) = ctx.credentials("postgres") {
-        let config: PostgresConfig =
-            serde_json::from_value(value.clone()).map_err(|_| {
-            invalid(
-                "postgres",
-                "host, database and user (text), and optionally port (a number), password and ssl (text)",
-            )
-        })?;
-        // The context's shared pool: a new item or session does not connect again.
-        let pool = ctx
-            .pools()
-            .postgres(&config)
-            .map_err(|e| refused(connection_error(e)))?;
-        return Ok(Database::postgres_on(pool, &config));
+        #[cfg(not(feature = "sql-tools-postgres"))]
+        return Err(refused(not_built(
+            "PostgreSQL",
+            "sql-tools-postgres",
+            value,
+        )));
+        #[cfg(feature = "sql-tools-postgres")]
+        {
+            let config: PostgresConfig = serde_json::from_value(value.clone()).map_err(|_| {
+                invalid(
+                    "postgres",
+                    "host, database and user (text), and optionally port (a number), password and ssl (text)",
+                )
+            })?;
+            // The context's shared pool: a new item or session does not connect again.
+            let pool = ctx
+                .pools()
+                .postgres(&config)
+                .map_err(|e| refused(connection_error(e)))?;
+            return Ok(Database::postgres_on(pool, &config));
+        }
     }
     if let Ok(value) = ctx.credentials("sqlite") {
-        let config: SqliteConfig = serde_json::from_value(value.clone())
-            .map_err(|_| invalid("sqlite", "databasePath (text)"))?;
-        return Database::sqlite(&config).map_err(refused);
+        #[cfg(not(feature = "sql-tools-sqlite"))]
+        return Err(refused(not_built("SQLite", "sql-tools-sqlite", value)));
+        #[cfg(feature = "sql-tools-sqlite")]
+        {
+            let config: SqliteConfig = serde_json::from_value(value.clone())
+                .map_err(|_| invalid("sqlite", "databasePath (text)"))?;
+            return Database::sqlite(&config).map_err(refused);
+        }
     }
     Err(Error::MissingCredentials {
         node: ctx.node_name().to_owned(),
         credential: "postgres or sqlite".into(),
     })
+}
+
+/// The answer to a credential for a database this build has no SQL tools for.
+#[cfg(not(all(feature = "sql-tools-postgres", feature = "sql-tools-sqlite")))]
+fn not_built(database: &str, feature: &str, _credential: &Value) -> ToolError {
+    ToolError::new(
+        super::response::ErrorType::ConnectionError,
+        format!("this build of nodekit has no {database} SQL tools (cargo feature `{feature}`)"),
+    )
 }
 
 /// Builds the tool a [`DbTool`] node supplies.

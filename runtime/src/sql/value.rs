@@ -67,34 +67,42 @@
 //! `JSON` declaration, and guessing from the content would turn a text
 //! column holding `"42"` into a number.
 
+#[cfg(feature = "sql-tools-postgres")]
 use std::fmt::Write as _;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Map, Number, Value};
-use sqlx::postgres::types::Oid;
-use sqlx::postgres::{PgRow, PgTypeInfo, PgTypeKind, PgValueFormat, PgValueRef};
+#[cfg(feature = "sql-tools-postgres")]
+use sqlx::postgres::{PgRow, PgTypeInfo, PgTypeKind, PgValueFormat, PgValueRef, types::Oid};
+#[cfg(feature = "sql-tools-sqlite")]
 use sqlx::sqlite::SqliteRow;
 use sqlx::{Column as _, Row, TypeInfo as _, ValueRef as _};
 
 use super::error::unreadable;
 use super::response::ToolError;
 
+// PostgreSQL's binary and text formats.
+#[cfg(feature = "sql-tools-postgres")]
 mod binary;
+#[cfg(feature = "sql-tools-postgres")]
 mod temporal;
+#[cfg(feature = "sql-tools-postgres")]
 mod text;
 
-use binary::*;
-use temporal::*;
-use text::*;
+#[cfg(feature = "sql-tools-postgres")]
+use {binary::*, temporal::*, text::*};
 
 /// Nesting limit for arrays, records and ranges inside each other: deeper
 /// than any real value, low enough that a hostile server cannot exhaust the
 /// stack.
+#[cfg(feature = "sql-tools-postgres")]
 const MAX_DEPTH: u32 = 32;
 
 /// Days from 1970-01-01 to PostgreSQL's epoch, 2000-01-01.
+#[cfg(feature = "sql-tools-postgres")]
 const PG_EPOCH_DAYS: i64 = 10_957;
+#[cfg(feature = "sql-tools-postgres")]
 const USECS_PER_DAY: i64 = 86_400_000_000;
 
 /// The keys of a result's rows (see "Keys" above). Every row of one result
@@ -109,6 +117,7 @@ pub fn row_keys<R: Row>(row: &R) -> Vec<String> {
 ///
 /// Fails only when the server sends bytes that do not fit the column's
 /// declared type; unknown types become strings instead.
+#[cfg(feature = "sql-tools-postgres")]
 pub fn pg_row_keyed(row: &PgRow, keys: &[String]) -> Result<Map<String, Value>, ToolError> {
     let columns = row.columns();
     let mut out = Map::with_capacity(columns.len());
@@ -131,6 +140,7 @@ pub fn pg_row_keyed(row: &PgRow, keys: &[String]) -> Result<Map<String, Value>, 
 /// One SQLite row as a JSON object, with keys from [`row_keys`] of the same
 /// result (see the module docs for the mapping and for duplicate column
 /// names).
+#[cfg(feature = "sql-tools-sqlite")]
 pub fn sqlite_row_keyed(row: &SqliteRow, keys: &[String]) -> Result<Map<String, Value>, ToolError> {
     use sqlx::{Decode, Sqlite};
     let columns = row.columns();
@@ -177,6 +187,16 @@ fn read_error(column: &str, err: &sqlx::Error) -> ToolError {
     unreadable(format!("could not read column \"{column}\": {err}"))
 }
 
+/// A number, or PostgreSQL's spelling of a non-finite float (JSON has none).
+fn float(f: f64) -> Value {
+    match Number::from_f64(f) {
+        Some(n) => Value::Number(n),
+        None if f.is_nan() => Value::String("NaN".into()),
+        None if f > 0.0 => Value::String("Infinity".into()),
+        None => Value::String("-Infinity".into()),
+    }
+}
+
 /// Object keys for the column names: the first use of a name keeps it, later
 /// ones get `_2`, `_3`, ... skipping suffixed names that are real columns.
 fn unique_keys<'a>(names: impl Iterator<Item = &'a str> + Clone) -> Vec<String> {
@@ -198,6 +218,7 @@ fn unique_keys<'a>(names: impl Iterator<Item = &'a str> + Clone) -> Vec<String> 
 }
 
 /// The type's name for messages; sqlx calls types it has not looked up `?`.
+#[cfg(feature = "sql-tools-postgres")]
 fn type_name(ty: &PgTypeInfo) -> String {
     match (ty.name(), ty.oid()) {
         ("?", Some(oid)) => format!("oid {}", oid.0),
@@ -208,6 +229,7 @@ fn type_name(ty: &PgTypeInfo) -> String {
 /// The type's kind, or `None` when sqlx has only the OID: for such a type
 /// (`PgType::DeclareWithOid`, named `?`) `PgTypeInfo::kind()` panics. It
 /// happens for non-built-in types in simple-protocol results.
+#[cfg(feature = "sql-tools-postgres")]
 fn kind_of(ty: &PgTypeInfo) -> Option<&PgTypeKind> {
     if ty.name() == "?" {
         None
@@ -216,6 +238,7 @@ fn kind_of(ty: &PgTypeInfo) -> Option<&PgTypeKind> {
     }
 }
 
+#[cfg(feature = "sql-tools-postgres")]
 fn pg_value(raw: &PgValueRef<'_>) -> Result<Value, String> {
     if raw.is_null() {
         return Ok(Value::Null);
@@ -228,5 +251,5 @@ fn pg_value(raw: &PgValueRef<'_>) -> Result<Value, String> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "sql-tools-sqlite", feature = "sql-tools-postgres"))]
 mod tests;

@@ -176,16 +176,6 @@ pub(super) fn lossy(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// A number, or PostgreSQL's spelling of a non-finite float (JSON has none).
-pub(super) fn float(f: f64) -> Value {
-    match Number::from_f64(f) {
-        Some(n) => Value::Number(n),
-        None if f.is_nan() => Value::String("NaN".into()),
-        None if f > 0.0 => Value::String("Infinity".into()),
-        None => Value::String("-Infinity".into()),
-    }
-}
-
 /// JSON text as a value; text serde_json cannot hold (a number beyond
 /// `f64`, which `jsonb` accepts) stays a string rather than failing.
 pub(super) fn json_text(s: &str) -> Value {
