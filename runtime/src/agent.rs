@@ -16,7 +16,7 @@ use futures::StreamExt;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::error::{Error, Result, shorten};
+use crate::error::{AgentError, Result, shorten};
 use crate::event::{AgentEvent, EventSender};
 use crate::memory::Memory;
 use crate::message::{Message, Role, ToolCall, Usage};
@@ -140,10 +140,10 @@ impl Agent {
         let mut names = HashSet::new();
         for t in &tools {
             if !names.insert(t.definition().name.clone()) {
-                return Err(Error::Agent(format!(
-                    "two tools are both named `{}`; rename one of the tool nodes",
-                    shorten(&t.definition().name, crate::error::QUOTE_MAX)
-                )));
+                return Err(AgentError::DuplicateTool {
+                    name: shorten(&t.definition().name, crate::error::QUOTE_MAX),
+                }
+                .into());
             }
         }
         Ok(Agent {
@@ -254,9 +254,7 @@ impl Agent {
                         continue;
                     }
                     Err(problem) => {
-                        return Err(Error::Agent(format!(
-                            "the final answer does not follow the output schema: {problem}"
-                        )));
+                        return Err(AgentError::OutputSchema { problem }.into());
                     }
                 },
             };
@@ -272,10 +270,10 @@ impl Agent {
                 warnings,
             });
         }
-        Err(Error::Agent(format!(
-            "Agent stopped due to max iterations ({}); the model kept calling tools",
-            self.options.max_iterations
-        )))
+        Err(AgentError::MaxIterations {
+            limit: self.options.max_iterations,
+        }
+        .into())
     }
 
     async fn call_model(
@@ -321,7 +319,7 @@ impl Agent {
         match &self.options.cancel {
             Some(token) => tokio::select! {
                 biased;
-                _ = token.cancelled() => Err(Error::Agent("the run was cancelled".into())),
+                _ = token.cancelled() => Err(AgentError::Cancelled.into()),
                 results = work => Ok(results),
             },
             None => Ok(work.await),

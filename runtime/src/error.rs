@@ -2,15 +2,19 @@
 
 use crate::from_ai::{ArgumentsError, FromAiError};
 
+mod agent;
 #[cfg(feature = "_agent-memory")]
 mod agent_memory;
 mod store;
 mod vector_store;
+mod workflow;
 
+pub use agent::AgentError;
 #[cfg(feature = "_agent-memory")]
 pub use agent_memory::AgentMemoryError;
 pub use store::{Backend, StoreError, StoreErrorKind};
 pub use vector_store::VectorStoreError;
+pub use workflow::WorkflowError;
 
 /// Result with nodekit's [`enum@Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -206,8 +210,8 @@ pub enum Error {
         source: crate::sql::ToolError,
     },
     /// A workflow export cannot be read or run as it is.
-    #[error("workflow: {0}")]
-    Workflow(String),
+    #[error(transparent)]
+    Workflow(#[from] WorkflowError),
     /// The n8n community package cannot be written.
     #[error("n8n package: {what}")]
     Package {
@@ -215,8 +219,8 @@ pub enum Error {
         what: String,
     },
     /// The agent could not finish.
-    #[error("agent: {0}")]
-    Agent(String),
+    #[error(transparent)]
+    Agent(#[from] AgentError),
     /// A chat model or embeddings call failed.
     #[error(transparent)]
     Model(#[from] crate::model::error::ModelError),

@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::description::ConnectionType;
-use crate::error::{Error, Result, describe_value, quoted, quoted_json_error};
+use crate::error::{Error, Result, WorkflowError, describe_value, quoted_json_error};
 use crate::event::EventSender;
 use crate::node::{Credentials, ExecuteContext, SharedPools, Supply, SupplyContext};
 use crate::registry::{Catalog, CatalogEntry};
@@ -135,16 +135,17 @@ struct Edge<'a> {
 impl Workflow {
     /// Reads a workflow from its JSON text.
     pub fn from_json(text: &str) -> Result<Workflow> {
-        let workflow: Workflow = serde_json::from_str(text).map_err(|e| {
-            Error::Workflow(format!("not a workflow export ({})", quoted_json_error(&e)))
-        })?;
+        let workflow: Workflow =
+            serde_json::from_str(text).map_err(|e| WorkflowError::NotAnExport {
+                reason: quoted_json_error(&e),
+            })?;
         let mut names = HashSet::new();
         for n in &workflow.nodes {
             if !names.insert(n.name.as_str()) {
-                return Err(Error::Workflow(format!(
-                    "two nodes are both named `{}`",
-                    quoted(&n.name)
-                )));
+                return Err(WorkflowError::DuplicateNode {
+                    name: n.name.clone(),
+                }
+                .into());
             }
         }
         Ok(workflow)
@@ -152,10 +153,10 @@ impl Workflow {
 
     fn node(&self, name: &str) -> Result<&WorkflowNode> {
         self.nodes.iter().find(|n| n.name == name).ok_or_else(|| {
-            Error::Workflow(format!(
-                "a connection names node `{}`, which is not in the workflow",
-                quoted(name)
-            ))
+            WorkflowError::UnknownNode {
+                name: name.to_owned(),
+            }
+            .into()
         })
     }
 
@@ -163,21 +164,20 @@ impl Workflow {
         let mut out = Vec::new();
         for (source, outputs) in &self.connections {
             let Value::Object(outputs) = outputs else {
-                return Err(Error::Workflow(format!(
-                    "connections of `{}` must be an object, not {}",
-                    quoted(source),
-                    describe_value(outputs)
-                )));
+                return Err(WorkflowError::Connections {
+                    node: source.clone(),
+                    found: describe_value(outputs),
+                }
+                .into());
             };
             for (kind, lists) in outputs {
                 for list in lists.as_array().into_iter().flatten() {
                     for c in list.as_array().into_iter().flatten() {
                         let target = c.get("node").and_then(Value::as_str).ok_or_else(|| {
-                            Error::Workflow(format!(
-                                "a `{}` connection of `{}` has no target node",
-                                quoted(kind),
-                                quoted(source)
-                            ))
+                            Error::from(WorkflowError::NoTarget {
+                                kind: kind.clone(),
+                                node: source.clone(),
+                            })
                         })?;
                         out.push(Edge {
                             source,
@@ -192,9 +192,13 @@ impl Workflow {
     }
 
     fn entry<'c>(&self, catalog: &'c Catalog, node: &WorkflowNode) -> Result<&'c CatalogEntry> {
-        catalog
-            .find(&node.node_type)
-            .map_err(|e| Error::Workflow(format!("node `{}`: {e}", quoted(&node.name))))
+        catalog.find(&node.node_type).map_err(|e| {
+            WorkflowError::NodeType {
+                node: node.name.clone(),
+                source: Box::new(e),
+            }
+            .into()
+        })
     }
 
     /// Runs the workflow once on `options.input`.
@@ -211,9 +215,7 @@ impl Workflow {
         }
         let roots = self.root_order(catalog, &edges)?;
         if roots.is_empty() {
-            return Err(Error::Workflow(
-                "no node to run: add a root node such as the AI Agent".into(),
-            ));
+            return Err(WorkflowError::NothingToRun.into());
         }
         let mut items = vec![options.input.clone()];
         for root in roots {
@@ -266,11 +268,11 @@ impl Workflow {
             if entry.runtime.execute.is_some() && !sub_nodes.contains(n.name.as_str()) {
                 executable.push(n);
             } else if entry.runtime.supply.is_none() && entry.runtime.execute.is_none() {
-                return Err(Error::Workflow(format!(
-                    "node `{}` ({}) has a description but nothing to run",
-                    quoted(&n.name),
-                    quoted(&n.node_type)
-                )));
+                return Err(WorkflowError::NotRunnable {
+                    node: n.name.clone(),
+                    node_type: n.node_type.clone(),
+                }
+                .into());
             }
         }
         let main: Vec<&Edge<'_>> = edges.iter().filter(|e| e.kind == "main").collect();
@@ -323,10 +325,11 @@ impl Workflow {
     ) -> BoxFuture<'a, Result<HashMap<ConnectionType, Vec<Supply>>>> {
         Box::pin(async move {
             if depth > MAX_NESTING {
-                return Err(Error::Workflow(format!(
-                    "sub-nodes nest more than {MAX_NESTING} deep under `{}`: do their connections form a loop?",
-                    quoted(target)
-                )));
+                return Err(WorkflowError::TooDeep {
+                    limit: MAX_NESTING,
+                    node: target.to_owned(),
+                }
+                .into());
             }
             let mut out: HashMap<ConnectionType, Vec<Supply>> = HashMap::new();
             for edge in edges
@@ -339,11 +342,10 @@ impl Workflow {
                 }
                 let entry = self.entry(catalog, node)?;
                 let supply = entry.runtime.supply.ok_or_else(|| {
-                    Error::Workflow(format!(
-                        "node `{}` is connected as `{}` but supplies nothing",
-                        quoted(&node.name),
-                        quoted(edge.kind)
-                    ))
+                    Error::from(WorkflowError::SuppliesNothing {
+                        node: node.name.clone(),
+                        kind: edge.kind.to_owned(),
+                    })
                 })?;
                 let credentials = credentials_of(entry, options);
                 let inputs = self

@@ -88,7 +88,12 @@ async fn tool_results_errors_and_unknown_tools_go_back_to_the_model() {
     let add = tool("add", |a| {
         Ok(json!(a["a"].as_i64().unwrap() + a["b"].as_i64().unwrap()))
     });
-    let fail = tool("fail", |_| Err(nodekit::Error::Agent("disk full".into())));
+    let fail = tool("fail", |_| {
+        Err(nodekit::Error::NodeFailed {
+            node: "fail".into(),
+            message: "disk full".into(),
+        })
+    });
     let out = agent(model, vec![add, fail]).run("go", None).await.unwrap();
     assert_eq!(out.output, json!("done"));
     assert_eq!(out.iterations, 2);
@@ -103,7 +108,7 @@ async fn tool_results_errors_and_unknown_tools_go_back_to_the_model() {
         tool_messages,
         [
             ("1", "5".to_owned()),
-            ("2", "Error: agent: disk full".to_owned()),
+            ("2", "Error: node `fail`: disk full".to_owned()),
             ("3", "Error: there is no tool named `nope`. Available tools: add, fail".to_owned()),
             ("4", "Error: the arguments are not valid JSON: {a: 2. Send the arguments as one JSON object.".to_owned()),
         ]
@@ -130,6 +135,41 @@ async fn an_endless_tool_loop_stops_at_max_iterations() {
         e.to_string(),
         "agent: Agent stopped due to max iterations (4); the model kept calling tools"
     );
+    assert!(
+        matches!(
+            e,
+            nodekit::Error::Agent(nodekit::error::AgentError::MaxIterations { limit: 4 })
+        ),
+        "{e:?}"
+    );
+}
+
+#[tokio::test]
+async fn workflow_errors_have_kinds_and_keep_the_catalog_error() {
+    use nodekit::error::WorkflowError;
+    use nodekit::workflow::{RunOptions, Workflow};
+    let node = |name: &str, node_type: &str| json!({"name": name, "type": node_type});
+    let twice = json!({"nodes": [node("a", "x"), node("a", "y")]});
+    let e = Workflow::from_json(&twice.to_string()).unwrap_err();
+    assert_eq!(e.to_string(), "workflow: two nodes are both named `a`");
+    assert!(
+        matches!(&e, nodekit::Error::Workflow(WorkflowError::DuplicateNode { name }) if name == "a"),
+        "{e:?}"
+    );
+
+    let unknown = json!({"nodes": [node("a", "no.suchNode")]});
+    let e = Workflow::from_json(&unknown.to_string())
+        .unwrap()
+        .run(nodekit::Catalog::global(), RunOptions::default())
+        .await
+        .unwrap_err();
+    let nodekit::Error::Workflow(WorkflowError::NodeType { node, source }) = &e else {
+        panic!("not a node-type error: {e:?}");
+    };
+    assert_eq!(node, "a");
+    let cause = std::error::Error::source(&e).expect("the catalog's error is the source");
+    assert_eq!(cause.to_string(), source.to_string());
+    assert!(e.to_string().ends_with(&source.to_string()), "{e}");
 }
 
 #[tokio::test]
@@ -381,7 +421,12 @@ async fn factories_log_every_call() {
     let failing = ctx
         .create_chat_model(ChatModelOptions::Custom(CustomChatModel::new(
             "bad",
-            |_, _| async { Err(nodekit::Error::Agent("boom".into())) },
+            |_, _| async {
+                Err(nodekit::Error::NodeFailed {
+                    node: "bad".into(),
+                    message: "boom".into(),
+                })
+            },
         )))
         .unwrap();
     assert!(failing.invoke(&[], &CallOptions::default()).await.is_err());
@@ -406,12 +451,15 @@ async fn factories_log_every_call() {
     assert_eq!(entries[0].usage.map(|u| u.total_tokens), Some(12));
     assert_eq!(entries[0].input["messages"][0]["content"], "hi");
     assert_eq!(entries[1].output["message"]["content"], "streamed");
-    assert_eq!(entries[2].error.as_deref(), Some("agent: boom"));
+    assert_eq!(entries[2].error.as_deref(), Some("node `bad`: boom"));
     assert_eq!(entries[3].input, json!({"q": 1}));
     assert_eq!(entries[3].output, json!({"response": "fine"}));
     let run_data = log.to_run_data();
     assert_eq!(run_data["My Model"].as_array().unwrap().len(), 3);
-    assert_eq!(run_data["My Model"][2]["error"]["message"], "agent: boom");
+    assert_eq!(
+        run_data["My Model"][2]["error"]["message"],
+        "node `bad`: boom"
+    );
 }
 
 mod embeddings {
@@ -596,5 +644,9 @@ async fn review_fixes_tool_calls_are_bounded_and_cancellable() {
     let start = Instant::now();
     let e = agent.run("go", None).await.unwrap_err();
     assert_eq!(e.to_string(), "agent: the run was cancelled");
+    assert!(matches!(
+        e,
+        nodekit::Error::Agent(nodekit::error::AgentError::Cancelled)
+    ));
     assert!(start.elapsed() < Duration::from_secs(5));
 }

@@ -967,7 +967,10 @@ impl Embedder for Words {
     ) -> nodekit::model::BoxFuture<'a, nodekit::Result<Vec<Vec<f32>>>> {
         Box::pin(async move {
             if texts.iter().any(|t| t == "fail") {
-                return Err(nodekit::Error::Agent("the embedder refused".into()));
+                return Err(nodekit::Error::NodeFailed {
+                    node: "words".into(),
+                    message: "the embedder refused".into(),
+                });
             }
             Ok(texts
                 .iter()

@@ -704,7 +704,7 @@ mod tests {
         _: Value,
         _: crate::node::SupplyContext,
     ) -> futures::future::BoxFuture<'static, Result<Supply>> {
-        Box::pin(async { Err(Error::Agent("not run here".into())) })
+        Box::pin(async { Err(Error::from(crate::error::AgentError::Cancelled)) })
     }
 
     fn tool(name: &str, credential: &str) -> CatalogEntry {
