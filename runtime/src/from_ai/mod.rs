@@ -173,7 +173,9 @@ pub fn tool_name(node_name: &str) -> String {
     schema::tool_name(node_name)
 }
 
-/// Validates LLM arguments against `schema`; the error's `Display` tells the LLM what to fix.
+/// Validates LLM arguments against `schema`, an arguments schema as
+/// [`arguments_schema`] writes it (a schema with other keywords is refused);
+/// the error's `Display` tells the LLM what to fix.
 pub fn validate_arguments(schema: &Value, args: &Value) -> Result<(), ArgumentsError> {
     validate::validate_arguments(schema, args)
 }

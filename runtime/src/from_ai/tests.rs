@@ -4,6 +4,7 @@
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
+use super::error::truncate_chars;
 use super::*;
 
 // ---------------------------------------------------------------------------
@@ -1101,4 +1102,140 @@ fn a_capitalised_type_converts_its_default_as_n8n_does() {
     );
     // Neither default fits its type: both stay required, as in n8n.
     assert_eq!(arguments_schema(&calls)["required"], json!(["s", "b"]));
+}
+
+// ---------------------------------------------------------------------------
+// The argument check against a general JSON Schema validator
+
+/// The problems `jsonschema` finds, worded as the argument check words them
+/// (its own message, except for missing, unexpected and `json` arguments).
+fn reference_problems(schema: &Value, args: &Value) -> Vec<(String, String)> {
+    use jsonschema::error::ValidationErrorKind as K;
+    let validator = jsonschema::draft7::options()
+        .build(schema)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let child =
+        |base: &str, name: &str| format!("{base}/{}", name.replace('~', "~0").replace('/', "~1"));
+    let mut out = Vec::new();
+    for e in validator.iter_errors(args) {
+        let base = e.instance_path().as_str().to_owned();
+        let path = if base.is_empty() {
+            "/".to_owned()
+        } else {
+            base.clone()
+        };
+        match e.kind() {
+            K::Required { property } => out.push((
+                child(&base, property.as_str().unwrap_or_default()),
+                "required argument is missing".to_owned(),
+            )),
+            K::AdditionalProperties { unexpected } => out.extend(unexpected.iter().map(|n| {
+                (
+                    child(&base, n),
+                    "unexpected argument; only the arguments listed below are accepted".to_owned(),
+                )
+            })),
+            K::AnyOf { .. } => out.push((
+                path,
+                truncate_chars(
+                    &format!(
+                        "Value must be a non-empty object or a non-empty array, got {}",
+                        e.instance()
+                    ),
+                    300,
+                ),
+            )),
+            _ => out.push((path, truncate_chars(&e.to_string(), 300))),
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn argument_value() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        (-20i64..20).prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        any::<u64>().prop_map(Value::from),
+        (-20.0f64..20.0).prop_map(Value::from),
+        Just(json!(3.0)),
+        Just(json!({})),
+        Just(json!([])),
+        Just(json!({"a": 1})),
+        Just(json!([0])),
+        "[a-z~/]{0,4}".prop_map(Value::String),
+    ]
+}
+
+fn argument_type() -> impl Strategy<Value = FromAiType> {
+    prop::sample::select(vec![
+        FromAiType::String,
+        FromAiType::Number,
+        FromAiType::Boolean,
+        FromAiType::Json,
+    ])
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
+
+    /// Every generated schema, every argument object: the same problems as
+    /// `jsonschema` (draft 7) finds.
+    #[test]
+    fn the_argument_check_finds_what_jsonschema_finds(
+        calls in prop::collection::vec(
+            ("[a-c~/]{1,2}", argument_type(), prop::option::of(argument_value())),
+            0..5,
+        ),
+        bounds in prop::collection::vec(
+            ("[a-c~/]{1,2}", any::<bool>(), prop::option::of(-5.0f64..5.0), prop::option::of(-5i32..10)),
+            0..3,
+        ),
+        args in prop::collection::btree_map("[a-d~/]{1,2}", argument_value(), 0..6),
+        not_an_object in prop::option::of(argument_value()),
+    ) {
+        let calls: Vec<FromAiCall> = calls
+            .into_iter()
+            .map(|(key, ty, default)| call(&key, None, ty, default))
+            .collect();
+        let bounds: Vec<crate::description::ArgumentBounds> = bounds
+            .into_iter()
+            .map(|(key, integer, minimum, maximum)| crate::description::ArgumentBounds {
+                key,
+                integer,
+                minimum,
+                maximum: maximum.map(f64::from),
+            })
+            .collect();
+        let mut schema = arguments_schema(&calls);
+        schema::apply_bounds(&mut schema, &bounds.iter().collect::<Vec<_>>());
+        let args = not_an_object.unwrap_or_else(|| Value::Object(args.into_iter().collect()));
+        let mut ours: Vec<(String, String)> = match validate_arguments(&schema, &args) {
+            Ok(()) => Vec::new(),
+            Err(e) => e.problems.into_iter().map(|p| (p.path, p.message)).collect(),
+        };
+        ours.sort();
+        ours.dedup();
+        prop_assert_eq!(ours, reference_problems(&schema, &args), "schema {}, arguments {}", schema, args);
+    }
+}
+
+#[test]
+fn schemas_with_other_keywords_are_refused() {
+    for schema in [
+        json!({"properties": {}}),
+        json!({"type": "object", "properties": {"a": {"type": "string", "pattern": "x"}}}),
+        json!({"type": "object", "properties": {"a": {"type": "integer", "minimum": "1"}}}),
+        json!({"type": "object", "properties": {"a": {"type": ["string", "null"]}}}),
+        json!({"type": "object", "$defs": {}}),
+    ] {
+        let e = ArgumentsValidator::new(&schema).err();
+        assert!(
+            e.is_some_and(|e| e.problems[0].message.contains("schema itself is invalid")),
+            "{schema}"
+        );
+    }
 }

@@ -1,19 +1,23 @@
 //! Checks LLM arguments against the schema and explains failures in a form an
 //! LLM can act on: every problem with its JSON pointer, then what was expected.
+//!
+//! The schemas are the ones [`arguments_schema`](super::arguments_schema)
+//! writes (n8n's four `$fromAI` types, and integers with bounds for declared
+//! fields), so the check covers exactly their keywords and words its
+//! messages as JSON Schema validators do (`"ten" is not of type "number"`).
+//! A schema with any other keyword is refused when it is compiled.
 
 use std::fmt::Write as _;
 
-use jsonschema::ValidationError;
-use jsonschema::error::ValidationErrorKind;
-use serde_json::Value;
+use serde_json::{Map, Number, Value};
 
 use super::error::{ArgumentProblem, ArgumentsError, truncate_chars};
 use super::js::exceeds_depth;
 use super::schema::is_json_type_schema;
 
 /// Deepest argument nesting accepted; matches serde_json's own parse limit so
-/// anything parsed from text passes, while hand-built monsters cannot overflow
-/// the validator's recursion.
+/// anything parsed from text passes, while hand-built monsters cannot be
+/// sent on to the node.
 pub(crate) const MAX_ARGUMENT_DEPTH: usize = 128;
 
 /// Longest single problem message, so a huge wrong value is not echoed in full.
@@ -22,32 +26,62 @@ const MAX_PROBLEM_CHARS: usize = 300;
 /// n8n's zod message for the `json` type.
 const JSON_TYPE_MESSAGE: &str = "Value must be a non-empty object or a non-empty array";
 
+/// Keywords that describe and never constrain.
+const ANNOTATIONS: [&str; 4] = ["description", "default", "title", "$schema"];
+
 /// A schema compiled once, for validating many tool calls.
 #[derive(Debug)]
 pub struct ArgumentsValidator {
-    validator: jsonschema::Validator,
-    schema: Value,
+    arguments: Vec<Argument>,
+    required: Vec<String>,
+    /// `additionalProperties: false`.
+    closed: bool,
     expected: String,
 }
 
+/// One argument's name and what its values must be.
+#[derive(Debug)]
+struct Argument {
+    name: String,
+    kind: Kind,
+}
+
+/// What an argument's value must be.
+#[derive(Debug)]
+enum Kind {
+    String,
+    Boolean,
+    /// A number; `integer` also refuses a fraction.
+    Number {
+        integer: bool,
+        minimum: Option<Number>,
+        maximum: Option<Number>,
+    },
+    /// n8n's `json` type: a non-empty object or a non-empty array.
+    Json,
+    /// Any value (a property schema of `{}` or annotations only).
+    Any,
+}
+
 impl ArgumentsValidator {
-    /// Compiles `schema` (as JSON Schema draft 7, the dialect LangChain emits for n8n).
+    /// Compiles `schema`, an arguments schema as
+    /// [`arguments_schema`](super::arguments_schema) writes it (JSON Schema
+    /// draft 7, the dialect LangChain emits for n8n).
     pub fn new(schema: &Value) -> Result<Self, ArgumentsError> {
         let expected = expected_summary(schema);
-        let validator = jsonschema::draft7::options()
-            .build(schema)
-            .map_err(|e| ArgumentsError {
-                problems: vec![ArgumentProblem {
-                    path: "/".into(),
-                    message: limit(&format!(
-                        "the tool's schema itself is invalid ({e}); this is a tool configuration error, not an argument error"
-                    )),
-                }],
-                expected: expected.clone(),
-            })?;
+        let (arguments, required, closed) = compile(schema).map_err(|why| ArgumentsError {
+            problems: vec![ArgumentProblem {
+                path: "/".into(),
+                message: limit(&format!(
+                    "the tool's schema itself is invalid ({why}); this is a tool configuration error, not an argument error"
+                )),
+            }],
+            expected: expected.clone(),
+        })?;
         Ok(Self {
-            validator,
-            schema: schema.clone(),
+            arguments,
+            required,
+            closed,
             expected,
         })
     }
@@ -57,14 +91,7 @@ impl ArgumentsValidator {
         if exceeds_depth(args, MAX_ARGUMENT_DEPTH) {
             return Err(self.too_deep("/"));
         }
-        let problems = {
-            let mut problems = Vec::new();
-            for error in self.validator.iter_errors(args) {
-                describe(&error, &self.schema, &mut problems);
-            }
-            problems.dedup();
-            problems
-        };
+        let problems = self.problems(args);
         if problems.is_empty() {
             Ok(())
         } else {
@@ -73,6 +100,38 @@ impl ArgumentsValidator {
                 expected: self.expected.clone(),
             })
         }
+    }
+
+    /// Every problem of `args`: the values, in the order they were sent,
+    /// then the unexpected arguments, then the missing ones.
+    fn problems(&self, args: &Value) -> Vec<ArgumentProblem> {
+        let Value::Object(args) = args else {
+            return vec![ArgumentProblem {
+                path: "/".into(),
+                message: limit(&not_of_type(args, "object")),
+            }];
+        };
+        let mut out = Vec::new();
+        let mut unexpected = Vec::new();
+        for (name, value) in args {
+            match self.arguments.iter().find(|a| &a.name == name) {
+                Some(argument) => argument.kind.check(value, &child(name), &mut out),
+                None if self.closed => unexpected.push(ArgumentProblem {
+                    path: child(name),
+                    message: "unexpected argument; only the arguments listed below are accepted"
+                        .into(),
+                }),
+                None => {}
+            }
+        }
+        out.append(&mut unexpected);
+        for name in self.required.iter().filter(|n| !args.contains_key(*n)) {
+            out.push(ArgumentProblem {
+                path: child(name),
+                message: "required argument is missing".into(),
+            });
+        }
+        out
     }
 
     /// The error for a value nested beyond `MAX_ARGUMENT_DEPTH` at `path`.
@@ -94,63 +153,179 @@ impl ArgumentsValidator {
     }
 }
 
+impl Kind {
+    fn check(&self, value: &Value, path: &str, out: &mut Vec<ArgumentProblem>) {
+        let mut problem = |message: String| {
+            out.push(ArgumentProblem {
+                path: path.to_owned(),
+                message: limit(&message),
+            })
+        };
+        match self {
+            Kind::Any => {}
+            Kind::String if !value.is_string() => problem(not_of_type(value, "string")),
+            Kind::Boolean if !value.is_boolean() => problem(not_of_type(value, "boolean")),
+            Kind::String | Kind::Boolean => {}
+            Kind::Json => {
+                let fits = match value {
+                    Value::Object(m) => !m.is_empty(),
+                    Value::Array(a) => !a.is_empty(),
+                    _ => false,
+                };
+                if !fits {
+                    problem(format!("{JSON_TYPE_MESSAGE}, got {value}"));
+                }
+            }
+            Kind::Number {
+                integer,
+                minimum,
+                maximum,
+            } => {
+                let Value::Number(n) = value else {
+                    let name = if *integer { "integer" } else { "number" };
+                    return problem(not_of_type(value, name));
+                };
+                if *integer && !is_integer(n) {
+                    problem(not_of_type(value, "integer"));
+                }
+                if let Some(min) = minimum
+                    && below(n, min)
+                {
+                    problem(format!("{n} is less than the minimum of {min}"));
+                }
+                if let Some(max) = maximum
+                    && below(max, n)
+                {
+                    problem(format!("{n} is greater than the maximum of {max}"));
+                }
+            }
+        }
+    }
+}
+
+/// JSON Schema's wording for a value of the wrong type.
+fn not_of_type(value: &Value, name: &str) -> String {
+    format!("{value} is not of type \"{name}\"")
+}
+
+/// Whether `n` is an integer as JSON Schema counts them (`2.0` is one).
+fn is_integer(n: &Number) -> bool {
+    n.as_f64().is_some_and(|f| f.fract() == 0.0)
+}
+
+/// `a < b`, exactly for two integers.
+fn below(a: &Number, b: &Number) -> bool {
+    match (a.as_i64(), b.as_i64(), a.as_u64(), b.as_u64()) {
+        (Some(a), Some(b), _, _) => a < b,
+        (_, _, Some(a), Some(b)) => a < b,
+        (Some(_), _, _, Some(_)) => true,
+        (_, Some(_), Some(_), _) => false,
+        _ => a.as_f64().unwrap_or(f64::NAN) < b.as_f64().unwrap_or(f64::NAN),
+    }
+}
+
+/// The arguments, the required names and whether others are refused, or
+/// why `schema` is not an arguments schema.
+fn compile(schema: &Value) -> Result<(Vec<Argument>, Vec<String>, bool), String> {
+    let root = schema.as_object().ok_or("it is not an object")?;
+    let mut arguments = Vec::new();
+    let mut required = Vec::new();
+    let mut closed = false;
+    if root.get("type") != Some(&Value::from("object")) {
+        return Err("it does not say `type: object`".into());
+    }
+    for (keyword, value) in root {
+        match keyword.as_str() {
+            "type" => {}
+            "properties" => {
+                let properties = value.as_object().ok_or("`properties` is not an object")?;
+                for (name, property) in properties {
+                    let kind = kind(property)
+                        .map_err(|why| format!("argument `{}`: {why}", truncate_chars(name, 64)))?;
+                    arguments.push(Argument {
+                        name: name.clone(),
+                        kind,
+                    });
+                }
+            }
+            "required" => {
+                let names = value.as_array().ok_or("`required` is not an array")?;
+                for name in names {
+                    required.push(name.as_str().ok_or("`required` holds a non-string")?.into());
+                }
+            }
+            "additionalProperties" => {
+                closed = !value
+                    .as_bool()
+                    .ok_or("`additionalProperties` is not a boolean")?;
+            }
+            k if ANNOTATIONS.contains(&k) => {}
+            k => return Err(unsupported(k, value)),
+        }
+    }
+    Ok((arguments, required, closed))
+}
+
+/// What one argument's schema asks of its values.
+fn kind(property: &Value) -> Result<Kind, String> {
+    if is_json_type_schema(property) {
+        return match only(property, &["anyOf"]) {
+            Some(k) => Err(unsupported(k, &property[k])),
+            None => Ok(Kind::Json),
+        };
+    }
+    let map = property.as_object().ok_or("its schema is not an object")?;
+    let bound = |keyword: &str| match map.get(keyword) {
+        None => Ok(None),
+        Some(Value::Number(n)) => Ok(Some(n.clone())),
+        Some(other) => Err(unsupported(keyword, other)),
+    };
+    let kind = match map.get("type") {
+        None => Kind::Any,
+        Some(t) if t == "string" => Kind::String,
+        Some(t) if t == "boolean" => Kind::Boolean,
+        Some(t) if t == "number" || t == "integer" => Kind::Number {
+            integer: t == "integer",
+            minimum: bound("minimum")?,
+            maximum: bound("maximum")?,
+        },
+        Some(other) => return Err(unsupported("type", other)),
+    };
+    let bounds: &[&str] = match kind {
+        Kind::Number { .. } => &["type", "minimum", "maximum"],
+        _ => &["type"],
+    };
+    match only(property, bounds) {
+        Some(k) => Err(unsupported(k, &property[k])),
+        None => Ok(kind),
+    }
+}
+
+/// The first keyword of `schema` that is neither in `allowed` nor an annotation.
+fn only<'a>(schema: &'a Value, allowed: &[&str]) -> Option<&'a str> {
+    schema
+        .as_object()
+        .into_iter()
+        .flat_map(Map::keys)
+        .map(String::as_str)
+        .find(|k| !allowed.contains(k) && !ANNOTATIONS.contains(k))
+}
+
+fn unsupported(keyword: &str, value: &Value) -> String {
+    format!(
+        "`{}: {}` is not a keyword of `$fromAI` argument schemas",
+        truncate_chars(keyword, 64),
+        truncate_chars(&value.to_string(), 64)
+    )
+}
+
 pub(crate) fn validate_arguments(schema: &Value, args: &Value) -> Result<(), ArgumentsError> {
     ArgumentsValidator::new(schema)?.validate(args)
 }
 
-fn describe(error: &ValidationError<'_>, schema: &Value, out: &mut Vec<ArgumentProblem>) {
-    let base = error.instance_path().as_str();
-    match error.kind() {
-        ValidationErrorKind::Required { property } => out.push(ArgumentProblem {
-            path: child(base, &property_name(property)),
-            message: "required argument is missing".into(),
-        }),
-        ValidationErrorKind::AdditionalProperties { unexpected } => {
-            for name in unexpected {
-                out.push(ArgumentProblem {
-                    path: child(base, name),
-                    message: "unexpected argument; only the arguments listed below are accepted"
-                        .into(),
-                });
-            }
-        }
-        ValidationErrorKind::AnyOf { .. } if failed_keyword_is_json_type(error, schema) => {
-            out.push(ArgumentProblem {
-                path: display_path(base),
-                message: limit(&format!("{JSON_TYPE_MESSAGE}, got {}", error.instance())),
-            });
-        }
-        _ => out.push(ArgumentProblem {
-            path: display_path(base),
-            message: limit(&error.to_string()),
-        }),
-    }
-}
-
-fn failed_keyword_is_json_type(error: &ValidationError<'_>, schema: &Value) -> bool {
-    let keyword_path = error.schema_path().as_str();
-    let parent = keyword_path.strip_suffix("/anyOf").unwrap_or(keyword_path);
-    schema.pointer(parent).is_some_and(is_json_type_schema)
-}
-
-fn property_name(property: &Value) -> String {
-    match property {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-/// Appends `name` to a JSON pointer, escaping as RFC 6901 requires.
-fn child(base: &str, name: &str) -> String {
-    format!("{base}/{}", name.replace('~', "~0").replace('/', "~1"))
-}
-
-fn display_path(pointer: &str) -> String {
-    if pointer.is_empty() {
-        "/".into()
-    } else {
-        pointer.to_owned()
-    }
+/// `/name`, escaped as RFC 6901 requires.
+fn child(name: &str) -> String {
+    format!("/{}", name.replace('~', "~0").replace('/', "~1"))
 }
 
 fn limit(message: &str) -> String {
