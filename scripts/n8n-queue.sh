@@ -59,6 +59,9 @@
 # "nodekit n8n"); with one, profiles (below) show that one alone.
 # N8N_NODE_FLAGS: flags for the Node.js of n8n's processes, e.g.
 # "--cpu-prof --cpu-prof-dir=DIR" for CPU profiles (written when they stop).
+# MAIN_CPUS, WORKER_CPUS: CPU lists (taskset -c) that n8n's main and the
+# workers (with their bridges and task runners) are kept on, e.g. MAIN_CPUS=0
+# WORKER_CPUS=1; unset, the system places them.
 # KEEP=1 keeps the scratch folder (logs, results) and both databases.
 # Exit status 0 only if every check passed.
 set -euo pipefail
@@ -138,8 +141,12 @@ start_n8n() {
     if [ "$1" = worker ]; then
       export QUEUE_HEALTH_CHECK_ACTIVE=true QUEUE_HEALTH_CHECK_PORT=$((port + 2)) N8N_WORKER_SERVER_ADDRESS=127.0.0.1
     fi
+    local cpus=${WORKER_CPUS:-}
+    [ "$1" = worker ] || cpus=${MAIN_CPUS:-}
+    local pin=()
+    [ -z "$cpus" ] || pin=(taskset -c "$cpus")
     # shellcheck disable=SC2086 # N8N_NODE_FLAGS is a list of flags
-    exec setsid node ${N8N_NODE_FLAGS:-} "$n8n_dir/node_modules/n8n/bin/n8n" "$@" > "$work/$name.log" 2>&1
+    exec setsid "${pin[@]}" node ${N8N_NODE_FLAGS:-} "$n8n_dir/node_modules/n8n/bin/n8n" "$@" > "$work/$name.log" 2>&1
   ) &
   pid[$name]=$!
   pids+=($!)
