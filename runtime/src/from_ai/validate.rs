@@ -313,7 +313,7 @@ fn only<'a>(schema: &'a Value, allowed: &[&str]) -> Option<&'a str> {
 
 fn unsupported(keyword: &str, value: &Value) -> String {
     format!(
-        "`{}: {}` is not a keyword of `$fromAI` argument schemas",
+        "`{}: {}` is not part of a `$fromAI` argument schema",
         truncate_chars(keyword, 64),
         truncate_chars(&value.to_string(), 64)
     )
