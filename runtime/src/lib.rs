@@ -49,7 +49,7 @@
 //! | feature | adds | main dependencies |
 //! | --- | --- | --- |
 //! | `openai` | the OpenAI-compatible chat-model and embeddings client | reqwest (rustls) |
-//! | `agent` | the tools-agent loop and the workflow runner | |
+//! | `agent` | the tools-agent loop and the workflow runner; the structured output parser checks answers against their JSON Schema | jsonschema |
 //! | `tiktoken` | exact `cl100k_base` / `o200k_base` token counts (otherwise LangChain's length estimate) | tiktoken-rs |
 //! | `sqlite` | the SQLite chat history | sqlx |
 //! | `postgres` | the PostgreSQL chat history | sqlx, rustls |

@@ -54,7 +54,12 @@ pub struct Extra {
 #[derive(Debug)]
 pub struct Everything {
     /// Some text.
-    #[param(placeholder = "Type here", hint = "Any text", rows = 4, no_data_expression)]
+    #[param(
+        placeholder = "Type here",
+        hint = "Any text",
+        rows = 4,
+        no_data_expression
+    )]
     text: String,
     /// A secret.
     #[param(password, default = "")]
@@ -103,7 +108,12 @@ pub struct Everything {
     #[param(name = "sessionId", default = "={{ $json.sessionId }}", display_options(hide(direction = [Direction::Asc])))]
     session: Option<String>,
     /// Filled by the LLM.
-    #[from_ai(key = "search_term", description = "What to search", type = "string", default = "all")]
+    #[from_ai(
+        key = "search_term",
+        description = "What to search",
+        type = "string",
+        default = "all"
+    )]
     search: String,
     /// Not a parameter.
     #[param(skip)]
@@ -115,37 +125,64 @@ fn main() {
     assert_eq!(d["name"], "everything");
     assert_eq!(d["version"], json!([1, 2]));
     assert_eq!(d["defaultVersion"], 2);
-    assert_eq!(d["description"], "Exercises everything.\n\nSecond paragraph.");
+    assert_eq!(
+        d["description"],
+        "Exercises everything.\n\nSecond paragraph."
+    );
     assert_eq!(d["inputs"], json!(["main"]));
     assert_eq!(d["usableAsTool"], true);
-    assert_eq!(d["codex"]["resources"]["primaryDocumentation"][0]["url"], "https://docs.example.test/everything");
+    assert_eq!(
+        d["codex"]["resources"]["primaryDocumentation"][0]["url"],
+        "https://docs.example.test/everything"
+    );
     let props = d["properties"].as_array().unwrap();
     let p = |name: &str| props.iter().find(|p| p["name"] == name).unwrap().clone();
     assert_eq!(props[0]["type"], "notice");
-    assert_eq!(p("text"), json!({"displayName": "Text", "name": "text", "type": "string", "typeOptions": {"rows": 4}, "default": "", "required": true, "description": "Some text.", "hint": "Any text", "placeholder": "Type here", "noDataExpression": true}));
+    assert_eq!(
+        p("text"),
+        json!({"displayName": "Text", "name": "text", "type": "string", "typeOptions": {"rows": 4}, "default": "", "required": true, "description": "Some text.", "hint": "Any text", "placeholder": "Type here", "noDataExpression": true})
+    );
     assert_eq!(p("secret")["typeOptions"], json!({"password": true}));
-    assert_eq!(p("small")["typeOptions"], json!({"minValue": 1, "maxValue": 9}));
+    assert_eq!(
+        p("small")["typeOptions"],
+        json!({"minValue": 1, "maxValue": 9})
+    );
     assert_eq!(p("signed")["default"], -4);
     assert_eq!(p("ratio")["default"], 1);
     assert_eq!(p("ratio")["typeOptions"], json!({"numberPrecision": 2}));
     assert_eq!(p("flag")["type"], "boolean");
     assert_eq!(p("direction")["type"], "options");
     assert_eq!(p("direction")["default"], "desc");
-    assert_eq!(p("direction")["options"][0], json!({"name": "asc", "value": "asc", "description": "Smallest first."}));
+    assert_eq!(
+        p("direction")["options"][0],
+        json!({"name": "asc", "value": "asc", "description": "Smallest first."})
+    );
     assert_eq!(p("directions")["type"], "multiOptions");
     assert_eq!(p("directions")["displayName"], "Directions Allowed");
-    assert_eq!(p("letter")["displayOptions"], json!({"show": {"flag": [true], "@version": [2]}}));
+    assert_eq!(
+        p("letter")["displayOptions"],
+        json!({"show": {"flag": [true], "@version": [2]}})
+    );
     assert_eq!(p("tags")["typeOptions"], json!({"multipleValues": true}));
     assert_eq!(p("body")["type"], "json");
     assert_eq!(p("maybe").get("required"), None);
     assert_eq!(p("when")["type"], "dateTime");
-    assert_eq!(p("model")["typeOptions"], json!({"loadOptionsMethod": "getModels"}));
+    assert_eq!(
+        p("model")["typeOptions"],
+        json!({"loadOptionsMethod": "getModels"})
+    );
     assert_eq!(p("extra")["type"], "collection");
     assert_eq!(p("extra")["options"][0]["name"], "retries");
     assert_eq!(p("headers")["type"], "fixedCollection");
     assert_eq!(p("headers")["options"][0]["values"][0]["name"], "name");
-    assert_eq!(p("sessionId")["displayOptions"], json!({"hide": {"direction": ["asc"]}}));
-    assert_eq!(p("search")["default"], "={{ $fromAI('search_term', 'What to search', 'string', 'all') }}");
+    assert_eq!(
+        p("sessionId")["displayOptions"],
+        json!({"hide": {"direction": ["asc"]}})
+    );
+    assert_eq!(
+        p("search")["default"],
+        "={{ $fromAI('search_term', 'What to search', 'string', 'all') }}"
+    );
     assert!(props.iter().all(|p| p["name"] != "cache"));
 
     let node = Everything::from_params(
@@ -166,5 +203,20 @@ fn main() {
     assert_eq!(node.extra.retries, 4);
     assert_eq!(node.headers[0].name, "X-A");
     assert!(node.cache.is_empty());
-    let _ = (&node.text, &node.secret, node.signed, node.ratio, node.flag, &node.directions, &node.letter, &node.tags, &node.when, &node.model, &node.extra.proxy, &node.headers[0].value, &node.session, &node.search);
+    let _ = (
+        &node.text,
+        &node.secret,
+        node.signed,
+        node.ratio,
+        node.flag,
+        &node.directions,
+        &node.letter,
+        &node.tags,
+        &node.when,
+        &node.model,
+        &node.extra.proxy,
+        &node.headers[0].value,
+        &node.session,
+        &node.search,
+    );
 }

@@ -28,11 +28,21 @@ pub struct GroupedMemory {
 }
 
 fn main() {
-    let names: Vec<String> = GroupedMemory::properties().into_iter().map(|p| p.name).collect();
+    let names: Vec<String> = GroupedMemory::properties()
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
     assert_eq!(names, ["window", "source", "key", "strict"]);
-    let node = GroupedMemory::from_params(&json!({"source": "customKey", "key": "k1"}), "m").unwrap();
+    let node =
+        GroupedMemory::from_params(&json!({"source": "customKey", "key": "k1"}), "m").unwrap();
     assert_eq!(node.window, 5);
-    assert_eq!(node.session, Session { source: "customKey".into(), key: Some("k1".into()) });
+    assert_eq!(
+        node.session,
+        Session {
+            source: "customKey".into(),
+            key: Some("k1".into())
+        }
+    );
     let node = GroupedMemory::from_params(&json!({}), "m").unwrap();
     assert_eq!(node.session.source, "fromInput");
     assert_eq!(node.session.key, None);

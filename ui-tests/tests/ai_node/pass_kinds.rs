@@ -58,8 +58,14 @@ pub struct DefaultOne;
 
 fn main() {
     let d = |desc: &NodeDescription| serde_json::to_value(desc).unwrap();
-    assert_eq!(d(Model::description())["outputs"], json!(["ai_languageModel"]));
-    assert_eq!(d(Model::description())["codex"]["subcategories"]["AI"], json!(["Language Models", "Root Nodes"]));
+    assert_eq!(
+        d(Model::description())["outputs"],
+        json!(["ai_languageModel"])
+    );
+    assert_eq!(
+        d(Model::description())["codex"]["subcategories"]["AI"],
+        json!(["Language Models", "Root Nodes"])
+    );
     assert_eq!(d(Memory::description())["outputNames"], json!(["Memory"]));
     assert_eq!(d(Tool::description())["outputs"], json!(["ai_tool"]));
     assert_eq!(d(Tool::description())["inputs"], json!([]));
@@ -73,28 +79,57 @@ fn main() {
             {"name": "sqlite", "required": false},
         ])
     );
-    assert_eq!(d(Embeddings::description())["outputs"], json!(["ai_embedding"]));
+    assert_eq!(
+        d(Embeddings::description())["outputs"],
+        json!(["ai_embedding"])
+    );
     // A vector store's connections follow its `mode`, as n8n's do.
     let store = d(Store::description());
-    for (key, parts) in [("inputs", ["ai_embedding", "ai_document", "main"]), ("outputs", ["ai_vectorStore", "ai_tool", "main"])] {
+    for (key, parts) in [
+        ("inputs", ["ai_embedding", "ai_document", "main"]),
+        ("outputs", ["ai_vectorStore", "ai_tool", "main"]),
+    ] {
         let expression = store[key].as_str().unwrap();
-        assert!(expression.starts_with("={{") && expression.contains("parameters?.mode"), "{expression}");
+        assert!(
+            expression.starts_with("={{") && expression.contains("parameters?.mode"),
+            "{expression}"
+        );
         assert!(parts.iter().all(|p| expression.contains(p)), "{expression}");
     }
-    assert_eq!(store["codex"]["subcategories"]["AI"], json!(["Vector Stores", "Tools", "Root Nodes"]));
+    assert_eq!(
+        store["codex"]["subcategories"]["AI"],
+        json!(["Vector Stores", "Tools", "Root Nodes"])
+    );
     let loader = d(Loader::description());
     assert_eq!(loader["outputs"], json!(["ai_document"]));
-    assert!(loader["inputs"].as_str().unwrap().contains("ai_textSplitter"));
-    assert_eq!(d(Splitter::description())["outputs"], json!(["ai_textSplitter"]));
-    assert_eq!(d(Splitter::description())["outputNames"], json!(["Text Splitter"]));
-    assert_eq!(d(Agent::description())["inputs"], json!(["main", "ai_languageModel", "ai_memory", "ai_tool"]));
+    assert!(
+        loader["inputs"]
+            .as_str()
+            .unwrap()
+            .contains("ai_textSplitter")
+    );
+    assert_eq!(
+        d(Splitter::description())["outputs"],
+        json!(["ai_textSplitter"])
+    );
+    assert_eq!(
+        d(Splitter::description())["outputNames"],
+        json!(["Text Splitter"])
+    );
+    assert_eq!(
+        d(Agent::description())["inputs"],
+        json!(["main", "ai_languageModel", "ai_memory", "ai_tool"])
+    );
     assert_eq!(d(Plain::description())["name"], "plain");
     assert_eq!(d(Plain::description())["displayName"], "Plain");
     assert_eq!(d(Plain::description()).get("codex"), None);
     assert_eq!(d(DefaultOne::description())["defaultVersion"], 1);
     let described = d(Described::description());
     assert_eq!(described["description"], "Described by the attribute.");
-    assert_eq!(described["properties"][0]["description"], "From the attribute.");
+    assert_eq!(
+        described["properties"][0]["description"],
+        "From the attribute."
+    );
     assert_eq!(described["properties"][0]["required"], true);
     assert_eq!(described["properties"][1]["type"], "json");
     assert_eq!(described["properties"][1]["default"], "{\"k\": 1}");

@@ -1,8 +1,8 @@
 //! A custom store: namespace, registration, a Debug that hides secrets, and use as memory.
 use std::sync::{Arc, Mutex};
 
-use nodekit::memory::{ConversationMemory, MemoryOptions, Memory};
 use nodekit::history::{ChatHistory, HistoryNamespace, find_history_type};
+use nodekit::memory::{ConversationMemory, Memory, MemoryOptions};
 use nodekit::message::Message;
 use nodekit::model::BoxFuture;
 use nodekit::prelude::*;
@@ -37,7 +37,12 @@ impl ChatHistory for VecHistory {
 
 fn main() {
     assert_eq!(VecHistory::NAMESPACE, ["example", "memory", "vec"]);
-    assert_eq!(find_history_type(&["example", "memory", "vec"]).unwrap().type_name, "VecHistory");
+    assert_eq!(
+        find_history_type(&["example", "memory", "vec"])
+            .unwrap()
+            .type_name,
+        "VecHistory"
+    );
     let h = VecHistory {
         session_id: "s1".into(),
         api_key: "sk-should-not-show".into(),
@@ -46,14 +51,25 @@ fn main() {
         messages: Mutex::new(Vec::new()),
     };
     let shown = format!("{h:?}");
-    assert!(shown.contains("\"s1\"") && shown.contains("Client>"), "{shown}");
-    assert!(!shown.contains("sk-should-not-show") && !shown.contains("pw@"), "{shown}");
+    assert!(
+        shown.contains("\"s1\"") && shown.contains("Client>"),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains("sk-should-not-show") && !shown.contains("pw@"),
+        "{shown}"
+    );
     let memory = ConversationMemory::new(MemoryOptions::buffer_window(Arc::new(h), 1));
-    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     rt.block_on(async {
         memory.save("hi", "hello").await.unwrap();
         memory.save("again", "yes").await.unwrap();
         let loaded = memory.load().await.unwrap();
-        assert_eq!(loaded.iter().map(Message::text).collect::<Vec<_>>(), ["again", "yes"]);
+        assert_eq!(
+            loaded.iter().map(Message::text).collect::<Vec<_>>(),
+            ["again", "yes"]
+        );
     });
 }

@@ -167,7 +167,10 @@ fn main() {
     let list = ListTables {
         options: ToolOptions::default(),
     };
-    assert_eq!(list.request(), Request::Describe(DescribeRequest::default()));
+    assert_eq!(
+        list.request(),
+        Request::Describe(DescribeRequest::default())
+    );
     let upsert = Upsert {
         table_name: "users".into(),
         conflict_columns: "email".into(),
@@ -268,6 +271,9 @@ fn main() {
             filter: "id = 3".into()
         })
     );
-    let names: Vec<String> = DeleteGrouped::properties().into_iter().map(|p| p.name).collect();
+    let names: Vec<String> = DeleteGrouped::properties()
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
     assert_eq!(names, ["tableName", "whereConditions"]);
 }

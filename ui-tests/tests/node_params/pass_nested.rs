@@ -26,6 +26,9 @@ fn main() {
     assert_eq!(o.inner.depth, 1);
     assert!(o.maybe.is_none());
     let e = Outer::from_params(&json!({"inner": {"depth": "deep"}}), "test").unwrap_err();
-    assert_eq!(e.to_string(), "node `test`: parameter `inner.depth` must be an integer (u32, at least 0), but it is a string (\"deep\")");
+    assert_eq!(
+        e.to_string(),
+        "node `test`: parameter `inner.depth` must be an integer (u32, at least 0), but it is a string (\"deep\")"
+    );
     assert_eq!(Outer::properties()[0].options.as_ref().unwrap().len(), 1);
 }

@@ -5,7 +5,9 @@ use nodekit::document::Document;
 use nodekit::embed::Embedder;
 use nodekit::model::BoxFuture;
 use nodekit::prelude::*;
-use nodekit::vector_store::{Entry, Found, Selection, VectorStoreNamespace, find_vector_store_type};
+use nodekit::vector_store::{
+    Entry, Found, Selection, VectorStoreNamespace, find_vector_store_type,
+};
 
 #[vector_store(namespace = ["example", "vectors", "list"])]
 pub struct ListStore {
@@ -20,11 +22,18 @@ impl VectorStore for ListStore {
     }
     fn add<'a>(&'a self, entries: &'a [Entry]) -> BoxFuture<'a, nodekit::Result<Vec<String>>> {
         let mut held = self.entries.lock().unwrap();
-        let ids = (held.len()..held.len() + entries.len()).map(|i| i.to_string()).collect();
+        let ids = (held.len()..held.len() + entries.len())
+            .map(|i| i.to_string())
+            .collect();
         held.extend(entries.iter().cloned());
         Box::pin(async move { Ok(ids) })
     }
-    fn search<'a>(&'a self, vector: &'a [f32], k: usize, filter: &'a Filter) -> BoxFuture<'a, nodekit::Result<Vec<Found>>> {
+    fn search<'a>(
+        &'a self,
+        vector: &'a [f32],
+        k: usize,
+        filter: &'a Filter,
+    ) -> BoxFuture<'a, nodekit::Result<Vec<Found>>> {
         let mut found: Vec<Found> = self
             .entries
             .lock()
@@ -58,14 +67,27 @@ impl Embedder for Ones {
 
 fn main() {
     assert_eq!(ListStore::NAMESPACE, ["example", "vectors", "list"]);
-    assert_eq!(find_vector_store_type(&["example", "vectors", "list"]).unwrap().type_name, "ListStore");
-    let s = ListStore { api_key: "sk-should-not-show".into(), entries: Mutex::new(Vec::new()) };
+    assert_eq!(
+        find_vector_store_type(&["example", "vectors", "list"])
+            .unwrap()
+            .type_name,
+        "ListStore"
+    );
+    let s = ListStore {
+        api_key: "sk-should-not-show".into(),
+        entries: Mutex::new(Vec::new()),
+    };
     let shown = format!("{s:?}");
     assert!(!shown.contains("sk-should-not-show"), "{shown}");
     let documents = DocumentStore::new(Arc::new(s), Arc::new(Ones));
-    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     rt.block_on(async {
-        documents.add_documents(&[Document::new("short"), Document::new("a longer text")]).await.unwrap();
+        documents
+            .add_documents(&[Document::new("short"), Document::new("a longer text")])
+            .await
+            .unwrap();
         let found = documents.search("x", 1, &Filter::all()).await.unwrap();
         assert_eq!(found[0].document.page_content, "a longer text");
     });
