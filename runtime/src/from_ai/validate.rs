@@ -213,15 +213,16 @@ fn is_integer(n: &Number) -> bool {
     n.as_f64().is_some_and(|f| f.fract() == 0.0)
 }
 
-/// `a < b`, exactly for two integers.
+/// `a < b`, exactly for two integers of one sign (as doubles otherwise,
+/// which orders numbers of different signs exactly too).
 fn below(a: &Number, b: &Number) -> bool {
-    match (a.as_i64(), b.as_i64(), a.as_u64(), b.as_u64()) {
-        (Some(a), Some(b), _, _) => a < b,
-        (_, _, Some(a), Some(b)) => a < b,
-        (Some(_), _, _, Some(_)) => true,
-        (_, Some(_), Some(_), _) => false,
-        _ => a.as_f64().unwrap_or(f64::NAN) < b.as_f64().unwrap_or(f64::NAN),
+    if let (Some(a), Some(b)) = (a.as_i64(), b.as_i64()) {
+        return a < b;
     }
+    if let (Some(a), Some(b)) = (a.as_u64(), b.as_u64()) {
+        return a < b;
+    }
+    a.as_f64().unwrap_or(f64::NAN) < b.as_f64().unwrap_or(f64::NAN)
 }
 
 /// The arguments, the required names and whether others are refused, or
