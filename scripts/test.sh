@@ -10,6 +10,11 @@ section() { echo "== $1 (at ${SECONDS} s)"; }
 # Every crate is compiled from scratch on a fresh clone: incremental
 # compilation's bookkeeping would only slow that down.
 export CARGO_INCREMENTAL=0
+# numkong (usearch's distance kernels) compiles its C at -O3 whatever the
+# profile, about 3.5 minutes of the lints' longest path on two cores. The
+# tests check results, not speed, so their C is built at -O1 (the later
+# flag wins); release builds and the benchmarks keep -O3.
+export CFLAGS="${CFLAGS:+$CFLAGS }-O1"
 
 section "formatting"
 cargo fmt --all -- --check
@@ -55,9 +60,29 @@ fi
 # The README's tour (the example's `weather` program) needs its `cli`
 # feature; in the same run it reuses every crate the other tests built.
 section "tests"
-cargo test --workspace --features custom-nodes/cli --locked --no-fail-fast
+tests=(cargo test --workspace --features custom-nodes/cli --locked)
+"${tests[@]}" --no-run
+
+# trybuild's cases (the `ui` test) are compiled by a cargo of their own, in
+# a target directory of their own, for about three minutes. The other tests
+# mostly wait on their databases, so the cases are checked beside them and
+# their report is printed at the end.
+ui_log=$(mktemp)
+"${tests[@]}" --test ui >"$ui_log" 2>&1 &
+ui=$!
+trap 'kill "$ui" 2>/dev/null || true; rm -f "$ui_log"' EXIT
+failed=0
+"${tests[@]}" --no-fail-fast -- --exact --skip compile_fail_cases || failed=1
 
 section "tests of nodekit with authoring only"
-cargo test -p nodekit --no-default-features --locked
+cargo test -p nodekit --no-default-features --locked || failed=1
 
+section "trybuild's cases (checked beside the tests above)"
+wait "$ui" || failed=1
+cat "$ui_log"
+
+if [ "$failed" = 1 ]; then
+  echo "== failed after ${SECONDS} s" >&2
+  exit 1
+fi
 echo "== done in ${SECONDS} s"

@@ -7,7 +7,7 @@
 //! one cargo run, and with no case to run, in check mode only.
 
 #[test]
-fn macros() {
+fn compile_fail_cases() {
     let t = trybuild::TestCases::new();
     for dir in [
         "ai_node",
