@@ -6,6 +6,8 @@
 //! One `TestCases` for every macro: trybuild then checks all the cases in
 //! one cargo run, and with no case to run, in check mode only.
 
+/// `scripts/test.sh` runs this test beside the others and skips it by this
+/// name in their run.
 #[test]
 fn compile_fail_cases() {
     let t = trybuild::TestCases::new();
