@@ -56,7 +56,10 @@
 #    the queue, the run on a worker, the answer's way back).
 # Ports: QUEUE_PORT (default 5720) to QUEUE_PORT+22; MOCK_PORT (default 18441).
 # LOAD_VARIANTS: which workflows the load runs on, in order (default
-# "nodekit n8n"); with one, profiles (below) show that one alone.
+# "nodekit n8n"); with one, profiles (below) show that one alone. "floor"
+# adds the same workflow with n8n's Think tool and Simple Memory (no
+# database, no bridge): the time n8n itself takes, which neither of the
+# others can go below.
 # N8N_NODE_FLAGS: flags for the Node.js of n8n's processes, e.g.
 # "--cpu-prof --cpu-prof-dir=DIR" for CPU profiles (written when they stop).
 # MAIN_CPUS, WORKER_CPUS: CPU lists (taskset -c) that n8n's main and the
@@ -192,7 +195,9 @@ activate() {
 }
 activate nodekit nodekit-queue
 # hook_of VARIANT: the production webhook of that workflow.
-hook_of() { echo "$url/webhook/$([ "$1" = nodekit ] && echo nodekit-queue || echo n8n-queue)"; }
+hook_of() { echo "$url/webhook/$1-queue"; }
+# expect_of VARIANT: what its answers must quote (queue-send.js's EXPECT; empty: both customers).
+expect_of() { [ "$1" != floor ] || echo '["when to bleed the radiators"]'; }
 hook=$(hook_of nodekit)
 ok "workflow active: Webhook → AI Agent (OpenAI chat model, nodekit selectQueryTool, nodekit memoryPostgresChat) → Respond to Webhook"
 
@@ -325,13 +330,15 @@ cpu_ms() {
 n8n_pids() { echo "${pid[main]} ${pid[w1]} ${pid[w2]}"; }
 bridge_pids() { sidecars w1; sidecars w2; }
 if [ -n "${LOAD:-}" ]; then
-  activate n8n n8n-queue
   read -r -a variants <<< "${LOAD_VARIANTS:-nodekit n8n}"
+  for variant in "${variants[@]}"; do
+    [ "$variant" = nodekit ] || activate "$variant" "$variant-queue"
+  done
   rounds=${LOAD_ROUNDS:-5}
   declare -A n8n_busy main_busy bridge_busy connections
   for variant in "${variants[@]}"; do
     hook=$(hook_of "$variant")
-    send "warm-$variant" "Who are our customers? (session {session})" "$concurrency" "$work/results-$variant.jsonl" > /dev/null ||
+    EXPECT=$(expect_of "$variant") send "warm-$variant" "Who are our customers? (session {session})" "$concurrency" "$work/results-$variant.jsonl" > /dev/null ||
       fail "$variant: the warm-up requests failed"
     n8n_busy[$variant]=0 main_busy[$variant]=0 bridge_busy[$variant]=0 connections[$variant]=0
   done
@@ -345,7 +352,7 @@ if [ -n "${LOAD:-}" ]; then
       hook=$(hook_of "$variant")
       count=$((LOAD / rounds + (round <= LOAD % rounds ? 1 : 0)))
       before=$(sessions) n8n_cpu=$(cpu_ms $(n8n_pids)) main_cpu=$(cpu_ms "${pid[main]}") bridges=$(bridge_pids) bridge_cpu=$(cpu_ms $(bridge_pids))
-      send "load-$variant-r$round" "Who are our customers? (session {session})" "$count" "$work/results-$variant.jsonl" "$variant" \
+      EXPECT=$(expect_of "$variant") send "load-$variant-r$round" "Who are our customers? (session {session})" "$count" "$work/results-$variant.jsonl" "$variant" \
         >> "$work/batches-$variant.jsonl" || fail "$variant: not every request was answered: $(tail -1 "$work/batches-$variant.jsonl")"
       n8n_busy[$variant]=$((n8n_busy[$variant] + $(cpu_ms $(n8n_pids)) - n8n_cpu))
       main_busy[$variant]=$((main_busy[$variant] + $(cpu_ms "${pid[main]}") - main_cpu))
@@ -356,7 +363,7 @@ if [ -n "${LOAD:-}" ]; then
     done
   done
   for variant in "${variants[@]}"; do
-    node "$here/queue-send.js" --summary "$variant" "$work/results-$variant.jsonl" "load-$variant-" "$work/batches-$variant.jsonl" "$concurrency" |
+    EXPECT=$(expect_of "$variant") node "$here/queue-send.js" --summary "$variant" "$work/results-$variant.jsonl" "load-$variant-" "$work/batches-$variant.jsonl" "$concurrency" |
       tee "$work/load-$variant.json"
     grep -q "\"requests\":$LOAD,\"concurrency\":$concurrency,\"failed\":0," "$work/load-$variant.json" || fail "$variant: failed requests"
     say "load: $variant: ${connections[$variant]} new connections to the shop database; CPU per request: n8n's processes $((n8n_busy[$variant] / LOAD)) ms (main $((main_busy[$variant] / LOAD)) ms), the bridges $((bridge_busy[$variant] / LOAD)) ms; $(sql "$n8n_url" "SELECT round(avg(length(d.data))) FROM execution_data d

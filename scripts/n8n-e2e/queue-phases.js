@@ -12,7 +12,11 @@
 //   "run":    started -> stopped (the workflow itself, on the worker),
 //   "answer": stopped -> response received (the answer's way back)}.
 // The phases of one request add up to its latency, give or take a
-// millisecond of clock rounding.
+// millisecond of clock rounding. Two parts of "run", from the nodes' own
+// run records: "setup", the Webhook node's end -> the memory's first run
+// (the agent starting and its sub-nodes supplying their objects), and
+// "agent", the memory's first run -> the agent's end (loading the memory,
+// the model's two calls, the tool's run, saving the memory).
 const fs = require('fs');
 const path = require('path');
 
@@ -40,10 +44,19 @@ const percentile = (sorted, p) => (sorted.length ? sorted[Math.max(0, Math.ceil(
     }
     const webhook = (runData.Webhook || [])[0];
     const session = webhook && JSON.stringify(webhook.data || {}).match(/"session":"([^"]+)"/);
-    if (session) bySession.set(session[1], { created: +row.created, started: +row.started, stopped: +row.stopped });
+    const memory = (runData['Chat memory'] || [])[0];
+    const agent = (runData['AI Agent'] || [])[0];
+    if (!session) continue;
+    bySession.set(session[1], {
+      created: +row.created,
+      started: +row.started,
+      stopped: +row.stopped,
+      setup: memory && memory.startTime - (webhook.startTime + webhook.executionTime),
+      agent: memory && agent && agent.startTime + agent.executionTime - memory.startTime,
+    });
   }
   for (const file of files) {
-    const phases = { main: [], queued: [], run: [], answer: [] };
+    const phases = { main: [], queued: [], run: [], setup: [], agent: [], answer: [] };
     let matched = 0;
     for (const line of fs.readFileSync(file, 'utf8').split('\n').filter(Boolean)) {
       const r = JSON.parse(line);
@@ -53,6 +66,8 @@ const percentile = (sorted, p) => (sorted.length ? sorted[Math.max(0, Math.ceil(
       phases.main.push(e.created - r.at);
       phases.queued.push(e.started - e.created);
       phases.run.push(e.stopped - e.started);
+      if (e.setup !== undefined) phases.setup.push(e.setup);
+      if (e.agent !== undefined) phases.agent.push(e.agent);
       phases.answer.push(r.at + r.ms - e.stopped);
     }
     const out = { file: path.basename(file), requests: matched };

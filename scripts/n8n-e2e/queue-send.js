@@ -3,7 +3,8 @@
 // connections, and records each: request i posts
 // {"session": "SESSION-i", "message": MESSAGE with {session} replaced}.
 // A request fails unless n8n answers 200 with the agent's output quoting
-// both customers of the shop database.
+// both customers of the shop database, or each string of the JSON array
+// EXPECT when it is set.
 //
 //   node queue-send.js URL COUNT CONCURRENCY SESSION MESSAGE RESULTS.jsonl [VARIANT]
 //
@@ -22,11 +23,13 @@ const fs = require('fs');
 
 const percentile = (sorted, p) => (sorted.length ? sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)] : 0);
 
+const expected = JSON.parse(process.env.EXPECT || '["Ada Lovelace", "Grace Hopper"]');
+
 function answered(r) {
   if (r.status !== 200) return false;
   try {
     const output = String(JSON.parse(r.body).output || '');
-    return output.includes('Ada Lovelace') && output.includes('Grace Hopper');
+    return expected.every((text) => output.includes(text));
   } catch (e) {
     return false;
   }

@@ -18,6 +18,9 @@
 // VARIANT:
 //   nodekit  nodekit's SQL select tool and PostgreSQL chat memory (table n8n_chat_histories)
 //   n8n      n8n's own Postgres tool and Postgres chat memory (table n8n_own_chat_histories)
+//   floor    n8n's Think tool (it answers with its input) and Simple Memory (in the
+//            worker's memory): no database and no bridge, so what remains is the
+//            time of n8n itself, which neither of the others can go below
 const [variant, path, credentialsText] = process.argv.slice(2);
 const credentials = JSON.parse(credentialsText);
 const prefix = process.env.NODE_PREFIX || 'n8n-nodes-text';
@@ -51,6 +54,16 @@ const subNodes = {
       name: 'Chat memory', type: '@n8n/n8n-nodes-langchain.memoryPostgresChat', typeVersion: 1.3,
       parameters: { sessionIdType: 'customKey', sessionKey: session, tableName: 'n8n_own_chat_histories', contextWindowLength: 5 },
       credentials: postgres,
+    },
+  ],
+  floor: [
+    {
+      name: 'Read customers', type: '@n8n/n8n-nodes-langchain.toolThink', typeVersion: 1.1,
+      parameters: { description: 'Reads the customers table' },
+    },
+    {
+      name: 'Chat memory', type: '@n8n/n8n-nodes-langchain.memoryBufferWindow', typeVersion: 1.3,
+      parameters: { sessionIdType: 'customKey', sessionKey: session, contextWindowLength: 5 },
     },
   ],
 }[variant];
