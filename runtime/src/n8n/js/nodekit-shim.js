@@ -309,7 +309,7 @@ class Target {
 
 async function supplyTool(ctx, node, description, itemIndex, aiInputs) {
   const target = await new Target(ctx, node, description, itemIndex, null, aiInputs).prepare(null);
-  const tool = await target.call('toolDescribe', null);
+  const tool = await definition(target);
   const { DynamicStructuredTool } = n8nRequire('@langchain/core/tools');
   return {
     // A tool's own calls are the node's executions; a nodekit node's, runs on `ai_tool`.
@@ -325,6 +325,28 @@ async function supplyTool(ctx, node, description, itemIndex, aiInputs) {
     }), 'ai_tool'),
   };
 }
+
+/**
+ * A tool's name, description and JSON schema. The bridge makes them from
+ * what the target holds (the node, its parameters, credentials and inputs)
+ * and nothing else, so they are kept for each target: an agent supplies its
+ * tools on every execution, and on a busy worker each round trip to the
+ * bridge waits for a turn of the event loop.
+ */
+function definition(target) {
+  const key = JSON.stringify(target.body);
+  let kept = definitions.get(key);
+  if (!kept) {
+    kept = target.call('toolDescribe', null);
+    definitions.set(key, kept);
+    // Failures are not kept; neither are entries past the bound, oldest first.
+    kept.catch(() => definitions.delete(key));
+    while (definitions.size > MAX_KEPT_DEFINITIONS) definitions.delete(definitions.keys().next().value);
+  }
+  return kept;
+}
+const definitions = new Map();
+const MAX_KEPT_DEFINITIONS = 256;
 
 /**
  * Runs `run(itemIndex, json)` for each input item. A failure stops the
