@@ -58,8 +58,8 @@
 # LOAD_VARIANTS: which workflows the load runs on, in order (default
 # "nodekit n8n"); with one, profiles (below) show that one alone. "floor"
 # adds the same workflow with n8n's Think tool and Simple Memory (no
-# database, no bridge): the time n8n itself takes, which neither of the
-# others can go below.
+# database, no bridge): about the time n8n itself takes, a floor for any
+# tool and memory that reach a database.
 # N8N_NODE_FLAGS: flags for the Node.js of n8n's processes, e.g.
 # "--cpu-prof --cpu-prof-dir=DIR" for CPU profiles (written when they stop).
 # MAIN_CPUS, WORKER_CPUS: CPU lists (taskset -c) that n8n's main and the

@@ -16,7 +16,9 @@
 // run records: "setup", the Webhook node's end -> the memory's first run
 // (the agent starting and its sub-nodes supplying their objects), and
 // "agent", the memory's first run -> the agent's end (loading the memory,
-// the model's two calls, the tool's run, saving the memory).
+// the model's two calls, the tool's run, saving the memory). A nodekit
+// memory's run is recorded when the bridge answers, n8n's when the call
+// begins: nodekit's "setup" holds its first memory load.
 const fs = require('fs');
 const path = require('path');
 

@@ -19,8 +19,8 @@
 //   nodekit  nodekit's SQL select tool and PostgreSQL chat memory (table n8n_chat_histories)
 //   n8n      n8n's own Postgres tool and Postgres chat memory (table n8n_own_chat_histories)
 //   floor    n8n's Think tool (it answers with its input) and Simple Memory (in the
-//            worker's memory): no database and no bridge, so what remains is the
-//            time of n8n itself, which neither of the others can go below
+//            worker's memory): no database and no bridge, so about the time of n8n
+//            itself, a floor for any tool and memory that reach a database
 const [variant, path, credentialsText] = process.argv.slice(2);
 const credentials = JSON.parse(credentialsText);
 const prefix = process.env.NODE_PREFIX || 'n8n-nodes-text';
