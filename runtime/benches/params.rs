@@ -147,3 +147,15 @@ fn validate_only(bencher: divan::Bencher) {
     let args = args();
     bencher.bench(|| validator.validate(divan::black_box(&args)).unwrap());
 }
+
+/// The same check by jsonschema (a dev-dependency), on the same schema and
+/// arguments, for comparison in the same run.
+#[divan::bench]
+fn validate_only_jsonschema(bencher: divan::Bencher) {
+    let tool = prepared();
+    let validator = jsonschema::draft7::options()
+        .build(&tool.definition().parameters)
+        .unwrap();
+    let args = args();
+    bencher.bench(|| validator.validate(divan::black_box(&args)).unwrap());
+}
