@@ -115,7 +115,7 @@ impl ArgumentsValidator {
         let mut unexpected = Vec::new();
         for (name, value) in args {
             match self.arguments.iter().find(|a| &a.name == name) {
-                Some(argument) => argument.kind.check(value, &child(name), &mut out),
+                Some(argument) => argument.kind.check(value, name, &mut out),
                 None if self.closed => unexpected.push(ArgumentProblem {
                     path: child(name),
                     message: "unexpected argument; only the arguments listed below are accepted"
@@ -154,10 +154,12 @@ impl ArgumentsValidator {
 }
 
 impl Kind {
-    fn check(&self, value: &Value, path: &str, out: &mut Vec<ArgumentProblem>) {
+    /// Adds the problems of argument `name`'s `value` to `out` (its path is
+    /// only written out for a problem: a call's valid arguments cost none).
+    fn check(&self, value: &Value, name: &str, out: &mut Vec<ArgumentProblem>) {
         let mut problem = |message: String| {
             out.push(ArgumentProblem {
-                path: path.to_owned(),
+                path: child(name),
                 message: limit(&message),
             })
         };

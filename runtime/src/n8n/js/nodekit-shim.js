@@ -144,21 +144,35 @@ async function credentials(ctx, description, itemIndex) {
   const execution = typeof ctx.getExecutionId === 'function' ? ctx.getExecutionId() : undefined;
   if (execution === undefined || execution === null) return readCredentials(ctx, description, itemIndex);
   const key = JSON.stringify([execution, ctx.getNode().name, itemIndex]);
-  let entry = executionCredentials.get(key);
-  if (!entry || Date.now() - entry.at > CREDENTIALS_KEPT_MS) {
-    entry = { at: Date.now(), value: readCredentials(ctx, description, itemIndex) };
-    executionCredentials.set(key, entry);
-    // Failures are not kept; neither are entries past the bound, oldest first.
-    entry.value.catch(() => executionCredentials.delete(key));
-    while (executionCredentials.size > MAX_KEPT_CREDENTIALS) {
-      executionCredentials.delete(executionCredentials.keys().next().value);
-    }
-  }
-  return entry.value;
+  return executionCredentials.get(key, () => readCredentials(ctx, description, itemIndex));
 }
-const executionCredentials = new Map();
-const CREDENTIALS_KEPT_MS = 60000;
-const MAX_KEPT_CREDENTIALS = 256;
+
+/**
+ * Promises kept by key: `make()` runs once per key while its entry is
+ * younger than `maxAgeMs`. Failures are not kept; neither are entries past
+ * `limit`, oldest first.
+ */
+class Kept {
+  constructor(limit, maxAgeMs = Infinity) {
+    this.limit = limit;
+    this.maxAgeMs = maxAgeMs;
+    this.entries = new Map();
+  }
+
+  get(key, make) {
+    let entry = this.entries.get(key);
+    if (!entry || Date.now() - entry.at > this.maxAgeMs) {
+      entry = { at: Date.now(), value: make() };
+      this.entries.set(key, entry);
+      entry.value.catch(() => {
+        if (this.entries.get(key) === entry) this.entries.delete(key);
+      });
+      while (this.entries.size > this.limit) this.entries.delete(this.entries.keys().next().value);
+    }
+    return entry.value;
+  }
+}
+const executionCredentials = new Kept(256, 60000);
 
 async function readCredentials(ctx, description, itemIndex) {
   const chosen = ctx.getNode().credentials || {};
@@ -334,19 +348,9 @@ async function supplyTool(ctx, node, description, itemIndex, aiInputs) {
  * bridge waits for a turn of the event loop.
  */
 function definition(target) {
-  const key = JSON.stringify(target.body);
-  let kept = definitions.get(key);
-  if (!kept) {
-    kept = target.call('toolDescribe', null);
-    definitions.set(key, kept);
-    // Failures are not kept; neither are entries past the bound, oldest first.
-    kept.catch(() => definitions.delete(key));
-    while (definitions.size > MAX_KEPT_DEFINITIONS) definitions.delete(definitions.keys().next().value);
-  }
-  return kept;
+  return definitions.get(JSON.stringify(target.body), () => target.call('toolDescribe', null));
 }
-const definitions = new Map();
-const MAX_KEPT_DEFINITIONS = 256;
+const definitions = new Kept(256);
 
 /**
  * Runs `run(itemIndex, json)` for each input item. A failure stops the
