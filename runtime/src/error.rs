@@ -5,6 +5,8 @@ use crate::from_ai::{ArgumentsError, FromAiError};
 mod agent;
 #[cfg(feature = "_agent-memory")]
 mod agent_memory;
+#[cfg(feature = "mcp")]
+mod mcp;
 mod store;
 mod vector_store;
 mod workflow;
@@ -12,6 +14,8 @@ mod workflow;
 pub use agent::AgentError;
 #[cfg(feature = "_agent-memory")]
 pub use agent_memory::AgentMemoryError;
+#[cfg(feature = "mcp")]
+pub use mcp::McpError;
 pub use store::{Backend, StoreError, StoreErrorKind};
 pub use vector_store::VectorStoreError;
 pub use workflow::WorkflowError;
@@ -232,6 +236,10 @@ pub enum Error {
     /// A vector store failed or refused a request.
     #[error(transparent)]
     VectorStore(#[from] VectorStoreError),
+    /// Serving tools over MCP, or using an MCP server's tools, failed.
+    #[cfg(feature = "mcp")]
+    #[error(transparent)]
+    Mcp(#[from] McpError),
     /// Text that should be JSON is not.
     #[error("{what} is not valid JSON: {source}")]
     Json {

@@ -200,6 +200,9 @@ pub mod event;
 pub mod expression;
 pub mod from_ai;
 pub mod history;
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub mod mcp;
 pub mod memory;
 pub mod message;
 pub mod model;

@@ -23,6 +23,7 @@ use crate::event::EventSender;
 use crate::node::{Credentials, ExecuteContext, SharedPools, Supply, SupplyContext};
 use crate::registry::{Catalog, CatalogEntry};
 use crate::run_log::RunLog;
+use crate::tool::Tool;
 
 /// A workflow in n8n's export format.
 ///
@@ -336,36 +337,99 @@ impl Workflow {
                 .iter()
                 .filter(|e| e.target == target && e.kind.starts_with("ai_"))
             {
-                let node = self.node(edge.source)?;
-                if node.disabled {
-                    continue;
+                if let Some(supplied) = self
+                    .supply(catalog, edges, edge, item, options, run, depth)
+                    .await?
+                {
+                    out.entry(supplied.connection()).or_default().push(supplied);
                 }
-                let entry = self.entry(catalog, node)?;
-                let supply = entry.runtime.supply.ok_or_else(|| {
-                    Error::from(WorkflowError::SuppliesNothing {
-                        node: node.name.clone(),
-                        kind: edge.kind.to_owned(),
-                    })
-                })?;
-                let credentials = credentials_of(entry, options);
-                let inputs = self
-                    .supplies(catalog, edges, edge.source, item, options, run, depth + 1)
-                    .await?;
-                let ctx = SupplyContext::new(
-                    &node.name,
-                    Arc::new(credentials),
-                    item.clone(),
-                    run.log.clone(),
-                )
-                .with_type_version(node.type_version)
-                .with_inputs(inputs)
-                .with_pools(run.pools.clone());
-                let params = self.params(entry, node, item)?;
-                let supplied = supply(params, ctx).await?;
-                out.entry(supplied.connection()).or_default().push(supplied);
             }
             Ok(out)
         })
+    }
+
+    /// What the source of `edge` supplies (`None` when it is disabled),
+    /// after its own sub-nodes supplied theirs.
+    #[allow(clippy::too_many_arguments)]
+    async fn supply(
+        &self,
+        catalog: &Catalog,
+        edges: &[Edge<'_>],
+        edge: &Edge<'_>,
+        item: &Value,
+        options: &RunOptions,
+        run: &RunScope,
+        depth: usize,
+    ) -> Result<Option<Supply>> {
+        let node = self.node(edge.source)?;
+        if node.disabled {
+            return Ok(None);
+        }
+        let entry = self.entry(catalog, node)?;
+        let supply = entry.runtime.supply.ok_or_else(|| {
+            Error::from(WorkflowError::SuppliesNothing {
+                node: node.name.clone(),
+                kind: edge.kind.to_owned(),
+            })
+        })?;
+        let credentials = credentials_of(entry, options);
+        let inputs = self
+            .supplies(catalog, edges, edge.source, item, options, run, depth + 1)
+            .await?;
+        let ctx = SupplyContext::new(
+            &node.name,
+            Arc::new(credentials),
+            item.clone(),
+            run.log.clone(),
+        )
+        .with_type_version(node.type_version)
+        .with_inputs(inputs)
+        .with_pools(run.pools.clone());
+        let params = self.params(entry, node, item)?;
+        Ok(Some(supply(params, ctx).await?))
+    }
+
+    /// Every node connected to another as a tool (an `ai_tool` connection,
+    /// most often to an agent), supplied once with `options`' credentials,
+    /// for use outside a run: `nodekit mcp serve` serves them. Their
+    /// parameters' `$json` expressions see `options.input`. They share one
+    /// connection pool per database server and login, and their calls log
+    /// nowhere: nothing grows however long they are kept.
+    pub async fn tools(
+        &self,
+        catalog: &Catalog,
+        options: &RunOptions,
+    ) -> Result<Vec<Arc<dyn Tool>>> {
+        let run = RunScope {
+            log: RunLog::per_call(),
+            pools: SharedPools::default(),
+        };
+        let edges = self.edges()?;
+        let mut seen = HashSet::new();
+        let mut tools = Vec::new();
+        for edge in edges.iter().filter(|e| e.kind == "ai_tool") {
+            if !seen.insert(edge.source) {
+                continue;
+            }
+            match self
+                .supply(catalog, &edges, edge, &options.input, options, &run, 0)
+                .await?
+            {
+                Some(Supply::Tool(tool)) => tools.push(tool),
+                Some(other) => {
+                    return Err(WorkflowError::NotATool {
+                        node: edge.source.to_owned(),
+                        supplies: serde_json::to_value(other.connection())
+                            .ok()
+                            .and_then(|v| v.as_str().map(str::to_owned))
+                            .unwrap_or_default(),
+                    }
+                    .into());
+                }
+                None => {}
+            }
+        }
+        Ok(tools)
     }
 }
 

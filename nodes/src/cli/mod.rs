@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
+mod mcp;
 mod vectors;
 
 use clap::{Parser, Subcommand};
@@ -173,6 +174,11 @@ enum Command {
         #[command(flatten)]
         credentials: CredentialArgs,
     },
+    /// Serve a workflow's tools over the Model Context Protocol (`nodekit mcp serve --help`).
+    Mcp {
+        #[command(subcommand)]
+        command: mcp::McpCommand,
+    },
     /// Chat with a workflow: each line you type is one message; an empty line or end of input quits.
     Chat {
         /// The workflow JSON file.
@@ -304,6 +310,7 @@ pub fn main() -> ExitCode {
         } => tool_call(&node, &params, &args, node_version, &credentials).map_err(CliError::Failed),
         Command::Memory { command, db } => memory(command, db).map_err(CliError::Failed),
         Command::Bridge => bridge(),
+        Command::Mcp { command } => mcp::run(command),
         Command::Index {
             dir,
             store,
@@ -744,6 +751,7 @@ fn run(command: Command) -> Result<Option<String>, String> {
         | Command::ToolCall { .. }
         | Command::Memory { .. }
         | Command::Bridge
+        | Command::Mcp { .. }
         | Command::Index { .. }
         | Command::Query { .. } => {
             unreachable!("handled in main")

@@ -217,8 +217,12 @@ impl Database {
                 // One simple-protocol round trip: the transaction, its time
                 // limits and a search path holding only the tool's schema, so
                 // unqualified names in executed SQL resolve there.
+                // The application name tags the call's backend, so that a
+                // call dropped half-way can cancel its statement.
+                let cancel = CancelOnDrop::new(pool);
                 let mut begin = format!(
-                    "BEGIN{mode}; SET LOCAL statement_timeout = {ms}; SET LOCAL lock_timeout = {ms}; SET LOCAL search_path TO "
+                    "BEGIN{mode}; SET LOCAL statement_timeout = {ms}; SET LOCAL lock_timeout = {ms}; SET LOCAL application_name = '{}'; SET LOCAL search_path TO ",
+                    cancel.tag
                 );
                 super::writer::quote_ident(&mut begin, schema);
                 let tx = pool
@@ -229,6 +233,7 @@ impl Database {
                     tx,
                     schema: schema.to_owned(),
                     read_only: limits.read_only,
+                    cancel,
                 })
             }
             #[cfg(feature = "sql-tools-sqlite")]
@@ -280,6 +285,8 @@ pub enum Session {
         schema: String,
         /// Whether the transaction is read-only.
         read_only: bool,
+        /// Cancels the running statement if the session is dropped before it ends.
+        cancel: CancelOnDrop,
     },
     /// A read-only SQLite connection.
     #[cfg(feature = "sql-tools-sqlite")]
@@ -662,12 +669,21 @@ impl Session {
             // ROLLBACK, which the pool flushes off the call's critical path.
             #[cfg(feature = "sql-tools-postgres")]
             Session::Postgres {
-                read_only: true, ..
-            } => Ok(()),
+                read_only: true,
+                mut cancel,
+                ..
+            } => {
+                cancel.disarm();
+                Ok(())
+            }
             #[cfg(feature = "sql-tools-sqlite")]
             Session::SqliteRead { .. } => Ok(()),
             #[cfg(feature = "sql-tools-postgres")]
-            Session::Postgres { tx, .. } => tx.commit().await.map_err(|e| classify(&e)),
+            Session::Postgres { tx, mut cancel, .. } => {
+                let committed = tx.commit().await;
+                cancel.disarm();
+                committed.map_err(|e| classify(&e))
+            }
             #[cfg(feature = "sql-tools-sqlite")]
             Session::SqliteWrite { mut tx } => {
                 release(&mut tx).await;
@@ -680,8 +696,9 @@ impl Session {
     pub async fn rollback(self) {
         match self {
             #[cfg(feature = "sql-tools-postgres")]
-            Session::Postgres { tx, .. } => {
+            Session::Postgres { tx, mut cancel, .. } => {
                 let _ = tx.rollback().await;
+                cancel.disarm();
             }
             #[cfg(feature = "sql-tools-sqlite")]
             Session::SqliteRead { .. } => {}
@@ -692,6 +709,77 @@ impl Session {
             }
         }
     }
+}
+
+/// Cancels a PostgreSQL session's running statement when the session is
+/// dropped before it ended (its call was cancelled, or its client went
+/// away): dropping the future leaves the statement running on the server
+/// until its time limit, and the connection busy until then. The session's
+/// backend is found by the application name its transaction set.
+#[cfg(feature = "sql-tools-postgres")]
+pub struct CancelOnDrop {
+    pool: PgPool,
+    tag: String,
+    armed: bool,
+}
+
+#[cfg(feature = "sql-tools-postgres")]
+impl CancelOnDrop {
+    fn new(pool: &PgPool) -> CancelOnDrop {
+        CancelOnDrop {
+            pool: pool.clone(),
+            tag: format!("nodekit-call-{}", uuid::Uuid::new_v4().simple()),
+            armed: true,
+        }
+    }
+
+    /// The session ended: there is nothing to cancel.
+    fn disarm(&mut self) {
+        self.armed = false;
+    }
+}
+
+#[cfg(feature = "sql-tools-postgres")]
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        if !self.armed {
+            return;
+        }
+        let (pool, tag) = (self.pool.clone(), std::mem::take(&mut self.tag));
+        CANCELLING.spawn_on(async move {
+            let cancelled = sqlx::query(
+                "SELECT pg_cancel_backend(pid) FROM pg_stat_activity \
+                 WHERE application_name = $1 AND state = 'active'",
+            )
+            .bind(&tag)
+            .execute(&pool)
+            .await;
+            if let Err(e) = cancelled {
+                tracing::warn!(error = %e, "cannot cancel the statement of a dropped SQL tool call");
+            }
+        }, &runtime);
+    }
+}
+
+/// The cancellations [`CancelOnDrop`] sent that have not been answered yet.
+#[cfg(feature = "sql-tools-postgres")]
+static CANCELLING: std::sync::LazyLock<tokio_util::task::TaskTracker> =
+    std::sync::LazyLock::new(tokio_util::task::TaskTracker::new);
+
+/// Waits, up to `within`, until the statements of SQL tool calls that were
+/// dropped half-way (cancelled, or cut off by their client going away) are
+/// cancelled on their servers. A program that stops right after its
+/// callers went away calls it last: otherwise those statements run on
+/// until their time limit. Returns at once when there are none.
+#[cfg(feature = "sql-tools-postgres")]
+pub async fn settle(within: Duration) {
+    let tracker = &*CANCELLING;
+    tracker.close();
+    let _ = tokio::time::timeout(within, tracker.wait()).await;
+    tracker.reopen();
 }
 
 /// Removes the deadline before `COMMIT` or `ROLLBACK`, which must not be interrupted.

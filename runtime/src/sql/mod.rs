@@ -136,6 +136,8 @@ mod testing {
 }
 
 pub use database::SqliteConfig;
+#[cfg(feature = "sql-tools-postgres")]
+pub use database::settle;
 pub use request::{
     DbTool, DeleteRequest, DescribeRequest, ExecuteRequest, InsertRequest, Request, RequestArgs,
     SelectRequest, TemplateRequest, ToBind, ToolOptions, TransactionRequest, UpdateRequest,

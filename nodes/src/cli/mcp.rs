@@ -1,0 +1,140 @@
+//! `nodekit mcp serve`: a workflow's tools served over the Model Context
+//! Protocol.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use nodekit::Catalog;
+use nodekit::mcp::{HttpOptions, MCP_PATH, McpServer};
+use nodekit::node::Credentials;
+use nodekit::workflow::{RunOptions, Workflow};
+
+use super::{CliError, CredentialArgs};
+
+/// What `nodekit mcp` does.
+#[derive(clap::Subcommand, Debug)]
+pub(super) enum McpCommand {
+    /// Serve a workflow's tools (every node connected to an agent as a tool,
+    /// with its parameters and credentials) to MCP clients: over standard
+    /// input and output, or over Streamable HTTP with `--http`.
+    Serve {
+        /// The workflow JSON file.
+        workflow: PathBuf,
+        /// Serve over Streamable HTTP at this address (e.g. `127.0.0.1:8808`), at the path `/mcp`.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<SocketAddr>,
+        /// Require `Authorization: Bearer <token>` on every HTTP request, the token read from this environment variable.
+        #[arg(long, value_name = "VAR", requires = "http")]
+        token_env: Option<String>,
+        /// Accept this `Host` header too (a name, or `name:port`); repeat for more. Loopback names and the address served on are always accepted.
+        #[arg(long, value_name = "HOST", requires = "http")]
+        allow_host: Vec<String>,
+        #[command(flatten)]
+        credentials: CredentialArgs,
+    },
+}
+
+/// Runs a `nodekit mcp` command.
+pub(super) fn run(command: McpCommand) -> Result<Option<String>, CliError> {
+    let McpCommand::Serve {
+        workflow,
+        http,
+        token_env,
+        allow_host,
+        credentials,
+    } = command;
+    let http = http
+        .map(|addr| http_options(addr, token_env.as_deref(), allow_host).map(|o| (addr, o)))
+        .transpose()?;
+    super::workflow_command(
+        |runtime, workflow, credentials| runtime.block_on(serve(workflow, credentials, http)),
+        &workflow,
+        &credentials,
+    )
+}
+
+fn http_options(
+    addr: SocketAddr,
+    token_env: Option<&str>,
+    allow_host: Vec<String>,
+) -> Result<HttpOptions, String> {
+    let token = token_env
+        .map(|var| match std::env::var(var) {
+            Ok(token) if !token.is_empty() => Ok(token),
+            Ok(_) => Err(format!(
+                "--token-env: the environment variable {var} is empty"
+            )),
+            Err(_) => Err(format!(
+                "--token-env: the environment variable {var} is not set"
+            )),
+        })
+        .transpose()?;
+    if token.is_none() && !addr.ip().is_loopback() {
+        eprintln!(
+            "nodekit: warning: serving on {addr} without a token: anyone who can reach it can call the tools (use --token-env)"
+        );
+    }
+    let mut options = HttpOptions {
+        token,
+        ..HttpOptions::default()
+    };
+    if !addr.ip().is_unspecified() {
+        options.allowed_hosts.push(addr.ip().to_string());
+    }
+    options.allowed_hosts.extend(allow_host);
+    Ok(options)
+}
+
+async fn serve(
+    workflow: Workflow,
+    credentials: Arc<Credentials>,
+    http: Option<(SocketAddr, HttpOptions)>,
+) -> Result<(), CliError> {
+    let options = RunOptions {
+        input: serde_json::json!({}),
+        credentials,
+        events: None,
+    };
+    let tools = workflow
+        .tools(Catalog::global(), &options)
+        .await
+        .map_err(|e| e.to_string())?;
+    if tools.is_empty() {
+        return Err(
+            "the workflow has no tools to serve: no node is connected to another as a tool (`ai_tool`)"
+                .to_owned()
+                .into(),
+        );
+    }
+    let names: Vec<String> = tools.iter().map(|t| t.definition().name.clone()).collect();
+    let server = McpServer::new(tools).map_err(|e| e.to_string())?;
+    match http {
+        None => {
+            eprintln!(
+                "nodekit: serving {} over standard input and output",
+                names.join(", ")
+            );
+            let served = server.serve_stdio().await;
+            // Calls the client left behind are cancelled on their servers too.
+            nodekit::sql::settle(std::time::Duration::from_secs(2)).await;
+            served.map_err(|e| e.to_string())?;
+        }
+        Some((addr, options)) => {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+            let local = listener
+                .local_addr()
+                .map_err(|e| format!("cannot read the address served on: {e}"))?;
+            eprintln!(
+                "nodekit: serving {} at http://{local}{MCP_PATH}",
+                names.join(", ")
+            );
+            nodekit::mcp::serve_http(server, listener, options)
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
+}

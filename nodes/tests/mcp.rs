@@ -1,0 +1,536 @@
+//! `nodekit mcp serve` as MCP clients meet it: JSON-RPC lines over the
+//! program's standard input and output, and HTTP requests to `--http`.
+//! The tools are the SQL agent example's, on the sample SQLite database,
+//! and (for cancellation) an execute tool on PostgreSQL.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use nodekit::Catalog;
+use nodekit::tool::NodeTool;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+const SQL_AGENT: &str = "examples/workflows/sql-agent.json";
+
+fn nodekit(args: &[&str], credentials: &Value) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_nodekit"));
+    command
+        .args(args)
+        .current_dir(ROOT)
+        .env("NODEKIT_CREDENTIALS", credentials.to_string())
+        .env_remove("NODEKIT_CREDENTIALS_FILE")
+        .kill_on_drop(true);
+    command
+}
+
+fn shop() -> Value {
+    json!({"sqlite": {"databasePath": "examples/data/shop.db"}})
+}
+
+/// A `nodekit mcp serve` over standard input and output, initialised.
+struct StdioServer {
+    child: Child,
+    input: Option<ChildStdin>,
+    output: tokio::io::Lines<BufReader<ChildStdout>>,
+}
+
+impl StdioServer {
+    async fn start(workflow: &str, credentials: &Value) -> StdioServer {
+        let mut child = nodekit(&["mcp", "serve", workflow], credentials)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut server = StdioServer {
+            input: child.stdin.take(),
+            output: BufReader::new(child.stdout.take().unwrap()).lines(),
+            child,
+        };
+        let init = server
+            .request(
+                json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "nodekit-test", "version": "1"}}}),
+            )
+            .await;
+        assert_eq!(init["result"]["serverInfo"]["name"], "nodekit", "{init}");
+        assert!(
+            init["result"]["capabilities"]["tools"].is_object(),
+            "{init}"
+        );
+        server
+            .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string())
+            .await;
+        server
+    }
+
+    async fn send(&mut self, line: &str) {
+        let input = self.input.as_mut().unwrap();
+        input.write_all(line.as_bytes()).await.unwrap();
+        input.write_all(b"\n").await.unwrap();
+        input.flush().await.unwrap();
+    }
+
+    /// The next message the server writes (within 30 s).
+    async fn next(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(30), self.output.next_line())
+            .await
+            .expect("the server answers within 30 s")
+            .unwrap()
+            .expect("the server keeps its output open");
+        serde_json::from_str(&line).unwrap()
+    }
+
+    /// Sends `message` and returns the answer with its id (skipping notifications).
+    async fn request(&mut self, message: Value) -> Value {
+        self.send(&message.to_string()).await;
+        loop {
+            let answer = self.next().await;
+            if answer.get("id") == message.get("id") {
+                return answer;
+            }
+        }
+    }
+
+    async fn call(&mut self, id: u64, tool: &str, args: Value) -> Value {
+        self.request(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": args}}))
+            .await
+    }
+}
+
+/// A tool result's text, parsed when it is JSON.
+fn text_of(answer: &Value) -> Value {
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a text result: {answer}"));
+    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_serves_the_workflows_tools_as_the_agent_sees_them() {
+    let mut server = StdioServer::start(SQL_AGENT, &shop()).await;
+
+    // Listed exactly as the agent shows them to a model, with flat schemas.
+    let listed = server
+        .request(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .await;
+    let tools = listed["result"]["tools"].as_array().unwrap();
+    let workflow: Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{ROOT}/{SQL_AGENT}")).unwrap())
+            .unwrap();
+    nodekit_nodes::link();
+    let mut names = Vec::new();
+    for node in workflow["nodes"].as_array().unwrap() {
+        let Some(kind) = node["type"].as_str().filter(|t| t.ends_with("Tool")) else {
+            continue;
+        };
+        let entry = Catalog::global().find(kind).unwrap();
+        let agent_sees = NodeTool::with_version(
+            entry.description,
+            node["name"].as_str().unwrap(),
+            &node["parameters"],
+            node["typeVersion"].as_f64().unwrap(),
+        )
+        .unwrap();
+        let definition = agent_sees.definition();
+        let served = tools
+            .iter()
+            .find(|t| t["name"] == definition.name.as_str())
+            .unwrap_or_else(|| panic!("{} is listed: {listed}", definition.name));
+        assert_eq!(served["description"], definition.description.as_str());
+        assert_eq!(served["inputSchema"], definition.parameters);
+        names.push(definition.name.clone());
+    }
+    assert_eq!(names, ["Select_Rows", "Run_Query"]);
+    let text = listed.to_string();
+    assert!(!text.contains("$ref") && !text.contains("oneOf"), "{text}");
+
+    // A call answers as the agent's would.
+    let answer = server
+        .call(
+            2,
+            "Select_Rows",
+            json!({"tableName": "products", "whereConditions": "category = 'books'",
+                "orderBy": "price DESC", "columns": "name, price"}),
+        )
+        .await;
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    assert_eq!(
+        text_of(&answer)["data"],
+        json!([{"name": "Rust in practice (e-book)", "price": 32.0}, {"name": "SQL for agents (e-book)", "price": 24.0}])
+    );
+
+    // What the tool refuses is a tool result marked as an error, with its categories.
+    let answer = server
+        .call(
+            3,
+            "Run_Query",
+            json!({"query": "SELECT name FROM customers; DROP TABLE customers"}),
+        )
+        .await;
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let refused = text_of(&answer);
+    assert_eq!(refused["success"], false);
+    assert!(
+        refused["errorType"].is_string() && refused["suggestion"].is_string(),
+        "{refused}"
+    );
+    let answer = server.call(4, "Select_Rows", json!({"tableName": 7})).await;
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let why = text_of(&answer).to_string();
+    assert!(why.contains("tableName"), "{why}");
+
+    // Protocol mistakes get protocol errors, and the session goes on.
+    let answer = server.call(5, "Drop_Everything", json!({})).await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Select_Rows")
+    );
+    // Unparsable lines are ignored, as every official MCP SDK does on stdio
+    // (answering them can start an error storm); a message of the wrong
+    // shape gets "invalid request".
+    server
+        .send("{\"jsonrpc\": \"2.0\", \"id\": 6, \"method\": ")
+        .await;
+    server
+        .send("{\"jsonrpc\": \"2.0\", \"id\": 6, \"method\": 7}")
+        .await;
+    let answer = server.next().await;
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    server
+        .send(&format!("{{\"pad\": \"{}\"}}", "x".repeat(5 << 20)))
+        .await;
+    let answer = server
+        .call(
+            7,
+            "Select_Rows",
+            json!({"tableName": "customers", "limit": 1}),
+        )
+        .await;
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+
+    // Closing standard input ends the server.
+    drop(server.input.take());
+    let status = tokio::time::timeout(Duration::from_secs(10), server.child.wait())
+        .await
+        .expect("the server exits when its input closes")
+        .unwrap();
+    assert!(status.success(), "{status}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workflow_without_tools_is_refused() {
+    let dir = nodekit_test_support::scratch_dir();
+    let path = dir.join(nodekit_test_support::unique("no_tools") + ".json");
+    std::fs::write(
+        &path,
+        json!({"nodes": [{"name": "AI Agent", "type": "nodekit-nodes.agent", "parameters": {}}]})
+            .to_string(),
+    )
+    .unwrap();
+    let out = nodekit(&["mcp", "serve", path.to_str().unwrap()], &shop())
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no tools to serve"), "{stderr}");
+}
+
+/// A `nodekit mcp serve --http 127.0.0.1:0` with a token, and its URL.
+async fn http_server(token: &str) -> (Child, String) {
+    let mut child = nodekit(
+        &[
+            "mcp",
+            "serve",
+            SQL_AGENT,
+            "--http",
+            "127.0.0.1:0",
+            "--token-env",
+            "MCP_TEST_TOKEN",
+        ],
+        &shop(),
+    )
+    .env("MCP_TEST_TOKEN", token)
+    .stdin(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(at) = line.find("http://") {
+                return line[at..].to_owned();
+            }
+        }
+        panic!("the server exited before serving");
+    })
+    .await
+    .expect("the server starts within 30 s");
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, url)
+}
+
+/// The JSON-RPC message of an HTTP answer, sent as JSON or as an event stream.
+async fn message_of(response: reqwest::Response) -> Value {
+    let text = response.text().await.unwrap();
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .chain(std::iter::once(text.as_str()))
+        .find_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+        .unwrap_or_else(|| panic!("a JSON-RPC message: {text}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_needs_the_token_a_known_host_and_a_sized_body() {
+    let (_child, url) = http_server("s3cret-token").await;
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
+        "{url}"
+    );
+    let client = nodekit::model::http_client().build().unwrap();
+    let post = |body: String| {
+        client
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body)
+    };
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "nodekit-test", "version": "1"}}})
+    .to_string();
+
+    // No token, a wrong one: 401, and nothing about the tools.
+    for auth in [None, Some("Bearer wrong-token!"), Some("s3cret-token")] {
+        let mut request = post(initialize.clone());
+        if let Some(auth) = auth {
+            request = request.header("authorization", auth);
+        }
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status(), 401, "{auth:?}");
+        assert_eq!(response.headers()["www-authenticate"], "Bearer");
+        assert!(!response.text().await.unwrap().contains("Select_Rows"));
+    }
+    let bearer = "Bearer s3cret-token";
+    // Another host's name (DNS rebinding), another path, an oversized body.
+    let response = post(initialize.clone())
+        .header("authorization", bearer)
+        .header("host", "attacker.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 403);
+    let response = client
+        .post(url.replace("/mcp", "/other"))
+        .header("authorization", bearer)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 404);
+    // A body over the limit is refused before it is read.
+    let addr = url.trim_start_matches("http://").trim_end_matches("/mcp");
+    let mut raw = tokio::net::TcpStream::connect(addr).await.unwrap();
+    raw.write_all(
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: {bearer}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            5 << 20
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
+    let mut status = String::new();
+    BufReader::new(raw).read_line(&mut status).await.unwrap();
+    assert!(status.starts_with("HTTP/1.1 413"), "{status}");
+    let response = post("{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": ".into())
+        .header("authorization", bearer)
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_client_error(), "{}", response.status());
+
+    // With the token: a session that lists and calls the tools.
+    let response = post(initialize)
+        .header("authorization", bearer)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let session = response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        message_of(response).await["result"]["serverInfo"]["name"],
+        "nodekit"
+    );
+    let in_session = |body: Value| {
+        post(body.to_string())
+            .header("authorization", bearer)
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", "2025-06-18")
+    };
+    let response = in_session(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_success(), "{}", response.status());
+    let listed = message_of(
+        in_session(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        listed["result"]["tools"].as_array().unwrap().len(),
+        2,
+        "{listed}"
+    );
+    let answer = message_of(
+        in_session(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "Select_Rows", "arguments": {"tableName": "customers", "columns": "name", "limit": 2}}}))
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    assert_eq!(
+        text_of(&answer)["data"].as_array().unwrap().len(),
+        2,
+        "{answer}"
+    );
+}
+
+/// A PostgreSQL schema with a 3,000-row table (a three-way join of it runs
+/// for minutes) and an empty `notes` table, and a workflow whose execute
+/// tool may write to both.
+async fn slow_postgres() -> Option<(sqlx::PgPool, String, std::path::PathBuf, Value)> {
+    let url = nodekit_test_support::server("DATABASE_URL")?;
+    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    let schema = nodekit_test_support::unique("nk_mcp");
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "CREATE SCHEMA {schema}; SET search_path TO {schema};
+         CREATE TABLE numbers (n int); INSERT INTO numbers SELECT generate_series(1, 3000);
+         CREATE TABLE notes (body text);"
+    )))
+    .execute(&pool)
+    .await
+    .unwrap();
+    let workflow = json!({
+        "nodes": [
+            {"name": "AI Agent", "type": "nodekit-nodes.agent", "typeVersion": 1, "parameters": {}},
+            {"name": "Run Query", "type": "nodekit-nodes.executeSqlTool", "typeVersion": 1,
+             "parameters": {"options": {"allowedTables": "numbers, notes", "schema": schema,
+                 "allowWrites": true, "timeout": 120}}},
+        ],
+        "connections": {"Run Query": {"ai_tool": [[{"node": "AI Agent", "type": "ai_tool", "index": 0}]]}},
+    });
+    let path = nodekit_test_support::scratch_dir().join(format!("{schema}.json"));
+    std::fs::write(&path, workflow.to_string()).unwrap();
+    let credentials = json!({"postgres": nodekit_test_support::postgres_credential(&url)});
+    Some((pool, schema, path, credentials))
+}
+
+/// How many queries of `schema`'s tables are running or holding a transaction open.
+async fn busy(pool: &sqlx::PgPool, schema: &str) -> i64 {
+    sqlx::query_scalar(
+        "SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid()
+         AND state <> 'idle' AND query LIKE '%' || $1 || '%'",
+    )
+    .bind(schema)
+    .fetch_one(pool)
+    .await
+    .unwrap()
+}
+
+async fn until_idle(pool: &sqlx::PgPool, schema: &str, within: Duration) -> bool {
+    let end = tokio::time::Instant::now() + within;
+    while tokio::time::Instant::now() < end {
+        if busy(pool, schema).await == 0 {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    false
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_or_abandoned_call_stops_and_rolls_back() {
+    let Some((pool, schema, path, credentials)) = slow_postgres().await else {
+        return;
+    };
+    let endless = format!(
+        "INSERT INTO {schema}.notes (body) SELECT count(*)::text FROM {schema}.numbers a, {schema}.numbers b, {schema}.numbers c"
+    );
+    let mut server = StdioServer::start(path.to_str().unwrap(), &credentials).await;
+
+    // `notifications/cancelled` stops the running query; the session goes on.
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "Run_Query", "arguments": {"query": endless}}});
+    server.send(&call.to_string()).await;
+    let end = tokio::time::Instant::now() + Duration::from_secs(20);
+    while busy(&pool, &schema).await == 0 {
+        assert!(tokio::time::Instant::now() < end, "the query starts");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    server
+        .send(
+            &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": 1, "reason": "the user stopped it"}})
+            .to_string(),
+        )
+        .await;
+    assert!(
+        until_idle(&pool, &schema, Duration::from_secs(10)).await,
+        "the query stops"
+    );
+    let answer = server
+        .call(
+            2,
+            "Run_Query",
+            json!({"query": format!("SELECT count(*) AS n FROM {schema}.notes")}),
+        )
+        .await;
+    assert_eq!(text_of(&answer)["data"], json!([{"n": 0}]), "{answer}");
+
+    // A client that goes away mid-call: the call is cancelled, its write rolled back.
+    server.send(&call.to_string()).await;
+    let end = tokio::time::Instant::now() + Duration::from_secs(20);
+    while busy(&pool, &schema).await == 0 {
+        assert!(tokio::time::Instant::now() < end, "the query starts");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    drop(server.input.take());
+    let status = tokio::time::timeout(Duration::from_secs(15), server.child.wait())
+        .await
+        .expect("the server exits when its client goes away")
+        .unwrap();
+    assert!(status.success(), "{status}");
+    assert!(
+        until_idle(&pool, &schema, Duration::from_secs(10)).await,
+        "the query stops"
+    );
+    let notes: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+        "SELECT count(*) FROM {schema}.notes"
+    )))
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(notes, 0);
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")))
+        .execute(&pool)
+        .await
+        .unwrap();
+}

@@ -1,0 +1,176 @@
+//! [`McpServer`] over Streamable HTTP: rmcp's service, served by hyper at
+//! `/mcp`, behind a bearer token when one is set.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HeaderValue, WWW_AUTHENTICATE};
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::net::TcpListener;
+
+use super::McpServer;
+use crate::error::{McpError, Result};
+
+/// The path the server answers on; every other path gets 404.
+pub const MCP_PATH: &str = "/mcp";
+
+/// How [`serve_http`] serves.
+#[derive(Clone)]
+pub struct HttpOptions {
+    /// The token every request must carry as `Authorization: Bearer …`;
+    /// `None` serves without one (fine on 127.0.0.1, not on a network).
+    pub token: Option<String>,
+    /// The `Host` headers accepted, as names or `name:port` (a guard
+    /// against DNS rebinding). By default only loopback names:
+    /// `localhost`, `127.0.0.1` and `::1`. Add the names clients use when
+    /// listening on another address.
+    pub allowed_hosts: Vec<String>,
+    /// The largest request body accepted; larger ones get 413.
+    pub max_body_bytes: usize,
+}
+
+/// The largest request body [`HttpOptions`] accepts by default: 4 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 4 << 20;
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            token: None,
+            allowed_hosts: ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec(),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+        }
+    }
+}
+
+impl std::fmt::Debug for HttpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The token is a secret: only whether there is one is shown.
+        f.debug_struct("HttpOptions")
+            .field("token", &self.token.as_ref().map(|_| "…"))
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .finish()
+    }
+}
+
+/// Serves `server` over Streamable HTTP on `listener`, at [`MCP_PATH`],
+/// until the task is dropped. Each client gets a session of its own.
+pub async fn serve_http(
+    server: McpServer,
+    listener: TcpListener,
+    options: HttpOptions,
+) -> Result<()> {
+    let expected = match &options.token {
+        None => None,
+        Some(token) if token.is_empty() => {
+            return Err(McpError::Token {
+                problem: "is empty".into(),
+            }
+            .into());
+        }
+        Some(token) => Some(Arc::new(
+            HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| McpError::Token {
+                problem: "holds characters an HTTP header cannot carry".into(),
+            })?,
+        )),
+    };
+    let max_body_bytes = options.max_body_bytes;
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(options.allowed_hosts.clone())
+        .with_max_request_body_bytes(options.max_body_bytes);
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            // Out of file descriptors and the like: wait, then go on serving.
+            Err(e) => {
+                tracing::warn!(error = %e, "mcp: cannot accept a connection");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let service = service.clone();
+        let expected = expected.clone();
+        tokio::spawn(async move {
+            let answer = hyper::service::service_fn(move |request: Request<Incoming>| {
+                let service = service.clone();
+                let expected = expected.clone();
+                async move {
+                    if request.uri().path() != MCP_PATH {
+                        return Ok::<_, Infallible>(plain(
+                            StatusCode::NOT_FOUND,
+                            format!("not found: the MCP endpoint is {MCP_PATH}"),
+                        ));
+                    }
+                    if let Some(expected) = &expected
+                        && !token_matches(request.headers().get(AUTHORIZATION), expected)
+                    {
+                        let mut refused = plain(
+                            StatusCode::UNAUTHORIZED,
+                            "unauthorized: send the server's token as `Authorization: Bearer <token>`".into(),
+                        );
+                        refused
+                            .headers_mut()
+                            .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+                        return Ok(refused);
+                    }
+                    // Refused before it is read; rmcp counts a body without a length as it reads.
+                    let length = request
+                        .headers()
+                        .get(CONTENT_LENGTH)
+                        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+                    if length.is_some_and(|n| n > max_body_bytes as u64) {
+                        return Ok(plain(
+                            StatusCode::PAYLOAD_TOO_LARGE,
+                            format!("payload too large: the limit is {max_body_bytes} bytes"),
+                        ));
+                    }
+                    Ok(service.handle(request).await)
+                }
+            });
+            let connection = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), answer);
+            if let Err(e) = connection.await {
+                tracing::debug!(error = %e, "mcp: connection ended");
+            }
+        });
+    }
+}
+
+type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
+
+fn plain(status: StatusCode, text: String) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from(text)).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+/// Whether `given` is the expected `Bearer` header, compared in a time that
+/// does not depend on where they differ.
+fn token_matches(given: Option<&HeaderValue>, expected: &HeaderValue) -> bool {
+    let (given, expected) = (
+        given.map_or(&[][..], HeaderValue::as_bytes),
+        expected.as_bytes(),
+    );
+    given.len() == expected.len()
+        && given
+            .iter()
+            .zip(expected)
+            .fold(0u8, |diff, (a, b)| diff | (a ^ b))
+            == 0
+}

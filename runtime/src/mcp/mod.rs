@@ -1,0 +1,82 @@
+//! Tools over the Model Context Protocol (MCP), with the official Rust SDK
+//! (`rmcp`).
+//!
+//! [`McpServer`] serves any [`Tool`]s — nodes declared with
+//! `#[ai_node(output = tool)]`, nodekit's SQL tools, [`FnTool`](crate::tool::FnTool)s —
+//! to MCP clients (Claude Desktop, Cursor, n8n's MCP Client Tool,
+//! LangChain's and Mastra's adapters): over standard input and output with
+//! [`serve_stdio`], or over Streamable HTTP with [`serve_http`]. A client
+//! sees each tool exactly as nodekit's agent shows it to a model, and its
+//! calls are checked and answered the same way.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use nodekit::serde_json::{Value, json};
+//! use nodekit::tool::{FnTool, Tool, ToolDefinition};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> nodekit::Result<()> {
+//! let add = FnTool::new(
+//!     ToolDefinition {
+//!         name: "add".into(),
+//!         description: "Adds two numbers.".into(),
+//!         parameters: json!({
+//!             "type": "object",
+//!             "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+//!             "required": ["a", "b"],
+//!         }),
+//!     },
+//!     |args: Value| async move { Ok(json!(args["a"].as_f64() + args["b"].as_f64())) },
+//! );
+//! let tools: Vec<Arc<dyn Tool>> = vec![Arc::new(add)];
+//! nodekit::mcp::serve_stdio(tools).await
+//! # }
+//! ```
+
+mod http;
+mod server;
+
+use std::sync::Arc;
+
+use rmcp::ServiceExt;
+use rmcp::transport::async_rw::AsyncRwTransport;
+
+pub use http::{DEFAULT_MAX_BODY_BYTES, HttpOptions, MCP_PATH, serve_http};
+pub use server::McpServer;
+
+use crate::error::{McpError, Result};
+use crate::tool::Tool;
+
+/// The longest message accepted on standard input: 4 MiB, as over HTTP.
+pub const MAX_STDIO_MESSAGE_BYTES: usize = DEFAULT_MAX_BODY_BYTES;
+
+/// Serves `tools` over standard input and output until the client closes
+/// its end. Calls still running then get up to 5 seconds to answer before
+/// they are cancelled. Nothing else may write to standard output meanwhile.
+pub async fn serve_stdio(tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Result<()> {
+    McpServer::new(tools)?.serve_stdio().await
+}
+
+impl McpServer {
+    /// Serves over standard input and output (see [`serve_stdio`]).
+    pub async fn serve_stdio(self) -> Result<()> {
+        let transport = AsyncRwTransport::<rmcp::RoleServer, _, _>::new(
+            tokio::io::stdin(),
+            tokio::io::stdout(),
+        )
+        .with_max_line_length(MAX_STDIO_MESSAGE_BYTES);
+        let session_error = |reason: String| McpError::Session {
+            what: "stdio session".into(),
+            reason,
+        };
+        let running = self
+            .serve(transport)
+            .await
+            .map_err(|e| session_error(e.to_string()))?;
+        running
+            .waiting()
+            .await
+            .map_err(|e| session_error(e.to_string()))?;
+        Ok(())
+    }
+}

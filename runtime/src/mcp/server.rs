@@ -1,0 +1,175 @@
+//! Tools served to MCP clients: [`McpServer`], rmcp's server handler over
+//! any set of [`Tool`]s.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::{Map, Value};
+
+use crate::error::{McpError, Result, shorten};
+use crate::tool::Tool;
+
+/// Tools served over the Model Context Protocol.
+///
+/// Each tool is listed with the name, description and argument schema an
+/// agent sends to a model, and called as an agent calls it: the same
+/// argument check, the same answer. What a tool refuses reaches the client
+/// as a tool result marked `isError`, not as a protocol error: an error
+/// the tool returns, arguments that fail its schema, and an answer with
+/// `"success": false` (the SQL tools' `errorType`, `reason` and
+/// `suggestion`). A `notifications/cancelled` from the client, or the
+/// client going away, cancels the running call: its future is dropped, so a
+/// transaction it holds is rolled back.
+///
+/// Serve it with [`serve_stdio`](super::serve_stdio) or
+/// [`serve_http`](super::serve_http).
+#[derive(Clone, Debug)]
+pub struct McpServer {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    tools: IndexMap<String, (Arc<dyn Tool>, rmcp::model::Tool)>,
+    info: Implementation,
+}
+
+impl McpServer {
+    /// Serves `tools`; their names must be unique, and there must be at least one.
+    pub fn new(tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Result<McpServer> {
+        let mut by_name = IndexMap::new();
+        for tool in tools {
+            let name = tool.definition().name.clone();
+            if by_name.contains_key(&name) {
+                return Err(McpError::DuplicateTool { name }.into());
+            }
+            let listed = listed(tool.as_ref());
+            by_name.insert(name, (tool, listed));
+        }
+        if by_name.is_empty() {
+            return Err(McpError::NoTools {
+                hint: String::new(),
+            }
+            .into());
+        }
+        Ok(McpServer {
+            inner: Arc::new(Inner {
+                tools: by_name,
+                info: Implementation::new("nodekit", env!("CARGO_PKG_VERSION")),
+            }),
+        })
+    }
+
+    /// The same server, introducing itself to clients as `name` `version`
+    /// (nodekit and its version by default).
+    pub fn with_name(self, name: &str, version: &str) -> McpServer {
+        let tools = self.inner.tools.clone();
+        McpServer {
+            inner: Arc::new(Inner {
+                tools,
+                info: Implementation::new(name, version),
+            }),
+        }
+    }
+
+    /// The tools as clients list them.
+    pub fn tools(&self) -> impl Iterator<Item = &rmcp::model::Tool> {
+        self.inner.tools.values().map(|(_, listed)| listed)
+    }
+}
+
+/// A tool as `tools/list` shows it. An object schema always has
+/// `properties`: n8n's MCP client (through Zod) reads one without them as
+/// "any value".
+fn listed(tool: &dyn Tool) -> rmcp::model::Tool {
+    let definition = tool.definition();
+    let mut schema = match &definition.parameters {
+        Value::Object(schema) => schema.clone(),
+        _ => Map::new(),
+    };
+    schema
+        .entry("type")
+        .or_insert_with(|| Value::from("object"));
+    if schema["type"] == "object" {
+        schema
+            .entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()));
+    }
+    rmcp::model::Tool::new_with_raw(
+        definition.name.clone(),
+        Some(Cow::Owned(definition.description.clone())),
+        Arc::new(schema),
+    )
+}
+
+/// A tool's outcome as a `tools/call` result, with the text an agent
+/// would send to its model.
+fn call_result(outcome: Result<Value>) -> CallToolResult {
+    match outcome {
+        Ok(Value::String(text)) => CallToolResult::success(vec![ContentBlock::text(text)]),
+        Ok(value) => {
+            let refused = value.get("success") == Some(&Value::Bool(false));
+            let content = vec![ContentBlock::text(value.to_string())];
+            if refused {
+                CallToolResult::error(content)
+            } else {
+                CallToolResult::success(content)
+            }
+        }
+        Err(e) => CallToolResult::error(vec![ContentBlock::text(format!("Error: {e}"))]),
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(self.inner.info.clone())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(
+            self.tools().cloned().collect(),
+        ))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        self.inner.tools.get(name).map(|(_, listed)| listed.clone())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> std::result::Result<CallToolResponse, ErrorData> {
+        let Some((tool, _)) = self.inner.tools.get(request.name.as_ref()) else {
+            let names: Vec<&str> = self.inner.tools.keys().map(String::as_str).collect();
+            // The protocol's answer to an unknown tool: invalid params.
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "there is no tool named `{}`; the tools are: {}",
+                    shorten(&request.name, 200),
+                    names.join(", ")
+                ),
+                None,
+            ));
+        };
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        tokio::select! {
+            biased;
+            // Dropping the call cancels it; the client no longer waits for an answer.
+            _ = context.ct.cancelled() => Err(ErrorData::internal_error("the call was cancelled", None)),
+            outcome = tool.call(args) => Ok(call_result(outcome).into()),
+        }
+    }
+}
