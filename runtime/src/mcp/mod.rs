@@ -26,7 +26,10 @@
 //!             "required": ["a", "b"],
 //!         }),
 //!     },
-//!     |args: Value| async move { Ok(json!(args["a"].as_f64() + args["b"].as_f64())) },
+//!     |args: Value| async move {
+//!         let number = |key: &str| args[key].as_f64().unwrap_or_default();
+//!         Ok(json!(number("a") + number("b")))
+//!     },
 //! );
 //! let tools: Vec<Arc<dyn Tool>> = vec![Arc::new(add)];
 //! nodekit::mcp::serve_stdio(tools).await
