@@ -236,6 +236,14 @@ pub enum Error {
     /// A vector store failed or refused a request.
     #[error(transparent)]
     VectorStore(#[from] VectorStoreError),
+    /// A node used as a tool supplies something else, or nothing.
+    #[error("node `{}` is not a tool: it supplies {supplies}", quoted(.node))]
+    NotATool {
+        /// The node.
+        node: String,
+        /// What it supplies instead: its connection type (e.g. `ai_memory`), or `nothing`.
+        supplies: String,
+    },
     /// Serving tools over MCP, or using an MCP server's tools, failed.
     #[cfg(feature = "mcp")]
     #[error(transparent)]

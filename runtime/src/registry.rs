@@ -7,13 +7,15 @@
 //! functions or use one of its types from the binary to keep its nodes (the
 //! `nodekit` binary calls `nodekit_nodes::link()` for this).
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
 use crate::description::NodeDescription;
 use crate::error::{Error, Result};
-use crate::node::NodeRuntime;
+use crate::node::{Credentials, NodeRuntime, SupplyContext};
+use crate::run_log::RunLog;
+use crate::tool::Tool;
 
 /// What generated code submits: reached through `nodekit::__private` only.
 pub(crate) mod registration {
@@ -86,6 +88,61 @@ impl CatalogEntry {
         let values = crate::params::parameter_object(values, node_name)?;
         let filled = crate::params::with_defaults(&self.description.properties, &values, version);
         Ok((Value::Object(filled), version))
+    }
+
+    /// This tool node, supplied outside a workflow, as node `node_name` with
+    /// the workflow's parameter `values` (defaults filled in at `version`,
+    /// as [`CatalogEntry::parameters_at`]) and `credentials` by type: what
+    /// an agent, the `tool-call` command or an MCP server calls. Its calls
+    /// log nowhere.
+    ///
+    /// ```
+    /// use nodekit::prelude::*;
+    /// use nodekit::serde_json::json;
+    ///
+    /// /// Says hello to someone.
+    /// #[ai_node(name = "helloTool", output = tool, package = "docs")]
+    /// pub struct Hello {
+    ///     /// Who to greet.
+    ///     #[from_ai]
+    ///     pub who: String,
+    /// }
+    ///
+    /// impl ToolNode for Hello {
+    ///     async fn call(self, _ctx: &SupplyContext) -> nodekit::Result<nodekit::serde_json::Value> {
+    ///         Ok(json!(format!("Hello, {}!", self.who)))
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> nodekit::Result<()> {
+    /// let entry = Catalog::global().find("docs.helloTool")?;
+    /// let tool = entry.tool("Greeter", &json!({}), None, Default::default()).await?;
+    /// assert_eq!(tool.definition().name, "Greeter");
+    /// assert_eq!(tool.call(json!({"who": "Ada"})).await?, json!("Hello, Ada!"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn tool(
+        &self,
+        node_name: &str,
+        values: &Value,
+        version: Option<f64>,
+        credentials: Credentials,
+    ) -> Result<Arc<dyn Tool>> {
+        let supply = self.runtime.supply.ok_or_else(|| Error::NotATool {
+            node: node_name.to_owned(),
+            supplies: "nothing".into(),
+        })?;
+        let (params, version) = self.parameters_at(node_name, values, version)?;
+        let ctx = SupplyContext::new(
+            node_name,
+            Arc::new(credentials),
+            Value::Null,
+            RunLog::per_call(),
+        )
+        .with_type_version(version);
+        supply(params, ctx).await?.into_tool(node_name)
     }
 
     /// The description as n8n lists it in `types/nodes.json`: with the full name.

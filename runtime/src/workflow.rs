@@ -411,22 +411,11 @@ impl Workflow {
             if !seen.insert(edge.source) {
                 continue;
             }
-            match self
+            if let Some(supplied) = self
                 .supply(catalog, &edges, edge, &options.input, options, &run, 0)
                 .await?
             {
-                Some(Supply::Tool(tool)) => tools.push(tool),
-                Some(other) => {
-                    return Err(WorkflowError::NotATool {
-                        node: edge.source.to_owned(),
-                        supplies: serde_json::to_value(other.connection())
-                            .ok()
-                            .and_then(|v| v.as_str().map(str::to_owned))
-                            .unwrap_or_default(),
-                    }
-                    .into());
-                }
-                None => {}
+                tools.push(supplied.into_tool(edge.source)?);
             }
         }
         Ok(tools)

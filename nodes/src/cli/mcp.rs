@@ -121,9 +121,9 @@ async fn serve(
             served.map_err(|e| e.to_string())?;
         }
         Some((addr, options)) => {
-            let listener = tokio::net::TcpListener::bind(addr)
+            let listener = nodekit::mcp::bind(&addr.to_string())
                 .await
-                .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+                .map_err(|e| e.to_string())?;
             let local = listener
                 .local_addr()
                 .map_err(|e| format!("cannot read the address served on: {e}"))?;

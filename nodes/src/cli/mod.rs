@@ -393,29 +393,15 @@ fn tool_call(
     credentials: &CredentialArgs,
 ) -> Result<Option<String>, String> {
     let entry = Catalog::global().find(node).map_err(|e| e.to_string())?;
-    let name = entry.description.defaults.name.clone();
-    let (params, version) = entry
-        .parameters_at(&name, &read_json(params, "--params")?, version)
-        .map_err(|e| e.to_string())?;
+    let name = &entry.description.defaults.name;
+    let params = read_json(params, "--params")?;
     let args = read_json(args, "--args")?;
-    let credentials = Arc::new(load_credentials(credentials)?);
-    let supply = entry
-        .runtime
-        .supply
-        .ok_or_else(|| format!("node `{}` is not a tool node", entry.full_name()))?;
-    let runtime = async_runtime()?;
-    let answer = runtime.block_on(async move {
-        let log = nodekit::run_log::RunLog::new();
-        let ctx = nodekit::node::SupplyContext::new(&name, credentials, Value::Null, log)
-            .with_type_version(version);
-        match supply(params, ctx).await.map_err(|e| e.to_string())? {
-            nodekit::node::Supply::Tool(tool) => tool.call(args).await.map_err(|e| e.to_string()),
-            other => Err(format!(
-                "node `{name}` supplies {:?}, not a tool",
-                other.connection()
-            )),
-        }
-    })?;
+    let credentials = load_credentials(credentials)?;
+    let answer = async_runtime()?.block_on(async move {
+        let tool = entry.tool(name, &params, version, credentials).await?;
+        tool.call(args).await
+    });
+    let answer = answer.map_err(|e| e.to_string())?;
     Ok(Some(pretty(&answer)))
 }
 

@@ -70,14 +70,6 @@ pub enum WorkflowError {
         /// The connection type it is connected on.
         kind: String,
     },
-    /// A node connected as a tool supplies something else.
-    #[error("workflow: node `{}` is connected as a tool (`ai_tool`) but supplies `{supplies}`", quoted(.node))]
-    NotATool {
-        /// The node.
-        node: String,
-        /// The connection type of what it supplies, e.g. `ai_memory`.
-        supplies: String,
-    },
     /// Sub-nodes nest deeper than the limit (a loop of connections).
     #[error("workflow: sub-nodes nest more than {limit} deep under `{}`: do their connections form a loop?", quoted(.node))]
     TooDeep {

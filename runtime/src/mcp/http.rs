@@ -60,6 +60,17 @@ impl std::fmt::Debug for HttpOptions {
     }
 }
 
+/// Listens on `addr` (e.g. `127.0.0.1:8808`; port 0 picks a free one) for [`serve_http`].
+pub async fn bind(addr: &str) -> Result<TcpListener> {
+    TcpListener::bind(addr).await.map_err(|source| {
+        McpError::Listen {
+            addr: crate::error::shorten(addr, crate::error::QUOTE_MAX),
+            source,
+        }
+        .into()
+    })
+}
+
 /// Serves `server` over Streamable HTTP on `listener`, at [`MCP_PATH`],
 /// until the task is dropped. Each client gets a session of its own.
 pub async fn serve_http(

@@ -44,7 +44,7 @@ use std::sync::Arc;
 use rmcp::ServiceExt;
 use rmcp::transport::async_rw::AsyncRwTransport;
 
-pub use http::{DEFAULT_MAX_BODY_BYTES, HttpOptions, MCP_PATH, serve_http};
+pub use http::{DEFAULT_MAX_BODY_BYTES, HttpOptions, MCP_PATH, bind, serve_http};
 pub use server::McpServer;
 
 use crate::error::{McpError, Result};

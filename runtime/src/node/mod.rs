@@ -77,6 +77,20 @@ impl Supply {
             Supply::TextSplitter(_) => ConnectionType::TextSplitter,
         }
     }
+
+    /// The tool, or an error saying that node `node` supplies something else.
+    pub fn into_tool(self, node: &str) -> crate::Result<Arc<dyn Tool>> {
+        match self {
+            Supply::Tool(tool) => Ok(tool),
+            other => Err(crate::Error::NotATool {
+                node: node.to_owned(),
+                supplies: serde_json::to_value(other.connection())
+                    .ok()
+                    .and_then(|v| v.as_str().map(|kind| format!("`{kind}`")))
+                    .unwrap_or_default(),
+            }),
+        }
+    }
 }
 
 impl From<Arc<dyn ChatModel>> for Supply {
