@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use nodekit::Catalog;
 use nodekit::tool::NodeTool;
+use nodekit_test_support::openai::{Reply, Server};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
@@ -533,4 +534,158 @@ async fn a_cancelled_or_abandoned_call_stops_and_rolls_back() {
         .execute(&pool)
         .await
         .unwrap();
+}
+
+/// A workflow of nodekit's agent, the scripted model and an MCP Client Tool
+/// with `mcp` as its parameters; written to a scratch file.
+fn mcp_agent_workflow(mcp: Value) -> std::path::PathBuf {
+    let workflow = json!({
+        "nodes": [
+            {"name": "AI Agent", "type": "nodekit-nodes.agent", "typeVersion": 1, "parameters": {}},
+            {"name": "Chat Model", "type": "nodekit-nodes.lmChatOpenAiCompatible", "typeVersion": 1,
+             "parameters": {"model": "gpt-4o-mini"}},
+            {"name": "Shop MCP", "type": "nodekit-nodes.mcpClientTool", "typeVersion": 1.2, "parameters": mcp},
+        ],
+        "connections": {
+            "Chat Model": {"ai_languageModel": [[{"node": "AI Agent", "type": "ai_languageModel", "index": 0}]]},
+            "Shop MCP": {"ai_tool": [[{"node": "AI Agent", "type": "ai_tool", "index": 0}]]},
+        },
+    });
+    let path = nodekit_test_support::scratch_dir()
+        .join(nodekit_test_support::unique("mcp_agent") + ".json");
+    std::fs::write(&path, workflow.to_string()).unwrap();
+    path
+}
+
+fn tool_call_reply(id: &str, name: &str, args: Value) -> Reply {
+    Reply::sse(&[
+        json!({"choices": [{"delta": {"role": "assistant", "tool_calls": [
+        {"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}}
+    ]}, "finish_reason": "tool_calls"}]}),
+    ])
+}
+
+fn answer_reply(text: &str) -> Reply {
+    Reply::sse(&[
+        json!({"choices": [{"delta": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}),
+    ])
+}
+
+/// `nodekit run WORKFLOW` on one message, with the shop and the scripted model's credentials (and `extra`).
+async fn run_agent(workflow: &std::path::Path, model: &str, extra: Value) -> std::process::Output {
+    let mut credentials = shop();
+    credentials["openAiApi"] = json!({"apiKey": "sk-local", "url": model});
+    for (k, v) in extra.as_object().unwrap() {
+        credentials[k] = v.clone();
+    }
+    nodekit(
+        &[
+            "run",
+            workflow.to_str().unwrap(),
+            "--message",
+            "Which books are there?",
+        ],
+        &credentials,
+    )
+    .stdin(Stdio::null())
+    .output()
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nodekits_agent_uses_an_mcp_servers_tools_over_stdio() {
+    let model = Server::start(vec![
+        tool_call_reply(
+            "call_1",
+            "Select_Rows",
+            json!({"tableName": "products", "whereConditions": "category = 'books'", "columns": "name", "orderBy": "name"}),
+        ),
+        tool_call_reply("call_2", "Select_Rows", json!({"tableName": 7})),
+        answer_reply("Two e-books."),
+    ])
+    .await;
+    // The server is `nodekit mcp serve` itself, started by the client node;
+    // it inherits the run's credentials (the shop database).
+    let workflow = mcp_agent_workflow(json!({
+        "serverTransport": "stdio",
+        "command": env!("CARGO_BIN_EXE_nodekit"),
+        "arguments": format!("mcp\nserve\n{ROOT}/{SQL_AGENT}"),
+        "include": "except",
+        "excludeTools": ["Run_Query"],
+    }));
+    let out = run_agent(&workflow, &model.base_url, json!({})).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "Two e-books.");
+
+    let seen = model.seen();
+    // The model was offered the server's tool, with the server's schema, and not the excluded one.
+    let offered = seen[0].body["tools"].as_array().unwrap();
+    assert_eq!(offered.len(), 1, "{offered:?}");
+    assert_eq!(offered[0]["function"]["name"], "Select_Rows");
+    assert!(offered[0]["function"]["parameters"]["properties"]["tableName"].is_object());
+    let results = seen[2].tool_results();
+    assert_eq!(
+        results[0]["data"],
+        json!([{"name": "Rust in practice (e-book)"}, {"name": "SQL for agents (e-book)"}])
+    );
+    // The remote refusal reached the model as a tool error, and the run went on.
+    let refused = results[1].as_str().unwrap();
+    assert!(
+        refused.starts_with("Error: the MCP tool `Select_Rows` failed"),
+        "{refused}"
+    );
+    assert!(refused.contains("tableName"), "{refused}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nodekits_agent_uses_an_mcp_servers_tools_over_http_with_a_token() {
+    let (_server, url) = http_server("http-token").await;
+    let model = Server::start(vec![
+        tool_call_reply(
+            "call_1",
+            "Select_Rows",
+            json!({"tableName": "customers", "columns": "name", "limit": 1, "orderBy": "name"}),
+        ),
+        answer_reply("Ada Lovelace."),
+    ])
+    .await;
+    let workflow = mcp_agent_workflow(json!({
+        "endpointUrl": url,
+        "authentication": "bearerAuth",
+        "include": "selected",
+        "includeTools": ["Select_Rows"],
+    }));
+    let out = run_agent(
+        &workflow,
+        &model.base_url,
+        json!({"httpBearerAuth": {"token": "http-token"}}),
+    )
+    .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "Ada Lovelace.");
+    let results = model.seen()[1].tool_results();
+    assert_eq!(results[0]["data"], json!([{"name": "Ada Lovelace"}]));
+
+    // A wrong token: the run fails, saying where and why, without the token.
+    let out = run_agent(
+        &workflow,
+        &model.base_url,
+        json!({"httpBearerAuth": {"token": "wrong-one"}}),
+    )
+    .await;
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&url) && !stderr.contains("wrong-one"),
+        "{stderr}"
+    );
 }

@@ -90,7 +90,8 @@ impl CatalogEntry {
         Ok((Value::Object(filled), version))
     }
 
-    /// This tool node, supplied outside a workflow, as node `node_name` with
+    /// The tools of this tool node (one, or an MCP client's several),
+    /// supplied outside a workflow, as node `node_name` with
     /// the workflow's parameter `values` (defaults filled in at `version`,
     /// as [`CatalogEntry::parameters_at`]) and `credentials` by type: what
     /// an agent, the `tool-call` command or an MCP server calls. Its calls
@@ -117,19 +118,20 @@ impl CatalogEntry {
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> nodekit::Result<()> {
     /// let entry = Catalog::global().find("docs.helloTool")?;
-    /// let tool = entry.tool("Greeter", &json!({}), None, Default::default()).await?;
+    /// let tools = entry.tools("Greeter", &json!({}), None, Default::default()).await?;
+    /// let [tool] = tools.as_slice() else { unreachable!("one node, one tool") };
     /// assert_eq!(tool.definition().name, "Greeter");
     /// assert_eq!(tool.call(json!({"who": "Ada"})).await?, json!("Hello, Ada!"));
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn tool(
+    pub async fn tools(
         &self,
         node_name: &str,
         values: &Value,
         version: Option<f64>,
         credentials: Credentials,
-    ) -> Result<Arc<dyn Tool>> {
+    ) -> Result<Vec<Arc<dyn Tool>>> {
         let supply = self.runtime.supply.ok_or_else(|| Error::NotATool {
             node: node_name.to_owned(),
             supplies: "nothing".into(),
@@ -142,7 +144,7 @@ impl CatalogEntry {
             RunLog::per_call(),
         )
         .with_type_version(version);
-        supply(params, ctx).await?.into_tool(node_name)
+        supply(params, ctx).await?.into_tools(node_name)
     }
 
     /// The description as n8n lists it in `types/nodes.json`: with the full name.

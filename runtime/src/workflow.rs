@@ -415,7 +415,7 @@ impl Workflow {
                 .supply(catalog, &edges, edge, &options.input, options, &run, 0)
                 .await?
             {
-                tools.push(supplied.into_tool(edge.source)?);
+                tools.extend(supplied.into_tools(edge.source)?);
             }
         }
         Ok(tools)

@@ -55,11 +55,11 @@ async fn main() -> ExitCode {
 
 async fn serve() -> nodekit::Result<()> {
     // The node as a workflow would configure it: no fixed parameters.
-    let tool = Catalog::global()
+    let tools = Catalog::global()
         .find("mcp-example.temperatureTool")?
-        .tool("convert_temperature", &json!({}), None, Default::default())
+        .tools("convert_temperature", &json!({}), None, Default::default())
         .await?;
-    let server = McpServer::new([tool])?.with_name("mcp-example", env!("CARGO_PKG_VERSION"));
+    let server = McpServer::new(tools)?.with_name("mcp-example", env!("CARGO_PKG_VERSION"));
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.as_slice() {
         [] => server.serve_stdio().await,

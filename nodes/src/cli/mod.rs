@@ -398,10 +398,19 @@ fn tool_call(
     let args = read_json(args, "--args")?;
     let credentials = load_credentials(credentials)?;
     let answer = async_runtime()?.block_on(async move {
-        let tool = entry.tool(name, &params, version, credentials).await?;
-        tool.call(args).await
-    });
-    let answer = answer.map_err(|e| e.to_string())?;
+        let tools = entry
+            .tools(name, &params, version, credentials)
+            .await
+            .map_err(|e| e.to_string())?;
+        match tools.as_slice() {
+            [tool] => tool.call(args).await.map_err(|e| e.to_string()),
+            _ => Err(format!(
+                "node `{}` supplies {} tools; tool-call calls a node that supplies one",
+                entry.full_name(),
+                tools.len()
+            )),
+        }
+    })?;
     Ok(Some(pretty(&answer)))
 }
 

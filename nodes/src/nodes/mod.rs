@@ -4,6 +4,7 @@ pub mod agent;
 pub mod document_default_data_loader;
 pub mod embeddings_openai_compatible;
 pub mod lm_chat_openai_compatible;
+pub mod mcp_client_tool;
 pub mod memory_agent;
 pub mod memory_buffer_window;
 pub mod memory_postgres_chat;

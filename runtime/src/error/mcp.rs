@@ -42,4 +42,21 @@ pub enum McpError {
         /// The protocol library's reason.
         reason: String,
     },
+    /// An MCP server cannot be reached, or its session broke off.
+    #[error("mcp: the server at {server}: {reason}")]
+    Connect {
+        /// Its URL or command (never a header or credential).
+        server: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// A remote tool failed: it answered with `isError`, did not answer in
+    /// time, or its server went away. The message is the model's to read.
+    #[error("the MCP tool `{}` failed: {message}", quoted(.tool))]
+    ToolFailed {
+        /// The tool.
+        tool: String,
+        /// The server's error text, or what happened.
+        message: String,
+    },
 }

@@ -9,6 +9,10 @@
 //! sees each tool exactly as nodekit's agent shows it to a model, and its
 //! calls are checked and answered the same way.
 //!
+//! [`McpClient`] goes the other way: it connects to an MCP server (over
+//! Streamable HTTP, or a local command over stdio) and gives each of its
+//! tools as a [`Tool`] an agent can call (the `mcpClientTool` node).
+//!
 //! ```no_run
 //! use std::sync::Arc;
 //! use nodekit::serde_json::{Value, json};
@@ -36,6 +40,7 @@
 //! # }
 //! ```
 
+mod client;
 mod http;
 mod server;
 
@@ -44,6 +49,7 @@ use std::sync::Arc;
 use rmcp::ServiceExt;
 use rmcp::transport::async_rw::AsyncRwTransport;
 
+pub use client::{McpClient, ServerTransport, ToolFilter};
 pub use http::{DEFAULT_MAX_BODY_BYTES, HttpOptions, MCP_PATH, bind, serve_http};
 pub use server::McpServer;
 
@@ -73,13 +79,15 @@ impl McpServer {
             reason,
         };
         let running = self
+            .clone()
             .serve(transport)
             .await
             .map_err(|e| session_error(e.to_string()))?;
-        running
-            .waiting()
-            .await
-            .map_err(|e| session_error(e.to_string()))?;
+        let ended = running.waiting().await;
+        // The session cancelled its running calls; they stop (and drop what
+        // they hold) before this returns.
+        self.calls_ended(std::time::Duration::from_secs(2)).await;
+        ended.map_err(|e| session_error(e.to_string()))?;
         Ok(())
     }
 }

@@ -12,6 +12,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value};
+use tokio_util::task::TaskTracker;
 
 use crate::error::{McpError, Result, shorten};
 use crate::tool::Tool;
@@ -39,6 +40,8 @@ pub struct McpServer {
 struct Inner {
     tools: IndexMap<String, (Arc<dyn Tool>, rmcp::model::Tool)>,
     info: Implementation,
+    /// The calls running, so that a session's end can wait for them to stop.
+    calls: TaskTracker,
 }
 
 impl McpServer {
@@ -63,6 +66,7 @@ impl McpServer {
             inner: Arc::new(Inner {
                 tools: by_name,
                 info: Implementation::new("nodekit", env!("CARGO_PKG_VERSION")),
+                calls: TaskTracker::new(),
             }),
         })
     }
@@ -75,8 +79,18 @@ impl McpServer {
             inner: Arc::new(Inner {
                 tools,
                 info: Implementation::new(name, version),
+                calls: TaskTracker::new(),
             }),
         }
+    }
+
+    /// Waits, up to `within`, for the calls still running to end: those
+    /// of a finished session are cancelled, and end at their next step.
+    pub(super) async fn calls_ended(&self, within: std::time::Duration) {
+        let calls = &self.inner.calls;
+        calls.close();
+        let _ = tokio::time::timeout(within, calls.wait()).await;
+        calls.reopen();
     }
 
     /// The tools as clients list them.
@@ -165,11 +179,14 @@ impl ServerHandler for McpServer {
             ));
         };
         let args = Value::Object(request.arguments.unwrap_or_default());
-        tokio::select! {
-            biased;
-            // Dropping the call cancels it; the client no longer waits for an answer.
-            _ = context.ct.cancelled() => Err(ErrorData::internal_error("the call was cancelled", None)),
-            outcome = tool.call(args) => Ok(call_result(outcome).into()),
-        }
+        let call = async {
+            tokio::select! {
+                biased;
+                // Dropping the call cancels it; the client no longer waits for an answer.
+                _ = context.ct.cancelled() => Err(ErrorData::internal_error("the call was cancelled", None)),
+                outcome = tool.call(args) => Ok(call_result(outcome).into()),
+            }
+        };
+        self.inner.calls.track_future(call).await
     }
 }

@@ -673,6 +673,7 @@ async fn call(op: Op, supply: Supply, input: Value, node: &str) -> Outcome<Value
                 Supply::ChatModel(_) => "a chat model",
                 Supply::Memory(_) => "memory",
                 Supply::Tool(_) => "a tool",
+                Supply::Toolkit(_) => "several tools",
                 Supply::Embedder(_) => "an embedder",
                 Supply::VectorStore(_) => "a vector store",
                 Supply::Documents(_) => "a document loader",

@@ -162,9 +162,10 @@ impl ExecuteContext {
     pub fn connected_tools(&self) -> Vec<Arc<dyn Tool>> {
         self.input(ConnectionType::Tool)
             .iter()
-            .filter_map(|s| match s {
-                Supply::Tool(t) => Some(t.clone()),
-                _ => None,
+            .flat_map(|s| match s {
+                Supply::Tool(t) => vec![t.clone()],
+                Supply::Toolkit(tools) => tools.clone(),
+                _ => vec![],
             })
             .collect()
     }

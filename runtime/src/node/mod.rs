@@ -54,6 +54,8 @@ pub enum Supply {
     Memory(Arc<dyn Memory>),
     /// For `ai_tool`.
     Tool(Arc<dyn Tool>),
+    /// For `ai_tool`: several tools from one node (an MCP server's, as n8n's toolkits).
+    Toolkit(Vec<Arc<dyn Tool>>),
     /// For `ai_embedding`.
     Embedder(Arc<dyn Embedder>),
     /// For `ai_vectorStore`.
@@ -70,7 +72,7 @@ impl Supply {
         match self {
             Supply::ChatModel(_) => ConnectionType::LanguageModel,
             Supply::Memory(_) => ConnectionType::Memory,
-            Supply::Tool(_) => ConnectionType::Tool,
+            Supply::Tool(_) | Supply::Toolkit(_) => ConnectionType::Tool,
             Supply::Embedder(_) => ConnectionType::Embedding,
             Supply::VectorStore(_) => ConnectionType::VectorStore,
             Supply::Documents(_) => ConnectionType::Document,
@@ -78,10 +80,11 @@ impl Supply {
         }
     }
 
-    /// The tool, or an error saying that node `node` supplies something else.
-    pub fn into_tool(self, node: &str) -> crate::Result<Arc<dyn Tool>> {
+    /// The tools, or an error saying that node `node` supplies something else.
+    pub fn into_tools(self, node: &str) -> crate::Result<Vec<Arc<dyn Tool>>> {
         match self {
-            Supply::Tool(tool) => Ok(tool),
+            Supply::Tool(tool) => Ok(vec![tool]),
+            Supply::Toolkit(tools) => Ok(tools),
             other => Err(crate::Error::NotATool {
                 node: node.to_owned(),
                 supplies: serde_json::to_value(other.connection())

@@ -188,6 +188,12 @@ impl SupplyContext {
             Supply::Embedder(e) if !e.is_logged() => Supply::Embedder(self.wrap_embedder(e)),
             Supply::Memory(m) if !m.is_logged() => Supply::Memory(self.wrap_memory(m)),
             Supply::Tool(t) if !t.is_logged() => Supply::Tool(self.wrap_tool(t)),
+            Supply::Toolkit(tools) => Supply::Toolkit(
+                tools
+                    .into_iter()
+                    .map(|t| if t.is_logged() { t } else { self.wrap_tool(t) })
+                    .collect(),
+            ),
             Supply::VectorStore(d) if !d.is_logged() => {
                 Supply::VectorStore(Arc::new(d.with_log(&self.node, &self.log)))
             }

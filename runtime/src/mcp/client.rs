@@ -1,0 +1,275 @@
+//! MCP servers' tools as nodekit tools: [`McpClient`] connects to a server
+//! (Streamable HTTP, or a local command over stdio) and turns each tool it
+//! lists into a [`Tool`] with the server's own name, description and schema.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use serde_json::{Map, Value};
+
+use crate::error::{McpError, Result, shorten};
+use crate::tool::{Tool, ToolDefinition};
+
+/// How to reach an MCP server.
+#[derive(Clone)]
+pub enum ServerTransport {
+    /// Streamable HTTP at `url`, with extra request headers (authentication).
+    Http {
+        /// The endpoint, e.g. `http://127.0.0.1:8808/mcp`.
+        url: String,
+        /// Headers sent with every request, e.g. `Authorization: Bearer …`.
+        headers: Vec<(String, String)>,
+    },
+    /// A local program that speaks MCP on its standard input and output.
+    Stdio {
+        /// The program.
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Variables added to its environment.
+        env: Vec<(String, String)>,
+    },
+}
+
+impl std::fmt::Debug for ServerTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Header values and the environment may hold secrets: only names are shown.
+        match self {
+            ServerTransport::Http { url, headers } => f
+                .debug_struct("Http")
+                .field("url", url)
+                .field(
+                    "headers",
+                    &headers.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+                )
+                .finish(),
+            ServerTransport::Stdio { command, args, env } => f
+                .debug_struct("Stdio")
+                .field("command", command)
+                .field("args", args)
+                .field("env", &env.iter().map(|(k, _)| k).collect::<Vec<_>>())
+                .finish(),
+        }
+    }
+}
+
+impl ServerTransport {
+    /// Where the server is, for messages: the URL or the command.
+    fn shown(&self) -> String {
+        match self {
+            ServerTransport::Http { url, .. } => shorten(url, 200),
+            ServerTransport::Stdio { command, .. } => format!("command {}", shorten(command, 200)),
+        }
+    }
+}
+
+/// Which of a server's tools to use (n8n's "Tools to Include").
+#[derive(Debug, Clone, Default)]
+pub enum ToolFilter {
+    /// Every tool.
+    #[default]
+    All,
+    /// Only these.
+    Selected(Vec<String>),
+    /// All but these.
+    Except(Vec<String>),
+}
+
+impl ToolFilter {
+    fn keeps(&self, name: &str) -> bool {
+        match self {
+            ToolFilter::All => true,
+            ToolFilter::Selected(names) => names.iter().any(|n| n == name),
+            ToolFilter::Except(names) => !names.iter().any(|n| n == name),
+        }
+    }
+}
+
+/// A session with an MCP server; its tools hold it open, and it closes
+/// (the server's program is stopped) when the last of them is dropped.
+pub struct McpClient {
+    service: RunningService<RoleClient, ()>,
+    server: String,
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for McpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpClient")
+            .field("server", &self.server)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpClient {
+    /// Connects and initialises a session, within `timeout`, which each
+    /// later request (listing, every call) gets too.
+    pub async fn connect(transport: &ServerTransport, timeout: Duration) -> Result<Arc<McpClient>> {
+        let server = transport.shown();
+        let failed = |reason: String| McpError::Connect {
+            server: server.clone(),
+            reason,
+        };
+        let connecting = async {
+            match transport {
+                ServerTransport::Http { url, headers } => {
+                    let mut custom = HashMap::new();
+                    for (name, value) in headers {
+                        let name = name.parse().map_err(|_| {
+                            failed(format!("`{}` is not a header name", shorten(name, 100)))
+                        })?;
+                        let value = value.parse().map_err(|_| {
+                            failed("a header value holds characters HTTP cannot carry".into())
+                        })?;
+                        custom.insert(name, value);
+                    }
+                    let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                        .custom_headers(custom);
+                    let client = crate::model::http_client()
+                        .build()
+                        .map_err(|e| failed(e.to_string()))?;
+                    let transport = StreamableHttpClientTransport::with_client(client, config);
+                    ().serve(transport).await.map_err(|e| failed(e.to_string()))
+                }
+                ServerTransport::Stdio { command, args, env } => {
+                    let mut program = tokio::process::Command::new(command);
+                    program.args(args).envs(env.iter().map(|(k, v)| (k, v)));
+                    let transport = TokioChildProcess::new(program)
+                        .map_err(|e| failed(format!("cannot start it: {e}")))?;
+                    ().serve(transport).await.map_err(|e| failed(e.to_string()))
+                }
+            }
+        };
+        let service = tokio::time::timeout(timeout, connecting)
+            .await
+            .map_err(|_| failed(format!("no answer within {} ms", timeout.as_millis())))??;
+        Ok(Arc::new(McpClient {
+            service,
+            server,
+            timeout,
+        }))
+    }
+
+    /// The server's tools that `filter` keeps, as nodekit tools.
+    pub async fn tools(self: &Arc<Self>, filter: &ToolFilter) -> Result<Vec<Arc<dyn Tool>>> {
+        let listed = tokio::time::timeout(self.timeout, self.service.list_all_tools())
+            .await
+            .map_err(|_| {
+                self.failed(format!(
+                    "no tool list within {} ms",
+                    self.timeout.as_millis()
+                ))
+            })?
+            .map_err(|e| self.failed(format!("cannot list its tools: {e}")))?;
+        let tools = listed
+            .into_iter()
+            .filter(|t| filter.keeps(&t.name))
+            .map(|t| {
+                let definition = ToolDefinition {
+                    name: t.name.to_string(),
+                    description: t.description.as_deref().unwrap_or_default().to_owned(),
+                    parameters: Value::Object((*t.input_schema).clone()),
+                };
+                Arc::new(RemoteTool {
+                    client: self.clone(),
+                    definition,
+                }) as Arc<dyn Tool>
+            })
+            .collect();
+        Ok(tools)
+    }
+
+    fn failed(&self, reason: String) -> crate::Error {
+        McpError::Connect {
+            server: self.server.clone(),
+            reason,
+        }
+        .into()
+    }
+}
+
+/// One tool of an MCP server.
+struct RemoteTool {
+    client: Arc<McpClient>,
+    definition: ToolDefinition,
+}
+
+impl std::fmt::Debug for RemoteTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteTool")
+            .field("name", &self.definition.name)
+            .field("server", &self.client.server)
+            .finish()
+    }
+}
+
+impl Tool for RemoteTool {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    fn call<'a>(&'a self, args: Value) -> BoxFuture<'a, Result<Value>> {
+        Box::pin(async move {
+            let tool = self.definition.name.clone();
+            let arguments = match args {
+                Value::Object(map) => map,
+                Value::Null => Map::new(),
+                other => {
+                    return Err(McpError::ToolFailed {
+                        tool,
+                        message: format!(
+                            "the arguments must be a JSON object, not {}",
+                            crate::error::describe_value(&other)
+                        ),
+                    }
+                    .into());
+                }
+            };
+            let request = CallToolRequestParams::new(tool.clone()).with_arguments(arguments);
+            let timeout = self.client.timeout;
+            // Dropping the call (on timeout) tells the server to cancel it.
+            let result = tokio::time::timeout(timeout, self.client.service.call_tool(request))
+                .await
+                .map_err(|_| McpError::ToolFailed {
+                    tool: tool.clone(),
+                    message: format!("no answer within {} ms", timeout.as_millis()),
+                })?
+                .map_err(|e| McpError::ToolFailed {
+                    tool: tool.clone(),
+                    message: format!("{} failed: {e}", self.client.server),
+                })?;
+            if result.is_error == Some(true) {
+                return Err(McpError::ToolFailed {
+                    tool,
+                    message: text_of(&result),
+                }
+                .into());
+            }
+            Ok(Value::String(text_of(&result)))
+        })
+    }
+}
+
+/// What a result says, as text for a model: its text blocks, other blocks
+/// as JSON, or the structured content when there is nothing else.
+fn text_of(result: &CallToolResult) -> String {
+    let parts: Vec<String> = result
+        .content
+        .iter()
+        .map(|block| match block {
+            ContentBlock::Text(text) => text.text.clone(),
+            other => serde_json::to_string(other).unwrap_or_default(),
+        })
+        .collect();
+    match (&result.structured_content, parts.is_empty()) {
+        (Some(structured), true) => structured.to_string(),
+        _ => parts.join("\n"),
+    }
+}
