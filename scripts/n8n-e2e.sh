@@ -32,6 +32,10 @@
 #    OpenAI chat model and the vector store as its tool, answers from it.
 #    The same insert with n8n's own embeddings node must fail with an error
 #    naming it.
+# 6. MCP: the packaged program serves nodekit's select tool on the SQLite
+#    file with `mcp serve --http` and a bearer token; n8n's AI Agent with
+#    n8n's MCP Client Tool (v1.2, its httpBearerAuth credential) pointed at
+#    it must answer quoting the rows.
 # Prints the timings at the end. Exit status 0 only if every check passed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -155,6 +159,33 @@ for variant in rag-insert rag-agent; do
   node "$here/check-rag.js" "$variant" "$work/run-$variant.txt" "$work/requests.jsonl"
 done
 expect_error rag-n8n-embeddings "is connected to a sub-node that is not a nodekit node"
+
+say "n8n's AI Agent with n8n's MCP Client Tool, pointed at nodekit mcp serve"
+mcp_port=$((mock_port + 1))
+cat > "$work/mcp-tools.json" <<'JSON'
+{"nodes": [
+  {"name": "AI Agent", "type": "nodekit-nodes.agent", "typeVersion": 1, "parameters": {}},
+  {"name": "Read customers", "type": "nodekit-nodes.selectQueryTool", "typeVersion": 1, "parameters": {"options": {"allowedTables": "customers"}}}
+ ],
+ "connections": {"Read customers": {"ai_tool": [[{"node": "AI Agent", "type": "ai_tool", "index": 0}]]}}}
+JSON
+token="e2e-$RANDOM$RANDOM"
+MCP_E2E_TOKEN="$token" NODEKIT_CREDENTIALS="{\"sqlite\": {\"databasePath\": \"$work/shop.db\"}}" \
+  setsid "$program" mcp serve "$work/mcp-tools.json" --http "127.0.0.1:$mcp_port" --token-env MCP_E2E_TOKEN \
+  > "$work/mcp.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do grep -q serving "$work/mcp.log" && break; sleep 0.1; done
+grep -q serving "$work/mcp.log" || { cat "$work/mcp.log" >&2; exit 1; }
+creds="$creds,\"httpBearerAuth\":\"$(post credentials "{\"name\":\"MCP token\",\"type\":\"httpBearerAuth\",\"data\":{\"token\":\"$token\"}}")\""
+export MCP_URL="http://127.0.0.1:$mcp_port/mcp"
+execute mcp || { tail -60 "$work/run-mcp.txt" >&2; exit 1; }
+node -e '
+  const { readRun } = require(process.argv[1]);
+  const { json, fail } = readRun(process.argv[2]);
+  const answer = (json("AI Agent", "main")[0] || {}).output || "";
+  console.error(`agent answer: ${answer}`);
+  if (!answer.includes("Ada Lovelace") || !answer.includes("Grace Hopper")) fail("the answer does not quote the rows");
+' "$here/run-data.js" "$work/run-mcp.txt"
 
 awk -v s="$start" -v r="$ready" -v a="$exec_start" -v b="$exec_end" 'BEGIN {
   printf "n8n ready after %.1f s; n8n execute (process start to exit) %.2f s\n", r - s, b - a }'

@@ -16,6 +16,8 @@
 //                  default data loader and recursive character text splitter
 //   rag-agent      n8n's AI Agent and OpenAI chat model, nodekit's SQLite vector store as its tool
 //   rag-n8n-embeddings  rag-insert with n8n's own OpenAI embeddings node (refused)
+//   mcp            n8n's OpenAI chat model and n8n's MCP Client Tool (v1.2, bearer token)
+//                  pointed at `nodekit mcp serve --http` (MCP_URL) serving nodekit's select tool
 const [variant, credentialsText, memoryDb] = process.argv.slice(2);
 const credentials = JSON.parse(credentialsText);
 // The nodes' type prefix: CUSTOM from n8n's custom folder, the package name when installed.
@@ -39,6 +41,14 @@ const selectTool = (type, name) => ({
 const memory = {
   name: 'Chat memory', type: `${prefix}.memorySqliteChat`, typeVersion: 1,
   parameters: { sessionIdType: 'customKey', sessionKey: 'e2e-session', databasePath: memoryDb },
+};
+const mcpClient = {
+  name: 'Shop MCP', type: '@n8n/n8n-nodes-langchain.mcpClientTool', typeVersion: 1.2,
+  parameters: {
+    endpointUrl: process.env.MCP_URL || '', serverTransport: 'httpStreamable',
+    authentication: 'bearerAuth', include: 'all', options: {},
+  },
+  credentials: cred('httpBearerAuth', 'MCP token'),
 };
 const faultTool = {
   name: 'Fault', type: `${prefix}.faultTool`, typeVersion: 1, parameters: { fault: 'panic' },
@@ -114,10 +124,13 @@ const subNodes = {
   fault: [n8nModel, faultTool],
   'pg-nodekit': [n8nModel, selectTool('postgres', 'Shop PostgreSQL')],
   'pg-n8n': [n8nModel, n8nPostgresTool],
+  mcp: [n8nModel, mcpClient],
 }[variant];
 if (!subNodes) throw new Error(`unknown variant ${variant}`);
 
-const connection = { 'Chat Model': 'ai_languageModel', 'Read customers': 'ai_tool', Fault: 'ai_tool', 'Chat memory': 'ai_memory' };
+const connection = {
+  'Chat Model': 'ai_languageModel', 'Read customers': 'ai_tool', Fault: 'ai_tool', 'Chat memory': 'ai_memory', 'Shop MCP': 'ai_tool',
+};
 const nodes = [
   { name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, parameters: {} },
   {

@@ -9,6 +9,9 @@ use nodekit::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+// n8n ships both; they authenticate the HTTP transport.
+nodekit::n8n_credentials!("httpBearerAuth", "httpHeaderAuth");
+
 /// How the server is reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum Transport {
