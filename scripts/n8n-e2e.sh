@@ -35,7 +35,8 @@
 # 6. MCP: the packaged program serves nodekit's select tool on the SQLite
 #    file with `mcp serve --http` and a bearer token; n8n's AI Agent with
 #    n8n's MCP Client Tool (v1.2, its httpBearerAuth credential) pointed at
-#    it must answer quoting the rows.
+#    it must answer quoting the rows; so must the same agent with nodekit's
+#    packaged MCP Client Tool in its place (a toolkit in n8n's terms).
 # Prints the timings at the end. Exit status 0 only if every check passed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -160,7 +161,7 @@ for variant in rag-insert rag-agent; do
 done
 expect_error rag-n8n-embeddings "is connected to a sub-node that is not a nodekit node"
 
-say "n8n's AI Agent with n8n's MCP Client Tool, pointed at nodekit mcp serve"
+say "n8n's AI Agent with n8n's MCP Client Tool, then nodekit's, pointed at nodekit mcp serve"
 mcp_port=$((mock_port + 1))
 cat > "$work/mcp-tools.json" <<'JSON'
 {"nodes": [
@@ -178,14 +179,16 @@ for _ in $(seq 100); do grep -q serving "$work/mcp.log" && break; sleep 0.1; don
 grep -q serving "$work/mcp.log" || { cat "$work/mcp.log" >&2; exit 1; }
 creds="$creds,\"httpBearerAuth\":\"$(post credentials "{\"name\":\"MCP token\",\"type\":\"httpBearerAuth\",\"data\":{\"token\":\"$token\"}}")\""
 export MCP_URL="http://127.0.0.1:$mcp_port/mcp"
-execute mcp || { tail -60 "$work/run-mcp.txt" >&2; exit 1; }
-node -e '
-  const { readRun } = require(process.argv[1]);
-  const { json, fail } = readRun(process.argv[2]);
-  const answer = (json("AI Agent", "main")[0] || {}).output || "";
-  console.error(`agent answer: ${answer}`);
-  if (!answer.includes("Ada Lovelace") || !answer.includes("Grace Hopper")) fail("the answer does not quote the rows");
-' "$here/run-data.js" "$work/run-mcp.txt"
+for variant in mcp mcp-nodekit; do
+  execute "$variant" || { tail -60 "$work/run-$variant.txt" >&2; exit 1; }
+  node -e '
+    const { readRun } = require(process.argv[1]);
+    const { json, fail } = readRun(process.argv[2]);
+    const answer = (json("AI Agent", "main")[0] || {}).output || "";
+    console.error(`agent answer: ${answer}`);
+    if (!answer.includes("Ada Lovelace") || !answer.includes("Grace Hopper")) fail("the answer does not quote the rows");
+  ' "$here/run-data.js" "$work/run-$variant.txt"
+done
 
 awk -v s="$start" -v r="$ready" -v a="$exec_start" -v b="$exec_end" 'BEGIN {
   printf "n8n ready after %.1f s; n8n execute (process start to exit) %.2f s\n", r - s, b - a }'

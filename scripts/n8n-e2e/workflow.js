@@ -18,6 +18,7 @@
 //   rag-n8n-embeddings  rag-insert with n8n's own OpenAI embeddings node (refused)
 //   mcp            n8n's OpenAI chat model and n8n's MCP Client Tool (v1.2, bearer token)
 //                  pointed at `nodekit mcp serve --http` (MCP_URL) serving nodekit's select tool
+//   mcp-nodekit    the same with nodekit's MCP Client Tool (several tools from one node: a toolkit)
 const [variant, credentialsText, memoryDb] = process.argv.slice(2);
 const credentials = JSON.parse(credentialsText);
 // The nodes' type prefix: CUSTOM from n8n's custom folder, the package name when installed.
@@ -50,6 +51,7 @@ const mcpClient = {
   },
   credentials: cred('httpBearerAuth', 'MCP token'),
 };
+const nodekitMcpClient = { ...mcpClient, type: `${prefix}.mcpClientTool` };
 const faultTool = {
   name: 'Fault', type: `${prefix}.faultTool`, typeVersion: 1, parameters: { fault: 'panic' },
 };
@@ -125,6 +127,7 @@ const subNodes = {
   'pg-nodekit': [n8nModel, selectTool('postgres', 'Shop PostgreSQL')],
   'pg-n8n': [n8nModel, n8nPostgresTool],
   mcp: [n8nModel, mcpClient],
+  'mcp-nodekit': [n8nModel, nodekitMcpClient],
 }[variant];
 if (!subNodes) throw new Error(`unknown variant ${variant}`);
 

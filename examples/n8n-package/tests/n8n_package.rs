@@ -319,8 +319,14 @@ struct Bridge {
 
 impl Bridge {
     fn start() -> Bridge {
+        Bridge::start_with(&[])
+    }
+
+    /// A bridge with these variables added to its environment.
+    fn start_with(env: &[(&str, &str)]) -> Bridge {
         let mut child = Command::new(PROGRAM)
             .arg("bridge")
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -477,6 +483,60 @@ fn the_bridge_protocol_round_trips_and_survives_faults() {
     assert!(bridge.next_line().is_none());
     let status = bridge.child.wait().unwrap();
     assert!(!status.success());
+}
+
+/// nodekit's MCP Client Tool supplies several tools: the bridge describes
+/// them all, and a call names one in `tool` (n8n's convention for a
+/// toolkit). The server is this program's own `mcp serve`, which the node
+/// starts over stdio and which inherits the bridge's credentials.
+#[test]
+fn a_node_of_several_tools_is_a_toolkit_through_the_bridge() {
+    let workflow = concat!(env!("CARGO_MANIFEST_DIR"), "/../workflows/sql-agent.json");
+    let shop = concat!(env!("CARGO_MANIFEST_DIR"), "/../data/shop.db");
+    let credentials = json!({"sqlite": {"databasePath": shop}}).to_string();
+    let mut bridge = Bridge::start_with(&[("NODEKIT_CREDENTIALS", &credentials)]);
+    let request = |id: u64, op: &str, input: Value| {
+        json!({
+            "id": id, "op": op, "node": "nodekit-nodes.mcpClientTool", "nodeName": "Shop MCP",
+            "parameters": {"serverTransport": "stdio", "command": PROGRAM, "arguments": format!("mcp\nserve\n{workflow}")},
+            "input": input,
+        })
+    };
+    let described = bridge.ask(request(1, "toolDescribe", Value::Null));
+    let names: Vec<&str> = described["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a toolkit: {described}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Select_Rows", "Run_Query"]);
+
+    let call = bridge.ask(request(
+        2,
+        "toolCall",
+        json!({"tool": "Select_Rows", "tableName": "customers", "columns": "name", "orderBy": "name", "limit": 1, "toolCallId": "call_1"}),
+    ));
+    let answer: Value = serde_json::from_str(call["result"].as_str().unwrap_or_default())
+        .unwrap_or_else(|_| panic!("the rows as text: {call}"));
+    assert_eq!(answer["data"], json!([{"name": "Ada Lovelace"}]), "{call}");
+
+    let unnamed = bridge.ask(request(3, "toolCall", json!({"tableName": "customers"})));
+    assert_eq!(unnamed["error"]["kind"], "request", "{unnamed}");
+    assert!(
+        unnamed["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`tool`"),
+        "{unnamed}"
+    );
+    let unknown = bridge.ask(request(4, "toolCall", json!({"tool": "Drop_All"})));
+    assert!(
+        unknown["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Select_Rows, Run_Query"),
+        "{unknown}"
+    );
 }
 
 #[test]

@@ -37,8 +37,8 @@
 //! | `op` | `input` | `result` |
 //! |---|---|---|
 //! | `hello` | – | `{"version", "nodes": [catalog names]}` |
-//! | `toolDescribe` | – | `{"name", "description", "parameters"}` (JSON schema) |
-//! | `toolCall` | the tool's arguments (keys its schema does not name are dropped) | what the tool returned |
+//! | `toolDescribe` | – | `{"name", "description", "parameters"}` (JSON schema); for a node that supplies several tools (an MCP server's), `{"tools": [those]}` |
+//! | `toolCall` | the tool's arguments (keys its schema does not name are dropped); for several tools, also `tool`, the one's name | what the tool returned |
 //! | `memoryLoad` | `{"input"?: text}` | `{"messages": [LangChain stored messages]}` |
 //! | `memorySave` | `{"input": text, "output": text}` | `{}` |
 //! | `memorySaveTurn` | `{"input": text, "turn": [stored messages]}` | `{}` |
@@ -609,6 +609,27 @@ async fn call(op: Op, supply: Supply, input: Value, node: &str) -> Outcome<Value
             Ok(serde_json::to_value(tool.definition()).expect("a definition serialises"))
         }
         (Op::ToolCall, Supply::Tool(tool)) => {
+            let args = only_declared(input, &tool.definition().parameters);
+            Ok(tool.call(args).await?)
+        }
+        (Op::ToolDescribe, Supply::Toolkit(tools)) => Ok(json!({
+            "tools": tools.iter().map(|t| t.definition()).collect::<Vec<_>>(),
+        })),
+        (Op::ToolCall, Supply::Toolkit(tools)) => {
+            // n8n's convention for a toolkit's call: the tool's name in `tool`.
+            let name = input.get("tool").and_then(Value::as_str).ok_or_else(|| {
+                Fail::Refused(format!(
+                    "node `{node}` supplies several tools: `toolCall` needs `tool`, the name of one"
+                ))
+            })?;
+            let Some(tool) = tools.iter().find(|t| t.definition().name == name) else {
+                let names: Vec<&str> = tools.iter().map(|t| t.definition().name.as_str()).collect();
+                return Err(Fail::Refused(format!(
+                    "node `{node}` has no tool named `{}`; its tools: {}",
+                    crate::error::shorten(name, 200),
+                    names.join(", ")
+                )));
+            };
             let args = only_declared(input, &tool.definition().parameters);
             Ok(tool.call(args).await?)
         }

@@ -323,21 +323,26 @@ class Target {
 
 async function supplyTool(ctx, node, description, itemIndex, aiInputs) {
   const target = await new Target(ctx, node, description, itemIndex, null, aiInputs).prepare(null);
-  const tool = await definition(target);
+  const described = await definition(target);
   const { DynamicStructuredTool } = n8nRequire('@langchain/core/tools');
-  return {
-    // A tool's own calls are the node's executions; a nodekit node's, runs on `ai_tool`.
-    response: target.attach(new DynamicStructuredTool({
-      name: tool.name,
-      description: tool.description,
-      schema: tool.parameters,
-      // n8n 2.x's agent runs the node's execute() instead; kept for callers that invoke tools directly.
-      func: async (args) => {
-        const out = await target.call('toolCall', args);
-        return typeof out === 'string' ? out : JSON.stringify(out);
-      },
-    }), 'ai_tool'),
-  };
+  // A tool's own calls are the node's executions; a nodekit node's, runs on `ai_tool`.
+  const toolOf = (tool, extra) => target.attach(new DynamicStructuredTool({
+    name: tool.name,
+    description: tool.description,
+    schema: tool.parameters,
+    // n8n 2.x's agent runs the node's execute() instead; kept for callers that invoke tools directly.
+    func: async (args) => {
+      const out = await target.call('toolCall', { ...args, ...extra });
+      return typeof out === 'string' ? out : JSON.stringify(out);
+    },
+  }), 'ai_tool');
+  if (Array.isArray(described.tools)) {
+    // Several tools (an MCP server's): a toolkit, as n8n's own MCP Client
+    // Tool supplies; its agent names the tool in each call's `tool`.
+    const { StructuredToolkit } = n8nRequire('n8n-core');
+    return { response: new StructuredToolkit(described.tools.map((t) => toolOf(t, { tool: t.name }))) };
+  }
+  return { response: toolOf(described, {}) };
 }
 
 /**
@@ -372,8 +377,9 @@ async function perItem(ctx, run, toModel) {
 }
 
 // n8n 2.x's agent runs a tool call as this node's execution, the model's
-// arguments in the item (with the agent's own input fields and `toolCallId`;
-// the bridge keeps only the arguments the tool's schema names). A failure of
+// arguments in the item (with the agent's own input fields and `toolCallId`,
+// and for a toolkit's tool its name in `tool`; the bridge keeps only the
+// arguments the tool's schema names). A failure of
 // the tool itself goes back to the model, as nodekit's own agent does; a
 // panic, hang or crash stops the workflow.
 async function executeTool(ctx, node, description, aiInputs) {
