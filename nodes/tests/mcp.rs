@@ -689,3 +689,101 @@ async fn nodekits_agent_uses_an_mcp_servers_tools_over_http_with_a_token() {
         "{stderr}"
     );
 }
+
+/// The protocol's older HTTP+SSE transport on 127.0.0.1, in front of a
+/// `nodekit mcp serve` over stdio: `GET /sse` opens the event stream, whose
+/// first event names `/messages?session=1`; each message `POST`ed there goes
+/// to the server's input, and each line of its output comes back as a
+/// `message` event. Returns the stream's URL.
+async fn sse_in_front_of_stdio() -> String {
+    use tokio::io::AsyncReadExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/sse", listener.local_addr().unwrap());
+    let mut server = nodekit(&["mcp", "serve", SQL_AGENT], &shop())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = server.stdin.take().unwrap();
+    let mut output = BufReader::new(server.stdout.take().unwrap()).lines();
+    async fn request_head(stream: &mut tokio::net::TcpStream) -> String {
+        let mut head = Vec::new();
+        while !head.ends_with(b"\r\n\r\n") {
+            let mut byte = [0u8];
+            stream.read_exact(&mut byte).await.unwrap();
+            head.push(byte[0]);
+        }
+        String::from_utf8(head).unwrap().to_ascii_lowercase()
+    }
+    tokio::spawn(async move {
+        let _server = server;
+        let (mut events, _) = listener.accept().await.unwrap();
+        let head = request_head(&mut events).await;
+        assert!(head.starts_with("get /sse "), "{head}");
+        let (_, mut events) = events.into_split();
+        events
+            .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\nevent: endpoint\ndata: /messages?session=1\n\n")
+            .await
+            .unwrap();
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = output.next_line().await {
+                let event = format!("event: message\ndata: {line}\n\n");
+                if events.write_all(event.as_bytes()).await.is_err() {
+                    break;
+                }
+            }
+        });
+        loop {
+            let (mut post, _) = listener.accept().await.unwrap();
+            let head = request_head(&mut post).await;
+            assert!(head.starts_with("post /messages?session=1 "), "{head}");
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap();
+            let mut body = vec![0; length];
+            post.read_exact(&mut body).await.unwrap();
+            input.write_all(&body).await.unwrap();
+            input.write_all(b"\n").await.unwrap();
+            post.write_all(
+                b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+            )
+            .await
+            .unwrap();
+        }
+    });
+    url
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nodekits_agent_uses_an_mcp_servers_tools_over_http_and_sse() {
+    let url = sse_in_front_of_stdio().await;
+    let model = Server::start(vec![
+        tool_call_reply("call_1", "Select_Rows", json!({"tableName": "customers", "columns": "city", "whereConditions": "name = 'Grace Hopper'"})),
+        answer_reply("New York."),
+    ])
+    .await;
+    let workflow = mcp_agent_workflow(json!({"serverTransport": "sse", "endpointUrl": url}));
+    let out = run_agent(&workflow, &model.base_url, json!({})).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "New York.");
+    let seen = model.seen();
+    let offered: Vec<&str> = seen[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(offered, ["Select_Rows", "Run_Query"]);
+    assert_eq!(
+        seen[1].tool_results()[0]["data"],
+        json!([{"city": "New York"}])
+    );
+}

@@ -19,7 +19,7 @@ pub enum Transport {
     #[serde(rename = "httpStreamable")]
     #[schemars(title = "HTTP Streamable")]
     HttpStreamable,
-    /// The protocol's older HTTP transport (deprecated, as in n8n): not supported; use HTTP Streamable.
+    /// The protocol's older HTTP transport (an event stream and a messages endpoint); deprecated, as in n8n.
     #[serde(rename = "sse")]
     #[schemars(title = "Server Sent Events (Deprecated)")]
     Sse,
@@ -136,21 +136,15 @@ impl McpClientTool {
             },
         };
         match self.server_transport {
-            Transport::Sse => Err(nodekit::Error::InvalidSetting {
-                name: format!("Server Transport of node `{}`", ctx.node_name()),
-                value: "sse".into(),
-                expected:
-                    "HTTP Streamable or Command: the deprecated SSE transport is not supported"
-                        .into(),
-            }),
-            Transport::HttpStreamable => {
+            Transport::HttpStreamable | Transport::Sse => {
                 let url = self.endpoint_url.trim();
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
                     return Err(invalid("Endpoint", url));
                 }
-                Ok(ServerTransport::Http {
-                    url: url.to_owned(),
-                    headers: self.headers(ctx)?,
+                let (url, headers) = (url.to_owned(), self.headers(ctx)?);
+                Ok(match self.server_transport {
+                    Transport::Sse => ServerTransport::Sse { url, headers },
+                    _ => ServerTransport::Http { url, headers },
                 })
             }
             Transport::Stdio => {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
 use rmcp::service::{RoleClient, RunningService};
@@ -14,6 +15,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::{Map, Value};
 
+use super::sse;
 use crate::error::{McpError, Result, shorten};
 use crate::tool::{Tool, ToolDefinition};
 
@@ -23,6 +25,15 @@ pub enum ServerTransport {
     /// Streamable HTTP at `url`, with extra request headers (authentication).
     Http {
         /// The endpoint, e.g. `http://127.0.0.1:8808/mcp`.
+        url: String,
+        /// Headers sent with every request, e.g. `Authorization: Bearer …`.
+        headers: Vec<(String, String)>,
+    },
+    /// The protocol's older HTTP transport (HTTP+SSE): an event stream at
+    /// `url`, messages posted to the endpoint it names. Deprecated; for
+    /// servers that do not speak Streamable HTTP yet.
+    Sse {
+        /// The event stream, e.g. `http://127.0.0.1:8808/sse`.
         url: String,
         /// Headers sent with every request, e.g. `Authorization: Bearer …`.
         headers: Vec<(String, String)>,
@@ -42,8 +53,11 @@ impl std::fmt::Debug for ServerTransport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Header values and the environment may hold secrets: only names are shown.
         match self {
-            ServerTransport::Http { url, headers } => f
-                .debug_struct("Http")
+            ServerTransport::Http { url, headers } | ServerTransport::Sse { url, headers } => f
+                .debug_struct(match self {
+                    ServerTransport::Sse { .. } => "Sse",
+                    _ => "Http",
+                })
                 .field("url", url)
                 .field(
                     "headers",
@@ -64,10 +78,28 @@ impl ServerTransport {
     /// Where the server is, for messages: the URL or the command.
     fn shown(&self) -> String {
         match self {
-            ServerTransport::Http { url, .. } => shorten(url, 200),
+            ServerTransport::Http { url, .. } | ServerTransport::Sse { url, .. } => {
+                shorten(url, 200)
+            }
             ServerTransport::Stdio { command, .. } => format!("command {}", shorten(command, 200)),
         }
     }
+}
+
+/// Request headers from names and values, or what is wrong with one
+/// (never the value: it may be a secret).
+fn header_map(headers: &[(String, String)]) -> std::result::Result<HeaderMap, String> {
+    let mut map = HeaderMap::new();
+    for (name, value) in headers {
+        let name: HeaderName = name
+            .parse()
+            .map_err(|_| format!("`{}` is not a header name", shorten(name, 100)))?;
+        let value: HeaderValue = value.parse().map_err(|_| {
+            format!("the value of header `{name}` holds characters HTTP cannot carry")
+        })?;
+        map.insert(name, value);
+    }
+    Ok(map)
 }
 
 /// Which of a server's tools to use (n8n's "Tools to Include").
@@ -117,25 +149,30 @@ impl McpClient {
             server: server.clone(),
             reason,
         };
+        let http_client = || {
+            crate::model::http_client()
+                .build()
+                .map_err(|e| failed(e.to_string()))
+        };
         let connecting = async {
             match transport {
                 ServerTransport::Http { url, headers } => {
-                    let mut custom = HashMap::new();
-                    for (name, value) in headers {
-                        let name = name.parse().map_err(|_| {
-                            failed(format!("`{}` is not a header name", shorten(name, 100)))
-                        })?;
-                        let value = value.parse().map_err(|_| {
-                            failed("a header value holds characters HTTP cannot carry".into())
-                        })?;
-                        custom.insert(name, value);
-                    }
+                    let custom: HashMap<_, _> = header_map(headers)
+                        .map_err(failed)?
+                        .into_iter()
+                        .filter_map(|(name, value)| Some((name?, value)))
+                        .collect();
                     let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                         .custom_headers(custom);
-                    let client = crate::model::http_client()
-                        .build()
-                        .map_err(|e| failed(e.to_string()))?;
-                    let transport = StreamableHttpClientTransport::with_client(client, config);
+                    let transport =
+                        StreamableHttpClientTransport::with_client(http_client()?, config);
+                    ().serve(transport).await.map_err(|e| failed(e.to_string()))
+                }
+                ServerTransport::Sse { url, headers } => {
+                    let headers = header_map(headers).map_err(failed)?;
+                    let transport = sse::connect(http_client()?, url, headers)
+                        .await
+                        .map_err(failed)?;
                     ().serve(transport).await.map_err(|e| failed(e.to_string()))
                 }
                 ServerTransport::Stdio { command, args, env } => {

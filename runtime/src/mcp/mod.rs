@@ -43,6 +43,7 @@
 mod client;
 mod http;
 mod server;
+mod sse;
 
 use std::sync::Arc;
 
