@@ -675,6 +675,30 @@ async fn nodekits_agent_uses_an_mcp_servers_tools_over_http_with_a_token() {
     let results = model.seen()[1].tool_results();
     assert_eq!(results[0]["data"], json!([{"name": "Ada Lovelace"}]));
 
+    // The same token as a header of the user's choice (n8n's Header Auth).
+    let workflow_with_header = mcp_agent_workflow(json!({
+        "endpointUrl": url,
+        "authentication": "headerAuth",
+        "include": "selected",
+        "includeTools": ["Select_Rows"],
+    }));
+    let model = Server::start(vec![
+        tool_call_reply(
+            "call_1",
+            "Select_Rows",
+            json!({"tableName": "customers", "columns": "name", "limit": 1, "orderBy": "name"}),
+        ),
+        answer_reply("Ada Lovelace."),
+    ])
+    .await;
+    let header = json!({"httpHeaderAuth": {"name": "Authorization", "value": "Bearer http-token"}});
+    let out = run_agent(&workflow_with_header, &model.base_url, header).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
     // A wrong token: the run fails, saying where and why, without the token.
     let out = run_agent(
         &workflow,

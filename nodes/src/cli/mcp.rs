@@ -21,8 +21,8 @@ pub(super) enum McpCommand {
     Serve {
         /// The workflow JSON file.
         workflow: PathBuf,
-        /// Serve over Streamable HTTP at this address (e.g. `127.0.0.1:8808`), at the path `/mcp`.
-        #[arg(long, value_name = "ADDR")]
+        /// Serve over Streamable HTTP at this address, at the path `/mcp`: `IP:PORT`, or a port alone for 127.0.0.1.
+        #[arg(long, value_name = "ADDR", value_parser = http_address)]
         http: Option<SocketAddr>,
         /// Require `Authorization: Bearer <token>` on every HTTP request, the token read from this environment variable.
         #[arg(long, value_name = "VAR", requires = "http")]
@@ -52,6 +52,16 @@ pub(super) fn run(command: McpCommand) -> Result<Option<String>, CliError> {
         &workflow,
         &credentials,
     )
+}
+
+/// `IP:PORT`, or a port alone on 127.0.0.1.
+fn http_address(text: &str) -> Result<SocketAddr, String> {
+    match text.parse::<u16>() {
+        Ok(port) => Ok(SocketAddr::from(([127, 0, 0, 1], port))),
+        Err(_) => text
+            .parse()
+            .map_err(|_| "expected IP:PORT (e.g. 127.0.0.1:8808) or a port".to_owned()),
+    }
 }
 
 fn http_options(
