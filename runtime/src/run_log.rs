@@ -81,6 +81,12 @@ impl RunLog {
         CAPTURE.scope(log, work).await
     }
 
+    /// Whether an entry written now is kept: a per-call log keeps it only
+    /// inside a [`RunLog::capture`] scope.
+    fn keeps(&self) -> bool {
+        !self.per_call || CAPTURE.try_with(|_| ()).is_ok()
+    }
+
     /// Appends an entry.
     pub fn push(&self, entry: LogEntry) {
         if self.per_call {
@@ -181,6 +187,10 @@ impl Logged {
         usage: Option<Usage>,
     ) {
         match result {
+            // An entry nothing keeps (a per-call log outside a capture
+            // scope, as `nodekit mcp serve`'s) is not worth building: the
+            // output can be a thousand rows.
+            Ok(_) if !self.log.keeps() => self.record(Value::Null, usage, None),
             Ok(v) => self.record(output(v), usage, None),
             Err(e) => self.record(Value::Null, None, Some(e.to_string())),
         }
