@@ -294,6 +294,20 @@ pub(crate) fn quoted_json_error(e: &serde_json::Error) -> String {
     }
 }
 
+/// An error's text followed by its sources', joined with `: ` (reqwest's
+/// own text alone is "error sending request").
+#[cfg(feature = "openai")]
+pub(crate) fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
 /// Cuts text to at most `max` characters, marking the cut with `…`.
 pub fn shorten(s: &str, max: usize) -> String {
     match s.char_indices().nth(max) {

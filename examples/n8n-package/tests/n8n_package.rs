@@ -494,7 +494,6 @@ fn a_node_of_several_tools_is_a_toolkit_through_the_bridge() {
     let workflow = concat!(env!("CARGO_MANIFEST_DIR"), "/../workflows/sql-agent.json");
     let shop = concat!(env!("CARGO_MANIFEST_DIR"), "/../data/shop.db");
     let credentials = json!({"sqlite": {"databasePath": shop}}).to_string();
-    let mut bridge = Bridge::start_with(&[("NODEKIT_CREDENTIALS", &credentials)]);
     let request = |id: u64, op: &str, input: Value| {
         json!({
             "id": id, "op": op, "node": "nodekit-nodes.mcpClientTool", "nodeName": "Shop MCP",
@@ -502,6 +501,20 @@ fn a_node_of_several_tools_is_a_toolkit_through_the_bridge() {
             "input": input,
         })
     };
+    // Inside n8n, a workflow starts a program only when the operator allows it.
+    let mut bridge = Bridge::start_with(&[("NODEKIT_CREDENTIALS", &credentials)]);
+    let refused = bridge.ask(request(1, "toolDescribe", Value::Null));
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("NODEKIT_MCP_ALLOW_STDIO=1"),
+        "{refused}"
+    );
+    let mut bridge = Bridge::start_with(&[
+        ("NODEKIT_CREDENTIALS", &credentials),
+        ("NODEKIT_MCP_ALLOW_STDIO", "1"),
+    ]);
     let described = bridge.ask(request(1, "toolDescribe", Value::Null));
     let names: Vec<&str> = described["result"]["tools"]
         .as_array()

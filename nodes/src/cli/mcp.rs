@@ -111,11 +111,10 @@ async fn serve(
         .await
         .map_err(|e| e.to_string())?;
     if tools.is_empty() {
-        return Err(
-            "the workflow has no tools to serve: no node is connected to another as a tool (`ai_tool`)"
-                .to_owned()
-                .into(),
-        );
+        let none = nodekit::error::McpError::NoTools {
+            hint: ": no node of the workflow is connected to another as a tool (`ai_tool`)".into(),
+        };
+        return Err(none.to_string().into());
     }
     let names: Vec<String> = tools.iter().map(|t| t.definition().name.clone()).collect();
     let server = McpServer::new(tools).map_err(|e| e.to_string())?;

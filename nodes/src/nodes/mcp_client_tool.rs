@@ -127,19 +127,17 @@ pub struct McpClientTool {
 
 impl McpClientTool {
     fn transport(&self, ctx: &SupplyContext) -> nodekit::Result<ServerTransport> {
-        let invalid = |expected: &str, value: &str| nodekit::Error::InvalidSetting {
-            name: format!("{} of node `{}`", expected, ctx.node_name()),
-            value: value.to_owned(),
-            expected: match expected {
-                "Endpoint" => "the URL of an MCP server, e.g. http://127.0.0.1:8808/mcp".into(),
-                _ => "the program that runs the MCP server".into(),
-            },
+        let invalid = |message: &str| nodekit::Error::NodeFailed {
+            node: ctx.node_name().to_owned(),
+            message: message.to_owned(),
         };
         match self.server_transport {
             Transport::HttpStreamable | Transport::Sse => {
                 let url = self.endpoint_url.trim();
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
-                    return Err(invalid("Endpoint", url));
+                    return Err(invalid(
+                        "the Endpoint (`endpointUrl`) must be an http:// or https:// URL, e.g. http://127.0.0.1:8808/mcp",
+                    ));
                 }
                 let (url, headers) = (url.to_owned(), self.headers(ctx)?);
                 Ok(match self.server_transport {
@@ -150,7 +148,9 @@ impl McpClientTool {
             Transport::Stdio => {
                 let command = self.command.trim();
                 if command.is_empty() {
-                    return Err(invalid("Command", command));
+                    return Err(invalid(
+                        "the Command (`command`) is empty: give the program that runs the MCP server",
+                    ));
                 }
                 Ok(ServerTransport::Stdio {
                     command: command.to_owned(),

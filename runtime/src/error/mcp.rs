@@ -16,7 +16,7 @@ pub enum McpError {
     /// There is nothing to serve.
     #[error("mcp: there are no tools to serve{hint}")]
     NoTools {
-        /// Where tools were looked for, e.g. ` (no node is connected to an agent as a tool)`.
+        /// Where tools were looked for, e.g. `: no node is connected to an agent as a tool`.
         hint: String,
     },
     /// The HTTP address cannot be listened on.

@@ -75,16 +75,42 @@ impl std::fmt::Debug for ServerTransport {
 }
 
 impl ServerTransport {
-    /// Where the server is, for messages: the URL or the command.
+    /// Where the server is, for messages: the URL without a user, password
+    /// or query (they may hold secrets), or the command.
     fn shown(&self) -> String {
         match self {
             ServerTransport::Http { url, .. } | ServerTransport::Sse { url, .. } => {
-                shorten(url, 200)
+                match reqwest::Url::parse(url) {
+                    Ok(mut parsed) => {
+                        let _ = parsed.set_username("");
+                        let _ = parsed.set_password(None);
+                        parsed.set_query(None);
+                        shorten(parsed.as_str(), 200)
+                    }
+                    Err(_) => "an endpoint that is not a URL".into(),
+                }
             }
             ServerTransport::Stdio { command, .. } => format!("command {}", shorten(command, 200)),
         }
     }
+
+    /// `text` with the endpoint, as given, replaced by [`Self::shown`]:
+    /// the protocol library's messages may quote it whole.
+    fn scrub(&self, text: String) -> String {
+        match self {
+            ServerTransport::Http { url, .. } | ServerTransport::Sse { url, .. }
+                if !url.is_empty() =>
+            {
+                text.replace(url.as_str(), &self.shown())
+            }
+            _ => text,
+        }
+    }
 }
+
+/// The variable that lets a workflow start MCP servers as local programs
+/// inside n8n, where a workflow's author may not be who runs the machine.
+pub const ALLOW_STDIO_IN_N8N: &str = "NODEKIT_MCP_ALLOW_STDIO";
 
 /// Request headers from names and values, or what is wrong with one
 /// (never the value: it may be a secret).
@@ -128,6 +154,7 @@ impl ToolFilter {
 /// (the server's program is stopped) when the last of them is dropped.
 pub struct McpClient {
     service: RunningService<RoleClient, ()>,
+    transport: ServerTransport,
     server: String,
     timeout: Duration,
 }
@@ -147,10 +174,12 @@ impl McpClient {
         let server = transport.shown();
         let failed = |reason: String| McpError::Connect {
             server: server.clone(),
-            reason,
+            reason: transport.scrub(reason),
         };
+        // No redirects: the credentials' headers go only where they were meant to.
         let http_client = || {
             crate::model::http_client()
+                .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .map_err(|e| failed(e.to_string()))
         };
@@ -176,8 +205,20 @@ impl McpClient {
                     ().serve(transport).await.map_err(|e| failed(e.to_string()))
                 }
                 ServerTransport::Stdio { command, args, env } => {
+                    #[cfg(feature = "n8n")]
+                    if crate::n8n::bridge::serving()
+                        && std::env::var(ALLOW_STDIO_IN_N8N).as_deref() != Ok("1")
+                    {
+                        return Err(failed(format!(
+                            "starting a program is off inside n8n: anyone who edits a workflow could run any command. Set {ALLOW_STDIO_IN_N8N}=1 in n8n's environment to allow it"
+                        )));
+                    }
                     let mut program = tokio::process::Command::new(command);
-                    program.args(args).envs(env.iter().map(|(k, v)| (k, v)));
+                    // Stopped with the session, even when the runtime ends first.
+                    program
+                        .args(args)
+                        .envs(env.iter().map(|(k, v)| (k, v)))
+                        .kill_on_drop(true);
                     let transport = TokioChildProcess::new(program)
                         .map_err(|e| failed(format!("cannot start it: {e}")))?;
                     ().serve(transport).await.map_err(|e| failed(e.to_string()))
@@ -189,6 +230,7 @@ impl McpClient {
             .map_err(|_| failed(format!("no answer within {} ms", timeout.as_millis())))??;
         Ok(Arc::new(McpClient {
             service,
+            transport: transport.clone(),
             server,
             timeout,
         }))
@@ -226,7 +268,7 @@ impl McpClient {
     fn failed(&self, reason: String) -> crate::Error {
         McpError::Connect {
             server: self.server.clone(),
-            reason,
+            reason: self.transport.scrub(reason),
         }
         .into()
     }
@@ -280,7 +322,10 @@ impl Tool for RemoteTool {
                 })?
                 .map_err(|e| McpError::ToolFailed {
                     tool: tool.clone(),
-                    message: format!("{} failed: {e}", self.client.server),
+                    message: self
+                        .client
+                        .transport
+                        .scrub(format!("{}: {e}", self.client.server)),
                 })?;
             if result.is_error == Some(true) {
                 return Err(McpError::ToolFailed {

@@ -10,7 +10,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HeaderValue, WWW_AUTHENTICATE};
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
@@ -30,11 +30,17 @@ pub struct HttpOptions {
     /// The `Host` headers accepted, as names or `name:port` (a guard
     /// against DNS rebinding). By default only loopback names:
     /// `localhost`, `127.0.0.1` and `::1`. Add the names clients use when
-    /// listening on another address.
+    /// listening on another address. It may not be empty.
     pub allowed_hosts: Vec<String>,
     /// The largest request body accepted; larger ones get 413.
     pub max_body_bytes: usize,
 }
+
+/// Connections served at once.
+const MAX_CONNECTIONS: usize = 1024;
+
+/// How long a client may take to send a request's headers.
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The largest request body [`HttpOptions`] accepts by default: 4 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 << 20;
@@ -86,22 +92,41 @@ pub async fn serve_http(
             }
             .into());
         }
-        Some(token) => Some(Arc::new(
-            HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| McpError::Token {
+        Some(token) if HeaderValue::from_str(token).is_err() => {
+            return Err(McpError::Token {
                 problem: "holds characters an HTTP header cannot carry".into(),
-            })?,
-        )),
+            }
+            .into());
+        }
+        Some(token) => Some(Arc::<[u8]>::from(token.as_bytes())),
     };
     let max_body_bytes = options.max_body_bytes;
+    if options.allowed_hosts.is_empty() {
+        // rmcp would read an empty list as "any host".
+        return Err(crate::Error::InvalidSetting {
+            name: "HttpOptions::allowed_hosts".into(),
+            value: "[]".into(),
+            expected: "at least one host name (an empty list would accept any Host header)".into(),
+        });
+    }
+    // Sessions end with this function (when its future is dropped).
+    let sessions = tokio_util::sync::CancellationToken::new();
+    let _end_sessions = sessions.clone().drop_guard();
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(options.allowed_hosts.clone())
-        .with_max_request_body_bytes(options.max_body_bytes);
+        .with_max_request_body_bytes(options.max_body_bytes)
+        .with_cancellation_token(sessions);
+    let connections = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     let service = StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(LocalSessionManager::default()),
         config,
     );
     loop {
+        // At most MAX_CONNECTIONS at once: the next waits for one to end.
+        let Ok(permit) = connections.clone().acquire_owned().await else {
+            return Ok(());
+        };
         let stream = match listener.accept().await {
             Ok((stream, _)) => stream,
             // Out of file descriptors and the like: wait, then go on serving.
@@ -114,6 +139,7 @@ pub async fn serve_http(
         let service = service.clone();
         let expected = expected.clone();
         tokio::spawn(async move {
+            let _permit = permit;
             let answer = hyper::service::service_fn(move |request: Request<Incoming>| {
                 let service = service.clone();
                 let expected = expected.clone();
@@ -150,7 +176,10 @@ pub async fn serve_http(
                     Ok(service.handle(request).await)
                 }
             });
+            // A client that sends its headers slowly is cut off.
             let connection = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_READ_TIMEOUT)
                 .serve_connection(TokioIo::new(stream), answer);
             if let Err(e) = connection.await {
                 tracing::debug!(error = %e, "mcp: connection ended");
@@ -171,17 +200,19 @@ fn plain(status: StatusCode, text: String) -> Response<Body> {
     response
 }
 
-/// Whether `given` is the expected `Bearer` header, compared in a time that
-/// does not depend on where they differ.
-fn token_matches(given: Option<&HeaderValue>, expected: &HeaderValue) -> bool {
-    let (given, expected) = (
-        given.map_or(&[][..], HeaderValue::as_bytes),
-        expected.as_bytes(),
-    );
-    given.len() == expected.len()
+/// Whether `given` is `Bearer <token>` for the expected token (the scheme
+/// in any case, as HTTP allows), compared in a time that does not depend on
+/// where they differ.
+fn token_matches(given: Option<&HeaderValue>, token: &[u8]) -> bool {
+    let given = given.map_or(&[][..], HeaderValue::as_bytes);
+    let Some((scheme, given)) = given.split_at_checked(7) else {
+        return false;
+    };
+    scheme.eq_ignore_ascii_case(b"Bearer ")
+        && given.len() == token.len()
         && given
             .iter()
-            .zip(expected)
+            .zip(token)
             .fold(0u8, |diff, (a, b)| diff | (a ^ b))
             == 0
 }

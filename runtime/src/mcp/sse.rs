@@ -13,6 +13,7 @@ use futures::{Sink, Stream, StreamExt};
 use reqwest::header::{ACCEPT, HeaderMap};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 
+use crate::error::with_causes;
 use crate::model::sse::{SseEvent, SseParser};
 
 /// The largest event accepted on the stream: 16 MiB.
@@ -55,9 +56,14 @@ pub(super) async fn connect(
     let endpoint = loop {
         match events.next().await {
             Some(event) if event.event.as_deref() == Some("endpoint") => {
-                break base
+                let endpoint = base
                     .join(event.data.trim())
                     .map_err(|e| format!("its `endpoint` event is not a URL: {e}"))?;
+                // The credentials' headers go only where they were meant to.
+                if endpoint.origin() != base.origin() {
+                    return Err("its `endpoint` event names another server; refused".into());
+                }
+                break endpoint;
             }
             Some(_) => {}
             None => return Err("the event stream ended before its `endpoint` event".into()),
@@ -84,7 +90,7 @@ pub(super) async fn connect(
                 .json(&message)
                 .send()
                 .await
-                .map_err(|e| SendError(reason(e)))?;
+                .map_err(|e| SendError(with_causes(&e.without_url())))?;
             if !response.status().is_success() {
                 return Err(SendError(format!(
                     "the server answered {}",
@@ -95,20 +101,6 @@ pub(super) async fn connect(
         },
     );
     Ok((Box::pin(posts), Box::pin(messages)))
-}
-
-/// What went wrong with a request, with the causes reqwest keeps as
-/// sources (its own text alone is "error sending request").
-fn reason(e: reqwest::Error) -> String {
-    let e = e.without_url();
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(&e);
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 /// The events of a response's body, until it ends or breaks.

@@ -209,14 +209,7 @@ impl Transport {
         } else {
             ModelErrorKind::Connection
         };
-        let e = e.without_url();
-        let mut message = e.to_string();
-        let mut source = std::error::Error::source(&e);
-        while let Some(s) = source {
-            message.push_str(": ");
-            message.push_str(&s.to_string());
-            source = s.source();
-        }
+        let mut message = crate::error::with_causes(&e.without_url());
         if kind == ModelErrorKind::Timeout {
             message = format!("no answer within {:?} ({message})", self.timeout);
         }

@@ -254,6 +254,14 @@ impl From<Fail> for Failure {
 
 type Outcome<T> = std::result::Result<T, Fail>;
 
+static SERVING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether this process serves n8n as its bridge: nodes then run for
+/// whoever edits n8n's workflows, not for whoever started the program.
+pub fn serving() -> bool {
+    SERVING.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// The sidecar: answers requests for the nodes of a catalog.
 #[derive(Debug)]
 pub struct Bridge {
@@ -384,6 +392,7 @@ impl Bridge {
 
     /// Serves standard input and output.
     pub async fn serve_stdio(self: Arc<Self>) -> std::io::Result<()> {
+        SERVING.store(true, std::sync::atomic::Ordering::Relaxed);
         self.serve(std::io::BufReader::new(std::io::stdin()), std::io::stdout())
             .await
     }

@@ -229,6 +229,8 @@ impl Database {
                     .begin_with(AssertSqlSafe(begin))
                     .await
                     .map_err(|e| classify(&e))?;
+                let mut cancel = cancel;
+                cancel.armed = true;
                 Ok(Session::Postgres {
                     tx,
                     schema: schema.to_owned(),
@@ -725,11 +727,12 @@ pub struct CancelOnDrop {
 
 #[cfg(feature = "sql-tools-postgres")]
 impl CancelOnDrop {
+    /// A guard for a session of `pool`, armed once its transaction began.
     fn new(pool: &PgPool) -> CancelOnDrop {
         CancelOnDrop {
             pool: pool.clone(),
             tag: format!("nodekit-call-{}", uuid::Uuid::new_v4().simple()),
-            armed: true,
+            armed: false,
         }
     }
 
@@ -748,21 +751,36 @@ impl Drop for CancelOnDrop {
         if !self.armed {
             return;
         }
-        let (pool, tag) = (self.pool.clone(), std::mem::take(&mut self.tag));
-        CANCELLING.spawn_on(async move {
-            let cancelled = sqlx::query(
-                "SELECT pg_cancel_backend(pid) FROM pg_stat_activity \
-                 WHERE application_name = $1 AND state = 'active'",
-            )
-            .bind(&tag)
-            .execute(&pool)
-            .await;
-            if let Err(e) = cancelled {
-                tracing::warn!(error = %e, "cannot cancel the statement of a dropped SQL tool call");
-            }
-        }, &runtime);
+        // A connection of its own: the pool may be full of the very
+        // statements being cancelled.
+        let (options, tag) = (self.pool.connect_options(), std::mem::take(&mut self.tag));
+        CANCELLING.spawn_on(
+            async move {
+                let cancel = async {
+                    let mut conn = sqlx::ConnectOptions::connect(&*options).await?;
+                    sqlx::query(
+                        "SELECT pg_cancel_backend(pid) FROM pg_stat_activity \
+                         WHERE application_name = $1 AND state = 'active'",
+                    )
+                    .bind(&tag)
+                    .execute(&mut conn)
+                    .await?;
+                    sqlx::Connection::close(conn).await
+                };
+                match tokio::time::timeout(CANCEL_TIMEOUT, cancel).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => tracing::warn!(error = %e, "cannot cancel the statement of a dropped SQL tool call"),
+                    Err(_) => tracing::warn!("cannot cancel the statement of a dropped SQL tool call: no answer within {CANCEL_TIMEOUT:?}"),
+                }
+            },
+            &runtime,
+        );
     }
 }
+
+/// How long a cancellation may take, connecting included.
+#[cfg(feature = "sql-tools-postgres")]
+const CANCEL_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The cancellations [`CancelOnDrop`] sent that have not been answered yet.
 #[cfg(feature = "sql-tools-postgres")]
