@@ -50,7 +50,7 @@ use std::sync::Arc;
 use rmcp::ServiceExt;
 use rmcp::transport::async_rw::AsyncRwTransport;
 
-pub use client::{McpClient, ServerTransport, ToolFilter};
+pub use client::{ALLOW_STDIO_IN_N8N, McpClient, ServerTransport, ToolFilter};
 pub use http::{DEFAULT_MAX_BODY_BYTES, HttpOptions, MCP_PATH, bind, serve_http};
 pub use server::McpServer;
 
