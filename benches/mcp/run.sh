@@ -4,7 +4,8 @@
 # the same PostgreSQL table, with the same client (the official MCP Python
 # SDK, benches/mcp/bench.py) and the same queries, in one run; and the
 # protocol floor: an rmcp server whose tool does nothing (the mcp-server
-# example's temperature tool) plus the query's own time in psql. Then the
+# example's temperature tool) plus the query's own time in psql; and that
+# floor with the rows as JSON, made by PostgreSQL itself (json_agg). Then the
 # SQL attacks of benches/mcp/attacks.json (nodekit's own attack corpus, as
 # statements) through nodekit's executeSqlTool and postgres-mcp's
 # execute_sql. Not part of the test command.
@@ -93,10 +94,15 @@ cat > "$out/config.json" <<JSON
 JSON
 "$python" "$here/bench.py" "$out/config.json" > "$out/results.json"
 
-# ---- the queries' own time, in psql (client round trip, rows received)
+# ---- the queries' own time, in psql (client round trip, rows received),
+# and the same rows turned into JSON by PostgreSQL itself (json_agg)
+psql_times() {
+  { echo '\timing on'; for _ in $(seq "$calls"); do echo "$1;"; done; } > "$out/$2.sql"
+  psql "$DATABASE_URL" -X -q -f "$out/$2.sql" -o /dev/null | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' > "$out/$2.txt"
+}
 for n in 1 1000; do
-  { echo '\timing on'; for _ in $(seq "$calls"); do echo "$(query "$n");"; done; } > "$out/psql-$n.sql"
-  psql "$DATABASE_URL" -X -q -f "$out/psql-$n.sql" -o /dev/null | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' > "$out/psql-$n.txt"
+  psql_times "$(query "$n")" "psql-$n"
+  psql_times "SELECT json_agg(c) FROM ($(query "$n")) c" "psql-json-$n"
 done
 psql "$DATABASE_URL" -X -q -c "DROP SCHEMA mcp_bench CASCADE"
 
@@ -108,17 +114,21 @@ def pct(values, p):
     values = sorted(values)
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 nk, peer, floor = results["nodekit"], results["postgres-mcp"], results["floor"]
-print("| rows | nodekit p50 / p99 | postgres-mcp p50 / p99 | lead p50 / p99 | floor p50 / p99 (rmcp + psql) | nodekit / floor p50 / p99 |")
-print("| ---: | ---: | ---: | ---: | ---: | ---: |")
+print("| rows | nodekit p50 / p99 | postgres-mcp p50 / p99 | lead p50 / p99 | floor p50 / p99 (rmcp + psql) | nodekit / floor p50 / p99 | JSON floor p50 / p99 (rmcp + json_agg) | nodekit / JSON floor p50 / p99 |")
+print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 for n in ("1", "1000"):
+    r50, r99 = floor["sizes"]["1"]["p50_ms"], floor["sizes"]["1"]["p99_ms"]
     q = [float(x) for x in open(f"{out}/psql-{n}.txt")]
-    f50 = floor["sizes"]["1"]["p50_ms"] + pct(q, 50)
-    f99 = floor["sizes"]["1"]["p99_ms"] + pct(q, 99)
+    j = [float(x) for x in open(f"{out}/psql-json-{n}.txt")]
+    f50, f99 = r50 + pct(q, 50), r99 + pct(q, 99)
+    j50, j99 = r50 + pct(j, 50), r99 + pct(j, 99)
     a, b = nk["sizes"][n], peer["sizes"][n]
     print(f"| {n} | {a['p50_ms']:.3f} / {a['p99_ms']:.3f} ms | {b['p50_ms']:.2f} / {b['p99_ms']:.2f} ms "
           f"| {b['p50_ms'] / a['p50_ms']:.1f}x / {b['p99_ms'] / a['p99_ms']:.1f}x "
-          f"| {f50:.3f} / {f99:.3f} ms ({floor['sizes']['1']['p50_ms']:.3f} + {pct(q, 50):.3f}) "
-          f"| {a['p50_ms'] / f50:.2f} / {a['p99_ms'] / f99:.2f} |")
+          f"| {f50:.3f} / {f99:.3f} ms ({r50:.3f} + {pct(q, 50):.3f}) "
+          f"| {a['p50_ms'] / f50:.2f} / {a['p99_ms'] / f99:.2f} "
+          f"| {j50:.3f} / {j99:.3f} ms ({r50:.3f} + {pct(j, 50):.3f}) "
+          f"| {a['p50_ms'] / j50:.2f} / {a['p99_ms'] / j99:.2f} |")
 print()
 for name, r in (("nodekit", nk), ("postgres-mcp", peer), ("floor", floor)):
     print(f"peak RSS {name}: {r['peak_rss_mb']:.1f} MB")
