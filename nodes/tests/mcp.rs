@@ -812,3 +812,74 @@ async fn nodekits_agent_uses_an_mcp_servers_tools_over_http_and_sse() {
         json!([{"city": "New York"}])
     );
 }
+
+/// `nodekit mcp serve --http 127.0.0.1:PORT` on the SQL example, once it listens.
+async fn http_server_on(port: u16) -> Child {
+    let mut child = nodekit(
+        &["mcp", "serve", SQL_AGENT, "--http", &port.to_string()],
+        &shop(),
+    )
+    .stdin(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if line.contains("http://") {
+                return;
+            }
+        }
+        panic!("the server exited before serving");
+    })
+    .await
+    .expect("the server starts within 30 s");
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    child
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_client_goes_on_when_its_server_restarts() {
+    use nodekit::mcp::{McpClient, ServerTransport, ToolFilter};
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut server = http_server_on(port).await;
+    let transport = ServerTransport::Http {
+        url: format!("http://127.0.0.1:{port}/mcp"),
+        headers: vec![],
+    };
+    let client = McpClient::connect(&transport, Duration::from_secs(10))
+        .await
+        .unwrap();
+    let tools = client
+        .tools(&ToolFilter::Selected(vec!["Select_Rows".into()]))
+        .await
+        .unwrap();
+    let select = &tools[0];
+    let args = json!({"tableName": "customers", "columns": "name", "orderBy": "name", "limit": 1});
+    let rows = |answer: Value| {
+        serde_json::from_str::<Value>(answer.as_str().unwrap()).unwrap()["data"].clone()
+    };
+    assert_eq!(
+        rows(select.call(args.clone()).await.unwrap()),
+        json!([{"name": "Ada Lovelace"}])
+    );
+
+    // While it is down, a call fails with a tool error naming the server.
+    server.kill().await.unwrap();
+    let down = select.call(args.clone()).await.unwrap_err().to_string();
+    assert!(
+        down.contains("Select_Rows") && down.contains(&format!("127.0.0.1:{port}")),
+        "{down}"
+    );
+
+    // Back up, on the same address: the next call opens a new session.
+    let _server = http_server_on(port).await;
+    assert_eq!(
+        rows(select.call(args).await.unwrap()),
+        json!([{"name": "Ada Lovelace"}])
+    );
+}

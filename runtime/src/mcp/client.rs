@@ -10,7 +10,7 @@ use futures::future::BoxFuture;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
-use rmcp::service::{RoleClient, RunningService};
+use rmcp::service::{RoleClient, RunningService, ServiceError};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::{Map, Value};
@@ -151,9 +151,11 @@ impl ToolFilter {
 }
 
 /// A session with an MCP server; its tools hold it open, and it closes
-/// (the server's program is stopped) when the last of them is dropped.
+/// (the server's program is stopped) when the last of them is dropped. A
+/// session the server ended (its program exited, its HTTP endpoint went
+/// away) is opened again on the next call.
 pub struct McpClient {
-    service: RunningService<RoleClient, ()>,
+    service: tokio::sync::RwLock<Arc<Session>>,
     transport: ServerTransport,
     server: String,
     timeout: Duration,
@@ -167,78 +169,101 @@ impl std::fmt::Debug for McpClient {
     }
 }
 
+type Session = RunningService<RoleClient, ()>;
+
 impl McpClient {
     /// Connects and initialises a session, within `timeout`, which each
     /// later request (listing, every call) gets too.
     pub async fn connect(transport: &ServerTransport, timeout: Duration) -> Result<Arc<McpClient>> {
-        let server = transport.shown();
-        let failed = |reason: String| McpError::Connect {
-            server: server.clone(),
-            reason: transport.scrub(reason),
-        };
-        // No redirects: the credentials' headers go only where they were meant to.
-        let http_client = || {
-            crate::model::http_client()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .map_err(|e| failed(e.to_string()))
-        };
-        let connecting = async {
-            match transport {
-                ServerTransport::Http { url, headers } => {
-                    let custom: HashMap<_, _> = header_map(headers)
-                        .map_err(failed)?
-                        .into_iter()
-                        .filter_map(|(name, value)| Some((name?, value)))
-                        .collect();
-                    let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
-                        .custom_headers(custom);
-                    let transport =
-                        StreamableHttpClientTransport::with_client(http_client()?, config);
-                    ().serve(transport).await.map_err(|e| failed(e.to_string()))
-                }
-                ServerTransport::Sse { url, headers } => {
-                    let headers = header_map(headers).map_err(failed)?;
-                    let transport = sse::connect(http_client()?, url, headers)
-                        .await
-                        .map_err(failed)?;
-                    ().serve(transport).await.map_err(|e| failed(e.to_string()))
-                }
-                ServerTransport::Stdio { command, args, env } => {
-                    #[cfg(feature = "n8n")]
-                    if crate::n8n::bridge::serving()
-                        && std::env::var(ALLOW_STDIO_IN_N8N).as_deref() != Ok("1")
-                    {
-                        return Err(failed(format!(
-                            "starting a program is off inside n8n: anyone who edits a workflow could run any command. Set {ALLOW_STDIO_IN_N8N}=1 in n8n's environment to allow it"
-                        )));
-                    }
-                    let mut program = tokio::process::Command::new(command);
-                    // Stopped with the session, even when the runtime ends first.
-                    program
-                        .args(args)
-                        .envs(env.iter().map(|(k, v)| (k, v)))
-                        .kill_on_drop(true);
-                    let transport = TokioChildProcess::new(program)
-                        .map_err(|e| failed(format!("cannot start it: {e}")))?;
-                    ().serve(transport).await.map_err(|e| failed(e.to_string()))
-                }
-            }
-        };
-        let service = tokio::time::timeout(timeout, connecting)
-            .await
-            .map_err(|_| failed(format!("no answer within {} ms", timeout.as_millis())))??;
+        let service = open(transport, timeout).await?;
         Ok(Arc::new(McpClient {
-            service,
+            service: tokio::sync::RwLock::new(Arc::new(service)),
             transport: transport.clone(),
-            server,
+            server: transport.shown(),
             timeout,
         }))
     }
 
+    /// The session, and what to pass [`McpClient::reopen`] if it broke.
+    async fn session(&self) -> Arc<Session> {
+        self.service.read().await.clone()
+    }
+
+    /// Opens a new session in place of `broken`, unless another call did.
+    async fn reopen(&self, broken: &Arc<Session>) -> Result<Arc<Session>> {
+        let mut service = self.service.write().await;
+        if Arc::ptr_eq(&service, broken) {
+            *service = Arc::new(open(&self.transport, self.timeout).await?);
+        }
+        Ok(service.clone())
+    }
+}
+
+/// Connects to `transport` and initialises a session within `timeout`.
+async fn open(transport: &ServerTransport, timeout: Duration) -> Result<Session> {
+    let server = transport.shown();
+    let failed = |reason: String| McpError::Connect {
+        server: server.clone(),
+        reason: transport.scrub(reason),
+    };
+    // No redirects: the credentials' headers go only where they were meant to.
+    let http_client = || {
+        crate::model::http_client()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| failed(e.to_string()))
+    };
+    let connecting = async {
+        match transport {
+            ServerTransport::Http { url, headers } => {
+                let custom: HashMap<_, _> = header_map(headers)
+                    .map_err(failed)?
+                    .into_iter()
+                    .filter_map(|(name, value)| Some((name?, value)))
+                    .collect();
+                let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                    .custom_headers(custom);
+                let transport = StreamableHttpClientTransport::with_client(http_client()?, config);
+                ().serve(transport).await.map_err(|e| failed(e.to_string()))
+            }
+            ServerTransport::Sse { url, headers } => {
+                let headers = header_map(headers).map_err(failed)?;
+                let transport = sse::connect(http_client()?, url, headers)
+                    .await
+                    .map_err(failed)?;
+                ().serve(transport).await.map_err(|e| failed(e.to_string()))
+            }
+            ServerTransport::Stdio { command, args, env } => {
+                #[cfg(feature = "n8n")]
+                if crate::n8n::bridge::serving()
+                    && std::env::var(ALLOW_STDIO_IN_N8N).as_deref() != Ok("1")
+                {
+                    return Err(failed(format!(
+                        "starting a program is off inside n8n: anyone who edits a workflow could run any command. Set {ALLOW_STDIO_IN_N8N}=1 in n8n's environment to allow it"
+                    )));
+                }
+                let mut program = tokio::process::Command::new(command);
+                // Stopped with the session, even when the runtime ends first.
+                program
+                    .args(args)
+                    .envs(env.iter().map(|(k, v)| (k, v)))
+                    .kill_on_drop(true);
+                let transport = TokioChildProcess::new(program)
+                    .map_err(|e| failed(format!("cannot start it: {e}")))?;
+                ().serve(transport).await.map_err(|e| failed(e.to_string()))
+            }
+        }
+    };
+    Ok(tokio::time::timeout(timeout, connecting)
+        .await
+        .map_err(|_| failed(format!("no answer within {} ms", timeout.as_millis())))??)
+}
+
+impl McpClient {
     /// The server's tools that `filter` keeps, as nodekit tools.
     pub async fn tools(self: &Arc<Self>, filter: &ToolFilter) -> Result<Vec<Arc<dyn Tool>>> {
-        let listed = tokio::time::timeout(self.timeout, self.service.list_all_tools())
+        let session = self.session().await;
+        let listed = tokio::time::timeout(self.timeout, session.list_all_tools())
             .await
             .map_err(|_| {
                 self.failed(format!(
@@ -312,21 +337,34 @@ impl Tool for RemoteTool {
                 }
             };
             let request = CallToolRequestParams::new(tool.clone()).with_arguments(arguments);
-            let timeout = self.client.timeout;
+            let client = &self.client;
+            let failed = |message: String| McpError::ToolFailed {
+                tool: tool.clone(),
+                message,
+            };
             // Dropping the call (on timeout) tells the server to cancel it.
-            let result = tokio::time::timeout(timeout, self.client.service.call_tool(request))
-                .await
-                .map_err(|_| McpError::ToolFailed {
-                    tool: tool.clone(),
-                    message: format!("no answer within {} ms", timeout.as_millis()),
+            let call = |session: Arc<Session>, request: CallToolRequestParams| async move {
+                tokio::time::timeout(client.timeout, session.call_tool(request)).await
+            };
+            let session = client.session().await;
+            let mut outcome = call(session.clone(), request.clone()).await;
+            if let Ok(Err(ServiceError::TransportClosed | ServiceError::TransportSend(_))) = outcome
+            {
+                // The server ended the session: once more, on a new one.
+                let session = client
+                    .reopen(&session)
+                    .await
+                    .map_err(|e| failed(e.to_string()))?;
+                outcome = call(session, request).await;
+            }
+            let result = outcome
+                .map_err(|_| {
+                    failed(format!(
+                        "no answer within {} ms",
+                        client.timeout.as_millis()
+                    ))
                 })?
-                .map_err(|e| McpError::ToolFailed {
-                    tool: tool.clone(),
-                    message: self
-                        .client
-                        .transport
-                        .scrub(format!("{}: {e}", self.client.server)),
-                })?;
+                .map_err(|e| failed(client.transport.scrub(format!("{}: {e}", client.server))))?;
             if result.is_error == Some(true) {
                 return Err(McpError::ToolFailed {
                     tool,
