@@ -27,6 +27,31 @@ pub(crate) fn pool_options(max: u32) -> SqlitePoolOptions {
         })
 }
 
+/// Runs `open` again while it fails with SQLite's "database is locked",
+/// for up to `within`. Two processes opening one new file at once can get
+/// it outside the busy timeout's reach: switching a new file to WAL mode
+/// returns it at once when another connection is doing the same.
+#[cfg(feature = "agent-memory-sqlite")]
+pub(crate) async fn retry_locked<T, F>(
+    within: std::time::Duration,
+    mut open: impl FnMut() -> F,
+) -> Result<T, sqlx::Error>
+where
+    F: Future<Output = Result<T, sqlx::Error>>,
+{
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        match open().await {
+            Err(sqlx::Error::Database(e))
+                if e.code().as_deref() == Some("5") && std::time::Instant::now() < deadline =>
+            {
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+            outcome => return outcome,
+        }
+    }
+}
+
 /// Registers sqlite-vec with SQLite for every connection opened afterwards
 /// in this process (idempotent).
 #[cfg(any(feature = "agent-memory-sqlite", feature = "vector-store-sqlite"))]

@@ -216,17 +216,20 @@ impl Db {
                     .during(format!("cannot open {}", path.display())),
             )
         };
-        let write = crate::sqlite::pool_options(1)
-            .acquire_timeout(BUSY_TIMEOUT)
-            .connect_with(options.clone())
-            .await
-            .map_err(cannot)?;
+        let write = crate::sqlite::retry_locked(BUSY_TIMEOUT, || {
+            crate::sqlite::pool_options(1)
+                .acquire_timeout(BUSY_TIMEOUT)
+                .connect_with(options.clone())
+        })
+        .await
+        .map_err(cannot)?;
         // Migrate before the readers connect: the file then has its schema.
         migrate_sqlite(&write).await?;
-        let read = crate::sqlite::pool_options(4)
-            .connect_with(options)
-            .await
-            .map_err(cannot)?;
+        let read = crate::sqlite::retry_locked(BUSY_TIMEOUT, || {
+            crate::sqlite::pool_options(4).connect_with(options.clone())
+        })
+        .await
+        .map_err(cannot)?;
         let identity = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         Ok(Db::new(
             Pools::Sqlite {
