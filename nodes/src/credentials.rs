@@ -6,16 +6,8 @@ use serde_json::Value;
 /// n8n's `openAiApi` credential (`apiKey`, optional `url` as the API root,
 /// optional `headerName`/`headerValue`, optional `azureApiVersion`) for `model`.
 pub fn openai(credential: &Value, model: &str) -> nodekit::Result<OpenAiConfig> {
-    let text = |k: &str| {
-        credential
-            .get(k)
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-    };
-    let api_key = text("apiKey").ok_or_else(|| nodekit::Error::InvalidCredentials {
-        credential: "openAiApi".into(),
-        problem: "has no `apiKey`".into(),
-    })?;
+    let text = |k: &str| text(credential, k);
+    let api_key = required(credential, "openAiApi", "apiKey")?;
     let mut config = OpenAiConfig::new(api_key, model);
     if let Some(url) = text("url") {
         config.base_url = url.to_owned();
@@ -25,6 +17,22 @@ pub fn openai(credential: &Value, model: &str) -> nodekit::Result<OpenAiConfig> 
     }
     config.azure_api_version = text("azureApiVersion").map(str::to_owned);
     Ok(config)
+}
+
+/// Field `key` of a credential, when it is a text that is not empty.
+fn text<'a>(credential: &'a Value, key: &str) -> Option<&'a str> {
+    credential
+        .get(key)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+}
+
+/// Field `key` of credential type `name`, or an error saying it is missing.
+pub fn required<'a>(credential: &'a Value, name: &str, key: &str) -> nodekit::Result<&'a str> {
+    text(credential, key).ok_or_else(|| nodekit::Error::InvalidCredentials {
+        credential: name.into(),
+        problem: format!("has no `{key}`"),
+    })
 }
 
 /// n8n's `postgres` credential. serde's message is not shown: it may quote

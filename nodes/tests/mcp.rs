@@ -246,25 +246,22 @@ async fn a_workflow_without_tools_is_refused() {
     assert!(stderr.contains("no tools to serve"), "{stderr}");
 }
 
-/// A `nodekit mcp serve --http 127.0.0.1:0` with a token, and its URL.
-async fn http_server(token: &str) -> (Child, String) {
-    let mut child = nodekit(
-        &[
-            "mcp",
-            "serve",
-            SQL_AGENT,
-            "--http",
-            "127.0.0.1:0",
-            "--token-env",
-            "MCP_TEST_TOKEN",
-        ],
-        &shop(),
-    )
-    .env("MCP_TEST_TOKEN", token)
-    .stdin(Stdio::null())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
+/// `nodekit mcp serve --http ADDR` of the SQL example, requiring `token`
+/// when one is given; and its URL, once it listens.
+async fn http_server(addr: &str, token: Option<&str>) -> (Child, String) {
+    let mut args = vec!["mcp", "serve", SQL_AGENT, "--http", addr];
+    if token.is_some() {
+        args.extend(["--token-env", "MCP_TEST_TOKEN"]);
+    }
+    let mut command = nodekit(&args, &shop());
+    if let Some(token) = token {
+        command.env("MCP_TEST_TOKEN", token);
+    }
+    let mut child = command
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
     let url = tokio::time::timeout(Duration::from_secs(30), async {
         while let Some(line) = lines.next_line().await.unwrap() {
@@ -292,7 +289,7 @@ async fn message_of(response: reqwest::Response) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_needs_the_token_a_known_host_and_a_sized_body() {
-    let (_child, url) = http_server("s3cret-token").await;
+    let (_child, url) = http_server("127.0.0.1:0", Some("s3cret-token")).await;
     assert!(
         url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
         "{url}"
@@ -558,6 +555,16 @@ fn mcp_agent_workflow(mcp: Value) -> std::path::PathBuf {
     path
 }
 
+/// A run's answer on standard output, once it succeeded.
+fn answer_of(out: &std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
 fn tool_call_reply(id: &str, name: &str, args: Value) -> Reply {
     Reply::sse(&[
         json!({"choices": [{"delta": {"role": "assistant", "tool_calls": [
@@ -616,12 +623,7 @@ async fn nodekits_agent_uses_an_mcp_servers_tools_over_stdio() {
         "excludeTools": ["Run_Query"],
     }));
     let out = run_agent(&workflow, &model.base_url, json!({})).await;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "Two e-books.");
+    assert_eq!(answer_of(&out), "Two e-books.");
 
     let seen = model.seen();
     // The model was offered the server's tool, with the server's schema, and not the excluded one.
@@ -645,7 +647,7 @@ async fn nodekits_agent_uses_an_mcp_servers_tools_over_stdio() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nodekits_agent_uses_an_mcp_servers_tools_over_http_with_a_token() {
-    let (_server, url) = http_server("http-token").await;
+    let (_server, url) = http_server("127.0.0.1:0", Some("http-token")).await;
     let model = Server::start(vec![
         tool_call_reply(
             "call_1",
@@ -667,12 +669,7 @@ async fn nodekits_agent_uses_an_mcp_servers_tools_over_http_with_a_token() {
         json!({"httpBearerAuth": {"token": "http-token"}}),
     )
     .await;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "Ada Lovelace.");
+    assert_eq!(answer_of(&out), "Ada Lovelace.");
     let results = model.seen()[1].tool_results();
     assert_eq!(results[0]["data"], json!([{"name": "Ada Lovelace"}]));
 
@@ -694,11 +691,7 @@ async fn nodekits_agent_uses_an_mcp_servers_tools_over_http_with_a_token() {
     .await;
     let header = json!({"httpHeaderAuth": {"name": "Authorization", "value": "Bearer http-token"}});
     let out = run_agent(&workflow_with_header, &model.base_url, header).await;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_eq!(answer_of(&out), "Ada Lovelace.");
 
     // A wrong token: the run fails, saying where and why, without the token.
     let out = run_agent(
@@ -793,12 +786,7 @@ async fn nodekits_agent_uses_an_mcp_servers_tools_over_http_and_sse() {
     .await;
     let workflow = mcp_agent_workflow(json!({"serverTransport": "sse", "endpointUrl": url}));
     let out = run_agent(&workflow, &model.base_url, json!({})).await;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "New York.");
+    assert_eq!(answer_of(&out), "New York.");
     let seen = model.seen();
     let offered: Vec<&str> = seen[0].body["tools"]
         .as_array()
@@ -813,31 +801,6 @@ async fn nodekits_agent_uses_an_mcp_servers_tools_over_http_and_sse() {
     );
 }
 
-/// `nodekit mcp serve --http 127.0.0.1:PORT` on the SQL example, once it listens.
-async fn http_server_on(port: u16) -> Child {
-    let mut child = nodekit(
-        &["mcp", "serve", SQL_AGENT, "--http", &port.to_string()],
-        &shop(),
-    )
-    .stdin(Stdio::null())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    tokio::time::timeout(Duration::from_secs(30), async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if line.contains("http://") {
-                return;
-            }
-        }
-        panic!("the server exited before serving");
-    })
-    .await
-    .expect("the server starts within 30 s");
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    child
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_client_goes_on_when_its_server_restarts() {
     use nodekit::mcp::{McpClient, ServerTransport, ToolFilter};
@@ -846,7 +809,7 @@ async fn the_client_goes_on_when_its_server_restarts() {
         .local_addr()
         .unwrap()
         .port();
-    let mut server = http_server_on(port).await;
+    let (mut server, _) = http_server(&port.to_string(), None).await;
     let transport = ServerTransport::Http {
         url: format!("http://127.0.0.1:{port}/mcp"),
         headers: vec![],
@@ -877,7 +840,7 @@ async fn the_client_goes_on_when_its_server_restarts() {
     );
 
     // Back up, on the same address: the next call opens a new session.
-    let _server = http_server_on(port).await;
+    let _server = http_server(&port.to_string(), None).await;
     assert_eq!(
         rows(select.call(args).await.unwrap()),
         json!([{"name": "Ada Lovelace"}])

@@ -259,6 +259,16 @@ pub enum ConnectionType {
     Chain,
 }
 
+impl std::fmt::Display for ConnectionType {
+    /// The name n8n uses, e.g. `ai_embedding`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match serde_json::to_value(self) {
+            Ok(serde_json::Value::String(name)) => f.write_str(&name),
+            _ => write!(f, "{self:?}"),
+        }
+    }
+}
+
 /// A credential a node uses, as n8n's `INodeCredentialDescription`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

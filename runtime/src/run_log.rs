@@ -166,7 +166,13 @@ pub(crate) struct Logged {
 }
 
 impl Logged {
-    pub(crate) fn start(log: &Arc<RunLog>, node: &str, action: &'static str, input: Value) -> Self {
+    /// Starts timing a call; `input` is built only if the log keeps the entry.
+    pub(crate) fn start(
+        log: &Arc<RunLog>,
+        node: &str,
+        action: &'static str,
+        input: impl FnOnce() -> Value,
+    ) -> Self {
         let start_time = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
@@ -174,7 +180,7 @@ impl Logged {
             log: log.clone(),
             node: node.to_owned(),
             action,
-            input,
+            input: if log.keeps() { input() } else { Value::Null },
             start: Instant::now(),
             start_time,
         }
@@ -189,7 +195,7 @@ impl Logged {
         match result {
             // An entry nothing keeps (a per-call log outside a capture
             // scope, as `nodekit mcp serve`'s) is not worth building: the
-            // output can be a thousand rows.
+            // output can be a thousand rows. The input was skipped likewise.
             Ok(_) if !self.log.keeps() => self.record(Value::Null, usage, None),
             Ok(v) => self.record(output(v), usage, None),
             Err(e) => self.record(Value::Null, None, Some(e.to_string())),
@@ -291,7 +297,7 @@ struct LoggedMemory {
 impl Memory for LoggedMemory {
     fn load(&self) -> BoxFuture<'_, Result<Vec<Message>>> {
         traced(&self.node, "loadMemory", async move {
-            let call = Logged::start(&self.log, &self.node, "loadMemory", Value::Null);
+            let call = Logged::start(&self.log, &self.node, "loadMemory", || Value::Null);
             let result = self.inner.load().await;
             call.finish(&result, |m| json!({"messages": m}), None);
             result
@@ -300,7 +306,12 @@ impl Memory for LoggedMemory {
 
     fn load_for<'a>(&'a self, input: &'a str) -> BoxFuture<'a, Result<Vec<Message>>> {
         traced(&self.node, "loadMemory", async move {
-            let call = Logged::start(&self.log, &self.node, "loadMemory", json!({"input": input}));
+            let call = Logged::start(
+                &self.log,
+                &self.node,
+                "loadMemory",
+                || json!({"input": input}),
+            );
             let result = self.inner.load_for(input).await;
             call.finish(&result, |m| json!({"messages": m}), None);
             result
@@ -313,7 +324,7 @@ impl Memory for LoggedMemory {
                 &self.log,
                 &self.node,
                 "saveMemory",
-                json!({"input": input, "output": output}),
+                || json!({"input": input, "output": output}),
             );
             let result = self.inner.save(input, output).await;
             call.finish(&result, |_| json!({"saved": true}), None);
@@ -328,10 +339,12 @@ impl Memory for LoggedMemory {
                 &self.node,
                 "saveMemory",
                 // The same entry as `save`'s: the input and the final answer.
-                json!({
-                    "input": input,
-                    "output": turn.last().map(Message::text).unwrap_or_default(),
-                }),
+                || {
+                    json!({
+                        "input": input,
+                        "output": turn.last().map(Message::text).unwrap_or_default(),
+                    })
+                },
             );
             let result = self.inner.save_turn(input, turn).await;
             call.finish(&result, |_| json!({"saved": true}), None);
@@ -373,7 +386,7 @@ impl Tool for LoggedTool {
 
     fn call<'a>(&'a self, args: Value) -> BoxFuture<'a, Result<Value>> {
         traced(&self.node, "tool", async move {
-            let call = Logged::start(&self.log, &self.node, "tool", args.clone());
+            let call = Logged::start(&self.log, &self.node, "tool", || args.clone());
             let result = self.inner.call(args).await;
             call.finish(&result, |v| json!({"response": v}), None);
             result
@@ -404,7 +417,7 @@ impl ChatModel for LoggedModel {
         options: &'a CallOptions,
     ) -> BoxFuture<'a, Result<Message>> {
         traced(&self.node, "invoke", async move {
-            let call = Logged::start(&self.log, &self.node, "invoke", messages_json(messages));
+            let call = Logged::start(&self.log, &self.node, "invoke", || messages_json(messages));
             let result = self.inner.invoke(messages, options).await;
             let usage = result.as_ref().ok().and_then(|m| m.usage);
             call.finish(&result, |m| json!({"message": m}), usage);
@@ -418,7 +431,7 @@ impl ChatModel for LoggedModel {
         options: &'a CallOptions,
     ) -> BoxFuture<'a, Result<ChunkStream>> {
         traced(&self.node, "stream", async move {
-            let call = Logged::start(&self.log, &self.node, "stream", messages_json(messages));
+            let call = Logged::start(&self.log, &self.node, "stream", || messages_json(messages));
             match self.inner.stream(messages, options).await {
                 Ok(inner) => Ok(Box::pin(LoggedStream {
                     inner,
@@ -507,7 +520,7 @@ impl Embedder for LoggedEmbedder {
                 &self.log,
                 &self.node,
                 "embed",
-                json!({"texts": texts.len()}),
+                || json!({"texts": texts.len()}),
             );
             let result = self.inner.embed(texts).await;
             call.finish(
@@ -566,7 +579,7 @@ impl TextSplitter for LoggedTextSplitter {
             &self.log,
             &self.node,
             "splitText",
-            json!({"characters": text.chars().count()}),
+            || json!({"characters": text.chars().count()}),
         );
         let chunks = self.inner.split_text(text);
         call.record(json!({"response": chunks}), None, None);
@@ -589,7 +602,7 @@ struct LoggedDocumentLoader {
 impl DocumentLoader for LoggedDocumentLoader {
     fn load<'a>(&'a self, item: &'a Value) -> BoxFuture<'a, Result<Vec<Document>>> {
         traced(&self.node, "loadDocuments", async move {
-            let call = Logged::start(&self.log, &self.node, "loadDocuments", item.clone());
+            let call = Logged::start(&self.log, &self.node, "loadDocuments", || item.clone());
             let result = self.inner.load(item).await;
             call.finish(&result, |docs| json!({"response": docs}), None);
             result

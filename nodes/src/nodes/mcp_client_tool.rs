@@ -7,7 +7,6 @@ use std::time::Duration;
 use nodekit::mcp::{McpClient, ServerTransport, ToolFilter};
 use nodekit::prelude::*;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 // n8n ships both; they authenticate the HTTP transport.
 nodekit::n8n_credentials!("httpBearerAuth", "httpHeaderAuth");
@@ -170,15 +169,10 @@ impl McpClientTool {
     /// The authentication header the credential gives.
     fn headers(&self, ctx: &SupplyContext) -> nodekit::Result<Vec<(String, String)>> {
         let field = |credential: &str, key: &str| -> nodekit::Result<String> {
-            ctx.credentials(credential)?
-                .get(key)
-                .and_then(Value::as_str)
-                .filter(|v| !v.is_empty())
-                .map(str::to_owned)
-                .ok_or_else(|| nodekit::Error::InvalidCredentials {
-                    credential: credential.into(),
-                    problem: format!("has no `{key}`"),
-                })
+            Ok(
+                crate::credentials::required(ctx.credentials(credential)?, credential, key)?
+                    .to_owned(),
+            )
         };
         Ok(match self.authentication {
             Authentication::None => vec![],

@@ -197,6 +197,44 @@ impl McpClient {
         }
         Ok(service.clone())
     }
+
+    /// The server's tools that `filter` keeps, as nodekit tools.
+    pub async fn tools(self: &Arc<Self>, filter: &ToolFilter) -> Result<Vec<Arc<dyn Tool>>> {
+        let session = self.session().await;
+        let listed = tokio::time::timeout(self.timeout, session.list_all_tools())
+            .await
+            .map_err(|_| {
+                self.failed(format!(
+                    "no tool list within {} ms",
+                    self.timeout.as_millis()
+                ))
+            })?
+            .map_err(|e| self.failed(format!("cannot list its tools: {e}")))?;
+        let tools = listed
+            .into_iter()
+            .filter(|t| filter.keeps(&t.name))
+            .map(|t| {
+                let definition = ToolDefinition {
+                    name: t.name.to_string(),
+                    description: t.description.as_deref().unwrap_or_default().to_owned(),
+                    parameters: Value::Object((*t.input_schema).clone()),
+                };
+                Arc::new(RemoteTool {
+                    client: self.clone(),
+                    definition,
+                }) as Arc<dyn Tool>
+            })
+            .collect();
+        Ok(tools)
+    }
+
+    fn failed(&self, reason: String) -> crate::Error {
+        McpError::Connect {
+            server: self.server.clone(),
+            reason: self.transport.scrub(reason),
+        }
+        .into()
+    }
 }
 
 /// Connects to `transport` and initialises a session within `timeout`.
@@ -257,46 +295,6 @@ async fn open(transport: &ServerTransport, timeout: Duration) -> Result<Session>
     Ok(tokio::time::timeout(timeout, connecting)
         .await
         .map_err(|_| failed(format!("no answer within {} ms", timeout.as_millis())))??)
-}
-
-impl McpClient {
-    /// The server's tools that `filter` keeps, as nodekit tools.
-    pub async fn tools(self: &Arc<Self>, filter: &ToolFilter) -> Result<Vec<Arc<dyn Tool>>> {
-        let session = self.session().await;
-        let listed = tokio::time::timeout(self.timeout, session.list_all_tools())
-            .await
-            .map_err(|_| {
-                self.failed(format!(
-                    "no tool list within {} ms",
-                    self.timeout.as_millis()
-                ))
-            })?
-            .map_err(|e| self.failed(format!("cannot list its tools: {e}")))?;
-        let tools = listed
-            .into_iter()
-            .filter(|t| filter.keeps(&t.name))
-            .map(|t| {
-                let definition = ToolDefinition {
-                    name: t.name.to_string(),
-                    description: t.description.as_deref().unwrap_or_default().to_owned(),
-                    parameters: Value::Object((*t.input_schema).clone()),
-                };
-                Arc::new(RemoteTool {
-                    client: self.clone(),
-                    definition,
-                }) as Arc<dyn Tool>
-            })
-            .collect();
-        Ok(tools)
-    }
-
-    fn failed(&self, reason: String) -> crate::Error {
-        McpError::Connect {
-            server: self.server.clone(),
-            reason: self.transport.scrub(reason),
-        }
-        .into()
-    }
 }
 
 /// One tool of an MCP server.

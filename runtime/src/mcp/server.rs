@@ -34,12 +34,12 @@ use crate::tool::Tool;
 #[derive(Clone, Debug)]
 pub struct McpServer {
     inner: Arc<Inner>,
+    info: Implementation,
 }
 
 #[derive(Debug)]
 struct Inner {
     tools: IndexMap<String, (Arc<dyn Tool>, rmcp::model::Tool)>,
-    info: Implementation,
     /// The calls running, so that a session's end can wait for them to stop.
     calls: TaskTracker,
 }
@@ -65,23 +65,17 @@ impl McpServer {
         Ok(McpServer {
             inner: Arc::new(Inner {
                 tools: by_name,
-                info: Implementation::new("nodekit", env!("CARGO_PKG_VERSION")),
                 calls: TaskTracker::new(),
             }),
+            info: Implementation::new("nodekit", env!("CARGO_PKG_VERSION")),
         })
     }
 
     /// The same server, introducing itself to clients as `name` `version`
     /// (nodekit and its version by default).
-    pub fn with_name(self, name: &str, version: &str) -> McpServer {
-        let tools = self.inner.tools.clone();
-        McpServer {
-            inner: Arc::new(Inner {
-                tools,
-                info: Implementation::new(name, version),
-                calls: TaskTracker::new(),
-            }),
-        }
+    pub fn with_name(mut self, name: &str, version: &str) -> McpServer {
+        self.info = Implementation::new(name, version);
+        self
     }
 
     /// Waits, up to `within`, for the calls still running to end: those
@@ -147,7 +141,7 @@ fn call_result(outcome: Result<Value>) -> CallToolResult {
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(self.inner.info.clone())
+            .with_server_info(self.info.clone())
     }
 
     async fn list_tools(

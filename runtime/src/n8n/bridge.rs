@@ -536,8 +536,7 @@ impl Bridge {
                              nodekit node of this package (n8n made its `{foreign}`); nodekit nodes \
                              run in the nodekit bridge, which cannot reach objects in n8n's \
                              process: connect one of this package's nodes there instead",
-                            target.node_name,
-                            connection_name(*kind),
+                            target.node_name, kind,
                         )));
                     }
                 };
@@ -601,14 +600,6 @@ impl Bridge {
 /// What a supply is cached under: everything it is made from.
 fn supply_key(target: &Target) -> String {
     serde_json::to_string(target).expect("JSON values serialise")
-}
-
-/// How n8n names a connection type (`ai_embedding`).
-fn connection_name(kind: ConnectionType) -> String {
-    serde_json::to_value(kind)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_else(|| format!("{kind:?}"))
 }
 
 /// Runs `op` on what a node supplied.

@@ -87,10 +87,7 @@ impl Supply {
             Supply::Toolkit(tools) => Ok(tools),
             other => Err(crate::Error::NotATool {
                 node: node.to_owned(),
-                supplies: serde_json::to_value(other.connection())
-                    .ok()
-                    .and_then(|v| v.as_str().map(|kind| format!("`{kind}`")))
-                    .unwrap_or_default(),
+                supplies: format!("`{}`", other.connection()),
             }),
         }
     }

@@ -286,7 +286,7 @@ impl DocumentStore {
         let Some((node, log)) = &self.log else {
             return work.await;
         };
-        let call = Logged::start(log, node, action, input);
+        let call = Logged::start(log, node, action, || input);
         let result = work.await;
         call.finish(&result, output, None);
         result
