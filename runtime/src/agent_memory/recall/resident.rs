@@ -456,24 +456,38 @@ impl Recall {
     }
 
     /// After vectors of the thread were written: a loaded entry reads them
-    /// (awaited); a thread without one gets loaded (which reads them too).
+    /// (awaited); a thread without one gets loaded (which reads them too);
+    /// an entry still loading reads them once its load is done (in the
+    /// background: the load may have read its pages before they were
+    /// written).
     pub(super) async fn resident_after_write(
         &self,
         resource: &str,
         thread: &ThreadInfo,
         index: RecallIndex,
     ) -> Result<()> {
-        let Some(resident) = self.ready_resident(resource, thread, index)? else {
+        let key = (thread.id.clone(), thread.created_at);
+        let (resident, fresh) = self.cache().get_or_insert(key.clone(), index.dims)?;
+        if fresh {
+            self.spawn_load(resource, thread, index, key, resident);
             return Ok(());
-        };
+        }
+        let ready = resident.ready.load(Ordering::Acquire);
         let (recall, resource, thread) = (self.clone(), resource.to_owned(), thread.id.clone());
         // A task of its own: giving up on this future never cuts a page.
-        tokio::spawn(async move {
+        let fill = tokio::spawn(async move {
             let _guard = resident.filling.clone().lock_owned().await;
-            recall.fill(&resident, &resource, &thread, index).await
-        })
-        .await
-        .map_err(|e| err(format!("recall catch-up stopped: {e}")))?
+            let filled = recall.fill(&resident, &resource, &thread, index).await;
+            if let (false, Err(e)) = (ready, &filled) {
+                tracing::warn!(%thread, error = %e, "semantic recall: catch-up failed");
+            }
+            filled
+        });
+        if !ready {
+            return Ok(());
+        }
+        fill.await
+            .map_err(|e| err(format!("recall catch-up stopped: {e}")))?
     }
 
     fn spawn_load(
