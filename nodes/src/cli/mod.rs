@@ -498,13 +498,20 @@ fn workflow_command(
     path: &Path,
     credentials: &CredentialArgs,
 ) -> Result<Option<String>, CliError> {
+    let (workflow, credentials) = load_workflow(path, credentials)?;
+    work(&async_runtime()?, workflow, credentials)?;
+    Ok(None)
+}
+
+/// The workflow file at `path` and the credentials of the command line.
+fn load_workflow(
+    path: &Path,
+    credentials: &CredentialArgs,
+) -> Result<(Workflow, Arc<Credentials>), String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read workflow {}: {e}", shown(path)))?;
     let workflow = Workflow::from_json(&text).map_err(|e| e.to_string())?;
-    let credentials = load_credentials(credentials)?;
-    let runtime = async_runtime()?;
-    work(&runtime, workflow, Arc::new(credentials))?;
-    Ok(None)
+    Ok((workflow, Arc::new(load_credentials(credentials)?)))
 }
 
 fn load_credentials(args: &CredentialArgs) -> Result<Credentials, String> {

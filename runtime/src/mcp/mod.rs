@@ -63,6 +63,11 @@ pub const MAX_STDIO_MESSAGE_BYTES: usize = DEFAULT_MAX_BODY_BYTES;
 /// Serves `tools` over standard input and output until the client closes
 /// its end. Calls still running then get up to 5 seconds to answer before
 /// they are cancelled. Nothing else may write to standard output meanwhile.
+///
+/// There is one client, and its calls mostly wait on I/O: a current-thread
+/// runtime (`#[tokio::main(flavor = "current_thread")]`) answers them
+/// faster than a multi-thread one, which hands each wake-up to another
+/// thread.
 pub async fn serve_stdio(tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Result<()> {
     McpServer::new(tools)?.serve_stdio().await
 }
