@@ -534,6 +534,76 @@ async fn a_cancelled_or_abandoned_call_stops_and_rolls_back() {
         .unwrap();
 }
 
+/// SQLite runs a statement on a thread of its own: a cancelled call must
+/// interrupt it there, or it goes on holding the write lock until its
+/// deadline, and every other write waits and fails meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_sqlite_call_stops_and_frees_the_database() {
+    let dir = nodekit_test_support::scratch_dir();
+    let name = nodekit_test_support::unique("nk_mcp_sqlite");
+    let db = dir.join(format!("{name}.db"));
+    let options = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(&db)
+        .create_if_missing(true);
+    let mut conn = sqlx::ConnectOptions::connect(&options).await.unwrap();
+    sqlx::raw_sql(
+        "CREATE TABLE numbers (n integer);
+         WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 3000)
+         INSERT INTO numbers SELECT n FROM s;
+         CREATE TABLE notes (body text);",
+    )
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    let workflow = json!({
+        "nodes": [
+            {"name": "AI Agent", "type": "nodekit-nodes.agent", "typeVersion": 1, "parameters": {}},
+            {"name": "Run Query", "type": "nodekit-nodes.executeSqlTool", "typeVersion": 1,
+             "parameters": {"options": {"allowedTables": "numbers, notes",
+                 "allowWrites": true, "timeout": 120}}},
+        ],
+        "connections": {"Run Query": {"ai_tool": [[{"node": "AI Agent", "type": "ai_tool", "index": 0}]]}},
+    });
+    let path = dir.join(format!("{name}.json"));
+    std::fs::write(&path, workflow.to_string()).unwrap();
+    let credentials = json!({"sqlite": {"databasePath": db}});
+    let mut server = StdioServer::start(path.to_str().unwrap(), &credentials).await;
+
+    let endless = "INSERT INTO notes (body) SELECT count(*) FROM numbers a, numbers b, numbers c";
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "Run_Query", "arguments": {"query": endless}}});
+    server.send(&call.to_string()).await;
+    // The statement is running (it would for minutes) and holds the write lock.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    server
+        .send(
+            &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": 1, "reason": "the user stopped it"}})
+            .to_string(),
+        )
+        .await;
+    // The lock is free again within moments (the statement would hold it
+    // for two minutes): a write goes through.
+    let write = json!({"query": "INSERT INTO notes (body) VALUES ('after')"});
+    let mut answer = Value::Null;
+    for id in 2..32 {
+        answer = server.call(id, "Run_Query", write.clone()).await;
+        if text_of(&answer)["success"] == json!(true) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(text_of(&answer)["success"], json!(true), "{answer}");
+    let answer = server
+        .call(40, "Run_Query", json!({"query": "SELECT body FROM notes"}))
+        .await;
+    assert_eq!(
+        text_of(&answer)["data"],
+        json!([{"body": "after"}]),
+        "{answer}"
+    );
+}
+
 /// A workflow of nodekit's agent, the scripted model and an MCP Client Tool
 /// with `mcp` as its parameters; written to a scratch file.
 fn mcp_agent_workflow(mcp: Value) -> std::path::PathBuf {

@@ -7,6 +7,8 @@
 
 #[cfg(feature = "sql-tools-sqlite")]
 use std::str::FromStr;
+#[cfg(feature = "sql-tools-sqlite")]
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 #[cfg(feature = "sql-tools-sqlite")]
 use std::time::Instant;
@@ -254,7 +256,9 @@ impl Database {
                 // Each session sets its own before running anything, so the
                 // expired one a read leaves behind is never reached.
                 let deadline = Instant::now() + limits.timeout;
-                let handler = move || Instant::now() < deadline;
+                let stop = StopOnDrop::default();
+                let stopped = stop.0.clone();
+                let handler = move || Instant::now() < deadline && !stopped.load(Ordering::Relaxed);
                 if limits.read_only {
                     // No transaction: the connection was opened read-only,
                     // and one statement is atomic on its own.
@@ -263,14 +267,14 @@ impl Database {
                         .await
                         .map_err(|e| classify(&e))?
                         .set_progress_handler(PROGRESS_STEPS, handler);
-                    return Ok(Session::SqliteRead { conn });
+                    return Ok(Session::SqliteRead { conn, stop });
                 }
                 let mut tx = write.begin().await.map_err(|e| classify(&e))?;
                 tx.lock_handle()
                     .await
                     .map_err(|e| classify(&e))?
                     .set_progress_handler(PROGRESS_STEPS, handler);
-                Ok(Session::SqliteWrite { tx })
+                Ok(Session::SqliteWrite { tx, stop })
             }
         }
     }
@@ -295,12 +299,16 @@ pub enum Session {
     SqliteRead {
         /// The connection.
         conn: sqlx::pool::PoolConnection<sqlx::Sqlite>,
+        /// Interrupts the running statement if the session is dropped.
+        stop: StopOnDrop,
     },
     /// A SQLite transaction for writes.
     #[cfg(feature = "sql-tools-sqlite")]
     SqliteWrite {
         /// The open transaction.
         tx: sqlx::Transaction<'static, sqlx::Sqlite>,
+        /// Interrupts the running statement if the session is dropped.
+        stop: StopOnDrop,
     },
 }
 
@@ -324,8 +332,8 @@ impl Session {
         match self {
             #[cfg(feature = "sql-tools-postgres")]
             Session::Postgres { .. } => None,
-            Session::SqliteRead { conn } => Some(&mut **conn),
-            Session::SqliteWrite { tx } => Some(&mut **tx),
+            Session::SqliteRead { conn, .. } => Some(&mut **conn),
+            Session::SqliteWrite { tx, .. } => Some(&mut **tx),
         }
     }
 
@@ -687,7 +695,7 @@ impl Session {
                 committed.map_err(|e| classify(&e))
             }
             #[cfg(feature = "sql-tools-sqlite")]
-            Session::SqliteWrite { mut tx } => {
+            Session::SqliteWrite { mut tx, .. } => {
                 release(&mut tx).await;
                 tx.commit().await.map_err(|e| classify(&e))
             }
@@ -705,11 +713,27 @@ impl Session {
             #[cfg(feature = "sql-tools-sqlite")]
             Session::SqliteRead { .. } => {}
             #[cfg(feature = "sql-tools-sqlite")]
-            Session::SqliteWrite { mut tx } => {
+            Session::SqliteWrite { mut tx, .. } => {
                 release(&mut tx).await;
                 let _ = tx.rollback().await;
             }
         }
+    }
+}
+
+/// Interrupts a SQLite session's running statement when the session is
+/// dropped before it ended (its call was cancelled, or its client went
+/// away): SQLite runs it on a thread of its own, which would otherwise go
+/// on until the call's deadline, holding the connection (and, for a write,
+/// the database's write lock). The session's progress handler reads it.
+#[cfg(feature = "sql-tools-sqlite")]
+#[derive(Debug, Default)]
+pub struct StopOnDrop(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+#[cfg(feature = "sql-tools-sqlite")]
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
     }
 }
 
