@@ -235,10 +235,24 @@ impl Catalog {
         {
             return Ok(e);
         }
+        // A workflow exported from n8n names a packaged node by the npm
+        // package it was installed as (`n8n-nodes-shop.selectQueryTool`):
+        // such a name is looked up by its node name alone.
+        let bare_name = match name.rsplit_once('.') {
+            Some((package, node))
+                if package
+                    .rsplit('/')
+                    .next()
+                    .is_some_and(|p| p.starts_with("n8n-nodes-")) =>
+            {
+                node
+            }
+            _ => name,
+        };
         let bare: Vec<&CatalogEntry> = self
             .entries
             .iter()
-            .filter(|e| e.description.name == name)
+            .filter(|e| e.description.name == bare_name)
             .collect();
         match bare.as_slice() {
             [one] => Ok(one),

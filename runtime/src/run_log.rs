@@ -295,6 +295,10 @@ struct LoggedMemory {
 }
 
 impl Memory for LoggedMemory {
+    fn messages(&self) -> BoxFuture<'_, Result<Vec<Message>>> {
+        self.inner.messages()
+    }
+
     fn load(&self) -> BoxFuture<'_, Result<Vec<Message>>> {
         traced(&self.node, "loadMemory", async move {
             let call = Logged::start(&self.log, &self.node, "loadMemory", || Value::Null);

@@ -10,6 +10,10 @@
 //! get their defaults and their `$json` expressions resolved against that
 //! item. Credentials are looked up by credential type.
 
+mod chat_trigger;
+
+pub use chat_trigger::{AllowedOrigins, CHAT_TRIGGER_TYPE, ChatTrigger, ResponseMode};
+
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
@@ -20,6 +24,7 @@ use serde_json::{Map, Value};
 use crate::description::ConnectionType;
 use crate::error::{Error, Result, WorkflowError, describe_value, quoted_json_error};
 use crate::event::EventSender;
+use crate::message::Message;
 use crate::node::{Credentials, ExecuteContext, SharedPools, Supply, SupplyContext};
 use crate::registry::{Catalog, CatalogEntry};
 use crate::run_log::RunLog;
@@ -78,6 +83,12 @@ pub struct Workflow {
 pub struct WorkflowNode {
     /// Unique name in the workflow.
     pub name: String,
+    /// n8n's id of the node (empty when the export has none).
+    #[serde(default)]
+    pub id: String,
+    /// The id in a trigger's webhook paths (`/webhook/<id>/chat`).
+    #[serde(default)]
+    pub webhook_id: Option<String>,
     /// Node type, `package.nodeName`.
     #[serde(rename = "type")]
     pub node_type: String,
@@ -105,6 +116,9 @@ pub struct RunOptions {
     pub credentials: Arc<Credentials>,
     /// Where agents send progress.
     pub events: Option<EventSender>,
+    /// The database pools the run's nodes use. Runs given the same set
+    /// share its pools (a server keeps one); by default each run has its own.
+    pub pools: SharedPools,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -207,7 +221,7 @@ impl Workflow {
         let log = RunLog::new();
         let run = RunScope {
             log: log.clone(),
-            pools: SharedPools::default(),
+            pools: options.pools.clone(),
         };
         let edges = self.edges()?;
         for e in &edges {
@@ -402,7 +416,7 @@ impl Workflow {
     ) -> Result<Vec<Arc<dyn Tool>>> {
         let run = RunScope {
             log: RunLog::per_call(),
-            pools: SharedPools::default(),
+            pools: options.pools.clone(),
         };
         let edges = self.edges()?;
         let mut seen = HashSet::new();
@@ -419,6 +433,41 @@ impl Workflow {
             }
         }
         Ok(tools)
+    }
+    /// The workflow's Chat Trigger (`@n8n/n8n-nodes-langchain.chatTrigger`)
+    /// with its settings, if it has an enabled one.
+    pub fn chat_trigger(&self) -> Result<Option<ChatTrigger>> {
+        self.nodes
+            .iter()
+            .find(|n| !n.disabled && chat_trigger::is_chat_trigger(&n.node_type))
+            .map(ChatTrigger::from_node)
+            .transpose()
+    }
+
+    /// What the memory connected to node `trigger` (a Chat Trigger's
+    /// `ai_memory` input) has stored for the session `options.input`
+    /// names, oldest first; `None` when no memory is connected to it.
+    pub async fn stored_messages(
+        &self,
+        catalog: &Catalog,
+        trigger: &str,
+        options: &RunOptions,
+    ) -> Result<Option<Vec<Message>>> {
+        let run = RunScope {
+            log: RunLog::per_call(),
+            pools: options.pools.clone(),
+        };
+        let edges = self.edges()?;
+        let mut supplied = self
+            .supplies(catalog, &edges, trigger, &options.input, options, &run, 0)
+            .await?;
+        let memory = supplied
+            .remove(&ConnectionType::Memory)
+            .and_then(|mut all| all.pop());
+        match memory {
+            Some(Supply::Memory(memory)) => Ok(Some(memory.messages().await?)),
+            _ => Ok(None),
+        }
     }
 }
 

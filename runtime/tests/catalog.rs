@@ -41,6 +41,18 @@ fn lookup_by_full_or_bare_name() {
         e.to_string(),
         "unknown node `gamaRay` (did you mean `pkg-a.gammaRay`?)"
     );
+    // As a workflow exported from n8n names them: by the npm package
+    // they were installed as.
+    assert_eq!(
+        c.find("n8n-nodes-shop.gammaRay").unwrap().full_name(),
+        "pkg-a.gammaRay"
+    );
+    assert_eq!(
+        c.find("@acme/n8n-nodes-shop.gammaRay").unwrap().full_name(),
+        "pkg-a.gammaRay"
+    );
+    assert!(c.find("n8n-nodes-shop.alpha").is_err());
+    assert!(c.find("other-package.gammaRay").is_err());
     let e = c.find("zzz").unwrap_err();
     assert_eq!(
         e.to_string(),

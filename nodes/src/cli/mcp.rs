@@ -113,6 +113,7 @@ async fn serve(
         input: serde_json::json!({}),
         credentials,
         events: None,
+        ..RunOptions::default()
     };
     let tools = workflow
         .tools(Catalog::global(), &options)

@@ -588,6 +588,7 @@ async fn run_once(
         input: serde_json::json!({"chatInput": message, "sessionId": session, "action": "sendMessage"}),
         credentials,
         events: Some(tx),
+        ..RunOptions::default()
     };
     let mut run = std::pin::pin!(workflow.run(Catalog::global(), options));
     let (result, printed) = tokio::select! {

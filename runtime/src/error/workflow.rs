@@ -78,4 +78,16 @@ pub enum WorkflowError {
         /// The node the nesting was found under.
         node: String,
     },
+    /// A trigger's setting that nodekit cannot serve.
+    #[error("workflow: node `{}`: {setting} `{}` is not supported here: {supported}", quoted(.node), quoted(.value))]
+    UnsupportedSetting {
+        /// The trigger node.
+        node: String,
+        /// The parameter.
+        setting: String,
+        /// Its value.
+        value: String,
+        /// What is supported instead.
+        supported: String,
+    },
 }

@@ -393,6 +393,10 @@ impl Memory for ConversationMemory {
         Box::pin(self.view())
     }
 
+    fn messages(&self) -> BoxFuture<'_, crate::Result<Vec<Message>>> {
+        self.options.history.messages()
+    }
+
     /// Appends the exchange as given; LangChain's key and empty-value checks
     /// belong to [`ConversationMemory::save_context`], which takes maps.
     fn save<'a>(&'a self, input: &'a str, output: &'a str) -> BoxFuture<'a, crate::Result<()>> {

@@ -25,6 +25,14 @@ pub trait Memory: Send + Sync + std::fmt::Debug {
         self.load()
     }
 
+    /// Every stored message of the conversation, oldest first, to show it
+    /// to its user again (the Chat Trigger's "load previous session"): a
+    /// chat history's whole content, not the window the model sees. By
+    /// default what [`Memory::load`] gives.
+    fn messages(&self) -> BoxFuture<'_, Result<Vec<Message>>> {
+        self.load()
+    }
+
     /// Stores one exchange: the human input and the AI output.
     fn save<'a>(&'a self, input: &'a str, output: &'a str) -> BoxFuture<'a, Result<()>>;
 
