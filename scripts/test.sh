@@ -32,7 +32,7 @@ section "features"
 cargo clippy -p nodekit --no-default-features --lib --locked -- -D warnings
 for feature in openai agent tiktoken sqlite postgres redis \
   sql-tools-sqlite sql-tools-postgres agent-memory-sqlite agent-memory-postgres \
-  vector-store-sqlite vector-store-postgres ann n8n mcp; do
+  vector-store-sqlite vector-store-postgres ann n8n mcp serve; do
   echo "-- nodekit with --features $feature"
   cargo clippy -p nodekit --no-default-features --features "$feature" --lib --locked -- -D warnings
 done

@@ -7,6 +7,8 @@ mod agent;
 mod agent_memory;
 #[cfg(feature = "mcp")]
 mod mcp;
+#[cfg(feature = "serve")]
+mod serve;
 mod store;
 mod vector_store;
 mod workflow;
@@ -16,6 +18,8 @@ pub use agent::AgentError;
 pub use agent_memory::AgentMemoryError;
 #[cfg(feature = "mcp")]
 pub use mcp::McpError;
+#[cfg(feature = "serve")]
+pub use serve::ServeError;
 pub use store::{Backend, StoreError, StoreErrorKind};
 pub use vector_store::VectorStoreError;
 pub use workflow::WorkflowError;
@@ -248,6 +252,10 @@ pub enum Error {
     #[cfg(feature = "mcp")]
     #[error(transparent)]
     Mcp(#[from] McpError),
+    /// Serving a workflow over HTTP cannot start.
+    #[cfg(feature = "serve")]
+    #[error(transparent)]
+    Serve(#[from] ServeError),
     /// Text that should be JSON is not.
     #[error("{what} is not valid JSON: {source}")]
     Json {

@@ -213,6 +213,9 @@ pub mod params;
 pub mod process_local;
 pub mod registry;
 pub mod run_log;
+#[cfg(feature = "serve")]
+#[cfg_attr(docsrs, doc(cfg(feature = "serve")))]
+pub mod serve;
 #[cfg(feature = "_sql-tools")]
 #[cfg_attr(
     docsrs,

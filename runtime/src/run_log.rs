@@ -126,6 +126,16 @@ impl RunLog {
             .clone()
     }
 
+    /// The tokens every logged model call reported, summed.
+    pub fn total_usage(&self) -> Usage {
+        let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        let mut total = Usage::default();
+        for usage in entries.iter().filter_map(|e| e.usage.as_ref()) {
+            total.add(usage);
+        }
+        total
+    }
+
     /// The log in n8n's `runData` shape: per node, one run per call, with
     /// `startTime`, `executionTime`, `data` (input and output) and `error`.
     pub fn to_run_data(&self) -> Value {

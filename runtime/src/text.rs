@@ -31,3 +31,15 @@ pub(crate) fn percent_encode(s: &str) -> String {
     }
     out
 }
+
+/// Whether a secret someone sent equals the expected one, compared in a
+/// time that does not depend on where they differ.
+#[cfg(any(feature = "mcp", feature = "serve"))]
+pub(crate) fn same_secret(given: &[u8], expected: &[u8]) -> bool {
+    given.len() == expected.len()
+        && given
+            .iter()
+            .zip(expected)
+            .fold(0u8, |diff, (a, b)| diff | (a ^ b))
+            == 0
+}

@@ -22,7 +22,7 @@ pub(super) enum McpCommand {
         /// The workflow JSON file.
         workflow: PathBuf,
         /// Serve over Streamable HTTP at this address, at the path `/mcp`: `IP:PORT`, or a port alone for 127.0.0.1.
-        #[arg(long, value_name = "ADDR", value_parser = http_address)]
+        #[arg(long, value_name = "ADDR", value_parser = super::http_address)]
         http: Option<SocketAddr>,
         /// Require `Authorization: Bearer <token>` on every HTTP request, the token read from this environment variable.
         #[arg(long, value_name = "VAR", requires = "http")]
@@ -62,31 +62,13 @@ pub(super) fn run(command: McpCommand) -> Result<Option<String>, CliError> {
     Ok(None)
 }
 
-/// `IP:PORT`, or a port alone on 127.0.0.1.
-fn http_address(text: &str) -> Result<SocketAddr, String> {
-    match text.parse::<u16>() {
-        Ok(port) => Ok(SocketAddr::from(([127, 0, 0, 1], port))),
-        Err(_) => text
-            .parse()
-            .map_err(|_| "expected IP:PORT (e.g. 127.0.0.1:8808) or a port".to_owned()),
-    }
-}
-
 fn http_options(
     addr: SocketAddr,
     token_env: Option<&str>,
     allow_host: Vec<String>,
 ) -> Result<HttpOptions, String> {
     let token = token_env
-        .map(|var| match std::env::var(var) {
-            Ok(token) if !token.is_empty() => Ok(token),
-            Ok(_) => Err(format!(
-                "--token-env: the environment variable {var} is empty"
-            )),
-            Err(_) => Err(format!(
-                "--token-env: the environment variable {var} is not set"
-            )),
-        })
+        .map(|var| super::secret_from_env("--token-env", var))
         .transpose()?;
     if token.is_none() && !addr.ip().is_loopback() {
         eprintln!(

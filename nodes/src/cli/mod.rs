@@ -22,6 +22,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 mod mcp;
+mod serve;
 mod vectors;
 
 use clap::{Parser, Subcommand};
@@ -179,6 +180,8 @@ enum Command {
         #[command(subcommand)]
         command: mcp::McpCommand,
     },
+    /// Serve a workflow's agent as a chat service over HTTP: n8n's chat protocol at its Chat Trigger's path (with the hosted page when public), an OpenAI-compatible /v1/chat/completions, and /healthz.
+    Serve(serve::ServeArgs),
     /// Chat with a workflow: each line you type is one message; an empty line or end of input quits.
     Chat {
         /// The workflow JSON file.
@@ -311,6 +314,7 @@ pub fn main() -> ExitCode {
         Command::Memory { command, db } => memory(command, db).map_err(CliError::Failed),
         Command::Bridge => bridge(),
         Command::Mcp { command } => mcp::run(command),
+        Command::Serve(args) => serve::run(args),
         Command::Index {
             dir,
             store,
@@ -481,6 +485,25 @@ fn bridge() -> Result<Option<String>, CliError> {
         // Only the answers' writer meets a broken pipe: n8n stopped reading.
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Err(CliError::Output(e)),
         Err(e) => Err(format!("the bridge stopped: {e}").into()),
+    }
+}
+
+/// `IP:PORT`, or a port alone on 127.0.0.1.
+fn http_address(text: &str) -> Result<std::net::SocketAddr, String> {
+    match text.parse::<u16>() {
+        Ok(port) => Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port))),
+        Err(_) => text
+            .parse()
+            .map_err(|_| "expected IP:PORT (e.g. 127.0.0.1:8808) or a port".to_owned()),
+    }
+}
+
+/// A secret read from the environment variable `var` that `flag` names.
+fn secret_from_env(flag: &str, var: &str) -> Result<String, String> {
+    match std::env::var(var) {
+        Ok(secret) if !secret.is_empty() => Ok(secret),
+        Ok(_) => Err(format!("{flag}: the environment variable {var} is empty")),
+        Err(_) => Err(format!("{flag}: the environment variable {var} is not set")),
     }
 }
 
@@ -755,6 +778,7 @@ fn run(command: Command) -> Result<Option<String>, String> {
         | Command::Memory { .. }
         | Command::Bridge
         | Command::Mcp { .. }
+        | Command::Serve(_)
         | Command::Index { .. }
         | Command::Query { .. } => {
             unreachable!("handled in main")

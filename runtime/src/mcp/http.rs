@@ -208,11 +208,5 @@ fn token_matches(given: Option<&HeaderValue>, token: &[u8]) -> bool {
     let Some((scheme, given)) = given.split_at_checked(7) else {
         return false;
     };
-    scheme.eq_ignore_ascii_case(b"Bearer ")
-        && given.len() == token.len()
-        && given
-            .iter()
-            .zip(token)
-            .fold(0u8, |diff, (a, b)| diff | (a ^ b))
-            == 0
+    scheme.eq_ignore_ascii_case(b"Bearer ") && crate::text::same_secret(given, token)
 }

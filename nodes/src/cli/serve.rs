@@ -1,0 +1,100 @@
+//! `nodekit serve`: a workflow's agent as a chat service over HTTP.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use nodekit::Catalog;
+use nodekit::serve::{ChatServer, ServeOptions};
+
+use super::{CliError, CredentialArgs};
+
+/// The arguments of `nodekit serve`.
+#[derive(clap::Args, Debug)]
+pub(super) struct ServeArgs {
+    /// The workflow JSON file.
+    workflow: PathBuf,
+    /// Where to listen: `IP:PORT`, or a port alone for 127.0.0.1.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080", value_parser = super::http_address)]
+    addr: SocketAddr,
+    /// Where the hosted chat page loads n8n's chat widget from: the `dist` folder of the `@n8n/chat` npm package.
+    #[arg(long, value_name = "URL", default_value_t = ServeOptions::default().chat_bundle_url)]
+    chat_bundle_url: String,
+    /// Require `Authorization: Bearer <key>` on /v1/*, the key read from this environment variable.
+    #[arg(long, value_name = "VAR")]
+    api_key_env: Option<String>,
+    /// Messages answered at once; more get 429.
+    #[arg(long, value_name = "N", default_value_t = ServeOptions::default().max_concurrent_runs)]
+    max_runs: usize,
+    /// The longest chat message, in characters; longer ones get 413.
+    #[arg(long, value_name = "N", default_value_t = ServeOptions::default().max_message_chars)]
+    max_message_chars: usize,
+    #[command(flatten)]
+    credentials: CredentialArgs,
+}
+
+/// Runs `nodekit serve` until SIGINT or SIGTERM, then lets the messages in
+/// flight be answered.
+pub(super) fn run(args: ServeArgs) -> Result<Option<String>, CliError> {
+    let (workflow, credentials) = super::load_workflow(&args.workflow, &args.credentials)?;
+    let options = ServeOptions {
+        chat_bundle_url: args.chat_bundle_url,
+        api_key: args
+            .api_key_env
+            .as_deref()
+            .map(|var| super::secret_from_env("--api-key-env", var))
+            .transpose()?,
+        max_concurrent_runs: args.max_runs,
+        max_message_chars: args.max_message_chars,
+        ..ServeOptions::default()
+    };
+    let server = ChatServer::new(workflow, Catalog::global(), credentials, options)
+        .map_err(|e| e.to_string())?;
+    super::async_runtime()?.block_on(async move {
+        let listener = nodekit::serve::bind(&args.addr.to_string())
+            .await
+            .map_err(|e| e.to_string())?;
+        let local = listener
+            .local_addr()
+            .map_err(|e| format!("cannot read the address served on: {e}"))?;
+        match server.chat_trigger() {
+            Some(t) if t.public => eprintln!("nodekit: chat at http://{local}{}", t.path()),
+            Some(t) => eprintln!(
+                "nodekit: warning: the Chat Trigger `{}` is not public, so its chat path answers 404 (as in n8n); turn on \"Make Chat Publicly Available\"",
+                t.node
+            ),
+            None => eprintln!("nodekit: the workflow has no Chat Trigger: only the OpenAI endpoint is served"),
+        }
+        eprintln!("nodekit: OpenAI-compatible endpoint at http://{local}/v1/chat/completions");
+        server
+            .serve(listener, stop_signal())
+            .await
+            .map_err(|e| e.to_string())?;
+        // Statements of runs cut off at the end are cancelled on their servers.
+        nodekit::sql::settle(Duration::from_secs(2)).await;
+        eprintln!("nodekit: stopped");
+        Ok(None)
+    })
+}
+
+/// SIGINT (Ctrl-C) or SIGTERM.
+async fn stop_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut terminate =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(signal) => signal,
+                Err(_) => {
+                    let _ = interrupt.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = interrupt => {}
+            _ = terminate.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = interrupt.await;
+}

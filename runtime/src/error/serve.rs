@@ -1,0 +1,29 @@
+//! Why a workflow cannot be served as a chat service: [`ServeError`].
+
+use super::quoted;
+
+/// Serving a workflow over HTTP ([`crate::serve`]) cannot start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The address cannot be listened on.
+    #[error("serve: cannot listen on {addr}: {source}")]
+    Listen {
+        /// The address.
+        addr: String,
+        /// The system's reason.
+        source: std::io::Error,
+    },
+    /// A setting or credential the server needs is missing or unusable.
+    #[error("serve: {problem}")]
+    Setup {
+        /// What is wrong and what to do (never a secret's value).
+        problem: String,
+    },
+    /// The workflow has nothing to answer a chat message with.
+    #[error("serve: workflow `{}` has no root node to run (such as an AI Agent)", quoted(.workflow))]
+    NothingToServe {
+        /// The workflow's name.
+        workflow: String,
+    },
+}

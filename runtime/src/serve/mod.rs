@@ -1,0 +1,365 @@
+//! A workflow's agent as a chat service over HTTP, what `nodekit serve`
+//! runs:
+//!
+//! - **n8n's chat protocol** at the Chat Trigger's path,
+//!   `/webhook/<webhookId>/chat`, so that n8n's `@n8n/chat` widget works
+//!   unchanged: `sendMessage` (one JSON answer, or newline-delimited JSON
+//!   chunks when the trigger streams), `loadPreviousSession` (the messages
+//!   the connected memory holds), and the hosted chat page on `GET` when
+//!   the trigger is public in hosted mode;
+//! - **an OpenAI-compatible** `POST /v1/chat/completions`, streaming (SSE)
+//!   or not, and `GET /v1/models`;
+//! - `GET /healthz`.
+//!
+//! Each message is one run of the workflow with the trigger's item
+//! (`{"action", "sessionId", "chatInput"}`). The server keeps no session
+//! state: a conversation lives in the workflow's memory, so servers that
+//! share a memory store serve the same conversations. Runs share one set
+//! of database pools.
+//!
+//! ```no_run
+//! # async fn serve() -> nodekit::Result<()> {
+//! use std::sync::Arc;
+//! use nodekit::prelude::*;
+//! use nodekit::serve::{ChatServer, ServeOptions};
+//! use nodekit::workflow::Workflow;
+//!
+//! let workflow = Workflow::from_json(&std::fs::read_to_string("agent.json").unwrap())?;
+//! let server = ChatServer::new(workflow, Catalog::global(), Arc::default(), ServeOptions::default())?;
+//! let listener = nodekit::serve::bind("127.0.0.1:8080").await?;
+//! server.serve(listener, std::future::pending()).await
+//! # }
+//! ```
+
+mod chat;
+mod http;
+mod openai;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::body::Incoming;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use serde_json::Value;
+use tokio::net::TcpListener;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use self::http::{Body, json_error};
+use crate::error::{Result, ServeError};
+use crate::event::EventSender;
+use crate::node::{Credentials, SharedPools};
+use crate::registry::Catalog;
+use crate::workflow::{ChatTrigger, RunOptions, RunResult, Workflow};
+
+/// Limits and settings of a [`ChatServer`]; the defaults suit a server
+/// behind a reverse proxy.
+#[derive(Clone)]
+pub struct ServeOptions {
+    /// The largest request body: 1 MiB. Larger ones get 413.
+    pub max_body_bytes: usize,
+    /// The longest chat message, in characters: 32,000. Longer ones get 413.
+    pub max_message_chars: usize,
+    /// Runs at once: 64. A message beyond them gets 429 at once, not a wait.
+    pub max_concurrent_runs: usize,
+    /// Where the hosted page loads n8n's chat widget from: the `dist`
+    /// folder of the `@n8n/chat` npm package (`chat.bundle.es.js` and
+    /// `style.css`). nodekit does not ship n8n's code. By default jsDelivr's
+    /// copy, as n8n's own page does.
+    pub chat_bundle_url: String,
+    /// The key OpenAI clients must send (`Authorization: Bearer <key>`) to
+    /// `/v1/*`; `None` serves them without one.
+    pub api_key: Option<String>,
+    /// How long a shutdown waits for the runs in flight: 30 s.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions {
+            max_body_bytes: 1 << 20,
+            max_message_chars: 32_000,
+            max_concurrent_runs: 64,
+            chat_bundle_url: "https://cdn.jsdelivr.net/npm/@n8n/chat/dist".into(),
+            api_key: None,
+            shutdown_grace: Duration::from_secs(30),
+        }
+    }
+}
+
+impl std::fmt::Debug for ServeOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The key is a secret: only whether there is one is shown.
+        f.debug_struct("ServeOptions")
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("max_message_chars", &self.max_message_chars)
+            .field("max_concurrent_runs", &self.max_concurrent_runs)
+            .field("chat_bundle_url", &self.chat_bundle_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "…"))
+            .field("shutdown_grace", &self.shutdown_grace)
+            .finish()
+    }
+}
+
+/// Connections served at once.
+const MAX_CONNECTIONS: usize = 1024;
+
+/// How long a client may take to send a request's headers.
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The longest session id accepted.
+pub const MAX_SESSION_ID_CHARS: usize = 200;
+
+/// A workflow served over HTTP. Cheap to clone.
+#[derive(Clone)]
+pub struct ChatServer {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    workflow: Workflow,
+    catalog: &'static Catalog,
+    credentials: Arc<Credentials>,
+    pools: SharedPools,
+    trigger: Option<ChatTrigger>,
+    /// `user:password` of the trigger's basic authentication.
+    basic_auth: Option<Vec<u8>>,
+    /// The node whose streamed text the chunks carry: `(id, name)`.
+    streaming_node: (String, String),
+    options: ServeOptions,
+    runs: Arc<Semaphore>,
+}
+
+impl ChatServer {
+    /// A server for `workflow`, whose nodes come from `catalog` and use
+    /// `credentials` (by type). Fails when the workflow cannot be served:
+    /// a Chat Trigger setting nodekit does not support, basic
+    /// authentication without an `httpBasicAuth` credential, no node to run.
+    pub fn new(
+        workflow: Workflow,
+        catalog: &'static Catalog,
+        credentials: Arc<Credentials>,
+        options: ServeOptions,
+    ) -> Result<ChatServer> {
+        let trigger = workflow.chat_trigger()?;
+        let basic_auth = match &trigger {
+            Some(t) if t.basic_auth => Some(basic_credential(&credentials)?),
+            _ => None,
+        };
+        if options.api_key.as_deref() == Some("") {
+            return Err(ServeError::Setup {
+                problem: "the API key is empty".into(),
+            }
+            .into());
+        }
+        let streaming_node = streaming_node(&workflow, trigger.as_ref()).ok_or_else(|| {
+            ServeError::NothingToServe {
+                workflow: workflow.name.clone(),
+            }
+        })?;
+        let runs = Arc::new(Semaphore::new(options.max_concurrent_runs.max(1)));
+        Ok(ChatServer {
+            inner: Arc::new(Inner {
+                workflow,
+                catalog,
+                credentials,
+                pools: SharedPools::default(),
+                trigger,
+                basic_auth,
+                streaming_node,
+                options,
+                runs,
+            }),
+        })
+    }
+
+    /// The workflow's Chat Trigger, if it has one.
+    pub fn chat_trigger(&self) -> Option<&ChatTrigger> {
+        self.inner.trigger.as_ref()
+    }
+
+    /// Serves on `listener` until `shutdown` completes, then stops
+    /// accepting and lets the requests in flight finish (at most
+    /// [`ServeOptions::shutdown_grace`]).
+    pub async fn serve(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<()> {
+        let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+        let connections = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+        let mut shutdown = std::pin::pin!(shutdown);
+        loop {
+            let permit = tokio::select! {
+                () = &mut shutdown => break,
+                permit = connections.clone().acquire_owned() => permit,
+            };
+            let Ok(permit) = permit else { break };
+            let stream = tokio::select! {
+                () = &mut shutdown => break,
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, _)) => stream,
+                    // Out of file descriptors and the like: wait, then go on.
+                    Err(e) => {
+                        tracing::warn!(error = %e, "serve: cannot accept a connection");
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        continue;
+                    }
+                },
+            };
+            let server = self.clone();
+            let answer = hyper::service::service_fn(move |request: Request<Incoming>| {
+                let server = server.clone();
+                async move { Ok::<_, std::convert::Infallible>(server.answer(request).await) }
+            });
+            let connection = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_READ_TIMEOUT)
+                .serve_connection(TokioIo::new(stream), answer);
+            let connection = graceful.watch(connection);
+            tokio::spawn(async move {
+                let _permit = permit;
+                if let Err(e) = connection.await {
+                    tracing::debug!(error = %e, "serve: connection ended");
+                }
+            });
+        }
+        drop(listener);
+        let grace = self.inner.options.shutdown_grace;
+        if tokio::time::timeout(grace, graceful.shutdown())
+            .await
+            .is_err()
+        {
+            tracing::warn!("serve: requests still running after {grace:?} are cut off");
+        }
+        Ok(())
+    }
+
+    /// Answers one request.
+    async fn answer(&self, request: Request<Incoming>) -> Response<Body> {
+        let path = request.uri().path().to_owned();
+        let chat_path = self.inner.trigger.as_ref().map(ChatTrigger::path);
+        if chat_path.as_deref() == Some(path.as_str()) {
+            return chat::answer(self, request).await;
+        }
+        match (request.method(), path.as_str()) {
+            (&Method::GET, "/healthz") => {
+                http::json(StatusCode::OK, &serde_json::json!({"status": "ok"}))
+            }
+            (_, "/v1/chat/completions" | "/v1/models") => openai::answer(self, request).await,
+            _ => json_error(StatusCode::NOT_FOUND, &self.not_found(&path)),
+        }
+    }
+
+    fn not_found(&self, path: &str) -> String {
+        let chat = match &self.inner.trigger {
+            Some(t) => format!("{}, ", t.path()),
+            None => String::new(),
+        };
+        format!(
+            "nothing is served at {}: the paths are {chat}/v1/chat/completions and /healthz",
+            crate::error::shorten(path, crate::error::QUOTE_MAX)
+        )
+    }
+
+    /// A place among the runs, if one is free.
+    fn run_permit(&self) -> Option<OwnedSemaphorePermit> {
+        self.inner.runs.clone().try_acquire_owned().ok()
+    }
+
+    /// Why a message found no free place among the runs.
+    fn busy_message(&self) -> String {
+        format!(
+            "too many messages at once: {} are being answered; retry shortly",
+            self.inner.options.max_concurrent_runs
+        )
+    }
+
+    /// Runs the workflow on one trigger item.
+    async fn run(&self, input: Value, events: Option<EventSender>) -> Result<RunResult> {
+        let inner = &self.inner;
+        let options = RunOptions {
+            input,
+            credentials: inner.credentials.clone(),
+            events,
+            pools: inner.pools.clone(),
+        };
+        inner.workflow.run(inner.catalog, options).await
+    }
+}
+
+/// The `user:password` of the `httpBasicAuth` credential.
+fn basic_credential(credentials: &Credentials) -> Result<Vec<u8>> {
+    let missing = |problem: &str| ServeError::Setup {
+        problem: format!(
+            "the Chat Trigger uses basic authentication, but {problem}: give an `httpBasicAuth` credential with `user` and `password`"
+        ),
+    };
+    let credential = credentials
+        .get("httpBasicAuth")
+        .ok_or_else(|| missing("there is no `httpBasicAuth` credential"))?;
+    let field = |name: &str| credential.get(name).and_then(Value::as_str).unwrap_or("");
+    let (user, password) = (field("user"), field("password"));
+    if user.is_empty() || password.is_empty() {
+        return Err(missing("its user or password is empty").into());
+    }
+    Ok(format!("{user}:{password}").into_bytes())
+}
+
+/// The node a streamed answer comes from: the first node after the
+/// trigger (the agent), or the first root node of a workflow without one.
+fn streaming_node(workflow: &Workflow, trigger: Option<&ChatTrigger>) -> Option<(String, String)> {
+    let after_trigger = trigger.and_then(|t| {
+        workflow.connections.get(&t.node)?["main"][0][0]["node"]
+            .as_str()
+            .map(str::to_owned)
+    });
+    let name = after_trigger.or_else(|| {
+        workflow
+            .nodes
+            .iter()
+            .find(|n| !n.disabled && !n.node_type.to_ascii_lowercase().contains("trigger"))
+            .map(|n| n.name.clone())
+    })?;
+    let id = workflow
+        .nodes
+        .iter()
+        .find(|n| n.name == name)
+        .map(|n| n.id.clone())
+        .unwrap_or_default();
+    Some((id, name))
+}
+
+/// Listens on `addr` (e.g. `127.0.0.1:8080`; port 0 picks a free one).
+pub async fn bind(addr: &str) -> Result<TcpListener> {
+    TcpListener::bind(addr).await.map_err(|source| {
+        ServeError::Listen {
+            addr: crate::error::shorten(addr, crate::error::QUOTE_MAX),
+            source,
+        }
+        .into()
+    })
+}
+
+/// Why a session id is refused, if it is: 1 to [`MAX_SESSION_ID_CHARS`]
+/// letters, digits and `-_.:@`.
+pub fn check_session_id(id: &str) -> Result<(), String> {
+    if id.is_empty() {
+        return Err("the session id is empty".into());
+    }
+    if id.chars().count() > MAX_SESSION_ID_CHARS {
+        return Err(format!(
+            "the session id is longer than {MAX_SESSION_ID_CHARS} characters"
+        ));
+    }
+    if let Some(c) = id
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || "-_.:@".contains(*c)))
+    {
+        return Err(format!(
+            "the session id holds {c:?}: use letters, digits and `-_.:@`"
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,290 @@
+//! An OpenAI-compatible chat endpoint: `POST /v1/chat/completions`
+//! (streamed as server-sent events with `"stream": true`) and
+//! `GET /v1/models`. The last user message is the chat input; the
+//! `X-Session-Id` header, or else the `user` field, names the session
+//! whose memory the workflow uses. Without either, each request is a
+//! session of its own. The model a client names is echoed, not used: the
+//! workflow's own model answers.
+
+use bytes::Bytes;
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, WWW_AUTHENTICATE};
+use hyper::{Method, Request, Response, StatusCode};
+use serde_json::{Value, json};
+
+use super::ChatServer;
+use super::http::{self, Body};
+use crate::event::{AgentEvent, EventSender};
+
+/// The header that names the session.
+pub const SESSION_HEADER: &str = "x-session-id";
+
+/// An error as OpenAI's API writes one.
+fn error(status: StatusCode, message: &str, param: Option<&str>) -> Response<Body> {
+    let kind = match status {
+        StatusCode::UNAUTHORIZED => "authentication_error",
+        StatusCode::TOO_MANY_REQUESTS => "rate_limit_error",
+        s if s.is_server_error() => "server_error",
+        _ => "invalid_request_error",
+    };
+    http::json(
+        status,
+        &json!({"error": {"message": message, "type": kind, "param": param, "code": null}}),
+    )
+}
+
+pub(super) async fn answer(server: &ChatServer, request: Request<Incoming>) -> Response<Body> {
+    if let Some(key) = &server.inner.options.api_key
+        && !http::bearer_matches(request.headers(), key.as_bytes())
+    {
+        let mut refused = error(
+            StatusCode::UNAUTHORIZED,
+            "send the server's API key as `Authorization: Bearer <key>`",
+            None,
+        );
+        refused
+            .headers_mut()
+            .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        return refused;
+    }
+    match (request.method(), request.uri().path()) {
+        (&Method::GET, "/v1/models") => http::json(
+            StatusCode::OK,
+            &json!({"object": "list", "data": [{
+                "id": model_name(server), "object": "model", "created": now(), "owned_by": "nodekit",
+            }]}),
+        ),
+        (&Method::POST, "/v1/chat/completions") => completions(server, request).await,
+        _ => error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "use POST /v1/chat/completions or GET /v1/models",
+            None,
+        ),
+    }
+}
+
+/// The name `/v1/models` lists: the workflow's, or `nodekit`.
+fn model_name(server: &ChatServer) -> String {
+    match server.inner.workflow.name.trim() {
+        "" => "nodekit".into(),
+        name => name.into(),
+    }
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+async fn completions(server: &ChatServer, request: Request<Incoming>) -> Response<Body> {
+    let options = &server.inner.options;
+    let header_session = request
+        .headers()
+        .get(SESSION_HEADER)
+        .map(|v| v.to_str().map(str::to_owned));
+    let body = match http::json_body(request, options.max_body_bytes).await {
+        Ok(Value::Object(body)) => body,
+        Ok(_) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "the request body must be a JSON object",
+                None,
+            );
+        }
+        Err(refused) => return refused,
+    };
+    let Some(input) = last_user_text(body.get("messages")) else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "`messages` must hold a message with role `user` and text content",
+            Some("messages"),
+        );
+    };
+    if input.chars().count() > options.max_message_chars {
+        return error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!(
+                "the last user message is longer than {} characters",
+                options.max_message_chars
+            ),
+            Some("messages"),
+        );
+    }
+    let session = match (header_session, body.get("user")) {
+        (Some(Ok(id)), _) => id,
+        (Some(Err(_)), _) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "the session header is not text",
+                None,
+            );
+        }
+        (None, Some(Value::String(user))) => user.clone(),
+        (None, _) => format!("openai-{}", uuid::Uuid::new_v4().simple()),
+    };
+    if let Err(problem) = super::check_session_id(&session) {
+        return error(StatusCode::BAD_REQUEST, &problem, Some("user"));
+    }
+    let Some(permit) = server.run_permit() else {
+        let busy = error(StatusCode::TOO_MANY_REQUESTS, &server.busy_message(), None);
+        return http::retry_after(busy);
+    };
+    let model = match body.get("model") {
+        Some(Value::String(m)) if !m.is_empty() => m.clone(),
+        _ => model_name(server),
+    };
+    let item = json!({"action": "sendMessage", "sessionId": session, "chatInput": input});
+    let id = format!("chatcmpl-{}", uuid::Uuid::new_v4().simple());
+    if body.get("stream") == Some(&Value::Bool(true)) {
+        return stream(server.clone(), item, id, model, permit);
+    }
+    let result = server.run(item, None).await;
+    drop(permit);
+    match result {
+        Ok(result) => {
+            let text = output_text(result.items.first());
+            http::json(
+                StatusCode::OK,
+                &json!({
+                    "id": id, "object": "chat.completion", "created": now(), "model": model,
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                 "finish_reason": "stop", "logprobs": null}],
+                    "usage": usage(&result.log),
+                }),
+            )
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "serve: a run failed");
+            error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string(), None)
+        }
+    }
+}
+
+/// The text of the last message with role `user` (text parts joined).
+fn last_user_text(messages: Option<&Value>) -> Option<String> {
+    let message = messages?
+        .as_array()?
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")?;
+    match &message["content"] {
+        Value::String(text) => Some(text.clone()),
+        Value::Array(parts) => {
+            let text: Vec<&str> = parts
+                .iter()
+                .filter(|p| p["type"] == "text")
+                .filter_map(|p| p["text"].as_str())
+                .collect();
+            (!text.is_empty()).then(|| text.join("\n"))
+        }
+        _ => None,
+    }
+}
+
+/// The answer of the workflow's last node, as text.
+fn output_text(item: Option<&Value>) -> String {
+    match item {
+        None => String::new(),
+        Some(item) => match item.get("output") {
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+            None => item.to_string(),
+        },
+    }
+}
+
+/// The tokens the run's model calls reported, in OpenAI's names.
+fn usage(log: &crate::run_log::RunLog) -> Value {
+    let total = log.total_usage();
+    json!({"prompt_tokens": total.input_tokens, "completion_tokens": total.output_tokens,
+           "total_tokens": total.total_tokens})
+}
+
+/// Runs the workflow and sends the model's text as OpenAI's chunks, as it comes.
+fn stream(
+    server: ChatServer,
+    item: Value,
+    id: String,
+    model: String,
+    permit: tokio::sync::OwnedSemaphorePermit,
+) -> Response<Body> {
+    let (tx, response) = http::streamed("text/event-stream");
+    tokio::spawn(async move {
+        let _permit = permit;
+        let created = now();
+        let event = |delta: Value, finish: Option<&str>| {
+            let chunk = json!({
+                "id": id, "object": "chat.completion.chunk", "created": created, "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": null}],
+            });
+            Bytes::from(format!("data: {chunk}\n\n"))
+        };
+        if tx
+            .send(event(json!({"role": "assistant", "content": ""}), None))
+            .await
+            .is_err()
+        {
+            return;
+        }
+        let (events, mut received) = EventSender::channel();
+        let mut run = std::pin::pin!(server.run(item, Some(events)));
+        let mut streamed = false;
+        let result = loop {
+            tokio::select! {
+                result = &mut run => break result,
+                Some(e) = received.recv() => {
+                    if let AgentEvent::TextDelta { text } = e {
+                        streamed = true;
+                        if tx.send(event(json!({"content": text}), None)).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        };
+        while let Ok(Some(AgentEvent::TextDelta { text })) =
+            tokio::time::timeout(std::time::Duration::ZERO, received.recv()).await
+        {
+            streamed = true;
+            let _ = tx.send(event(json!({"content": text}), None)).await;
+        }
+        match result {
+            Ok(result) => {
+                if !streamed {
+                    let text = output_text(result.items.first());
+                    let _ = tx.send(event(json!({"content": text}), None)).await;
+                }
+                let _ = tx.send(event(json!({}), Some("stop"))).await;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "serve: a run failed");
+                let failure = json!({"error": {"message": e.to_string(), "type": "server_error", "param": null, "code": null}});
+                let _ = tx.send(Bytes::from(format!("data: {failure}\n\n"))).await;
+            }
+        }
+        let _ = tx.send(Bytes::from_static(b"data: [DONE]\n\n")).await;
+    });
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_chat_input_is_the_last_user_message() {
+        let messages = json!([
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": "first"},
+            {"role": "assistant", "content": "ok"},
+            {"role": "user", "content": [{"type": "text", "text": "second"}, {"type": "image_url", "image_url": {"url": "x"}}]},
+        ]);
+        assert_eq!(last_user_text(Some(&messages)).as_deref(), Some("second"));
+        assert_eq!(
+            last_user_text(Some(&json!([{"role": "system", "content": "x"}]))),
+            None
+        );
+        assert_eq!(last_user_text(None), None);
+    }
+}
