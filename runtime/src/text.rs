@@ -32,6 +32,16 @@ pub(crate) fn percent_encode(s: &str) -> String {
     out
 }
 
+/// Whether an `Authorization` header's value is `Bearer <token>` (the
+/// scheme in any case, as HTTP allows).
+#[cfg(any(feature = "mcp", feature = "serve"))]
+pub(crate) fn bearer_matches(header: Option<&[u8]>, token: &[u8]) -> bool {
+    let Some((scheme, given)) = header.unwrap_or_default().split_at_checked(7) else {
+        return false;
+    };
+    scheme.eq_ignore_ascii_case(b"Bearer ") && same_secret(given, token)
+}
+
 /// Whether a secret someone sent equals the expected one, compared in a
 /// time that does not depend on where they differ.
 #[cfg(any(feature = "mcp", feature = "serve"))]

@@ -151,7 +151,13 @@ pub async fn serve_http(
                         ));
                     }
                     if let Some(expected) = &expected
-                        && !token_matches(request.headers().get(AUTHORIZATION), expected)
+                        && !crate::text::bearer_matches(
+                            request
+                                .headers()
+                                .get(AUTHORIZATION)
+                                .map(HeaderValue::as_bytes),
+                            expected,
+                        )
                     {
                         let mut refused = plain(
                             StatusCode::UNAUTHORIZED,
@@ -198,15 +204,4 @@ fn plain(status: StatusCode, text: String) -> Response<Body> {
         HeaderValue::from_static("text/plain; charset=utf-8"),
     );
     response
-}
-
-/// Whether `given` is `Bearer <token>` for the expected token (the scheme
-/// in any case, as HTTP allows), compared in a time that does not depend on
-/// where they differ.
-fn token_matches(given: Option<&HeaderValue>, token: &[u8]) -> bool {
-    let given = given.map_or(&[][..], HeaderValue::as_bytes);
-    let Some((scheme, given)) = given.split_at_checked(7) else {
-        return false;
-    };
-    scheme.eq_ignore_ascii_case(b"Bearer ") && crate::text::same_secret(given, token)
 }

@@ -124,11 +124,5 @@ pub(super) fn basic_auth_matches(headers: &HeaderMap, expected: &[u8]) -> bool {
 
 /// Whether the request carries `Authorization: Bearer <token>`.
 pub(super) fn bearer_matches(headers: &HeaderMap, token: &[u8]) -> bool {
-    let given = headers
-        .get(AUTHORIZATION)
-        .map_or(&[][..], HeaderValue::as_bytes);
-    let Some((scheme, given)) = given.split_at_checked(7) else {
-        return false;
-    };
-    scheme.eq_ignore_ascii_case(b"Bearer ") && crate::text::same_secret(given, token)
+    crate::text::bearer_matches(headers.get(AUTHORIZATION).map(HeaderValue::as_bytes), token)
 }
