@@ -32,6 +32,8 @@
 //! | `sql` | the SQL tool nodes' engine and `#[db_tool]` | `sql-tools-sqlite`, `sql-tools-postgres` |
 //! | `agent_memory` | agent memory tiers: storage, working memory, observations, recall, plans | `agent-memory-sqlite`, `agent-memory-postgres` |
 //! | `n8n` | `nodekit package` and the bridge that runs nodes inside n8n | `n8n` |
+//! | `mcp` | tools over the Model Context Protocol: serving them, and using an MCP server's | `mcp` |
+//! | `serve` | a workflow's agent as a chat service: n8n's chat protocol, an OpenAI-compatible endpoint | `serve` |
 //!
 //! # Features
 //!
@@ -59,6 +61,8 @@
 //! | `vector-store` | the SQLite (sqlite-vec) and PostgreSQL (pgvector, n8n's table layout) vector stores: `vector-store-sqlite` (turns on `sqlite`) and `vector-store-postgres` (turns on `postgres`) | sqlx, sqlite-vec |
 //! | `ann` | HNSW graphs for searches of many vectors (agent-memory recall in long threads, large vector stores); without it they are scanned exactly | usearch |
 //! | `n8n` | the n8n community package writer and bridge | |
+//! | `mcp` | tools over the Model Context Protocol (stdio, Streamable HTTP), served and used (turns on `openai`) | rmcp, hyper |
+//! | `serve` | a workflow's agent over HTTP: n8n's Chat Trigger protocol and page, an OpenAI-compatible endpoint (turns on `agent`) | hyper |
 //! | `full` | all of the above (default) | |
 //!
 //! Each database feature alone builds only its driver: a SQLite-only build
