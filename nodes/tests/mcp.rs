@@ -289,7 +289,7 @@ async fn message_of(response: reqwest::Response) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_needs_the_token_a_known_host_and_a_sized_body() {
-    let (_child, url) = http_server("127.0.0.1:0", Some("s3cret-token")).await;
+    let (mut child, url) = http_server("127.0.0.1:0", Some("s3cret-token")).await;
     assert!(
         url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
         "{url}"
@@ -410,6 +410,19 @@ async fn http_needs_the_token_a_known_host_and_a_sized_body() {
         2,
         "{answer}"
     );
+
+    // SIGTERM stops the server cleanly.
+    let pid = child.id().unwrap().to_string();
+    let signalled = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(signalled.success());
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .expect("the server stops")
+        .unwrap();
+    assert!(status.success(), "{status}");
 }
 
 /// A PostgreSQL schema with a 3,000-row table (a three-way join of it runs

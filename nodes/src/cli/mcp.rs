@@ -131,9 +131,17 @@ async fn serve(
                 "nodekit: serving {} at http://{local}{MCP_PATH}",
                 names.join(", ")
             );
-            nodekit::mcp::serve_http(server, listener, options)
-                .await
-                .map_err(|e| e.to_string())?;
+            // SIGINT or SIGTERM ends the sessions: their calls are
+            // cancelled, on their databases too.
+            tokio::select! {
+                served = nodekit::mcp::serve_http(server, listener, options) => {
+                    served.map_err(|e| e.to_string())?;
+                }
+                () = super::stop_signal() => {
+                    nodekit::sql::settle(std::time::Duration::from_secs(2)).await;
+                    eprintln!("nodekit: stopped");
+                }
+            }
         }
     }
     Ok(())

@@ -67,7 +67,7 @@ pub(super) fn run(args: ServeArgs) -> Result<Option<String>, CliError> {
         }
         eprintln!("nodekit: OpenAI-compatible endpoint at http://{local}/v1/chat/completions");
         server
-            .serve(listener, stop_signal())
+            .serve(listener, super::stop_signal())
             .await
             .map_err(|e| e.to_string())?;
         // Statements of runs cut off at the end are cancelled on their servers.
@@ -75,26 +75,4 @@ pub(super) fn run(args: ServeArgs) -> Result<Option<String>, CliError> {
         eprintln!("nodekit: stopped");
         Ok(None)
     })
-}
-
-/// SIGINT (Ctrl-C) or SIGTERM.
-async fn stop_signal() {
-    let interrupt = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut terminate =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(signal) => signal,
-                Err(_) => {
-                    let _ = interrupt.await;
-                    return;
-                }
-            };
-        tokio::select! {
-            _ = interrupt => {}
-            _ = terminate.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = interrupt.await;
 }
