@@ -19,7 +19,6 @@ use serde_json::{Value, json};
 
 use super::ChatServer;
 use super::http::{self, Body, json_error};
-use crate::event::{AgentEvent, EventSender};
 use crate::message::{Message, Role};
 use crate::workflow::{AllowedOrigins, ChatTrigger, ResponseMode, RunOptions};
 
@@ -237,38 +236,19 @@ fn stream(
         if tx.send(chunk("begin", None)).await.is_err() {
             return;
         }
-        let (events, mut received) = EventSender::channel();
-        let mut run = std::pin::pin!(server.run(input, Some(events)));
-        let mut streamed = false;
-        let result = loop {
-            tokio::select! {
-                result = &mut run => break result,
-                Some(event) = received.recv() => {
-                    if let AgentEvent::TextDelta { text } = event {
-                        streamed = true;
-                        // The reader went away: the run is dropped, not paid for.
-                        if tx.send(chunk("item", Some(&text))).await.is_err() {
-                            return;
-                        }
-                    }
-                }
-            }
+        let sent = server
+            .run_streamed(input, |text| {
+                let sending = tx.send(chunk("item", Some(&text)));
+                async move { sending.await.is_ok() }
+            })
+            .await;
+        let Some((result, streamed)) = sent else {
+            return;
         };
-        // Text sent after the run's end, still in the channel.
-        while let Ok(Some(AgentEvent::TextDelta { text })) =
-            tokio::time::timeout(std::time::Duration::ZERO, received.recv()).await
-        {
-            streamed = true;
-            let _ = tx.send(chunk("item", Some(&text))).await;
-        }
         let last = match result {
             Ok(result) => {
-                if !streamed && let Some(item) = result.items.first() {
-                    let text = match item.get("output") {
-                        Some(Value::String(s)) => s.clone(),
-                        Some(other) => other.to_string(),
-                        None => item.to_string(),
-                    };
+                if !streamed && !result.items.is_empty() {
+                    let text = super::output_text(result.items.first());
                     let _ = tx.send(chunk("item", Some(&text))).await;
                 }
                 chunk("end", None)

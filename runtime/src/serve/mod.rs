@@ -48,7 +48,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use self::http::{Body, json_error};
 use crate::error::{Result, ServeError};
-use crate::event::EventSender;
+use crate::event::{AgentEvent, EventSender};
 use crate::node::{Credentials, SharedPools};
 use crate::registry::Catalog;
 use crate::workflow::{ChatTrigger, RunOptions, RunResult, Workflow};
@@ -123,6 +123,8 @@ struct Inner {
     credentials: Arc<Credentials>,
     pools: SharedPools,
     trigger: Option<ChatTrigger>,
+    /// The trigger's path, `/webhook/<id>/chat`.
+    chat_path: Option<String>,
     /// `user:password` of the trigger's basic authentication.
     basic_auth: Option<Vec<u8>>,
     /// The node whose streamed text the chunks carry: `(id, name)`.
@@ -165,6 +167,7 @@ impl ChatServer {
                 catalog,
                 credentials,
                 pools: SharedPools::default(),
+                chat_path: trigger.as_ref().map(ChatTrigger::path),
                 trigger,
                 basic_auth,
                 streaming_node,
@@ -239,8 +242,7 @@ impl ChatServer {
     /// Answers one request.
     async fn answer(&self, request: Request<Incoming>) -> Response<Body> {
         let path = request.uri().path().to_owned();
-        let chat_path = self.inner.trigger.as_ref().map(ChatTrigger::path);
-        if chat_path.as_deref() == Some(path.as_str()) {
+        if self.inner.chat_path.as_deref() == Some(path.as_str()) {
             return chat::answer(self, request).await;
         }
         match (request.method(), path.as_str()) {
@@ -253,8 +255,8 @@ impl ChatServer {
     }
 
     fn not_found(&self, path: &str) -> String {
-        let chat = match &self.inner.trigger {
-            Some(t) => format!("{}, ", t.path()),
+        let chat = match &self.inner.chat_path {
+            Some(path) => format!("{path}, "),
             None => String::new(),
         };
         format!(
@@ -276,6 +278,47 @@ impl ChatServer {
         )
     }
 
+    /// Runs the workflow on one trigger item, handing each piece of the
+    /// model's text to `text` as it comes. `None` when `text` says its
+    /// reader went away (the run is then dropped, not paid for to its end);
+    /// otherwise the run's result and whether any text came.
+    async fn run_streamed<F, Fut>(
+        &self,
+        input: Value,
+        mut text: F,
+    ) -> Option<(Result<RunResult>, bool)>
+    where
+        F: FnMut(String) -> Fut,
+        Fut: Future<Output = bool>,
+    {
+        let (events, mut received) = EventSender::channel();
+        let mut run = std::pin::pin!(self.run(input, Some(events)));
+        let mut streamed = false;
+        let result = loop {
+            tokio::select! {
+                result = &mut run => break result,
+                Some(event) = received.recv() => {
+                    if let AgentEvent::TextDelta { text: piece } = event {
+                        streamed = true;
+                        if !text(piece).await {
+                            return None;
+                        }
+                    }
+                }
+            }
+        };
+        // Text sent just before the run's end, still in the channel.
+        while let Ok(Some(event)) = tokio::time::timeout(Duration::ZERO, received.recv()).await {
+            if let AgentEvent::TextDelta { text: piece } = event {
+                streamed = true;
+                if !text(piece).await {
+                    return None;
+                }
+            }
+        }
+        Some((result, streamed))
+    }
+
     /// Runs the workflow on one trigger item.
     async fn run(&self, input: Value, events: Option<EventSender>) -> Result<RunResult> {
         let inner = &self.inner;
@@ -286,6 +329,18 @@ impl ChatServer {
             pools: inner.pools.clone(),
         };
         inner.workflow.run(inner.catalog, options).await
+    }
+}
+
+/// The answer of the workflow's last node, as text.
+fn output_text(item: Option<&Value>) -> String {
+    match item {
+        None => String::new(),
+        Some(item) => match item.get("output") {
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+            None => item.to_string(),
+        },
     }
 }
 

@@ -14,7 +14,6 @@ use serde_json::{Value, json};
 
 use super::ChatServer;
 use super::http::{self, Body};
-use crate::event::{AgentEvent, EventSender};
 
 /// The header that names the session.
 pub const SESSION_HEADER: &str = "x-session-id";
@@ -143,7 +142,7 @@ async fn completions(server: &ChatServer, request: Request<Incoming>) -> Respons
     drop(permit);
     match result {
         Ok(result) => {
-            let text = output_text(result.items.first());
+            let text = super::output_text(result.items.first());
             http::json(
                 StatusCode::OK,
                 &json!({
@@ -182,18 +181,6 @@ fn last_user_text(messages: Option<&Value>) -> Option<String> {
     }
 }
 
-/// The answer of the workflow's last node, as text.
-fn output_text(item: Option<&Value>) -> String {
-    match item {
-        None => String::new(),
-        Some(item) => match item.get("output") {
-            Some(Value::String(s)) => s.clone(),
-            Some(other) => other.to_string(),
-            None => item.to_string(),
-        },
-    }
-}
-
 /// The tokens the run's model calls reported, in OpenAI's names.
 fn usage(log: &crate::run_log::RunLog) -> Value {
     let total = log.total_usage();
@@ -227,32 +214,19 @@ fn stream(
         {
             return;
         }
-        let (events, mut received) = EventSender::channel();
-        let mut run = std::pin::pin!(server.run(item, Some(events)));
-        let mut streamed = false;
-        let result = loop {
-            tokio::select! {
-                result = &mut run => break result,
-                Some(e) = received.recv() => {
-                    if let AgentEvent::TextDelta { text } = e {
-                        streamed = true;
-                        if tx.send(event(json!({"content": text}), None)).await.is_err() {
-                            return;
-                        }
-                    }
-                }
-            }
+        let sent = server
+            .run_streamed(item, |text| {
+                let sending = tx.send(event(json!({"content": text}), None));
+                async move { sending.await.is_ok() }
+            })
+            .await;
+        let Some((result, streamed)) = sent else {
+            return;
         };
-        while let Ok(Some(AgentEvent::TextDelta { text })) =
-            tokio::time::timeout(std::time::Duration::ZERO, received.recv()).await
-        {
-            streamed = true;
-            let _ = tx.send(event(json!({"content": text}), None)).await;
-        }
         match result {
             Ok(result) => {
                 if !streamed {
-                    let text = output_text(result.items.first());
+                    let text = super::output_text(result.items.first());
                     let _ = tx.send(event(json!({"content": text}), None)).await;
                 }
                 let _ = tx.send(event(json!({}), Some("stop"))).await;
