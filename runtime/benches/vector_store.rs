@@ -68,13 +68,36 @@ fn round(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-fn stats(mut v: Vec<Duration>) -> Value {
+/// p50 and p99; and, to see what a tail is made of, a histogram (counts
+/// under 0.25, 0.5, 1, 2, 4, 8 ms and above) and the slowest calls with
+/// their place in the order they ran (0 is the first).
+fn stats(times: Vec<Duration>) -> Value {
+    let mut v = times.clone();
     v.sort();
     let pct = |p: f64| {
         let i = ((p / 100.0) * v.len() as f64).ceil() as usize;
         round(v[i.clamp(1, v.len()) - 1].as_secs_f64() * 1000.0)
     };
-    json!({ "p50_ms": pct(50.0), "p99_ms": pct(99.0) })
+    let bounds = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, f64::INFINITY];
+    let mut histogram = vec![0usize; bounds.len()];
+    for t in &times {
+        let ms = t.as_secs_f64() * 1000.0;
+        histogram[bounds
+            .iter()
+            .position(|b| ms < *b)
+            .unwrap_or(bounds.len() - 1)] += 1;
+    }
+    let mut slowest: Vec<(usize, Duration)> = times.iter().copied().enumerate().collect();
+    slowest.sort_by(|a, b| b.1.cmp(&a.1));
+    let slowest: Vec<Value> = slowest
+        .iter()
+        .take(5)
+        .map(|(i, t)| json!([i, round(t.as_secs_f64() * 1000.0)]))
+        .collect();
+    json!({ "p50_ms": pct(50.0), "p99_ms": pct(99.0),
+            "histogram_ms": {"<0.25": histogram[0], "<0.5": histogram[1], "<1": histogram[2], "<2": histogram[3],
+                             "<4": histogram[4], "<8": histogram[5], ">=8": histogram[6]},
+            "slowest": slowest })
 }
 
 /// The texts' generator: xorshift32, as the agent-memory benchmark's.

@@ -145,7 +145,7 @@ impl<T: Element> Rows<T> {
             T::to_f32s(r, &mut row);
             Some((dot(&q, &row), seq))
         });
-        best(scored.collect(), k)
+        best(scored, k)
     }
 }
 
@@ -166,22 +166,52 @@ impl Flat {
         let scored = self
             .iter()
             .filter(|(seq, _)| keep.is_none_or(|keep| keep(*seq)));
-        best(scored.map(|(seq, r)| (dot(&q, r), seq)).collect(), k)
+        best(scored.map(|(seq, r)| (dot(&q, r), seq)), k)
     }
 }
 
-/// The `k` highest scores, highest first (ties: lower key first).
-pub(super) fn best(mut scored: Vec<(f32, i64)>, k: usize) -> Vec<(f32, i64)> {
-    let by_score = |a: &(f32, i64), b: &(f32, i64)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+/// The `k` highest scores, highest first (ties: lower key first). Holds
+/// at most `k` of them at a time: a search of a large block allocates for
+/// its answer, not for every row it scores.
+pub(super) fn best(scored: impl IntoIterator<Item = (f32, i64)>, k: usize) -> Vec<(f32, i64)> {
+    /// A score ordered so that the worst kept is the heap's top.
+    struct Kept((f32, i64));
+    impl PartialEq for Kept {
+        fn eq(&self, other: &Self) -> bool {
+            self.cmp(other).is_eq()
+        }
+    }
+    impl Eq for Kept {}
+    impl PartialOrd for Kept {
+        fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+            Some(self.cmp(other))
+        }
+    }
+    impl Ord for Kept {
+        /// Greater is worse: a lower score, or the same score and a higher key.
+        fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+            let ((a, ka), (b, kb)) = (self.0, other.0);
+            b.total_cmp(&a).then(ka.cmp(&kb))
+        }
+    }
     if k == 0 {
         return Vec::new();
     }
-    if scored.len() > k {
-        scored.select_nth_unstable_by(k - 1, by_score);
-        scored.truncate(k);
+    let mut kept = std::collections::BinaryHeap::with_capacity(k.min(1_024) + 1);
+    for s in scored {
+        if kept.len() == k {
+            let mut worst = kept.peek_mut().expect("k > 0 are kept");
+            if Kept(s) < *worst {
+                *worst = Kept(s);
+            }
+        } else {
+            kept.push(Kept(s));
+        }
     }
-    scored.sort_unstable_by(by_score);
-    scored
+    kept.into_sorted_vec()
+        .into_iter()
+        .map(|Kept(s)| s)
+        .collect()
 }
 
 /// `v` scaled to length 1 (a zero vector stays zero).
@@ -260,6 +290,19 @@ mod tests {
         flat.remove(&[2, 9]);
         assert_eq!(flat.len(), 3);
         assert_eq!(keys(flat.search(&[0.0, 3.0, 0.1], 1, None)), vec![3]);
+    }
+
+    #[test]
+    fn best_keeps_what_a_full_sort_would() {
+        // Scores with many ties, in a scrambled order.
+        let scored: Vec<(f32, i64)> = (0..500i64)
+            .map(|i| (((i * 7_919) % 23) as f32 / 4.0, (i * 104_729) % 997))
+            .collect();
+        let mut sorted = scored.clone();
+        sorted.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        for k in [0, 1, 4, 37, 499, 500, 10_000] {
+            assert_eq!(best(scored.clone(), k), sorted[..k.min(500)], "k = {k}");
+        }
     }
 
     #[test]
