@@ -88,7 +88,7 @@ fn stats(times: Vec<Duration>) -> Value {
             .unwrap_or(bounds.len() - 1)] += 1;
     }
     let mut slowest: Vec<(usize, Duration)> = times.iter().copied().enumerate().collect();
-    slowest.sort_by(|a, b| b.1.cmp(&a.1));
+    slowest.sort_by_key(|s| std::cmp::Reverse(s.1));
     let slowest: Vec<Value> = slowest
         .iter()
         .take(5)
