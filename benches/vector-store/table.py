@@ -43,6 +43,21 @@ for n in sizes:
             print(f"| {n:,} | {store} | **nodekit's lead** | **{lead(t['insert']['docs_per_s'], o['insert']['docs_per_s'], True)}** | | "
                   f"**{lead(t['search']['p50_ms'], o['search']['p50_ms'])} / {lead(t['search']['p99_ms'], o['search']['p99_ms'])}** | | |")
 
+# What nodekit's search tails are made of.
+print()
+print("| documents | store | nodekit p99 ÷ p50 | searches under 0.25 / 0.5 / 1 / 2 / 4 / 8 ms / more | slowest (place in the run: ms) |")
+print("|---:|---|---:|---|---|")
+for n in sizes:
+    ours = load(f"nodekit-{n}.json")
+    for store in ["memory", "sqlite", "pgvector", "pgvector_graph"]:
+        o = ours.get(store)
+        if not o or "histogram_ms" not in o["search"]:
+            continue
+        srch = o["search"]
+        hist = " / ".join(str(c) for c in srch["histogram_ms"].values())
+        slow = ", ".join(f"{i}: {t}" for i, t in srch["slowest"])
+        print(f"| {n:,} | {store} | {srch['p99_ms'] / srch['p50_ms']:.1f} | {hist} | {slow} |")
+
 ours, theirs = load("nodekit-split.json"), load("langchain-split.json")
 if ours and theirs and "splitter" in ours:
     o, t = ours["splitter"], theirs["splitter"]
