@@ -62,7 +62,7 @@ pub(super) async fn answer(server: &ChatServer, request: Request<Incoming>) -> R
         refused
     } else {
         match *request.method() {
-            Method::GET if trigger.hosted => page(server, trigger, &request),
+            Method::GET if trigger.hosted => page(server, trigger),
             Method::POST => message(server, trigger, request).await,
             _ => json_error(
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -324,7 +324,7 @@ fn serialized(message: &Message) -> Option<Value> {
 
 /// The hosted chat page: n8n's widget, loaded from the configured URL,
 /// pointed at this chat.
-fn page(server: &ChatServer, trigger: &ChatTrigger, request: &Request<Incoming>) -> Response<Body> {
+fn page(server: &ChatServer, trigger: &ChatTrigger) -> Response<Body> {
     let base = server.inner.options.chat_bundle_url.trim_end_matches('/');
     let mut i18n = serde_json::Map::new();
     for key in ["title", "subtitle", "inputPlaceholder", "getStarted"] {
@@ -347,14 +347,9 @@ fn page(server: &ChatServer, trigger: &ChatTrigger, request: &Request<Incoming>)
         "initialMessages": initial,
         "i18n": {"en": i18n},
     });
-    // Basic authentication: the page's own request carried it, and the
-    // widget's requests send the same header.
-    let mut config = config;
-    if let Some(auth) = request.headers().get(hyper::header::AUTHORIZATION)
-        && let Ok(auth) = auth.to_str()
-    {
-        config["webhookConfig"] = json!({"method": "POST", "headers": {"Authorization": auth}});
-    }
+    // With basic authentication, the browser sends the credentials it was
+    // asked for with the widget's requests too (same origin): the page
+    // never holds them.
     let css = trigger
         .page
         .get("customCss")
