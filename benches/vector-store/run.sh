@@ -9,6 +9,7 @@
 #   SIZES      documents, both systems (default "10000 100000")
 #   CORPUS_MB  megabytes of text to split, both systems (default 50; 0 skips)
 #   OUT        folder for the data and the JSON results (default a new temporary one)
+#   BENCH_WARMUP  untimed searches before the timed ones, both systems (default 10)
 # PostgreSQL with pgvector comes from PGVECTOR_DATABASE_URL
 # (`eval "$(scripts/services.sh)"`); without it PGVector is left out.
 set -euo pipefail
