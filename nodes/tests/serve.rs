@@ -492,6 +492,13 @@ async fn bad_requests_get_clear_refusals() {
         .await
         .unwrap();
     assert_eq!(status(&elsewhere), 403);
+    // The server's own origin (its hosted page) is not held to the list.
+    let own = post(message("s", &"y".repeat(101)))
+        .header("origin", served.base.as_str())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(status(&own), 413, "refused for its size, not its origin");
 
     // One run at a time: a second message meanwhile gets 429 at once.
     let first = tokio::spawn(

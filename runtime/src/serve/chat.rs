@@ -41,7 +41,14 @@ pub(super) async fn answer(server: &ChatServer, request: Request<Incoming>) -> R
         .get(ORIGIN)
         .and_then(|o| o.to_str().ok())
         .map(str::to_owned);
+    // The hosted page's own requests carry its origin, which is this
+    // server's: only other origins are held to the list.
+    let host = request
+        .headers()
+        .get(hyper::header::HOST)
+        .and_then(|h| h.to_str().ok());
     if let Some(origin) = &origin
+        && !same_origin(origin, host)
         && !trigger.allowed_origins.allows(origin)
     {
         return json_error(
@@ -82,6 +89,13 @@ pub(super) async fn answer(server: &ChatServer, request: Request<Incoming>) -> R
         headers.insert(hyper::header::VARY, HeaderValue::from_static("Origin"));
     }
     response
+}
+
+/// Whether `origin` (`scheme://host[:port]`) is the server the request
+/// was sent to (its `Host` header).
+fn same_origin(origin: &str, host: Option<&str>) -> bool {
+    let authority = origin.split_once("://").map(|(_, rest)| rest);
+    host.is_some_and(|h| authority.is_some_and(|a| a.eq_ignore_ascii_case(h)))
 }
 
 /// The browser asks whether a page of another origin may post.
