@@ -95,14 +95,20 @@ impl Graph {
     /// Growing reallocates the graph: the caller makes sure no search or
     /// addition runs meanwhile.
     pub(super) fn reserve(&self, extra: usize) -> Result<()> {
-        let needed = self.index.size() + extra;
-        if needed > self.index.capacity() {
-            let capacity = needed.max(self.index.capacity() * 2).max(1024);
-            self.index
-                .reserve_capacity_and_threads(capacity, GRAPH_THREADS)
-                .map_err(|e| err(format!("cannot grow a graph: {e}")))?;
+        if self.has_room(extra) {
+            return Ok(());
         }
-        Ok(())
+        let capacity = (self.index.size() + extra)
+            .max(self.index.capacity() * 2)
+            .max(1024);
+        self.index
+            .reserve_capacity_and_threads(capacity, GRAPH_THREADS)
+            .map_err(|e| err(format!("cannot grow a graph: {e}")))
+    }
+
+    /// Whether `extra` more vectors fit without growing the graph.
+    pub(super) fn has_room(&self, extra: usize) -> bool {
+        self.index.size() + extra <= self.index.capacity()
     }
 
     /// Adds `rows` (seq, vector), room for which was [reserved](Graph::reserve),

@@ -350,8 +350,14 @@ impl Index {
                 *self.vectors.write().map_err(poisoned)? = Vectors::Graph(graph);
             }
             None => {
-                if let Vectors::Graph(graph) = &*self.vectors.write().map_err(poisoned)? {
-                    // Growing the graph reallocates it: no search meanwhile.
+                // Growing the graph reallocates it: no search meanwhile. It
+                // grows by doubling, so most batches fit, and then
+                // searches do not wait for a write lock at all.
+                let fits = match &*self.vectors.read().map_err(poisoned)? {
+                    Vectors::Graph(graph) => graph.has_room(rows.len()),
+                    Vectors::Exact(_) => true,
+                };
+                if !fits && let Vectors::Graph(graph) = &*self.vectors.write().map_err(poisoned)? {
                     graph.reserve(rows.len())?;
                 }
                 // A part at a time, so a removal waiting for the write
