@@ -96,6 +96,13 @@ impl StdioServer {
         }
     }
 
+    /// Sends `notifications/cancelled` for request `id`.
+    async fn cancel(&mut self, id: u64) {
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": id, "reason": "the user stopped it"}});
+        self.send(&note.to_string()).await;
+    }
+
     async fn call(&mut self, id: u64, tool: &str, args: Value) -> Value {
         self.request(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
             "params": {"name": tool, "arguments": args}}))
@@ -104,6 +111,12 @@ impl StdioServer {
 }
 
 /// A tool result's text, parsed when it is JSON.
+/// A `tools/call` of the execute tool `Run_Query` with `query`.
+fn run_query_call(id: u64, query: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "Run_Query", "arguments": {"query": query}}})
+}
+
 fn text_of(answer: &Value) -> Value {
     let text = answer["result"]["content"][0]["text"]
         .as_str()
@@ -489,21 +502,14 @@ async fn a_cancelled_or_abandoned_call_stops_and_rolls_back() {
     let mut server = StdioServer::start(path.to_str().unwrap(), &credentials).await;
 
     // `notifications/cancelled` stops the running query; the session goes on.
-    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": "Run_Query", "arguments": {"query": endless}}});
+    let call = run_query_call(1, &endless);
     server.send(&call.to_string()).await;
     let end = tokio::time::Instant::now() + Duration::from_secs(20);
     while busy(&pool, &schema).await == 0 {
         assert!(tokio::time::Instant::now() < end, "the query starts");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    server
-        .send(
-            &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-            "params": {"requestId": 1, "reason": "the user stopped it"}})
-            .to_string(),
-        )
-        .await;
+    server.cancel(1).await;
     assert!(
         until_idle(&pool, &schema, Duration::from_secs(10)).await,
         "the query stops"
@@ -583,18 +589,11 @@ async fn a_cancelled_sqlite_call_stops_and_frees_the_database() {
     let mut server = StdioServer::start(path.to_str().unwrap(), &credentials).await;
 
     let endless = "INSERT INTO notes (body) SELECT count(*) FROM numbers a, numbers b, numbers c";
-    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": "Run_Query", "arguments": {"query": endless}}});
+    let call = run_query_call(1, endless);
     server.send(&call.to_string()).await;
     // The statement is running (it would for minutes) and holds the write lock.
     tokio::time::sleep(Duration::from_secs(1)).await;
-    server
-        .send(
-            &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-            "params": {"requestId": 1, "reason": "the user stopped it"}})
-            .to_string(),
-        )
-        .await;
+    server.cancel(1).await;
     // The lock is free again within moments (the statement would hold it
     // for two minutes): a write goes through.
     let write = json!({"query": "INSERT INTO notes (body) VALUES ('after')"});

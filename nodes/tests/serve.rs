@@ -154,6 +154,10 @@ impl Served {
     }
 }
 
+fn content_type(response: &reqwest::Response) -> &str {
+    response.headers()["content-type"].to_str().unwrap()
+}
+
 /// An HTTP client (nodekit's, with its TLS provider installed).
 fn client() -> reqwest::Client {
     nodekit::model::http_client().build().unwrap()
@@ -334,12 +338,7 @@ async fn the_openai_endpoint_answers_whole_and_streamed() {
         .await
         .unwrap();
     assert_eq!(streamed.status(), 200);
-    assert!(
-        streamed.headers()["content-type"]
-            .to_str()
-            .unwrap()
-            .starts_with("text/event-stream")
-    );
+    assert!(content_type(&streamed).starts_with("text/event-stream"));
     let text = streamed.text().await.unwrap();
     let events: Vec<&str> = text
         .split("\n\n")
@@ -555,12 +554,7 @@ async fn the_hosted_page_loads_the_widget_from_the_configured_url() {
     .await;
     let page = client().get(served.chat_url()).send().await.unwrap();
     assert_eq!(page.status(), 200);
-    assert!(
-        page.headers()["content-type"]
-            .to_str()
-            .unwrap()
-            .starts_with("text/html")
-    );
+    assert!(content_type(&page).starts_with("text/html"));
     let html = page.text().await.unwrap();
     assert!(
         html.contains("\"http://127.0.0.1:9/chat/dist/chat.bundle.es.js\""),
