@@ -453,19 +453,30 @@ async fn slow_postgres() -> Option<(sqlx::PgPool, String, std::path::PathBuf, Va
     .execute(&pool)
     .await
     .unwrap();
+    let path = write_tool_workflow(&schema, json!({"schema": schema}));
+    let credentials = json!({"postgres": nodekit_test_support::postgres_credential(&url)});
+    Some((pool, schema, path, credentials))
+}
+
+/// A workflow of an agent and an execute tool `Run_Query` that may write to
+/// the tables `numbers` and `notes` for two minutes a call (with `options`
+/// besides), written to a scratch file named after `name`.
+fn write_tool_workflow(name: &str, options: Value) -> std::path::PathBuf {
+    let mut all = json!({"allowedTables": "numbers, notes", "allowWrites": true, "timeout": 120});
+    all.as_object_mut()
+        .unwrap()
+        .extend(options.as_object().unwrap().clone());
     let workflow = json!({
         "nodes": [
             {"name": "AI Agent", "type": "nodekit-nodes.agent", "typeVersion": 1, "parameters": {}},
             {"name": "Run Query", "type": "nodekit-nodes.executeSqlTool", "typeVersion": 1,
-             "parameters": {"options": {"allowedTables": "numbers, notes", "schema": schema,
-                 "allowWrites": true, "timeout": 120}}},
+             "parameters": {"options": all}},
         ],
         "connections": {"Run Query": {"ai_tool": [[{"node": "AI Agent", "type": "ai_tool", "index": 0}]]}},
     });
-    let path = nodekit_test_support::scratch_dir().join(format!("{schema}.json"));
+    let path = nodekit_test_support::scratch_dir().join(format!("{name}.json"));
     std::fs::write(&path, workflow.to_string()).unwrap();
-    let credentials = json!({"postgres": nodekit_test_support::postgres_credential(&url)});
-    Some((pool, schema, path, credentials))
+    path
 }
 
 /// How many queries of `schema`'s tables are running or holding a transaction open.
@@ -574,17 +585,7 @@ async fn a_cancelled_sqlite_call_stops_and_frees_the_database() {
     .execute(&mut conn)
     .await
     .unwrap();
-    let workflow = json!({
-        "nodes": [
-            {"name": "AI Agent", "type": "nodekit-nodes.agent", "typeVersion": 1, "parameters": {}},
-            {"name": "Run Query", "type": "nodekit-nodes.executeSqlTool", "typeVersion": 1,
-             "parameters": {"options": {"allowedTables": "numbers, notes",
-                 "allowWrites": true, "timeout": 120}}},
-        ],
-        "connections": {"Run Query": {"ai_tool": [[{"node": "AI Agent", "type": "ai_tool", "index": 0}]]}},
-    });
-    let path = dir.join(format!("{name}.json"));
-    std::fs::write(&path, workflow.to_string()).unwrap();
+    let path = write_tool_workflow(&name, json!({}));
     let credentials = json!({"sqlite": {"databasePath": db}});
     let mut server = StdioServer::start(path.to_str().unwrap(), &credentials).await;
 

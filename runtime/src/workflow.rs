@@ -497,6 +497,6 @@ fn credentials_of(entry: &CatalogEntry, options: &RunOptions) -> Credentials {
 const MAX_NESTING: usize = 16;
 
 /// n8n's convention: trigger node types contain `Trigger`.
-fn is_trigger(node_type: &str) -> bool {
+pub(crate) fn is_trigger(node_type: &str) -> bool {
     node_type.to_ascii_lowercase().contains("trigger")
 }

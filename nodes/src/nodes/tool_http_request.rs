@@ -53,14 +53,13 @@ impl ToolNode for ToolHttpRequest {
             node: ctx.node_name().to_owned(),
             message: format!("HTTP request failed: {what}"),
         };
-        let client = nodekit::model::http_client()
-            .timeout(Duration::from_secs(self.timeout.into()))
-            .build()
-            .map_err(|e| failed(e.to_string()))?;
+        // One client for every call: its connections are kept between calls.
+        let client = nodekit::model::shared_http_client(None).map_err(|e| failed(e.to_string()))?;
         let request = match self.method {
             Method::Get => client.get(&self.url),
             Method::Post => client.post(&self.url).json(&self.body.unwrap_or_default()),
-        };
+        }
+        .timeout(Duration::from_secs(self.timeout.into()));
         let mut response = request
             .send()
             .await

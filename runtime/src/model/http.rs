@@ -50,33 +50,6 @@ pub(crate) fn timeout(secs: f64) -> Result<Duration, ModelError> {
         })
 }
 
-/// The process's HTTP client for requests with this `timeout`, built once:
-/// a client holds the connection pool and the TLS settings, so a model
-/// supplied anew for each run (each message of a chat server, each
-/// execution in n8n) reuses the connections and TLS sessions of the runs
-/// before, instead of building its TLS settings and connecting again.
-fn shared_client(timeout: Duration) -> Result<reqwest::Client, ModelError> {
-    static CLIENTS: std::sync::LazyLock<
-        std::sync::Mutex<std::collections::HashMap<Duration, reqwest::Client>>,
-    > = std::sync::LazyLock::new(Default::default);
-    let mut clients = CLIENTS.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(client) = clients.get(&timeout) {
-        return Ok(client.clone());
-    }
-    let client = super::http_client()
-        .connect_timeout(timeout)
-        .read_timeout(timeout)
-        .build()
-        .map_err(|e| {
-            ModelError::new(
-                ModelErrorKind::Connection,
-                format!("cannot build the HTTP client: {e}"),
-            )
-        })?;
-    clients.insert(timeout, client.clone());
-    Ok(client)
-}
-
 /// The longest `Retry-After` honoured; a longer one is cut to this.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 
@@ -92,7 +65,12 @@ impl Transport {
         max_retries: u32,
         max_response_bytes: usize,
     ) -> Result<Self, ModelError> {
-        let client = shared_client(timeout)?;
+        let client = super::shared_http_client(Some(timeout)).map_err(|e| {
+            ModelError::new(
+                ModelErrorKind::Connection,
+                format!("cannot build the HTTP client: {e}"),
+            )
+        })?;
         Ok(Transport {
             client,
             base_url: base_url.trim_end_matches('/').to_owned(),

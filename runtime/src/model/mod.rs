@@ -437,6 +437,34 @@ pub fn http_client() -> reqwest::ClientBuilder {
     reqwest::Client::builder()
 }
 
+/// The process's client from [`http_client`] with these connect and read
+/// timeouts (`None`: reqwest's defaults), built once and shared. A client
+/// holds the connection pool and the TLS settings: a model or HTTP tool
+/// made anew for each run (each message of a chat server, each execution
+/// in n8n) reuses the connections and TLS sessions of the runs before,
+/// instead of building its TLS settings and connecting again.
+#[cfg(feature = "openai")]
+pub fn shared_http_client(
+    timeout: Option<std::time::Duration>,
+) -> reqwest::Result<reqwest::Client> {
+    use std::collections::HashMap;
+    use std::sync::{LazyLock, Mutex};
+    use std::time::Duration;
+    static CLIENTS: LazyLock<Mutex<HashMap<Option<Duration>, reqwest::Client>>> =
+        LazyLock::new(Default::default);
+    let mut clients = CLIENTS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(client) = clients.get(&timeout) {
+        return Ok(client.clone());
+    }
+    let mut builder = http_client();
+    if let Some(timeout) = timeout {
+        builder = builder.connect_timeout(timeout).read_timeout(timeout);
+    }
+    let client = builder.build()?;
+    clients.insert(timeout, client.clone());
+    Ok(client)
+}
+
 /// Whether a message asks for tools.
 pub fn wants_tools(message: &Message) -> bool {
     message.role == Role::Ai && !message.tool_calls.is_empty()

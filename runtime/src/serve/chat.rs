@@ -215,7 +215,6 @@ async fn last_node(server: &ChatServer, input: Value) -> Response<Body> {
 
 /// A failed run: its error, which names the node and never a credential.
 fn failed(e: &crate::Error) -> Response<Body> {
-    tracing::warn!(error = %e, "serve: a run failed");
     json_error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string())
 }
 
@@ -267,10 +266,7 @@ fn stream(
                 }
                 chunk("end", None)
             }
-            Err(e) => {
-                tracing::warn!(error = %e, "serve: a run failed");
-                chunk("error", Some(&e.to_string()))
-            }
+            Err(e) => chunk("error", Some(&e.to_string())),
         };
         let _ = tx.send(last).await;
     });

@@ -319,7 +319,8 @@ impl ChatServer {
         Some((result, streamed))
     }
 
-    /// Runs the workflow on one trigger item.
+    /// Runs the workflow on one trigger item; a failure is logged here,
+    /// whichever protocol then answers it.
     async fn run(&self, input: Value, events: Option<EventSender>) -> Result<RunResult> {
         let inner = &self.inner;
         let options = RunOptions {
@@ -328,7 +329,11 @@ impl ChatServer {
             events,
             pools: inner.pools.clone(),
         };
-        inner.workflow.run(inner.catalog, options).await
+        let result = inner.workflow.run(inner.catalog, options).await;
+        if let Err(e) = &result {
+            tracing::warn!(error = %e, "serve: a run failed");
+        }
+        result
     }
 }
 
@@ -374,7 +379,7 @@ fn streaming_node(workflow: &Workflow, trigger: Option<&ChatTrigger>) -> Option<
         workflow
             .nodes
             .iter()
-            .find(|n| !n.disabled && !n.node_type.to_ascii_lowercase().contains("trigger"))
+            .find(|n| !n.disabled && !crate::workflow::is_trigger(&n.node_type))
             .map(|n| n.name.clone())
     })?;
     let id = workflow

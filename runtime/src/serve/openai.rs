@@ -153,10 +153,7 @@ async fn completions(server: &ChatServer, request: Request<Incoming>) -> Respons
                 }),
             )
         }
-        Err(e) => {
-            tracing::warn!(error = %e, "serve: a run failed");
-            error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string(), None)
-        }
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string(), None),
     }
 }
 
@@ -232,7 +229,6 @@ fn stream(
                 let _ = tx.send(event(json!({}), Some("stop"))).await;
             }
             Err(e) => {
-                tracing::warn!(error = %e, "serve: a run failed");
                 let failure = json!({"error": {"message": e.to_string(), "type": "server_error", "param": null, "code": null}});
                 let _ = tx.send(Bytes::from(format!("data: {failure}\n\n"))).await;
             }

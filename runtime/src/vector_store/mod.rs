@@ -279,14 +279,14 @@ impl DocumentStore {
     async fn logged_call<T>(
         &self,
         action: &'static str,
-        input: Value,
+        input: impl FnOnce() -> Value,
         work: impl Future<Output = Result<T>>,
         output: impl FnOnce(&T) -> Value,
     ) -> Result<T> {
         let Some((node, log)) = &self.log else {
             return work.await;
         };
-        let call = Logged::start(log, node, action, || input);
+        let call = Logged::start(log, node, action, input);
         let result = work.await;
         call.finish(&result, output, None);
         result
@@ -339,7 +339,7 @@ impl DocumentStore {
         };
         self.logged_call(
             "addDocuments",
-            json!({"documents": documents.len()}),
+            || json!({"documents": documents.len()}),
             work,
             |ids| json!({"ids": ids}),
         )
@@ -436,7 +436,8 @@ impl DocumentStore {
             }
             Ok(found)
         };
-        let input = json!({"query": query, "k": k, "filter": filter_json(filter)});
+        // Built only when the run log keeps the entry: not on every search.
+        let input = || json!({"query": query, "k": k, "filter": filter_json(filter)});
         self.logged_call(
             "similaritySearch",
             input,
@@ -448,7 +449,7 @@ impl DocumentStore {
 
     /// Removes the selected documents; returns how many.
     pub async fn delete(&self, which: &Selection) -> Result<u64> {
-        let input = match which {
+        let input = || match which {
             Selection::Ids(ids) => json!({"ids": ids}),
             Selection::Filter(f) => json!({"filter": filter_json(f)}),
         };
