@@ -10,9 +10,10 @@
 //! distance to a copy of the vectors at half precision (`f16`, 2 bytes a
 //! dimension) kept beside the graph.
 
-use std::sync::RwLock;
+use std::sync::{RwLock, RwLockWriteGuard};
+use std::time::{Duration, Instant};
 
-use super::flat::Rows;
+use super::segments::Segments;
 use super::{IndexResult as Result, err};
 
 #[cfg(feature = "ann")]
@@ -58,13 +59,18 @@ impl Breadth {
     }
 }
 
-/// A graph and the copy of its vectors. Searches and additions
-/// may run together (usearch locks inside); growing the capacity
-/// ([`Graph::reserve`]) may not, and the owner adds one batch at a time.
+/// A graph and the copy of its vectors. Searches and additions run
+/// together (usearch locks each node inside); growing the capacity
+/// ([`Graph::reserve`]) and removing vectors run alone, and wait for a
+/// moment when no search or addition runs (searches do not queue behind
+/// them). The owner adds one batch at a time.
 pub(super) struct Graph {
     index: hnsw::Index,
     breadth: Breadth,
-    copy: RwLock<Rows<Half>>,
+    copy: Segments<Half>,
+    /// Read by searches and by each vector's addition; written to grow
+    /// the graph or remove from it ([`Graph::alone`]).
+    shared: RwLock<()>,
 }
 
 impl Graph {
@@ -74,8 +80,34 @@ impl Graph {
         Ok(Graph {
             index,
             breadth,
-            copy: RwLock::new(Rows::new(dims)),
+            copy: Segments::new(dims),
+            shared: RwLock::new(()),
         })
+    }
+
+    /// The graph to itself: waits, without making searches wait, for a
+    /// moment when no search or addition holds it (none holds it longer
+    /// than one vector's search or addition). After `PATIENCE` it queues
+    /// like any writer, so a graph searched without pause is still grown.
+    fn alone(&self) -> RwLockWriteGuard<'_, ()> {
+        const PATIENCE: Duration = Duration::from_millis(50);
+        let start = Instant::now();
+        loop {
+            match self.shared.try_write() {
+                Ok(alone) => return alone,
+                Err(std::sync::TryLockError::Poisoned(e)) => return e.into_inner(),
+                Err(std::sync::TryLockError::WouldBlock) if start.elapsed() < PATIENCE => {
+                    std::thread::sleep(Duration::from_micros(20));
+                }
+                Err(std::sync::TryLockError::WouldBlock) => {
+                    return self.shared.write().unwrap_or_else(|e| e.into_inner());
+                }
+            }
+        }
+    }
+
+    fn shared(&self) -> std::sync::RwLockReadGuard<'_, ()> {
+        self.shared.read().unwrap_or_else(|e| e.into_inner())
     }
 
     pub(super) fn size(&self) -> usize {
@@ -84,7 +116,7 @@ impl Graph {
 
     /// Bytes held: usearch's own count and the copy.
     pub(super) fn bytes(&self) -> usize {
-        self.index.memory_usage() + self.copy.read().map_or(0, |c| c.bytes())
+        self.index.memory_usage() + self.copy.bytes()
     }
 
     pub(super) fn contains(&self, seq: i64) -> bool {
@@ -92,12 +124,13 @@ impl Graph {
     }
 
     /// Makes room for `extra` more vectors (nothing when there is room).
-    /// Growing reallocates the graph: the caller makes sure no search or
-    /// addition runs meanwhile.
+    /// Growing copies usearch's table of nodes (not the vectors), alone
+    /// ([`Graph::alone`]); the capacity doubles, so it is rare.
     pub(super) fn reserve(&self, extra: usize) -> Result<()> {
         if self.has_room(extra) {
             return Ok(());
         }
+        let _alone = self.alone();
         let capacity = (self.index.size() + extra)
             .max(self.index.capacity() * 2)
             .max(1024);
@@ -106,8 +139,7 @@ impl Graph {
             .map_err(|e| err(format!("cannot grow a graph: {e}")))
     }
 
-    /// Whether `extra` more vectors fit without growing the graph.
-    pub(super) fn has_room(&self, extra: usize) -> bool {
+    fn has_room(&self, extra: usize) -> bool {
         self.index.size() + extra <= self.index.capacity()
     }
 
@@ -123,10 +155,8 @@ impl Graph {
             .copied()
             .collect();
         let rows = rows.as_slice();
-        self.copy
-            .write()
-            .map_err(|e| err(format!("a graph lock was poisoned: {e}")))?
-            .extend(rows.iter().copied());
+        // The copy first: every candidate a search finds has its row.
+        self.copy.extend(rows);
         let workers =
             std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1).max(1));
         let chunk = rows.len().div_ceil(workers).max(64);
@@ -137,6 +167,7 @@ impl Graph {
                     let index = &self.index;
                     s.spawn(move || {
                         for (seq, v) in part {
+                            let _shared = self.shared();
                             index.add(*seq as u64, v).map_err(|e| e.to_string())?;
                         }
                         Ok::<(), String>(())
@@ -166,32 +197,37 @@ impl Graph {
         if count == 0 {
             return Ok(Vec::new());
         }
-        let found = match keep {
-            None => self.index.search(query, count),
-            Some(keep) => self
-                .index
-                .filtered_search(query, count, |key| keep(key as i64)),
+        let found = {
+            let _shared = self.shared();
+            match keep {
+                None => self.index.search(query, count),
+                Some(keep) => self
+                    .index
+                    .filtered_search(query, count, |key| keep(key as i64)),
+            }
         }
         .map_err(|e| err(format!("graph search failed: {e}")))?;
         let seqs: Vec<i64> = found.keys.into_iter().map(|k| k as i64).collect();
-        let copy = self
-            .copy
-            .read()
-            .map_err(|e| err(format!("a graph lock was poisoned: {e}")))?;
-        Ok(copy.order(query, &seqs, k))
+        Ok(self.copy.snapshot().order(query, &seqs, k))
     }
 
-    /// Removes the vectors under `keys` (keys not held are ignored).
+    /// Removes the vectors under `keys` (keys not held are ignored),
+    /// from the graph alone ([`Graph::alone`]), then from the copy.
     pub(super) fn remove(&self, keys: &[i64]) -> Result<()> {
-        for &key in keys {
-            self.index
-                .remove(key as u64)
-                .map_err(|e| err(format!("cannot remove from a graph: {e}")))?;
+        let held: Vec<u64> = keys
+            .iter()
+            .map(|k| *k as u64)
+            .filter(|k| self.index.contains(*k))
+            .collect();
+        if !held.is_empty() {
+            let _alone = self.alone();
+            for key in held {
+                self.index
+                    .remove(key)
+                    .map_err(|e| err(format!("cannot remove from a graph: {e}")))?;
+            }
         }
-        self.copy
-            .write()
-            .map_err(|e| err(format!("a graph lock was poisoned: {e}")))?
-            .remove(keys);
+        self.copy.remove(keys);
         Ok(())
     }
 }

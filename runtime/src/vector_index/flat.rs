@@ -1,10 +1,12 @@
-//! Exact search in memory: vectors, normalised, in one block.
+//! Vectors in memory, normalised, row after row: the segments that
+//! [`super::segments`] holds, and the scoring both exact scans and a
+//! graph's reordering use.
 //!
 //! A scan of every vector is cheap while there are few (about 0.1 ms for
 //! 4,096 vectors of 384 dimensions on one core) and its answer is exact, so
 //! small indexes are searched this way; larger ones through a graph
 //! ([`super::ann`]), whose candidates are put in order with a copy of the
-//! vectors kept here too, at half precision.
+//! vectors kept in rows too, at half precision.
 
 /// A number a vector is stored as.
 pub(super) trait Element: Copy {
@@ -36,15 +38,12 @@ impl Element for half::f16 {
 /// Vectors, each scaled to length 1 (so a dot product is the cosine
 /// similarity), row after row in key order, with the key of each row (a
 /// message's seq, a document's row id).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct Rows<T> {
     dims: usize,
     seqs: Vec<i64>,
     data: Vec<T>,
 }
-
-/// The exact block of a short thread.
-pub(super) type Flat = Rows<f32>;
 
 impl<T: Element> Rows<T> {
     pub(super) fn new(dims: usize) -> Rows<T> {
@@ -55,8 +54,31 @@ impl<T: Element> Rows<T> {
         }
     }
 
+    pub(super) fn dims(&self) -> usize {
+        self.dims
+    }
+
     pub(super) fn len(&self) -> usize {
         self.seqs.len()
+    }
+
+    /// The lowest key held.
+    pub(super) fn first_key(&self) -> Option<i64> {
+        self.seqs.first().copied()
+    }
+
+    /// The highest key held.
+    pub(super) fn last_key(&self) -> Option<i64> {
+        self.seqs.last().copied()
+    }
+
+    /// Splits it in two: the rows from `at` on go to the one returned.
+    pub(super) fn split_off(&mut self, at: usize) -> Rows<T> {
+        Rows {
+            dims: self.dims,
+            seqs: self.seqs.split_off(at),
+            data: self.data.split_off(at * self.dims),
+        }
     }
 
     pub(super) fn is_empty(&self) -> bool {
@@ -109,7 +131,7 @@ impl<T: Element> Rows<T> {
             .zip(self.data.chunks_exact(self.dims.max(1)))
     }
 
-    fn row(&self, seq: i64) -> Option<&[T]> {
+    pub(super) fn row(&self, seq: i64) -> Option<&[T]> {
         let i = self.seqs.binary_search(&seq).ok()?;
         self.data.get(i * self.dims..(i + 1) * self.dims)
     }
@@ -133,40 +155,6 @@ impl<T: Element> Rows<T> {
         }
         self.seqs.truncate(kept);
         self.data.truncate(kept * dims);
-    }
-
-    /// The `k` of `seqs` most similar to `query`, with their
-    /// similarities, most similar first (seqs not held are dropped).
-    pub(super) fn order(&self, query: &[f32], seqs: &[i64], k: usize) -> Vec<(f32, i64)> {
-        let q = normalised(query);
-        let mut row = vec![0f32; self.dims];
-        let scored = seqs.iter().filter_map(|&seq| {
-            let r = self.row(seq)?;
-            T::to_f32s(r, &mut row);
-            Some((dot(&q, &row), seq))
-        });
-        best(scored, k)
-    }
-}
-
-impl Flat {
-    /// The `k` rows most similar to `query` (similarity, key), most
-    /// similar first (ties: the lower key first); with `keep`, only the
-    /// keys it accepts.
-    pub(super) fn search(
-        &self,
-        query: &[f32],
-        k: usize,
-        keep: Option<&dyn Fn(i64) -> bool>,
-    ) -> Vec<(f32, i64)> {
-        if k == 0 || self.seqs.is_empty() || query.len() != self.dims {
-            return Vec::new();
-        }
-        let q = normalised(query);
-        let scored = self
-            .iter()
-            .filter(|(seq, _)| keep.is_none_or(|keep| keep(*seq)));
-        best(scored.map(|(seq, r)| (dot(&q, r), seq)), k)
     }
 }
 
@@ -252,45 +240,6 @@ pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn rows(list: &[(i64, Vec<f32>)]) -> Vec<(i64, &[f32])> {
-        list.iter().map(|(s, v)| (*s, v.as_slice())).collect()
-    }
-
-    #[test]
-    fn finds_the_most_similar_rows_first() {
-        let mut flat = Flat::new(3);
-        flat.extend(rows(&[
-            (1, vec![1.0, 0.0, 0.0]),
-            (2, vec![0.0, 2.0, 0.0]),
-            (4, vec![0.0, 0.0, 5.0]),
-            (3, vec![1.0, 1.0, 0.0]), // out of order: put in place
-            (5, vec![1.0]),           // wrong length: skipped
-            (2, vec![9.0, 9.0, 9.0]), // held already: skipped
-        ]));
-        assert_eq!(flat.len(), 4);
-        assert!(flat.contains(3) && !flat.contains(5));
-        let keys = |found: Vec<(f32, i64)>| found.into_iter().map(|(_, k)| k).collect::<Vec<_>>();
-        assert_eq!(keys(flat.search(&[0.0, 3.0, 0.1], 2, None)), vec![2, 3]);
-        assert_eq!(
-            keys(flat.search(&[1.0, 0.0, 0.0], 10, None)),
-            vec![1, 3, 2, 4]
-        );
-        assert!(flat.search(&[1.0, 0.0], 1, None).is_empty());
-        assert_eq!(
-            keys(flat.order(&[0.0, 0.0, 1.0], &[1, 4, 7], 5)),
-            vec![4, 1]
-        );
-        assert_eq!(flat.search(&[1.0, 0.0, 0.0], 1, None), vec![(1.0, 1)]);
-        let odd = |k: i64| k % 2 == 1;
-        assert_eq!(
-            keys(flat.search(&[1.0, 0.0, 0.0], 10, Some(&odd))),
-            vec![1, 3]
-        );
-        flat.remove(&[2, 9]);
-        assert_eq!(flat.len(), 3);
-        assert_eq!(keys(flat.search(&[0.0, 3.0, 0.1], 1, None)), vec![3]);
-    }
 
     #[test]
     fn best_keeps_what_a_full_sort_would() {

@@ -8,23 +8,28 @@
 //! half-precision copy of the vectors.
 //!
 //! Adding to a graph is the slow part (a vector of a 100,000-vector graph
-//! takes about a millisecond), so vectors past the exact limit first go to
-//! a pending block, which searches scan exactly beside the graph: they are
+//! takes about a millisecond), so vectors past the exact limit first wait
+//! in the block, which searches scan exactly beside the graph: they are
 //! found as soon as [`Index::add`] returns. [`Index::absorb`] moves them
 //! into the graph (building it, beside the block, the first time), on the
-//! caller's thread or in the background ([`absorb_later`]). Searches and
-//! additions may run together; growing a graph's capacity waits for the
-//! searches to end.
+//! caller's thread or in the background ([`absorb_later`]).
+//!
+//! Searches wait on no writer. The block and the graph's copy of its
+//! vectors are [`segments`]: a search reads a snapshot while writers build
+//! the next one. The graph itself (usearch) takes additions beside
+//! searches; growing its capacity and removing from it wait for a moment
+//! no search runs (see `ann`'s `Graph`).
 
 mod ann;
 mod flat;
+mod segments;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 pub(crate) use ann::Breadth;
 use ann::Graph;
-use flat::Flat;
+use segments::Segments;
 
 pub(crate) use flat::{dot, normalise, normalised};
 
@@ -32,8 +37,9 @@ pub(crate) use flat::{dot, normalise, normalised};
 /// index is searched exactly.
 pub(crate) const GRAPHS: bool = ann::AVAILABLE;
 
-/// How many vectors an absorber adds to a graph under one read lock
-/// (about half a second at 100,000 vectors on one core).
+/// How many vectors an absorber adds to a graph before it takes them out
+/// of the block (about half a second at 100,000 vectors on one core): the
+/// exact scan of a large batch shrinks as it goes.
 const ABSORB_PART: usize = 1_024;
 
 /// A vector as little-endian `f32`s (sqlite-vec's blob format).
@@ -124,8 +130,10 @@ fn err(what: impl Into<String>) -> IndexError {
     IndexError(what.into())
 }
 
-fn poisoned(e: impl std::fmt::Display) -> IndexError {
-    err(format!("a vector index lock was poisoned: {e}"))
+/// A lock that nothing leaves half-changed on a panic: its guard, poisoned
+/// or not.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The keys nearest a query, nearest first.
@@ -146,27 +154,26 @@ impl Nearest {
     }
 }
 
-enum Vectors {
-    Exact(Flat),
-    Graph(Graph),
-}
-
 /// Vectors of one length under integer keys; see the module docs.
 pub(crate) struct Index {
     dims: usize,
     breadth: Breadth,
-    vectors: RwLock<Vectors>,
-    /// Added past the exact limit and not yet in the graph.
-    pending: RwLock<Flat>,
+    /// The vectors not in the graph: all of them while it has none.
+    block: Segments<f32>,
+    /// Set once, when the block first outgrows the exact limit; the lock
+    /// is held only to clone or set the pointer.
+    graph: RwLock<Option<Arc<Graph>>>,
+    /// The exact limit of the last addition.
+    exact_limit: AtomicUsize,
     /// One absorber at a time.
     absorbing: Mutex<()>,
-    /// While an absorber moves a batch, the keys removed meanwhile: a key
-    /// the absorber has copied out of the pending block but not yet put in
-    /// the graph is in neither, so it removes them from the graph itself.
+    /// While an absorber moves a part of the block, the keys removed
+    /// meanwhile: a key it is putting in the graph may be added there after
+    /// its removal looked, so the absorber removes them again. A removal
+    /// holds it from start to end.
     removed: Mutex<Option<Vec<i64>>>,
     /// Set while a background absorber is scheduled or running.
     absorb_scheduled: AtomicBool,
-    bytes: AtomicUsize,
 }
 
 impl std::fmt::Debug for Index {
@@ -187,12 +194,12 @@ impl Index {
         Index {
             dims,
             breadth,
-            vectors: RwLock::new(Vectors::Exact(Flat::new(dims))),
-            pending: RwLock::new(Flat::new(dims)),
+            block: Segments::new(dims),
+            graph: RwLock::new(None),
+            exact_limit: AtomicUsize::new(usize::MAX),
             absorbing: Mutex::new(()),
             removed: Mutex::new(None),
             absorb_scheduled: AtomicBool::new(false),
-            bytes: AtomicUsize::new(0),
         }
     }
 
@@ -202,25 +209,29 @@ impl Index {
         self.dims
     }
 
+    fn graph(&self) -> Option<Arc<Graph>> {
+        self.graph.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
     /// Bytes held.
     #[cfg(feature = "_agent-memory")]
     pub(crate) fn bytes(&self) -> usize {
-        self.bytes.load(Ordering::Acquire) + self.pending.read().map_or(0, |p| p.bytes())
+        self.block.bytes() + self.graph().map_or(0, |g| g.bytes())
     }
 
-    /// (vectors scanned exactly, pending ones included; vectors in a graph).
+    /// (vectors scanned exactly, those waiting for the graph included;
+    /// vectors in a graph).
     pub(crate) fn sizes(&self) -> (usize, usize) {
-        let pending = self.pending();
-        match self.vectors.read().as_deref() {
-            Ok(Vectors::Exact(f)) => (f.len() + pending, 0),
-            Ok(Vectors::Graph(g)) => (pending, g.size()),
-            Err(_) => (0, 0),
-        }
+        (self.block.len(), self.graph().map_or(0, |g| g.size()))
     }
 
-    /// How many vectors wait to go into the graph.
+    /// How many vectors wait to go into the graph (none while the block
+    /// is within the exact limit and there is no graph yet).
     pub(crate) fn pending(&self) -> usize {
-        self.pending.read().map_or(0, |p| p.len())
+        let block = self.block.len();
+        let waits =
+            GRAPHS && (self.graph().is_some() || block > self.exact_limit.load(Ordering::Relaxed));
+        if waits { block } else { 0 }
     }
 
     /// The keys of the `k` vectors most similar (cosine) to `query`, most
@@ -233,174 +244,111 @@ impl Index {
         k: usize,
         keep: Option<&dyn Fn(i64) -> bool>,
     ) -> IndexResult<Nearest> {
-        // The pending block first: an absorber puts a vector in the graph
-        // before it leaves the block, so one of the two reads finds it.
-        let waiting = {
-            let pending = self.pending.read().map_err(poisoned)?;
-            (!pending.is_empty()).then(|| pending.search(query, k, keep))
+        // The block first: an absorber puts a vector in the graph before it
+        // leaves the block, so one of the two reads finds it.
+        let block = self.block.snapshot();
+        let Some(graph) = self.graph() else {
+            let found = block.search(query, k, keep);
+            return Ok(Nearest::Exact(
+                found.into_iter().map(|(_, key)| key).collect(),
+            ));
         };
-        let (mut found, graph) = match &*self.vectors.read().map_err(poisoned)? {
-            Vectors::Exact(flat) => (flat.search(query, k, keep), false),
-            Vectors::Graph(graph) => (graph.search(query, k, keep)?, true),
-        };
-        if let Some(waiting) = waiting {
+        let mut found = graph.search(query, k, keep)?;
+        if !block.is_empty() {
             // A vector being absorbed may be in both: scored once.
-            found.extend(waiting);
+            found.extend(block.search(query, k, keep));
             found.sort_by(|a, b| a.1.cmp(&b.1).then(b.0.total_cmp(&a.0)));
             found.dedup_by_key(|(_, key)| *key);
             found = flat::best(found, k);
         }
-        let keys = found.into_iter().map(|(_, key)| key).collect();
-        Ok(if graph {
-            Nearest::Approximate(keys)
-        } else {
-            Nearest::Exact(keys)
-        })
+        Ok(Nearest::Approximate(
+            found.into_iter().map(|(_, key)| key).collect(),
+        ))
     }
 
     /// Adds `rows` (key, vector); vectors of another length are skipped.
-    /// Up to `exact_limit` vectors they join the exact block; past it they
-    /// wait in the pending block (searched exactly until [`Index::absorb`]
-    /// moves them into the graph; without the `ann` feature the block just
-    /// grows). If any of the keys is held already, nothing is added and the
-    /// count of those keys is returned. One caller adds at a time.
+    /// They join the block: scanned exactly until the block outgrows
+    /// `exact_limit`, then until [`Index::absorb`] moves them into the graph
+    /// (without the `ann` feature the block just grows). If any of the keys
+    /// is held already, nothing is added and the count of those keys is
+    /// returned. One caller adds at a time.
     pub(crate) fn add(&self, rows: &[(i64, &[f32])], exact_limit: usize) -> IndexResult<usize> {
-        let rows: Vec<(i64, &[f32])> = rows
+        self.exact_limit.store(exact_limit, Ordering::Relaxed);
+        // The block first, as a search reads them.
+        let block = self.block.snapshot();
+        let graph = self.graph();
+        let held = rows
             .iter()
-            .filter(|(_, v)| v.len() == self.dims)
-            .copied()
-            .collect();
-        // The pending block, then the vectors (read only, so an absorber
-        // adding to the graph does not hold the caller up): the one order
-        // in which two of these locks are held.
-        let mut pending = self.pending.write().map_err(poisoned)?;
-        let exact = {
-            let vectors = self.vectors.read().map_err(poisoned)?;
-            let held = match &*vectors {
-                Vectors::Exact(flat) => rows.iter().filter(|(k, _)| flat.contains(*k)).count(),
-                Vectors::Graph(graph) => rows.iter().filter(|(k, _)| graph.contains(*k)).count(),
-            } + rows.iter().filter(|(k, _)| pending.contains(*k)).count();
-            if held > 0 {
-                return Ok(held);
-            }
-            // Once vectors wait, every later one waits too: the graph is
-            // built from the block as it was. (An absorber runs only while
-            // vectors wait, so the block does not change under it.)
-            matches!(&*vectors, Vectors::Exact(flat)
-                if !GRAPHS || (pending.is_empty() && flat.len() + rows.len() <= exact_limit))
-        };
-        if !exact {
-            pending.extend(rows);
-            return Ok(0);
+            .filter(|(k, _)| block.contains(*k) || graph.as_ref().is_some_and(|g| g.contains(*k)))
+            .count();
+        if held == 0 {
+            self.block.extend(rows);
         }
-        if let Vectors::Exact(flat) = &mut *self.vectors.write().map_err(poisoned)? {
-            flat.extend(rows);
-            self.bytes.store(flat.bytes(), Ordering::Release);
-        }
-        Ok(0)
+        Ok(held)
     }
 
-    /// Moves the pending vectors into the graph, building it from the
-    /// exact block the first time (beside it: searches go on). Blocking,
-    /// and long for a large batch (a graph spreads it over all cores but
-    /// one): run it on a blocking thread.
+    /// Moves the vectors waiting in the block into the graph, building it
+    /// from the whole block the first time (beside it: searches go on),
+    /// then a part at a time. Blocking, and long for a large batch (a graph
+    /// spreads it over all cores but one): run it on a blocking thread.
     pub(crate) fn absorb(&self) -> IndexResult<()> {
-        let _one = self.absorbing.lock().map_err(poisoned)?;
-        loop {
-            *self.removed.lock().map_err(poisoned)? = Some(Vec::new());
-            let moved = self.absorb_batch();
-            let removed = self.removed.lock().map_err(poisoned)?.take();
-            let Some(keys) = moved? else {
-                return Ok(());
+        let _one = lock(&self.absorbing);
+        while self.pending() > 0 {
+            let waiting = {
+                // Taken with the removal list set, under its lock: a
+                // removal is wholly before the snapshot or recorded.
+                let mut removed = lock(&self.removed);
+                *removed = Some(Vec::new());
+                self.block.snapshot()
             };
-            if let Some(removed) = removed.filter(|r| !r.is_empty()) {
-                self.remove_held(&removed)?;
+            let rows: Vec<(i64, &[f32])> = waiting.iter().collect();
+            let moved = match self.graph() {
+                None => self.build(&rows).map(|()| rows.len()),
+                Some(graph) => self.absorb_part(&graph, &rows[..rows.len().min(ABSORB_PART)]),
+            };
+            let removed = lock(&self.removed).take();
+            let moved = moved?;
+            if let (Some(graph), Some(removed)) = (self.graph(), removed)
+                && !removed.is_empty()
+            {
+                graph.remove(&removed)?;
             }
-            self.pending.write().map_err(poisoned)?.remove(&keys);
+            let keys: Vec<i64> = rows[..moved].iter().map(|(k, _)| *k).collect();
+            self.block.remove(&keys);
         }
+        Ok(())
     }
 
-    /// Puts a copy of the pending block in the graph (building it the
-    /// first time); the keys it moved, `None` when nothing waits.
-    fn absorb_batch(&self) -> IndexResult<Option<Vec<i64>>> {
-        let batch: Vec<(i64, Vec<f32>)> = self
-            .pending
-            .read()
-            .map_err(poisoned)?
-            .iter()
-            .map(|(key, v)| (key, v.to_vec()))
-            .collect();
-        if batch.is_empty() {
-            return Ok(None);
-        }
-        let rows: Vec<(i64, &[f32])> = batch.iter().map(|(k, v)| (*k, v.as_slice())).collect();
-        let building = match &*self.vectors.read().map_err(poisoned)? {
-            Vectors::Exact(flat) => {
-                let graph = Graph::new(self.dims, self.breadth)?;
-                graph.reserve(flat.len() + rows.len())?;
-                graph.add(&flat.iter().collect::<Vec<_>>())?;
-                Some(graph)
-            }
-            Vectors::Graph(_) => None,
-        };
-        match building {
-            Some(graph) => {
-                graph.add(&rows)?;
-                self.bytes.store(graph.bytes(), Ordering::Release);
-                *self.vectors.write().map_err(poisoned)? = Vectors::Graph(graph);
-            }
-            None => {
-                // Growing the graph reallocates it: no search meanwhile. It
-                // grows by doubling, so most batches fit, and then
-                // searches do not wait for a write lock at all.
-                let fits = match &*self.vectors.read().map_err(poisoned)? {
-                    Vectors::Graph(graph) => graph.has_room(rows.len()),
-                    Vectors::Exact(_) => true,
-                };
-                if !fits && let Vectors::Graph(graph) = &*self.vectors.write().map_err(poisoned)? {
-                    graph.reserve(rows.len())?;
-                }
-                // A part at a time, so a removal waiting for the write
-                // lock (and the searches queued behind it) waits for one
-                // part, not the whole batch.
-                for part in rows.chunks(ABSORB_PART) {
-                    if let Vectors::Graph(graph) = &*self.vectors.read().map_err(poisoned)? {
-                        graph.add(part)?;
-                        self.bytes.store(graph.bytes(), Ordering::Release);
-                    }
-                }
-            }
-        }
-        Ok(Some(batch.into_iter().map(|(k, _)| k).collect()))
+    /// Builds the graph from `rows`, then lets searches use it.
+    fn build(&self, rows: &[(i64, &[f32])]) -> IndexResult<()> {
+        let graph = Graph::new(self.dims, self.breadth)?;
+        graph.reserve(rows.len())?;
+        graph.add(rows)?;
+        *self.graph.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(graph));
+        Ok(())
+    }
+
+    /// Adds `part` to `graph`; how many rows it moved.
+    fn absorb_part(&self, graph: &Graph, part: &[(i64, &[f32])]) -> IndexResult<usize> {
+        graph.reserve(part.len())?;
+        graph.add(part)?;
+        Ok(part.len())
     }
 
     /// Removes the vectors under `keys` (keys not held are ignored);
     /// a removed key is not added again (the stores never reuse a key;
     /// agent memory removes none).
-    /// Waits for the part of a batch an absorber is adding to the graph.
     pub(crate) fn remove(&self, keys: &[i64]) -> IndexResult<()> {
         if keys.is_empty() {
             return Ok(());
         }
-        if let Some(removed) = self.removed.lock().map_err(poisoned)?.as_mut() {
+        let mut removed = lock(&self.removed);
+        if let Some(removed) = removed.as_mut() {
             removed.extend_from_slice(keys);
         }
-        self.pending.write().map_err(poisoned)?.remove(keys);
-        self.remove_held(keys)
-    }
-
-    /// Removes `keys` from the exact block or the graph.
-    fn remove_held(&self, keys: &[i64]) -> IndexResult<()> {
-        let mut vectors = self.vectors.write().map_err(poisoned)?;
-        match &mut *vectors {
-            Vectors::Exact(flat) => {
-                flat.remove(keys);
-                self.bytes.store(flat.bytes(), Ordering::Release);
-            }
-            Vectors::Graph(graph) => {
-                graph.remove(keys)?;
-                self.bytes.store(graph.bytes(), Ordering::Release);
-            }
+        self.block.remove(keys);
+        if let Some(graph) = self.graph() {
+            graph.remove(keys)?;
         }
         Ok(())
     }
@@ -449,7 +397,8 @@ mod tests {
         assert_eq!(index.add(&rows(&all[..8]), 8).unwrap(), 0);
         assert_eq!(index.sizes(), (8, 0));
         index.add(&rows(&all[8..]), 8).unwrap();
-        assert_eq!(index.pending(), 12);
+        // Past the limit, the whole block waits for the graph.
+        assert_eq!((index.pending(), index.sizes()), (20, (20, 0)));
         let q = [(15.0f32 * 0.3).cos(), (15.0f32 * 0.3).sin()];
         // Pending vectors are found at once, by the exact scan.
         assert_eq!(index.search(&q, 1, None).unwrap(), Nearest::Exact(vec![15]));
@@ -471,12 +420,9 @@ mod tests {
         assert!(!left.contains(&15) && !left.contains(&20), "{left:?}");
     }
 
-    /// Whether `key` is in the exact block or the graph.
+    /// Whether `key` is in the block or the graph.
     fn holds(index: &Index, key: i64) -> bool {
-        match &*index.vectors.read().unwrap() {
-            Vectors::Exact(flat) => flat.contains(key),
-            Vectors::Graph(graph) => graph.contains(key),
-        }
+        index.block.snapshot().contains(key) || index.graph().is_some_and(|g| g.contains(key))
     }
 
     fn pseudo_random(n: i64, dims: usize, seed: u64) -> Vec<(i64, Vec<f32>)> {
@@ -524,6 +470,42 @@ mod tests {
             all.iter()
                 .all(|(k, _)| removed.contains(k) || holds(&index, *k))
         );
+    }
+
+    #[test]
+    fn searches_find_what_stays_while_writers_add_absorb_and_remove() {
+        let index = Arc::new(Index::new(16, Breadth::DOCUMENTS));
+        let all = pseudo_random(8_000, 16, 11);
+        // Keys below 2,000 stay; the rest come and, every other one, go.
+        index.add(&rows(&all[..2_000]), 500).unwrap();
+        index.absorb().unwrap();
+        let writer = {
+            let (index, all) = (index.clone(), all.clone());
+            std::thread::spawn(move || {
+                for batch in all[2_000..].chunks(500) {
+                    index.add(&rows(batch), 500).unwrap();
+                    absorb_later(&index);
+                    let gone: Vec<i64> = batch.iter().map(|(k, _)| *k).step_by(2).collect();
+                    index.remove(&gone).unwrap();
+                }
+                index.absorb().unwrap();
+            })
+        };
+        let (mut searched, mut found) = (0, 0);
+        while !writer.is_finished() || searched < 200 {
+            let (key, v) = &all[searched % 2_000];
+            let nearest = index.search(v, 1, None).unwrap().into_keys();
+            assert!(nearest.iter().all(|k| (0..8_000).contains(k)));
+            found += usize::from(nearest.first() == Some(key));
+            searched += 1;
+        }
+        writer.join().unwrap();
+        assert!(found * 100 >= searched * 95, "{found} of {searched}");
+        assert_eq!(index.pending(), 0);
+        // What was removed is gone; what was added and kept is held.
+        for (key, _) in &all[2_000..] {
+            assert_eq!(holds(&index, *key), key % 2 == 1, "key {key}");
+        }
     }
 
     #[test]
