@@ -58,6 +58,22 @@ for n in sizes:
         slow = ", ".join(f"{i}: {t}" for i, t in srch["slowest"])
         print(f"| {n:,} | {store} | {srch['p99_ms'] / srch['p50_ms']:.1f} | {hist} | {slow} |")
 
+# The same searches while another task adds and deletes documents.
+print()
+print("| documents | store | search p50 / p99 ms, quiet | while writing | p99 ÷ quiet p99 | writes (added, deleted; docs/s) | slowest while writing |")
+print("|---:|---|---:|---:|---:|---|---|")
+for n in sizes:
+    ours = load(f"nodekit-{n}.json")
+    for store in ["memory", "sqlite", "pgvector", "pgvector_graph"]:
+        o = ours.get(store)
+        if not o or "search_while_writing" not in o:
+            continue
+        w = o["search_while_writing"]
+        wr = w["writes"]
+        slow = ", ".join(f"{i}: {t}" for i, t in w["slowest"])
+        print(f"| {n:,} | {store} | {ms(o['search'])} | {ms(w)} | {w['p99_ms'] / o['search']['p99_ms']:.1f} | "
+              f"{wr['added']:,}, {wr['deleted']:,}; {wr['docs_per_s']:.0f} | {slow} |")
+
 ours, theirs = load("nodekit-split.json"), load("langchain-split.json")
 if ours and theirs and "splitter" in ours:
     o, t = ours["splitter"], theirs["splitter"]

@@ -30,7 +30,13 @@
 //!   the store returns; recall: the share of the store's answers that are
 //!   right, an answer being right when it scores at least the exact 4th
 //!   best (feature hashing ties often: any of the tied documents is a
-//!   right 4th).
+//!   right 4th);
+//! - search while writing: the same searches again, in a loop for
+//!   BENCH_WRITE_S seconds (default 5), while another task adds
+//!   BENCH_WRITE_BATCH (default 100) new documents every
+//!   BENCH_WRITE_EVERY_MS (default 20) and deletes half of each batch it
+//!   adds: what a search pays for writers (and, on two cores, for the
+//!   cores they take). No agreement: the writes change the answers.
 //!
 //! BENCH_CORPUS names a text file to split with the recursive splitter
 //! (chunk size 1,000, overlap 200: the Default Data Loader's), once into
@@ -50,7 +56,7 @@ use nodekit::text_splitter::{RecursiveCharacterTextSplitter, TextSplitter};
 use nodekit::vector_store::pgvector::{PgVectorOptions, PgVectorStore};
 use nodekit::vector_store::sqlite::SqliteVectorStore;
 use nodekit::vector_store::{
-    DocumentStore, Filter, InProcessVectorStore, VectorStore, VectorStoreOptions,
+    DocumentStore, Filter, InProcessVectorStore, Selection, VectorStore, VectorStoreOptions,
 };
 use serde_json::{Value, json};
 use sha1::{Digest, Sha1};
@@ -205,10 +211,10 @@ async fn measure(
     truth: &[Truth],
     ready: impl AsyncFn() -> Duration,
 ) -> Value {
-    let documents = DocumentStore::from_options(VectorStoreOptions {
+    let documents = Arc::new(DocumentStore::from_options(VectorStoreOptions {
         embedding_batch: BATCH,
         ..VectorStoreOptions::new(store, Arc::new(HashEmbedder))
-    });
+    }));
     let docs: Vec<Document> = texts
         .iter()
         .enumerate()
@@ -239,13 +245,62 @@ async fn measure(
         same += expected.top.iter().filter(|e| got.contains(e)).count();
         right += got.iter().filter(|g| expected.right.contains(g)).count();
     }
+    let searches = stats(times);
+    let while_writing = search_while_writing(&documents, queries).await;
     json!({
         "insert": {"s": round(insert.as_secs_f64()), "docs_per_s": (texts.len() as f64 / insert.as_secs_f64()).round()},
         "ready_s": round(ready.as_secs_f64()),
-        "search": stats(times),
+        "search": searches,
+        "search_while_writing": while_writing,
         "agreement_top4": round(same as f64 / total.max(1) as f64),
         "recall_top4": round(right as f64 / total.max(1) as f64),
     })
+}
+
+/// The searches timed again while a writer adds documents and deletes
+/// half of each batch it adds.
+async fn search_while_writing(documents: &Arc<DocumentStore>, queries: &[String]) -> Value {
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = tokio::spawn({
+        let (documents, stop) = (documents.clone(), stop.clone());
+        let (batch, every) = (
+            env("BENCH_WRITE_BATCH", 100),
+            Duration::from_millis(env("BENCH_WRITE_EVERY_MS", 20) as u64),
+        );
+        async move {
+            let mut words = Words { seed: 0x85eb_ca6b };
+            let (mut added, mut deleted) = (0usize, 0usize);
+            let mut tick = tokio::time::interval(every);
+            let started = Instant::now();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                tick.tick().await;
+                let docs: Vec<Document> = (0..batch)
+                    .map(|_| Document::new(words.sentence()))
+                    .collect();
+                let mut ids = documents.add_documents(&docs).await.unwrap();
+                added += ids.len();
+                ids.truncate(ids.len() / 2);
+                deleted += documents.delete(&Selection::Ids(ids)).await.unwrap() as usize;
+            }
+            let s = started.elapsed().as_secs_f64();
+            json!({"added": added, "deleted": deleted, "docs_per_s": (added as f64 / s).round()})
+        }
+    });
+    let mut times = Vec::new();
+    let length = Duration::from_secs(env("BENCH_WRITE_S", 5) as u64);
+    let started = Instant::now();
+    for q in queries.iter().cycle() {
+        let t = Instant::now();
+        documents.search(q, K, &Filter::all()).await.unwrap();
+        times.push(t.elapsed());
+        if started.elapsed() >= length && times.len() >= queries.len() {
+            break;
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut out = stats(times);
+    out["writes"] = writer.await.unwrap();
+    out
 }
 
 /// How long until `pending` says no more, polling.

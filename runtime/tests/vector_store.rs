@@ -800,7 +800,8 @@ async fn nearest(store: &PgVectorStore, query: &[f32]) -> Option<String> {
 /// With the in-process index, unfiltered searches go through a graph of
 /// the table held in this process: it agrees with the exact scan, sees
 /// what other writers (plain SQL, as n8n writes) insert, update, delete
-/// and truncate, takes this process's writes at once, is shared by the
+/// and truncate, takes this process's writes at once (and drops those that
+/// do not commit), is shared by the
 /// stores opened on the table, and survives its trigger being dropped.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pgvector_in_process_index() {
@@ -901,6 +902,28 @@ async fn pgvector_in_process_index() {
     assert_eq!(store.delete(&Selection::Ids(ids.clone())).await.unwrap(), 1);
     assert_ne!(nearest(&store, &probes[4]).await.as_deref(), Some("own"));
     settled(&store, &probes[0]).await;
+    // One that does not commit (a check at commit refuses it) leaves
+    // nothing in the graph: its vector, put there before the commit, would
+    // be the graph's nearest, with no row behind it.
+    write(
+        "CREATE FUNCTION refuse_doomed() RETURNS trigger LANGUAGE plpgsql AS $$
+           BEGIN IF NEW.text = 'doomed' THEN RAISE EXCEPTION 'doomed'; END IF; RETURN NULL; END $$;
+         CREATE CONSTRAINT TRIGGER refuse_doomed AFTER INSERT ON n8n_vectors
+           DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_doomed()",
+    )
+    .await;
+    let doomed = Entry {
+        document: Document::new("doomed"),
+        vector: probes[6].clone(),
+    };
+    assert!(store.add(&[doomed]).await.is_err());
+    assert!(!store.indexing());
+    let found = nearest(&store, &probes[6]).await;
+    assert!(
+        found.is_some() && found.as_deref() != Some("doomed"),
+        "{found:?}"
+    );
+    write("DROP TRIGGER refuse_doomed ON n8n_vectors").await;
 
     // A second store on the table shares the loaded graph.
     let other = pg.store(options.clone()).await;

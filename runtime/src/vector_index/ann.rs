@@ -10,6 +10,7 @@
 //! distance to a copy of the vectors at half precision (`f16`, 2 bytes a
 //! dimension) kept beside the graph.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{RwLock, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
@@ -71,6 +72,8 @@ pub(super) struct Graph {
     /// Read by searches and by each vector's addition; written to grow
     /// the graph or remove from it ([`Graph::alone`]).
     shared: RwLock<()>,
+    /// How many wait to have the graph alone: additions pause meanwhile.
+    waiting: AtomicUsize,
 }
 
 impl Graph {
@@ -82,27 +85,33 @@ impl Graph {
             breadth,
             copy: Segments::new(dims),
             shared: RwLock::new(()),
+            waiting: AtomicUsize::new(0),
         })
     }
 
-    /// The graph to itself: waits, without making searches wait, for a
-    /// moment when no search or addition holds it (none holds it longer
-    /// than one vector's search or addition). After `PATIENCE` it queues
-    /// like any writer, so a graph searched without pause is still grown.
-    fn alone(&self) -> RwLockWriteGuard<'_, ()> {
-        const PATIENCE: Duration = Duration::from_millis(50);
+    /// The graph to itself: additions pause after the vector they are
+    /// adding, and it waits, without making searches wait, for a moment
+    /// when no search runs. After `PATIENCE` it queues like any writer, so
+    /// a graph searched without pause is still changed.
+    fn alone(&self) -> Alone<'_> {
+        const PATIENCE: Duration = Duration::from_millis(20);
+        self.waiting.fetch_add(1, Ordering::AcqRel);
         let start = Instant::now();
-        loop {
+        let guard = loop {
             match self.shared.try_write() {
-                Ok(alone) => return alone,
-                Err(std::sync::TryLockError::Poisoned(e)) => return e.into_inner(),
+                Ok(alone) => break alone,
+                Err(std::sync::TryLockError::Poisoned(e)) => break e.into_inner(),
                 Err(std::sync::TryLockError::WouldBlock) if start.elapsed() < PATIENCE => {
                     std::thread::sleep(Duration::from_micros(20));
                 }
                 Err(std::sync::TryLockError::WouldBlock) => {
-                    return self.shared.write().unwrap_or_else(|e| e.into_inner());
+                    break self.shared.write().unwrap_or_else(|e| e.into_inner());
                 }
             }
+        };
+        Alone {
+            _guard: guard,
+            waiting: &self.waiting,
         }
     }
 
@@ -114,6 +123,7 @@ impl Graph {
         self.index.size()
     }
 
+    #[cfg(feature = "_agent-memory")]
     /// Bytes held: usearch's own count and the copy.
     pub(super) fn bytes(&self) -> usize {
         self.index.memory_usage() + self.copy.bytes()
@@ -167,6 +177,9 @@ impl Graph {
                     let index = &self.index;
                     s.spawn(move || {
                         for (seq, v) in part {
+                            while self.waiting.load(Ordering::Acquire) > 0 {
+                                std::thread::sleep(Duration::from_micros(50));
+                            }
                             let _shared = self.shared();
                             index.add(*seq as u64, v).map_err(|e| e.to_string())?;
                         }
@@ -232,6 +245,19 @@ impl Graph {
     }
 }
 
+/// The graph held alone ([`Graph::alone`]); additions go on when it is
+/// dropped.
+struct Alone<'a> {
+    _guard: RwLockWriteGuard<'a, ()>,
+    waiting: &'a AtomicUsize,
+}
+
+impl Drop for Alone<'_> {
+    fn drop(&mut self) {
+        self.waiting.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// Concurrent searches and additions one graph allows.
 const GRAPH_THREADS: usize = 64;
 
@@ -290,6 +316,7 @@ mod hnsw {
         pub(super) fn capacity(&self) -> usize {
             match *self {}
         }
+        #[cfg(feature = "_agent-memory")]
         pub(super) fn memory_usage(&self) -> usize {
             match *self {}
         }

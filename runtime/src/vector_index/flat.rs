@@ -85,6 +85,7 @@ impl<T: Element> Rows<T> {
         self.seqs.is_empty()
     }
 
+    #[cfg(feature = "_agent-memory")]
     /// Bytes held.
     pub(super) fn bytes(&self) -> usize {
         self.data.capacity() * std::mem::size_of::<T>() + self.seqs.capacity() * 8

@@ -301,19 +301,25 @@ impl Index {
                 *removed = Some(Vec::new());
                 self.block.snapshot()
             };
-            let rows: Vec<(i64, &[f32])> = waiting.iter().collect();
-            let moved = match self.graph() {
-                None => self.build(&rows).map(|()| rows.len()),
-                Some(graph) => self.absorb_part(&graph, &rows[..rows.len().min(ABSORB_PART)]),
+            let graph = self.graph();
+            let part = if graph.is_some() {
+                ABSORB_PART
+            } else {
+                usize::MAX
+            };
+            let rows: Vec<(i64, &[f32])> = waiting.iter().take(part).collect();
+            let added = match graph {
+                None => self.build(&rows),
+                Some(graph) => graph.reserve(rows.len()).and_then(|()| graph.add(&rows)),
             };
             let removed = lock(&self.removed).take();
-            let moved = moved?;
+            added?;
             if let (Some(graph), Some(removed)) = (self.graph(), removed)
                 && !removed.is_empty()
             {
                 graph.remove(&removed)?;
             }
-            let keys: Vec<i64> = rows[..moved].iter().map(|(k, _)| *k).collect();
+            let keys: Vec<i64> = rows.iter().map(|(k, _)| *k).collect();
             self.block.remove(&keys);
         }
         Ok(())
@@ -326,13 +332,6 @@ impl Index {
         graph.add(rows)?;
         *self.graph.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(graph));
         Ok(())
-    }
-
-    /// Adds `part` to `graph`; how many rows it moved.
-    fn absorb_part(&self, graph: &Graph, part: &[(i64, &[f32])]) -> IndexResult<usize> {
-        graph.reserve(part.len())?;
-        graph.add(part)?;
-        Ok(part.len())
     }
 
     /// Removes the vectors under `keys` (keys not held are ignored);

@@ -25,7 +25,11 @@
 //!   does not hold as they are, and drops those gone.
 //! - This process's own writes read the version inside their transaction:
 //!   when it is the graph's plus one, their vectors go into the graph
-//!   straight away.
+//!   before the commit (a search reads their rows only once the commit
+//!   makes them visible), searches take that version as the graph's too,
+//!   and the rows a delete removed leave the graph after the commit. So a
+//!   search does not fall back to pgvector for this process's own writes;
+//!   a write that does not commit takes its vectors out again.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -81,6 +85,9 @@ pub(super) struct Mirror {
     ids: RwLock<Ids>,
     /// The table version the graph holds; [`NOT_LOADED`] until loaded.
     version: AtomicI64,
+    /// The version a write of this process, whose vectors the graph holds
+    /// already, leaves once it commits; [`NOT_LOADED`] when none.
+    landing: AtomicI64,
     /// Set while a catch-up is scheduled or running.
     scheduled: AtomicBool,
     /// Set when the last catch-up failed.
@@ -139,6 +146,7 @@ impl Mirror {
             index: Arc::new(Index::new(dims, Breadth::DOCUMENTS)),
             ids: RwLock::default(),
             version: AtomicI64::new(NOT_LOADED),
+            landing: AtomicI64::new(NOT_LOADED),
             scheduled: AtomicBool::new(false),
             failed: AtomicBool::new(false),
             retry: Throttle::new(RETRY_AFTER),
@@ -148,6 +156,17 @@ impl Mirror {
 
     fn version(&self) -> i64 {
         self.version.load(Ordering::Acquire)
+    }
+
+    /// The versions of the table the graph holds now. The landing one
+    /// first: a landed write moves the version before it clears the
+    /// landing one.
+    pub(super) fn versions(&self) -> Versions {
+        let landing = self.landing.load(Ordering::Acquire);
+        Versions {
+            version: self.version(),
+            landing,
+        }
     }
 
     /// Whether the graph holds the table as of some version.
@@ -161,13 +180,14 @@ impl Mirror {
         !self.loaded() || self.scheduled.load(Ordering::Acquire) || self.index.pending() > 0
     }
 
-    /// The ids of the `k` vectors nearest `query` and the table version
-    /// the graph holds; `None` until it is loaded, or for a query of
-    /// another length.
-    pub(super) fn nearest(&self, query: &[f32], k: usize) -> Result<Option<(i64, Vec<Uuid>)>> {
-        // Read before the graph: a change moves the version after the graph.
-        let version = self.version();
-        if version == NOT_LOADED || query.len() != self.dims {
+    /// The ids of the `k` vectors nearest `query` and the table versions
+    /// the graph holds (one, or two while a write of this process lands);
+    /// `None` until it is loaded, or for a query of another length.
+    pub(super) fn nearest(&self, query: &[f32], k: usize) -> Result<Option<(Versions, Vec<Uuid>)>> {
+        // Read before the graph: a change moves the versions after the
+        // graph.
+        let versions = self.versions();
+        if versions.version == NOT_LOADED || query.len() != self.dims {
             return Ok(None);
         }
         let keys = self
@@ -177,7 +197,7 @@ impl Mirror {
             .into_keys();
         let ids = self.ids.read().map_err(poisoned)?;
         let found = keys.iter().filter_map(|k| ids.by_key.get(k).copied());
-        Ok(Some((version, found.collect())))
+        Ok(Some((versions, found.collect())))
     }
 
     /// Of the rows a snapshot holds (id, `xmin`): those the graph does not
@@ -203,27 +223,43 @@ impl Mirror {
     /// the graph in place of what it held under their ids, and takes out
     /// `gone`. The version is left as it was: [`Mirror::settle`] moves it.
     fn change(&self, rows: Vec<(Uuid, u32, Vec<f32>)>, gone: &[Uuid]) -> Result<()> {
-        let mut ids = self.ids.write().map_err(poisoned)?;
-        let mut old = Vec::new();
-        for id in gone.iter().chain(rows.iter().map(|(id, _, _)| id)) {
-            if let Some((key, _)) = ids.by_id.remove(id) {
-                ids.by_key.remove(&key);
-                old.push(key);
-            }
-        }
-        self.index.remove(&old).map_err(index_error)?;
-        let vectors: Vec<(i64, Vec<f32>)> = rows
-            .into_iter()
-            .filter(|(_, _, v)| v.len() == self.dims)
-            .map(|(id, xmin, mut v)| {
-                let key = ids.next_key;
-                ids.next_key += 1;
-                ids.by_id.insert(id, (key, xmin));
-                ids.by_key.insert(key, id);
-                normalise(&mut v);
-                (key, v)
-            })
+        // The ids lock is held only to change the maps, never across the
+        // graph's work: a search maps the keys it found under it. An old
+        // key leaves the graph before its id, a new one gets its id before
+        // it joins the graph, so every key a search finds has its id.
+        let replaced: Vec<&Uuid> = gone
+            .iter()
+            .chain(rows.iter().map(|(id, _, _)| id))
             .collect();
+        let old: Vec<i64> = {
+            let ids = self.ids.read().map_err(poisoned)?;
+            replaced
+                .iter()
+                .filter_map(|id| ids.by_id.get(*id).map(|(key, _)| *key))
+                .collect()
+        };
+        self.index.remove(&old).map_err(index_error)?;
+        let mut vectors: Vec<(i64, Vec<f32>)> = {
+            let mut ids = self.ids.write().map_err(poisoned)?;
+            for id in &replaced {
+                if let Some((key, _)) = ids.by_id.remove(*id) {
+                    ids.by_key.remove(&key);
+                }
+            }
+            rows.into_iter()
+                .filter(|(_, _, v)| v.len() == self.dims)
+                .map(|(id, xmin, v)| {
+                    let key = ids.next_key;
+                    ids.next_key += 1;
+                    ids.by_id.insert(id, (key, xmin));
+                    ids.by_key.insert(key, id);
+                    (key, v)
+                })
+                .collect()
+        };
+        for (_, v) in &mut vectors {
+            normalise(v);
+        }
         let added: Vec<(i64, &[f32])> = vectors.iter().map(|(k, v)| (*k, v.as_slice())).collect();
         self.index.add(&added, EXACT_LIMIT).map_err(index_error)?;
         Ok(())
@@ -237,30 +273,42 @@ impl Mirror {
         }
     }
 
-    /// After a write of this process committed: its rows (id, vector) and
-    /// the ids it removed go into the graph when the write is the one
-    /// version after the graph's. Otherwise (a catch-up is running, or
-    /// another write came between) the next search sees the version move
-    /// and the graph catches up.
-    pub(super) fn written(&self, stamp: Stamp, rows: Vec<(Uuid, Vec<f32>)>, gone: &[Uuid]) {
-        let Ok(_one) = self.changing.try_lock() else {
-            return;
-        };
+    /// Before a write of this process commits, with the `stamp` read in
+    /// its transaction: when the write is the one version after the
+    /// graph's, its rows (id, vector) go into the graph now and searches
+    /// take the write's version as the graph's too, until
+    /// [`Landing::landed`] or the landing's drop (the write did not
+    /// commit: its rows leave the graph). Otherwise (a catch-up runs, or
+    /// another write came between) `None`: the next search sees the
+    /// version move, and the graph catches up.
+    pub(super) fn land(&self, stamp: Stamp, rows: Vec<(Uuid, Vec<f32>)>) -> Option<Landing<'_>> {
+        let one = self.changing.try_lock().ok()?;
         let held = self.version();
-        let Some(version) = stamp
+        let version = stamp
             .version
-            .filter(|v| held != NOT_LOADED && held + 1 == *v)
-        else {
-            return;
+            .filter(|v| held != NOT_LOADED && held + 1 == *v)?;
+        let added: Vec<Uuid> = rows.iter().map(|(id, _)| *id).collect();
+        let replaces = {
+            let ids = self.ids.read().ok()?;
+            added.iter().any(|id| ids.by_id.contains_key(id))
         };
         let rows = rows
             .into_iter()
             .map(|(id, v)| (id, stamp.xmin, v))
             .collect();
-        match self.change(rows, gone) {
-            Ok(()) => self.settle(version),
-            Err(e) => self.fail(&e),
+        if let Err(e) = self.change(rows, &[]) {
+            self.fail(&e);
+            return None;
         }
+        self.landing.store(version, Ordering::Release);
+        Some(Landing {
+            mirror: self,
+            _one: one,
+            version,
+            added,
+            replaces,
+            landed: false,
+        })
     }
 
     /// After a failed change the graph may not match its ids: it is
@@ -275,6 +323,72 @@ impl Mirror {
                 next_key: ids.next_key,
                 ..Ids::default()
             };
+        }
+    }
+}
+
+/// The table versions a search may find the graph in step with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Versions {
+    version: i64,
+    landing: i64,
+}
+
+impl Versions {
+    /// Whether a statement that saw the table at `version` may take the
+    /// graph's answer.
+    pub(super) fn holds(&self, version: Option<i64>) -> bool {
+        version
+            .is_some_and(|v| v == self.version || (self.landing != NOT_LOADED && v == self.landing))
+    }
+}
+
+/// A write of this process whose rows are in the graph before it
+/// commits; see [`Mirror::land`].
+pub(super) struct Landing<'a> {
+    mirror: &'a Mirror,
+    _one: tokio::sync::MutexGuard<'a, ()>,
+    version: i64,
+    /// The ids it put in the graph, taken out again if it does not land.
+    added: Vec<Uuid>,
+    /// Whether some of them replaced rows the graph held (which a write
+    /// that does not land cannot put back).
+    replaces: bool,
+    landed: bool,
+}
+
+impl Landing<'_> {
+    /// The write committed: the rows it removed (`gone`) leave the graph,
+    /// which now holds the table as of the write.
+    pub(super) fn landed(mut self, gone: &[Uuid]) {
+        let mirror = self.mirror;
+        match mirror.change(Vec::new(), gone) {
+            Ok(()) => mirror.settle(self.version),
+            Err(e) => mirror.fail(&e),
+        }
+        self.landed = true;
+        mirror.landing.store(NOT_LOADED, Ordering::Release);
+    }
+}
+
+impl Drop for Landing<'_> {
+    /// Without [`Landing::landed`], the write did not commit (or its
+    /// caller went away not knowing): its rows leave the graph, or the
+    /// graph is read again if they replaced rows it held. If it did commit,
+    /// the next search sees the version move and the graph catches up.
+    fn drop(&mut self) {
+        if self.landed {
+            return;
+        }
+        let mirror = self.mirror;
+        mirror.landing.store(NOT_LOADED, Ordering::Release);
+        let undone = if self.replaces {
+            Err(store_error("a write that replaced rows did not commit"))
+        } else {
+            mirror.change(Vec::new(), &self.added)
+        };
+        if let Err(e) = undone {
+            mirror.fail(&e);
         }
     }
 }

@@ -601,18 +601,21 @@ impl PgVectorStore {
         } else {
             self.insert(&mut tx, &written, &written_ids).await?;
         }
-        let stamp = match &graph {
-            Some((mirrored, _)) => Some(self.stamp(mirrored, &mut tx).await?),
+        let landing = match &graph {
+            Some((mirrored, graph)) => {
+                let stamp = self.stamp(mirrored, &mut tx).await?;
+                let rows = written_ids
+                    .iter()
+                    .zip(written.iter())
+                    .map(|(id, e)| (*id, e.vector.clone()))
+                    .collect();
+                graph.land(stamp, rows)
+            }
             None => None,
         };
         tx.commit().await.map_err(db_error)?;
-        if let (Some((_, graph)), Some(stamp)) = (graph, stamp) {
-            let rows = written_ids
-                .iter()
-                .zip(written.iter())
-                .map(|(id, e)| (*id, e.vector.clone()))
-                .collect();
-            graph.written(stamp, rows, &[]);
+        if let Some(landing) = landing {
+            landing.landed(&[]);
         }
         Ok(ids.iter().map(uuid::Uuid::to_string).collect())
     }
@@ -871,30 +874,40 @@ impl PgVectorStore {
 
     /// The in-process graph's answer to an unfiltered search, when the
     /// graph holds the table as the statement reading the rows sees it;
-    /// `None` otherwise (and it catches up in the background).
+    /// `None` otherwise (and it catches up in the background). When the
+    /// graph moved while the statement ran (a write of this process landed,
+    /// or a catch-up ended), it is asked again, up to three times in all,
+    /// before pgvector answers.
     async fn search_graph(&self, vector: &[f32], k: usize) -> Result<Option<Vec<Found>>> {
         let (Some(mirrored), Some(graph)) = (&self.mirrored, self.graph().await?) else {
             return Ok(None);
         };
-        let Some((version, ids)) = graph.nearest(vector, k)? else {
-            return Ok(None);
-        };
-        let ids: Vec<String> = ids.iter().map(uuid::Uuid::to_string).collect();
-        let rows = sqlx::query(sqlx::AssertSqlSafe(mirrored.search.clone()))
-            .bind(&self.table)
-            .bind(VectorParam(vector))
-            .bind(ids)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(db_error)?;
-        if rows.first().and_then(|r| r.get::<Option<i64>, _>(0)) != Some(version) {
-            self.catch_up(&graph);
-            return Ok(None);
+        for attempt in 1..=3 {
+            let Some((versions, ids)) = graph.nearest(vector, k)? else {
+                return Ok(None);
+            };
+            let ids: Vec<String> = ids.iter().map(uuid::Uuid::to_string).collect();
+            let rows = sqlx::query(sqlx::AssertSqlSafe(mirrored.search.clone()))
+                .bind(&self.table)
+                .bind(VectorParam(vector))
+                .bind(ids)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(db_error)?;
+            let seen = rows.first().and_then(|r| r.get::<Option<i64>, _>(0));
+            if versions.holds(seen) {
+                let mut found: Vec<Found> = rows.iter().filter_map(|r| found(r, 1)).collect();
+                // Nearest first; ties in the graph's order.
+                found.sort_by(|a, b| a.score.total_cmp(&b.score));
+                return Ok(Some(found));
+            }
+            // Asked again only when the graph moved meanwhile.
+            if attempt == 3 || graph.versions() == versions {
+                break;
+            }
         }
-        let mut found: Vec<Found> = rows.iter().filter_map(|r| found(r, 1)).collect();
-        // Nearest first; ties in the graph's order.
-        found.sort_by(|a, b| a.score.total_cmp(&b.score));
-        Ok(Some(found))
+        self.catch_up(&graph);
+        Ok(None)
     }
 
     async fn delete_now(&self, which: &Selection) -> Result<u64> {
@@ -947,12 +960,15 @@ impl PgVectorStore {
         let mut tx = conn.begin().await.map_err(db_error)?;
         let rows = query.fetch_all(&mut *tx).await.map_err(db_error)?;
         let stamp = self.stamp(&mirrored, &mut tx).await?;
+        let landing = graph.land(stamp, Vec::new());
         tx.commit().await.map_err(db_error)?;
         let gone: Vec<uuid::Uuid> = rows
             .iter()
             .filter_map(|r| uuid::Uuid::parse_str(r.get::<&str, _>(0)).ok())
             .collect();
-        graph.written(stamp, Vec::new(), &gone);
+        if let Some(landing) = landing {
+            landing.landed(&gone);
+        }
         Ok(rows.len() as u64)
     }
 }
