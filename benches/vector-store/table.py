@@ -47,32 +47,34 @@ for n in sizes:
 print()
 print("| documents | store | nodekit p99 ÷ p50 | searches under 0.25 / 0.5 / 1 / 2 / 4 / 8 ms / more | slowest (place in the run: ms) |")
 print("|---:|---|---:|---|---|")
-for n in sizes:
-    ours = load(f"nodekit-{n}.json")
-    for store in ["memory", "sqlite", "pgvector", "pgvector_graph"]:
-        o = ours.get(store)
-        if not o or "histogram_ms" not in o["search"]:
-            continue
-        srch = o["search"]
-        hist = " / ".join(str(c) for c in srch["histogram_ms"].values())
-        slow = ", ".join(f"{i}: {t}" for i, t in srch["slowest"])
-        print(f"| {n:,} | {store} | {srch['p99_ms'] / srch['p50_ms']:.1f} | {hist} | {slow} |")
+def measured(has):
+    """(size, store, nodekit's figures) for every store whose figures `has` accepts."""
+    for n in sizes:
+        ours = load(f"nodekit-{n}.json")
+        for store in ["memory", "sqlite", "pgvector", "pgvector_graph"]:
+            o = ours.get(store)
+            if o and has(o):
+                yield n, store, o
+
+
+def slowest(stats):
+    return ", ".join(f"{i}: {t}" for i, t in stats["slowest"])
+
+
+for n, store, o in measured(lambda o: "histogram_ms" in o["search"]):
+    srch = o["search"]
+    hist = " / ".join(str(c) for c in srch["histogram_ms"].values())
+    print(f"| {n:,} | {store} | {srch['p99_ms'] / srch['p50_ms']:.1f} | {hist} | {slowest(srch)} |")
 
 # The same searches while another task adds and deletes documents.
 print()
 print("| documents | store | search p50 / p99 ms, quiet | while writing | p99 ÷ quiet p99 | writes (added, deleted; docs/s) | slowest while writing |")
 print("|---:|---|---:|---:|---:|---|---|")
-for n in sizes:
-    ours = load(f"nodekit-{n}.json")
-    for store in ["memory", "sqlite", "pgvector", "pgvector_graph"]:
-        o = ours.get(store)
-        if not o or "search_while_writing" not in o:
-            continue
-        w = o["search_while_writing"]
-        wr = w["writes"]
-        slow = ", ".join(f"{i}: {t}" for i, t in w["slowest"])
-        print(f"| {n:,} | {store} | {ms(o['search'])} | {ms(w)} | {w['p99_ms'] / o['search']['p99_ms']:.1f} | "
-              f"{wr['added']:,}, {wr['deleted']:,}; {wr['docs_per_s']:.0f} | {slow} |")
+for n, store, o in measured(lambda o: "search_while_writing" in o):
+    w = o["search_while_writing"]
+    wr = w["writes"]
+    print(f"| {n:,} | {store} | {ms(o['search'])} | {ms(w)} | {w['p99_ms'] / o['search']['p99_ms']:.1f} | "
+          f"{wr['added']:,}, {wr['deleted']:,}; {wr['docs_per_s']:.0f} | {slowest(w)} |")
 
 ours, theirs = load("nodekit-split.json"), load("langchain-split.json")
 if ours and theirs and "splitter" in ours:

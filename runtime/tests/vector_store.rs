@@ -924,6 +924,36 @@ async fn pgvector_in_process_index() {
         "{found:?}"
     );
     write("DROP TRIGGER refuse_doomed ON n8n_vectors").await;
+    // While a write lands (its row in the graph, its commit held up by a
+    // check), a search still gets `k` rows, none of them the uncommitted
+    // one; once it commits, the row is found.
+    write(
+        "CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+           BEGIN PERFORM pg_sleep(1); RETURN NULL; END $$;
+         CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON n8n_vectors
+           DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit()",
+    )
+    .await;
+    let landing = [Entry {
+        document: Document::new("landing"),
+        vector: probes[7].clone(),
+    }];
+    let during = async {
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        store.search(&probes[7], 4, &Filter::all()).await.unwrap()
+    };
+    let (added, during) = tokio::join!(store.add(&landing), during);
+    added.unwrap();
+    let texts: Vec<&str> = during
+        .iter()
+        .map(|f| f.document.page_content.as_str())
+        .collect();
+    assert!(texts.len() == 4 && !texts.contains(&"landing"), "{texts:?}");
+    assert_eq!(
+        nearest(&store, &probes[7]).await.as_deref(),
+        Some("landing")
+    );
+    write("DROP TRIGGER slow_commit ON n8n_vectors").await;
 
     // A second store on the table shares the loaded graph.
     let other = pg.store(options.clone()).await;

@@ -63,8 +63,9 @@ impl Breadth {
 /// A graph and the copy of its vectors. Searches and additions run
 /// together (usearch locks each node inside); growing the capacity
 /// ([`Graph::reserve`]) and removing vectors run alone, and wait for a
-/// moment when no search or addition runs (searches do not queue behind
-/// them). The owner adds one batch at a time.
+/// moment when no search or addition runs; searches queue behind them
+/// only when no such moment comes within 20 ms ([`Graph::alone`]). The
+/// owner adds one batch at a time.
 pub(super) struct Graph {
     index: hnsw::Index,
     breadth: Breadth,

@@ -14,11 +14,12 @@
 //! into the graph (building it, beside the block, the first time), on the
 //! caller's thread or in the background ([`absorb_later`]).
 //!
-//! Searches wait on no writer. The block and the graph's copy of its
-//! vectors are [`segments`]: a search reads a snapshot while writers build
-//! the next one. The graph itself (usearch) takes additions beside
+//! Searches do not wait for writers. The block and the graph's copy of
+//! its vectors are [`segments`]: a search reads a snapshot while writers
+//! build the next one. The graph itself (usearch) takes additions beside
 //! searches; growing its capacity and removing from it wait for a moment
-//! no search runs (see `ann`'s `Graph`).
+//! no search runs, and only when none comes within 20 ms do searches wait
+//! for them (see `ann`'s `Graph`). That wait blocks the calling thread.
 
 mod ann;
 mod flat;
@@ -312,13 +313,15 @@ impl Index {
                 None => self.build(&rows),
                 Some(graph) => graph.reserve(rows.len()).and_then(|()| graph.add(&rows)),
             };
+            // Removals made meanwhile leave the graph even when the
+            // addition failed partway (it may hold some of their keys).
             let removed = lock(&self.removed).take();
-            added?;
             if let (Some(graph), Some(removed)) = (self.graph(), removed)
                 && !removed.is_empty()
             {
                 graph.remove(&removed)?;
             }
+            added?;
             let keys: Vec<i64> = rows.iter().map(|(k, _)| *k).collect();
             self.block.remove(&keys);
         }

@@ -87,11 +87,15 @@ impl<T: Element> Segments<T> {
             let mut changed = (*segments[at]).clone();
             changed.extend(rest[..take].iter().copied());
             rest = &rest[take..];
-            if changed.len() > 2 * SEGMENT {
-                let upper = changed.split_off(changed.len() / 2);
-                segments.insert(at + 1, Arc::new(upper));
+            // Split into segments of SEGMENT rows, the last up to twice that.
+            let mut parts = vec![changed];
+            while let Some(last) = parts.last_mut()
+                && last.len() > 2 * SEGMENT
+            {
+                let upper = last.split_off(SEGMENT);
+                parts.push(upper);
             }
-            segments[at] = Arc::new(changed);
+            segments.splice(at..=at, parts.into_iter().map(Arc::new));
         }
         let mut after = after;
         if let Some(tail) = segments.last_mut()
@@ -300,5 +304,22 @@ mod tests {
         let left = rows.snapshot();
         assert_eq!(left.len(), expected.len() - 600);
         assert!(left.iter().all(|(k, _)| k >= expected[600]));
+    }
+
+    #[test]
+    fn a_large_import_into_one_range_is_split_into_segments() {
+        let rows = Segments::<f32>::new(1);
+        rows.extend(&[(0, &[1.0][..]), (100_000, &[1.0][..])]);
+        let late: Vec<(i64, &[f32])> = (1..3_000).map(|k| (k, &[1.0][..])).collect();
+        rows.extend(&late);
+        let all = rows.snapshot();
+        assert_eq!(all.len(), 3_001);
+        assert!(
+            all.0.iter().all(|s| s.len() <= 2 * SEGMENT),
+            "{:?}",
+            all.0.iter().map(|s| s.len()).collect::<Vec<_>>()
+        );
+        let keys: Vec<i64> = all.iter().map(|(k, _)| k).collect();
+        assert!(keys.windows(2).all(|w| w[0] < w[1]));
     }
 }

@@ -338,8 +338,13 @@ impl Versions {
     /// Whether a statement that saw the table at `version` may take the
     /// graph's answer.
     pub(super) fn holds(&self, version: Option<i64>) -> bool {
-        version
-            .is_some_and(|v| v == self.version || (self.landing != NOT_LOADED && v == self.landing))
+        version.is_some_and(|v| v == self.version || (self.lands() && v == self.landing))
+    }
+
+    /// Whether a write of this process is landing: its new rows are in
+    /// the graph before they are committed, its deleted rows after.
+    pub(super) fn lands(&self) -> bool {
+        self.landing != NOT_LOADED
     }
 }
 

@@ -876,16 +876,19 @@ impl PgVectorStore {
     /// graph holds the table as the statement reading the rows sees it;
     /// `None` otherwise (and it catches up in the background). When the
     /// graph moved while the statement ran (a write of this process landed,
-    /// or a catch-up ended), it is asked again, up to three times in all,
-    /// before pgvector answers.
+    /// or a catch-up ended), or some of the rows it found were not in the
+    /// table (a write of this process landing), it is asked again, up to
+    /// three times in all, before pgvector answers.
     async fn search_graph(&self, vector: &[f32], k: usize) -> Result<Option<Vec<Found>>> {
         let (Some(mirrored), Some(graph)) = (&self.mirrored, self.graph().await?) else {
             return Ok(None);
         };
+        let mut wanted = k;
         for attempt in 1..=3 {
-            let Some((versions, ids)) = graph.nearest(vector, k)? else {
+            let Some((versions, ids)) = graph.nearest(vector, wanted)? else {
                 return Ok(None);
             };
+            let asked = ids.len();
             let ids: Vec<String> = ids.iter().map(uuid::Uuid::to_string).collect();
             let rows = sqlx::query(sqlx::AssertSqlSafe(mirrored.search.clone()))
                 .bind(&self.table)
@@ -895,18 +898,29 @@ impl PgVectorStore {
                 .await
                 .map_err(db_error)?;
             let seen = rows.first().and_then(|r| r.get::<Option<i64>, _>(0));
-            if versions.holds(seen) {
-                let mut found: Vec<Found> = rows.iter().filter_map(|r| found(r, 1)).collect();
+            let mut found: Vec<Found> = rows.iter().filter_map(|r| found(r, 1)).collect();
+            if versions.holds(seen) && found.len() >= k.min(asked) {
                 // Nearest first; ties in the graph's order.
                 found.sort_by(|a, b| a.score.total_cmp(&b.score));
+                found.truncate(k);
                 return Ok(Some(found));
             }
-            // Asked again only when the graph moved meanwhile.
-            if attempt == 3 || graph.versions() == versions {
+            // Asked again only when the graph moved meanwhile or a write
+            // is landing; then for more rows than `k`, so that those
+            // the landing write holds in the graph and not in the table
+            // leave enough.
+            let now = graph.versions();
+            if attempt == 3 || (now == versions && !now.lands()) {
                 break;
             }
+            if now.lands() {
+                wanted = 2 * k;
+            }
         }
-        self.catch_up(&graph);
+        // A landing write's rows do not make the graph stale.
+        if !graph.versions().lands() {
+            self.catch_up(&graph);
+        }
         Ok(None)
     }
 
