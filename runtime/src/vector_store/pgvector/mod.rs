@@ -884,6 +884,9 @@ impl PgVectorStore {
             return Ok(None);
         };
         let mut wanted = k;
+        // Whether the last answer was short though the graph held the
+        // table's version: rows of a landing write, not a stale graph.
+        let mut short = false;
         for attempt in 1..=3 {
             let Some((versions, ids)) = graph.nearest(vector, wanted)? else {
                 return Ok(None);
@@ -899,7 +902,8 @@ impl PgVectorStore {
                 .map_err(db_error)?;
             let seen = rows.first().and_then(|r| r.get::<Option<i64>, _>(0));
             let mut found: Vec<Found> = rows.iter().filter_map(|r| found(r, 1)).collect();
-            if versions.holds(seen) && found.len() >= k.min(asked) {
+            short = versions.holds(seen);
+            if short && found.len() >= k.min(asked) {
                 // Nearest first; ties in the graph's order.
                 found.sort_by(|a, b| a.score.total_cmp(&b.score));
                 found.truncate(k);
@@ -918,7 +922,7 @@ impl PgVectorStore {
             }
         }
         // A landing write's rows do not make the graph stale.
-        if !graph.versions().lands() {
+        if !short && !graph.versions().lands() {
             self.catch_up(&graph);
         }
         Ok(None)
