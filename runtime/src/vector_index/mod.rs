@@ -303,11 +303,8 @@ impl Index {
                 self.block.snapshot()
             };
             let graph = self.graph();
-            let part = if graph.is_some() {
-                ABSORB_PART
-            } else {
-                usize::MAX
-            };
+            // The whole block builds the graph; later, a part at a time.
+            let part = graph.as_ref().map_or(usize::MAX, |_| ABSORB_PART);
             let rows: Vec<(i64, &[f32])> = waiting.iter().take(part).collect();
             let added = match graph {
                 None => self.build(&rows),

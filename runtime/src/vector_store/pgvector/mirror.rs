@@ -221,8 +221,9 @@ impl Mirror {
 
     /// Puts `rows` (id, `xmin`, vector, scaled to length 1 in place) in
     /// the graph in place of what it held under their ids, and takes out
-    /// `gone`. The version is left as it was: [`Mirror::settle`] moves it.
-    fn change(&self, rows: Vec<(Uuid, u32, Vec<f32>)>, gone: &[Uuid]) -> Result<()> {
+    /// `gone`; whether it held any of them. The version is left as it
+    /// was: [`Mirror::settle`] moves it.
+    fn change(&self, rows: Vec<(Uuid, u32, Vec<f32>)>, gone: &[Uuid]) -> Result<bool> {
         // The ids lock is held only to change the maps, never across the
         // graph's work: a search maps the keys it found under it. An old
         // key leaves the graph before its id, a new one gets its id before
@@ -262,7 +263,7 @@ impl Mirror {
         }
         let added: Vec<(i64, &[f32])> = vectors.iter().map(|(k, v)| (*k, v.as_slice())).collect();
         self.index.add(&added, EXACT_LIMIT).map_err(index_error)?;
-        Ok(())
+        Ok(!old.is_empty())
     }
 
     /// The graph now holds the table as of `version`.
@@ -288,18 +289,17 @@ impl Mirror {
             .version
             .filter(|v| held != NOT_LOADED && held + 1 == *v)?;
         let added: Vec<Uuid> = rows.iter().map(|(id, _)| *id).collect();
-        let replaces = {
-            let ids = self.ids.read().ok()?;
-            added.iter().any(|id| ids.by_id.contains_key(id))
-        };
         let rows = rows
             .into_iter()
             .map(|(id, v)| (id, stamp.xmin, v))
             .collect();
-        if let Err(e) = self.change(rows, &[]) {
-            self.fail(&e);
-            return None;
-        }
+        let replaces = match self.change(rows, &[]) {
+            Ok(replaces) => replaces,
+            Err(e) => {
+                self.fail(&e);
+                return None;
+            }
+        };
         self.landing.store(version, Ordering::Release);
         Some(Landing {
             mirror: self,
@@ -368,7 +368,7 @@ impl Landing<'_> {
     pub(super) fn landed(mut self, gone: &[Uuid]) {
         let mirror = self.mirror;
         match mirror.change(Vec::new(), gone) {
-            Ok(()) => mirror.settle(self.version),
+            Ok(_) => mirror.settle(self.version),
             Err(e) => mirror.fail(&e),
         }
         self.landed = true;
@@ -390,7 +390,7 @@ impl Drop for Landing<'_> {
         let undone = if self.replaces {
             Err(store_error("a write that replaced rows did not commit"))
         } else {
-            mirror.change(Vec::new(), &self.added)
+            mirror.change(Vec::new(), &self.added).map(drop)
         };
         if let Err(e) = undone {
             mirror.fail(&e);

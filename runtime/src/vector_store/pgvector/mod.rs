@@ -884,9 +884,10 @@ impl PgVectorStore {
             return Ok(None);
         };
         let mut wanted = k;
-        // Whether the last answer was short though the graph held the
-        // table's version: rows of a landing write, not a stale graph.
-        let mut short = false;
+        // Whether the last statement saw a version the graph holds: then
+        // only a landing write's rows made its answer short, and the graph
+        // is not stale.
+        let mut held = false;
         for attempt in 1..=3 {
             let Some((versions, ids)) = graph.nearest(vector, wanted)? else {
                 return Ok(None);
@@ -902,8 +903,8 @@ impl PgVectorStore {
                 .map_err(db_error)?;
             let seen = rows.first().and_then(|r| r.get::<Option<i64>, _>(0));
             let mut found: Vec<Found> = rows.iter().filter_map(|r| found(r, 1)).collect();
-            short = versions.holds(seen);
-            if short && found.len() >= k.min(asked) {
+            held = versions.holds(seen);
+            if held && found.len() >= k.min(asked) {
                 // Nearest first; ties in the graph's order.
                 found.sort_by(|a, b| a.score.total_cmp(&b.score));
                 found.truncate(k);
@@ -921,8 +922,7 @@ impl PgVectorStore {
                 wanted = 2 * k;
             }
         }
-        // A landing write's rows do not make the graph stale.
-        if !short && !graph.versions().lands() {
+        if !held && !graph.versions().lands() {
             self.catch_up(&graph);
         }
         Ok(None)
