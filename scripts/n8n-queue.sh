@@ -42,7 +42,8 @@
 #       process of it is left.
 #    With LOAD=N (before d): N requests, 20 at a time, on this workflow and
 #    on the same workflow made of n8n's own Postgres tool and Postgres chat
-#    memory (after 20 unmeasured requests each); every request must succeed.
+#    memory (after LOAD_WARMUP unmeasured requests each, default 100: the
+#    first requests of a workflow are slower); every request must succeed.
 #    The requests go in LOAD_ROUNDS rounds (default 5): each round runs both
 #    workflows in turn, the first one alternating, so neither gains from
 #    going first (a warmer or a fresher n8n).
@@ -338,7 +339,7 @@ if [ -n "${LOAD:-}" ]; then
   declare -A n8n_busy main_busy bridge_busy connections
   for variant in "${variants[@]}"; do
     hook=$(hook_of "$variant")
-    EXPECT=$(expect_of "$variant") send "warm-$variant" "Who are our customers? (session {session})" "$concurrency" "$work/results-$variant.jsonl" > /dev/null ||
+    EXPECT=$(expect_of "$variant") send "warm-$variant" "Who are our customers? (session {session})" "${LOAD_WARMUP:-100}" "$work/results-$variant.jsonl" > /dev/null ||
       fail "$variant: the warm-up requests failed"
     n8n_busy[$variant]=0 main_busy[$variant]=0 bridge_busy[$variant]=0 connections[$variant]=0
   done

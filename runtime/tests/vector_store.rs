@@ -539,13 +539,21 @@ async fn sqlite_collection_in_memory() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(seen, "a row written by another connection was never found");
-    // ... and one it deletes is dropped when a search meets it.
+    // ... and one it deletes is skipped (and dropped) when a search meets
+    // it, the answer still full.
     sqlx::query("DELETE FROM nodekit_vs_documents WHERE doc_id = 'outside'")
         .execute(&other)
         .await
         .unwrap();
-    let found = store.search(&queries[1], 1, &Filter::all()).await.unwrap();
-    assert_ne!(found[0].document.id.as_deref(), Some("outside"));
+    for k in [1, 4] {
+        let found = store.search(&queries[1], k, &Filter::all()).await.unwrap();
+        assert_eq!(found.len(), k);
+        assert!(
+            found
+                .iter()
+                .all(|f| f.document.id.as_deref() != Some("outside"))
+        );
+    }
 }
 
 /// Documents n8n (LangChain's PGVectorStore) wrote are found, and what

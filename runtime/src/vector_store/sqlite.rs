@@ -556,9 +556,10 @@ impl SqliteVectorStore {
         Ok(ids)
     }
 
-    /// The rows of `keys`, scored against `query` (normalised), best first,
-    /// and whether every key had its row (keys whose rows are gone are
-    /// dropped from memory).
+    /// The best `k` rows of `keys` still in the table, scored against
+    /// `query` (normalised), best first, and whether a row was gone. The
+    /// keys of gone rows leave memory in the background: the search does
+    /// not wait for the index to have the graph alone.
     async fn rows_scored(
         &self,
         held: &Held,
@@ -583,15 +584,20 @@ impl SqliteVectorStore {
                 (cosine(query, &bytes_vector(&v)), row)
             })
             .collect();
-        let complete = scored.len() == keys.len();
-        if !complete {
+        let short = scored.len() < keys.len();
+        if short {
             let present: BTreeSet<i64> = scored.iter().map(|(_, r)| r.key).collect();
             let gone: Vec<i64> = keys
                 .iter()
                 .copied()
                 .filter(|k| !present.contains(k))
                 .collect();
-            held.index.remove(&gone).map_err(|e| store_error(e.0))?;
+            let (index, collection) = (held.index.clone(), self.collection.clone());
+            tokio::task::spawn_blocking(move || {
+                if let Err(e) = index.remove(&gone) {
+                    tracing::warn!(collection = %collection, error = %e.0, "vector store: cannot drop deleted rows from memory");
+                }
+            });
         }
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.key.cmp(&b.1.key)));
         let found = scored
@@ -602,7 +608,7 @@ impl SqliteVectorStore {
                 score: f64::from(score),
             })
             .collect();
-        Ok((found, complete))
+        Ok((found, short))
     }
 
     /// sqlite-vec's exact scan of the collection, with the filter.
@@ -651,18 +657,21 @@ impl SqliteVectorStore {
         {
             self.catch_up(&held);
             let query = normalised(vector);
-            // Rows another process deleted leave memory as a search meets
-            // them; the search then runs again without them.
+            // Deleted rows still in memory (another process's deletes, or
+            // this one's between their commit and the index) are skipped; a
+            // search left short by them asks the index for twice the rows.
+            let mut ask = k;
             for _ in 0..3 {
                 let keys = held
                     .index
-                    .search(&query, k, None)
+                    .search(&query, ask, None)
                     .map_err(|e| store_error(e.0))?
                     .into_keys();
-                let (found, complete) = self.rows_scored(&held, &query, &keys, k).await?;
-                if complete {
+                let (found, short) = self.rows_scored(&held, &query, &keys, k).await?;
+                if !short || found.len() >= k || keys.len() < ask {
                     return Ok(found);
                 }
+                ask *= 2;
             }
         }
         self.scan(vector, k, filter).await
