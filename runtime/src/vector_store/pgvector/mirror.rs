@@ -341,6 +341,14 @@ impl Versions {
         version.is_some_and(|v| v == self.version || (self.lands() && v == self.landing))
     }
 
+    /// Whether a statement that saw the table at `version` saw a write the
+    /// graph neither holds nor is landing (another process's, or one of
+    /// this process that could not land): the graph is behind the table.
+    /// A version older than the graph's is not.
+    pub(super) fn behind(&self, version: Option<i64>) -> bool {
+        version.is_none_or(|v| v > self.version && !(self.lands() && v == self.landing))
+    }
+
     /// Whether a write of this process is landing: its new rows are in
     /// the graph before they are committed, its deleted rows after.
     pub(super) fn lands(&self) -> bool {

@@ -884,10 +884,8 @@ impl PgVectorStore {
             return Ok(None);
         };
         let mut wanted = k;
-        // Whether the last statement saw a version the graph holds: then
-        // only a landing write's rows made its answer short, and the graph
-        // is not stale.
-        let mut held = false;
+        // The table's version the last statement saw.
+        let mut seen = None;
         for attempt in 1..=3 {
             let Some((versions, ids)) = graph.nearest(vector, wanted)? else {
                 return Ok(None);
@@ -901,10 +899,9 @@ impl PgVectorStore {
                 .fetch_all(&self.pool)
                 .await
                 .map_err(db_error)?;
-            let seen = rows.first().and_then(|r| r.get::<Option<i64>, _>(0));
+            seen = rows.first().and_then(|r| r.get::<Option<i64>, _>(0));
             let mut found: Vec<Found> = rows.iter().filter_map(|r| found(r, 1)).collect();
-            held = versions.holds(seen);
-            if held && found.len() >= k.min(asked) {
+            if versions.holds(seen) && found.len() >= k.min(asked) {
                 // Nearest first; ties in the graph's order.
                 found.sort_by(|a, b| a.score.total_cmp(&b.score));
                 found.truncate(k);
@@ -922,7 +919,10 @@ impl PgVectorStore {
                 wanted = 2 * k;
             }
         }
-        if !held && !graph.versions().lands() {
+        // Only a table ahead of the graph makes it catch up: retries that
+        // ran out while this process's writes kept landing, or an answer
+        // left short by a landing write, do not.
+        if graph.versions().behind(seen) {
             self.catch_up(&graph);
         }
         Ok(None)
