@@ -556,17 +556,9 @@ impl SqliteVectorStore {
         Ok(ids)
     }
 
-    /// The best `k` rows of `keys` still in the table, scored against
-    /// `query` (normalised), best first, and whether a row was gone. The
-    /// keys of gone rows leave memory in the background: the search does
-    /// not wait for the index to have the graph alone.
-    async fn rows_scored(
-        &self,
-        held: &Held,
-        query: &[f32],
-        keys: &[i64],
-        k: usize,
-    ) -> Result<(Vec<Found>, bool)> {
+    /// The rows of `keys` still in the table, scored against `query`
+    /// (normalised), best first, and the keys whose rows are gone.
+    async fn rows_scored(&self, query: &[f32], keys: &[i64]) -> Result<(Vec<Found>, Vec<i64>)> {
         let rows = sqlx::query(
             "SELECT id, doc_id, content, metadata, embedding FROM nodekit_vs_documents
              WHERE id IN (SELECT value FROM json_each($1)) AND collection = $2",
@@ -584,31 +576,21 @@ impl SqliteVectorStore {
                 (cosine(query, &bytes_vector(&v)), row)
             })
             .collect();
-        let short = scored.len() < keys.len();
-        if short {
-            let present: BTreeSet<i64> = scored.iter().map(|(_, r)| r.key).collect();
-            let gone: Vec<i64> = keys
-                .iter()
-                .copied()
-                .filter(|k| !present.contains(k))
-                .collect();
-            let (index, collection) = (held.index.clone(), self.collection.clone());
-            tokio::task::spawn_blocking(move || {
-                if let Err(e) = index.remove(&gone) {
-                    tracing::warn!(collection = %collection, error = %e.0, "vector store: cannot drop deleted rows from memory");
-                }
-            });
-        }
+        let present: BTreeSet<i64> = scored.iter().map(|(_, r)| r.key).collect();
+        let gone = keys
+            .iter()
+            .copied()
+            .filter(|k| !present.contains(k))
+            .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.key.cmp(&b.1.key)));
         let found = scored
             .into_iter()
-            .take(k)
             .map(|(score, row)| Found {
                 document: row.document(),
                 score: f64::from(score),
             })
             .collect();
-        Ok((found, short))
+        Ok((found, gone))
     }
 
     /// sqlite-vec's exact scan of the collection, with the filter.
@@ -658,20 +640,41 @@ impl SqliteVectorStore {
             self.catch_up(&held);
             let query = normalised(vector);
             // Deleted rows still in memory (another process's deletes, or
-            // this one's between their commit and the index) are skipped; a
-            // search left short by them asks the index for twice the rows.
-            let mut ask = k;
+            // this one's between their commit and the index) are skipped by
+            // the index's filter when the search runs again, and leave
+            // memory in the background: the search does not wait for the
+            // index to have the graph alone.
+            let mut gone = BTreeSet::new();
+            let mut answer = None;
             for _ in 0..3 {
+                let skip = |key: i64| !gone.contains(&key);
+                let keep: Option<&dyn Fn(i64) -> bool> = match gone.is_empty() {
+                    true => None,
+                    false => Some(&skip),
+                };
                 let keys = held
                     .index
-                    .search(&query, ask, None)
+                    .search(&query, k, keep)
                     .map_err(|e| store_error(e.0))?
                     .into_keys();
-                let (found, short) = self.rows_scored(&held, &query, &keys, k).await?;
-                if !short || found.len() >= k || keys.len() < ask {
-                    return Ok(found);
+                let (found, missing) = self.rows_scored(&query, &keys).await?;
+                if missing.is_empty() {
+                    answer = Some(found);
+                    break;
                 }
-                ask *= 2;
+                gone.extend(missing);
+            }
+            if !gone.is_empty() {
+                let (index, collection) = (held.index.clone(), self.collection.clone());
+                let gone: Vec<i64> = gone.into_iter().collect();
+                tokio::task::spawn_blocking(move || {
+                    if let Err(e) = index.remove(&gone) {
+                        tracing::warn!(collection = %collection, error = %e.0, "vector store: cannot drop deleted rows from memory");
+                    }
+                });
+            }
+            if let Some(found) = answer {
+                return Ok(found);
             }
         }
         self.scan(vector, k, filter).await
