@@ -42,11 +42,12 @@
 #       process of it is left.
 #    With LOAD=N (before d): N requests, 20 at a time, on this workflow and
 #    on the same workflow made of n8n's own Postgres tool and Postgres chat
-#    memory (after LOAD_WARMUP unmeasured requests each, default 100: the
-#    first requests of a workflow are slower); every request must succeed.
-#    The requests go in LOAD_ROUNDS rounds (default 5): each round runs both
-#    workflows in turn, the first one alternating, so neither gains from
-#    going first (a warmer or a fresher n8n).
+#    memory (after LOAD_WARMUP unmeasured requests each, default 100, sent
+#    in batches of 20 taking turns: the first requests of a workflow are
+#    slower); every request must succeed. The requests go in LOAD_ROUNDS
+#    rounds (default 5): each round runs every workflow in turn, the order
+#    rotating by one each round, so that none gains from going first (a
+#    warmer or a fresher n8n).
 #    One JSON line each: {"variant","requests","concurrency","failed",
 #    "p50_ms","p99_ms","throughput_rps"}, and how many connections the
 #    shop database got meanwhile (pg_stat_database.sessions), the CPU
@@ -215,8 +216,19 @@ started() { grep -o 'Worker started execution [0-9]*' "$work/$1.log" | awk '{pri
 started_since() { started "$1" | tail -n +$(($2 + 1)); }
 count() { started "$1" | wc -l; }
 sql() { psql "$1" -At -v ON_ERROR_STOP=1 -c "$2"; }
-# How many of the executions (ids, one a line) n8n stored with status $2.
-stored_with() { local ids; ids=$(paste -sd, <<< "$1"); sql "$n8n_url" "SELECT count(*) FROM execution_entity WHERE id IN ($ids) AND status = '$2'"; }
+# Whether n8n stored every execution (ids, one a line) with status $2,
+# waiting up to 10 s: Respond to Webhook answers before the execution ends.
+stored_as() {
+  local ids want n
+  ids=$(paste -sd, <<< "$1") want=$(grep -c . <<< "$1")
+  for _ in $(seq 100); do
+    n=$(sql "$n8n_url" "SELECT count(*) FROM execution_entity WHERE id IN ($ids) AND status = '$2'")
+    [ "$n" -eq "$want" ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+status_of() { sql "$n8n_url" "SELECT status FROM execution_entity WHERE id = $1"; }
 # The bridge processes of worker $1: their program is in its user folder.
 sidecars() {
   local p exe
@@ -269,7 +281,7 @@ ids1=$(started_since w1 "$a1") ids2=$(started_since w2 "$a2")
 n1=$(grep -c . <<< "$ids1" || true) n2=$(grep -c . <<< "$ids2" || true)
 [ "$n1" -gt 0 ] && [ "$n2" -gt 0 ] || fail "executions ran on w1: $n1, w2: $n2; not on both workers"
 [ $((n1 + n2)) -eq "$concurrency" ] || fail "the workers started $((n1 + n2)) executions for $concurrency requests"
-[ "$(stored_with "$ids1"$'\n'"$ids2" success)" -eq "$concurrency" ] || fail "not every execution is stored as a success"
+stored_as "$ids1"$'\n'"$ids2" success || fail "not every execution is stored as a success"
 ok "executions ran on both workers (w1 started $n1, w2 started $n2, per their logs); n8n stored all $concurrency as success"
 [ -n "$(sidecars w1)" ] && [ -n "$(sidecars w2)" ] || fail "each worker should have a bridge process of its own"
 ok "each worker runs its own bridge process (w1: pid $(sidecars w1 | paste -sd,), w2: pid $(sidecars w2 | paste -sd,))"
@@ -294,8 +306,7 @@ wait "$sender" || true
 answer=$(node -e 'const r = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").pop(); const j = JSON.parse(r);
   console.log(`HTTP ${j.status}: ${j.body.slice(0, 300)}`)' "$results")
 grep -q '"failed":1' "$work/c.json" || fail "the request whose bridge was killed was answered as a success: $answer"
-status=$(sql "$n8n_url" "SELECT status FROM execution_entity WHERE id = $slow_id")
-[ "$status" = error ] || fail "execution $slow_id has status $status, not error"
+stored_as "$slow_id" error || fail "execution $slow_id has status $(status_of "$slow_id"), not error"
 # The run data is JSON text (flatted): the node's name is in escaped quotes.
 message=$(sql "$n8n_url" "SELECT data FROM execution_data WHERE \"executionId\" = $slow_id" |
   grep -oE 'the nodekit bridge process was killed by SIGKILL while [^()]*\([^()]*\) was running' | head -1 | sed 's/\\"/"/g' || true)
@@ -312,7 +323,7 @@ for round in 1 2 3 4 5; do
   [ -n "$next_id" ] && break
 done
 [ -n "$next_id" ] || fail "worker $victim ran none of 20 requests after the kill"
-[ "$(stored_with "$next_id" success)" -eq 1 ] || fail "execution $next_id on $victim after the kill did not succeed"
+stored_as "$next_id" success || fail "execution $next_id on $victim after the kill did not succeed"
 restarted=$(sidecars "$victim")
 [ -n "$restarted" ] && [ "$restarted" != "$killed" ] || fail "worker $victim has no new bridge process ($restarted)"
 ok "$victim's next execution $next_id succeeded on a new bridge process $restarted"
@@ -337,18 +348,24 @@ if [ -n "${LOAD:-}" ]; then
   done
   rounds=${LOAD_ROUNDS:-5}
   declare -A n8n_busy main_busy bridge_busy connections
+  # The warm-up takes turns too, a batch of $concurrency each, so that no
+  # workflow starts the measured rounds warmer than another.
+  warmup=${LOAD_WARMUP:-100}
+  for ((sent = 0; sent < warmup; sent += concurrency)); do
+    for variant in "${variants[@]}"; do
+      hook=$(hook_of "$variant")
+      EXPECT=$(expect_of "$variant") send "warm-$variant-$sent" "Who are our customers? (session {session})" \
+        $((warmup - sent < concurrency ? warmup - sent : concurrency)) "$work/results-$variant.jsonl" > /dev/null ||
+        fail "$variant: the warm-up requests failed"
+    done
+  done
   for variant in "${variants[@]}"; do
-    hook=$(hook_of "$variant")
-    EXPECT=$(expect_of "$variant") send "warm-$variant" "Who are our customers? (session {session})" "${LOAD_WARMUP:-100}" "$work/results-$variant.jsonl" > /dev/null ||
-      fail "$variant: the warm-up requests failed"
     n8n_busy[$variant]=0 main_busy[$variant]=0 bridge_busy[$variant]=0 connections[$variant]=0
   done
-  say "load: $LOAD requests per workflow, $concurrency at a time, in $rounds rounds; each round runs every workflow in turn, the first one alternating"
+  say "load: $LOAD requests per workflow, $concurrency at a time, in $rounds rounds; each round runs every workflow in turn, the order rotating by one each round"
   for round in $(seq "$rounds"); do
-    order=("${variants[@]}")
-    if (( round % 2 == 0 )); then
-      for i in "${!variants[@]}"; do order[i]=${variants[${#variants[@]} - 1 - i]}; done
-    fi
+    order=()
+    for i in "${!variants[@]}"; do order+=("${variants[(i + round - 1) % ${#variants[@]}]}"); done
     for variant in "${order[@]}"; do
       hook=$(hook_of "$variant")
       count=$((LOAD / rounds + (round <= LOAD % rounds ? 1 : 0)))
@@ -390,9 +407,8 @@ for _ in $(seq 100); do [ -z "$(sidecars "$victim")" ] && break; sleep 0.1; done
 [ -z "$(sidecars "$victim")" ] ||
   fail "worker $victim exited, its bridge process $(sidecars "$victim" | paste -sd,) is still running after 10 s"
 wait "$sender" || true
-status=$(sql "$n8n_url" "SELECT status FROM execution_entity WHERE id = $slow_id")
-[ "$status" = success ] && grep -q '"failed":0' "$work/d.json" ||
-  fail "execution $slow_id, running when its worker got SIGTERM, ended as $status: $(cat "$work/d.json")"
+stored_as "$slow_id" success && grep -q '"failed":0' "$work/d.json" ||
+  fail "execution $slow_id, running when its worker got SIGTERM, ended as $(status_of "$slow_id"): $(cat "$work/d.json")"
 check_memory "$results" n8n_chat_histories
 ok "worker $victim got SIGTERM during execution $slow_id: it finished the execution (answered, stored as success, its exchange in memory), exited, and its bridge process $left is gone too"
 say "all checks passed"
