@@ -576,12 +576,16 @@ impl SqliteVectorStore {
                 (cosine(query, &bytes_vector(&v)), row)
             })
             .collect();
-        let present: BTreeSet<i64> = scored.iter().map(|(_, r)| r.key).collect();
-        let gone = keys
-            .iter()
-            .copied()
-            .filter(|k| !present.contains(k))
-            .collect();
+        // Usually every row is there, and nothing more is looked up.
+        let gone = if scored.len() < keys.len() {
+            let present: BTreeSet<i64> = scored.iter().map(|(_, r)| r.key).collect();
+            keys.iter()
+                .copied()
+                .filter(|k| !present.contains(k))
+                .collect()
+        } else {
+            Vec::new()
+        };
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.key.cmp(&b.1.key)));
         let found = scored
             .into_iter()
@@ -648,10 +652,7 @@ impl SqliteVectorStore {
             let mut answer = None;
             for _ in 0..3 {
                 let skip = |key: i64| !gone.contains(&key);
-                let keep: Option<&dyn Fn(i64) -> bool> = match gone.is_empty() {
-                    true => None,
-                    false => Some(&skip),
-                };
+                let keep = (!gone.is_empty()).then_some(&skip as &dyn Fn(i64) -> bool);
                 let keys = held
                     .index
                     .search(&query, k, keep)
