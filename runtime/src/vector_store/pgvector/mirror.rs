@@ -68,7 +68,10 @@ pub(super) struct Mirrored {
     /// `"schema".nodekit_vector_version`.
     function: String,
     /// The table's version and the rows of `$3` (ids), measured against
-    /// `$2` (a vector); `$1` is the table's name.
+    /// `$2` (a vector); `$1` is the table's name. The ids are read through
+    /// a sub-select, so that no plan knows how many there are: PostgreSQL
+    /// then keeps one generic plan for the statement instead of planning
+    /// it again on every search, which took longer than running it.
     pub(super) search: String,
     /// The table's version and the transaction's id.
     stamp: String,
@@ -441,7 +444,7 @@ impl Mirrored {
                  FROM (SELECT {version} AS version) v LEFT JOIN (
                    SELECT {id}::text AS id, {content} AS content, {metadata} AS metadata,
                      {vector} <=> $2::vector AS distance
-                   FROM {t} WHERE {id} = ANY($3::uuid[])) d ON TRUE",
+                   FROM {t} WHERE {id} = ANY((SELECT $3::uuid[])::uuid[])) d ON TRUE",
                 id = store.id,
                 content = store.content,
                 metadata = store.metadata,
