@@ -51,8 +51,9 @@
 #    One JSON line each: {"variant","requests","concurrency","failed",
 #    "p50_ms","p99_ms","throughput_rps"}, and how many connections the
 #    shop database got meanwhile (pg_stat_database.sessions), the CPU
-#    time n8n's three processes (and main alone) and the bridges used per
-#    request, and the
+#    time n8n's three processes (and main alone), the bridges and the
+#    PostgreSQL server (n8n's database and the shop's) used per request,
+#    and the
 #    size of the execution data n8n stored per execution, and where the
 #    requests spent their time (queue-phases.js: main's webhook handling,
 #    the queue, the run on a worker, the answer's way back).
@@ -341,13 +342,24 @@ cpu_ms() {
 }
 n8n_pids() { echo "${pid[main]} ${pid[w1]} ${pid[w2]}"; }
 bridge_pids() { sidecars w1; sidecars w2; }
+# pg_cpu_ms: the CPU time the PostgreSQL server (n8n's database and the
+# shop's) has used, in ms: its live processes, and through the postmaster's
+# children's totals, the backends that have ended.
+# (A backend may end between pgrep and the read.)
+pg_cpu_ms() {
+  local p ticks
+  ticks=$(awk '{ print $14 + $15 + $16 + $17 }' "/proc/$postmaster/stat")
+  ticks=$((ticks + $(for p in $(pgrep -P "$postmaster"); do cat "/proc/$p/stat" 2>/dev/null; done | awk '{ t += $14 + $15 } END { print t + 0 }')))
+  echo $((ticks * 1000 / $(getconf CLK_TCK)))
+}
 if [ -n "${LOAD:-}" ]; then
   read -r -a variants <<< "${LOAD_VARIANTS:-nodekit n8n}"
   for variant in "${variants[@]}"; do
     [ "$variant" = nodekit ] || activate "$variant" "$variant-queue"
   done
   rounds=${LOAD_ROUNDS:-5}
-  declare -A n8n_busy main_busy bridge_busy connections
+  declare -A n8n_busy main_busy bridge_busy pg_busy connections
+  postmaster=$(awk '/^PPid:/ { print $2 }' "/proc/$(sql "$shop_url" "SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer'")/status")
   # The warm-up takes turns too, a batch of $concurrency each, so that no
   # workflow starts the measured rounds warmer than another.
   warmup=${LOAD_WARMUP:-100}
@@ -360,7 +372,7 @@ if [ -n "${LOAD:-}" ]; then
     done
   done
   for variant in "${variants[@]}"; do
-    n8n_busy[$variant]=0 main_busy[$variant]=0 bridge_busy[$variant]=0 connections[$variant]=0
+    n8n_busy[$variant]=0 main_busy[$variant]=0 bridge_busy[$variant]=0 pg_busy[$variant]=0 connections[$variant]=0
   done
   say "load: $LOAD requests per workflow, $concurrency at a time, in $rounds rounds; each round runs every workflow in turn, the order rotating by one each round"
   for round in $(seq "$rounds"); do
@@ -369,12 +381,13 @@ if [ -n "${LOAD:-}" ]; then
     for variant in "${order[@]}"; do
       hook=$(hook_of "$variant")
       count=$((LOAD / rounds + (round <= LOAD % rounds ? 1 : 0)))
-      before=$(sessions) n8n_cpu=$(cpu_ms $(n8n_pids)) main_cpu=$(cpu_ms "${pid[main]}") bridges=$(bridge_pids) bridge_cpu=$(cpu_ms $(bridge_pids))
+      before=$(sessions) n8n_cpu=$(cpu_ms $(n8n_pids)) main_cpu=$(cpu_ms "${pid[main]}") bridges=$(bridge_pids) bridge_cpu=$(cpu_ms $(bridge_pids)) pg_cpu=$(pg_cpu_ms)
       EXPECT=$(expect_of "$variant") send "load-$variant-r$round" "Who are our customers? (session {session})" "$count" "$work/results-$variant.jsonl" "$variant" \
         >> "$work/batches-$variant.jsonl" || fail "$variant: not every request was answered: $(tail -1 "$work/batches-$variant.jsonl")"
       n8n_busy[$variant]=$((n8n_busy[$variant] + $(cpu_ms $(n8n_pids)) - n8n_cpu))
       main_busy[$variant]=$((main_busy[$variant] + $(cpu_ms "${pid[main]}") - main_cpu))
       bridge_busy[$variant]=$((bridge_busy[$variant] + $(cpu_ms $(bridge_pids)) - bridge_cpu))
+      pg_busy[$variant]=$((pg_busy[$variant] + $(pg_cpu_ms) - pg_cpu))
       [ "$(bridge_pids)" = "$bridges" ] || fail "a bridge process started or ended during the load"
       sleep 2  # PostgreSQL publishes a backend's statistics within a second
       connections[$variant]=$((connections[$variant] + $(sessions) - before))
@@ -384,7 +397,7 @@ if [ -n "${LOAD:-}" ]; then
     EXPECT=$(expect_of "$variant") node "$here/queue-send.js" --summary "$variant" "$work/results-$variant.jsonl" "load-$variant-" "$work/batches-$variant.jsonl" "$concurrency" |
       tee "$work/load-$variant.json"
     grep -q "\"requests\":$LOAD,\"concurrency\":$concurrency,\"failed\":0," "$work/load-$variant.json" || fail "$variant: failed requests"
-    say "load: $variant: ${connections[$variant]} new connections to the shop database; CPU per request: n8n's processes $((n8n_busy[$variant] / LOAD)) ms (main $((main_busy[$variant] / LOAD)) ms), the bridges $((bridge_busy[$variant] / LOAD)) ms; $(sql "$n8n_url" "SELECT round(avg(length(d.data))) FROM execution_data d
+    say "load: $variant: ${connections[$variant]} new connections to the shop database; CPU per request: n8n's processes $((n8n_busy[$variant] / LOAD)) ms (main $((main_busy[$variant] / LOAD)) ms), the bridges $((bridge_busy[$variant] / LOAD)) ms, PostgreSQL $((pg_busy[$variant] / LOAD)) ms; $(sql "$n8n_url" "SELECT round(avg(length(d.data))) FROM execution_data d
       JOIN execution_entity e ON e.id = d.\"executionId\" WHERE e.\"workflowId\" = '${workflow[$variant]}'") bytes of execution data per execution"
     N8N_DIR="$n8n_dir" node "$here/queue-phases.js" "$n8n_url" "load-$variant-" "$work/results-$variant.jsonl"
   done
