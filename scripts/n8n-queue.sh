@@ -343,14 +343,13 @@ cpu_ms() {
 n8n_pids() { echo "${pid[main]} ${pid[w1]} ${pid[w2]}"; }
 bridge_pids() { sidecars w1; sidecars w2; }
 # pg_cpu_ms: the CPU time the PostgreSQL server (n8n's database and the
-# shop's) has used, in ms: its live processes, and through the postmaster's
-# children's totals, the backends that have ended.
-# (A backend may end between pgrep and the read.)
+# shop's) has used, in ms: the postmaster with the backends that have ended
+# (its children's totals), and the live backends (one may end before it is
+# read).
 pg_cpu_ms() {
-  local p ticks
-  ticks=$(awk '{ print $14 + $15 + $16 + $17 }' "/proc/$postmaster/stat")
-  ticks=$((ticks + $(for p in $(pgrep -P "$postmaster"); do cat "/proc/$p/stat" 2>/dev/null; done | awk '{ t += $14 + $15 } END { print t + 0 }')))
-  echo $((ticks * 1000 / $(getconf CLK_TCK)))
+  local p
+  { cat "/proc/$postmaster/stat"; for p in $(pgrep -P "$postmaster"); do cat "/proc/$p/stat" 2>/dev/null; done; } |
+    awk -v hz="$(getconf CLK_TCK)" '{ t += $14 + $15 + (NR == 1 ? $16 + $17 : 0) } END { print int(t * 1000 / hz) }'
 }
 if [ -n "${LOAD:-}" ]; then
   read -r -a variants <<< "${LOAD_VARIANTS:-nodekit n8n}"
