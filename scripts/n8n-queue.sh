@@ -217,18 +217,21 @@ started() { grep -o 'Worker started execution [0-9]*' "$work/$1.log" | awk '{pri
 started_since() { started "$1" | tail -n +$(($2 + 1)); }
 count() { started "$1" | wc -l; }
 sql() { psql "$1" -At -v ON_ERROR_STOP=1 -c "$2"; }
-# Whether n8n stored every execution (ids, one a line) with status $2,
-# waiting up to 10 s: Respond to Webhook answers before the execution ends.
-stored_as() {
-  local ids want n
-  ids=$(paste -sd, <<< "$1") want=$(grep -c . <<< "$1")
-  for _ in $(seq 100); do
-    n=$(sql "$n8n_url" "SELECT count(*) FROM execution_entity WHERE id IN ($ids) AND status = '$2'")
-    [ "$n" -eq "$want" ] && return 0
-    sleep 0.1
-  done
+# within TENTHS CMD...: runs CMD every 0.1 s until it succeeds, at most
+# TENTHS times.
+within() {
+  local tries=$1
+  shift
+  for _ in $(seq "$tries"); do "$@" && return 0; sleep 0.1; done
   return 1
 }
+# Whether n8n stored every execution (ids, one a line) with status $2.
+stored_all() {
+  [ "$(sql "$n8n_url" "SELECT count(*) FROM execution_entity WHERE id IN ($(paste -sd, <<< "$1")) AND status = '$2'")" -eq "$(grep -c . <<< "$1")" ]
+}
+# The same, waiting up to 10 s: Respond to Webhook answers before the
+# execution ends.
+stored_as() { within 100 stored_all "$@"; }
 status_of() { sql "$n8n_url" "SELECT status FROM execution_entity WHERE id = $1"; }
 # The bridge processes of worker $1: their program is in its user folder.
 sidecars() {
@@ -259,8 +262,7 @@ slow_request() {
   before1=$(count w1) before2=$(count w2)
   send "$1" "Who are our customers? [table:slow_customers]" 1 > "$2" 2>/dev/null &
   sender=$!
-  for _ in $(seq 300); do slow_active && break; sleep 0.1; done
-  slow_active || fail "the select on slow_customers never ran"
+  within 300 slow_active || fail "the select on slow_customers never ran"
   # The worker's log line may come a moment after the query started.
   for _ in $(seq 100); do
     new1=$(started_since w1 "$before1") new2=$(started_since w2 "$before2")
@@ -334,22 +336,21 @@ ok "memory: the killed request stored nothing, every answered one its exchange"
 # ---- load
 # sessions: how many connections the shop database has ever had.
 sessions() { sql "$shop_url" "SELECT sessions FROM pg_stat_database WHERE datname = '$shop_db'"; }
-# cpu_ms PID...: the CPU time (user and system) the processes have used, in ms.
+# cpu_ms PID...: the CPU time (user and system) the processes have used, in
+# ms (one that ends before it is read counts nothing).
 cpu_ms() {
-  local p ticks=0
-  for p in "$@"; do ticks=$((ticks + $(awk '{ print $14 + $15 }' "/proc/$p/stat"))); done
-  echo $((ticks * 1000 / $(getconf CLK_TCK)))
+  local p
+  for p in "$@"; do cat "/proc/$p/stat" 2>/dev/null; done |
+    awk -v hz="$(getconf CLK_TCK)" '{ t += $14 + $15 } END { print int(t * 1000 / hz) }'
 }
 n8n_pids() { echo "${pid[main]} ${pid[w1]} ${pid[w2]}"; }
 bridge_pids() { sidecars w1; sidecars w2; }
 # pg_cpu_ms: the CPU time the PostgreSQL server (n8n's database and the
-# shop's) has used, in ms: the postmaster with the backends that have ended
-# (its children's totals), and the live backends (one may end before it is
-# read).
+# shop's) has used, in ms: the postmaster and its live backends, and the
+# backends that have ended (the postmaster's children's totals).
 pg_cpu_ms() {
-  local p
-  { cat "/proc/$postmaster/stat"; for p in $(pgrep -P "$postmaster"); do cat "/proc/$p/stat" 2>/dev/null; done; } |
-    awk -v hz="$(getconf CLK_TCK)" '{ t += $14 + $15 + (NR == 1 ? $16 + $17 : 0) } END { print int(t * 1000 / hz) }'
+  echo $(($(awk -v hz="$(getconf CLK_TCK)" '{ print int(($16 + $17) * 1000 / hz) }' "/proc/$postmaster/stat") +
+    $(cpu_ms "$postmaster" $(pgrep -P "$postmaster"))))
 }
 if [ -n "${LOAD:-}" ]; then
   read -r -a variants <<< "${LOAD_VARIANTS:-nodekit n8n}"
