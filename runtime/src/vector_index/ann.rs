@@ -60,18 +60,20 @@ impl Breadth {
     }
 }
 
-/// A graph and the copy of its vectors. Searches and additions run
-/// together (usearch locks each node inside); growing the capacity
-/// ([`Graph::reserve`]) and removing vectors run alone, and wait for a
-/// moment when no search or addition runs; searches queue behind them
-/// only when no such moment comes within 20 ms ([`Graph::alone`]). The
-/// owner adds one batch at a time.
+/// A graph and the copy of its vectors. Searches, additions and removals
+/// run together (usearch locks each node inside; a removal only marks its
+/// node, which searches then skip and a later addition reuses). Growing
+/// the capacity ([`Graph::reserve`], when an addition finds no room: the
+/// capacity doubles, so rarely) runs alone, and waits for a moment when no
+/// search or addition runs; searches queue behind it only when no such
+/// moment comes within 20 ms ([`Graph::alone`]). The owner adds one batch
+/// at a time, on a blocking thread.
 pub(super) struct Graph {
     index: hnsw::Index,
     breadth: Breadth,
     copy: Segments<Half>,
-    /// Read by searches and by each vector's addition; written to grow
-    /// the graph or remove from it ([`Graph::alone`]).
+    /// Read by searches, removals and each vector's addition; written to
+    /// grow the graph ([`Graph::alone`]).
     shared: RwLock<()>,
     /// How many wait to have the graph alone: additions pause meanwhile.
     waiting: AtomicUsize,
@@ -225,19 +227,14 @@ impl Graph {
         Ok(self.copy.snapshot().order(query, &seqs, k))
     }
 
-    /// Removes the vectors under `keys` (keys not held are ignored),
-    /// from the graph alone ([`Graph::alone`]), then from the copy.
+    /// Removes the vectors under `keys` (keys not held are ignored) from
+    /// the graph, beside searches and additions, then from the copy.
     pub(super) fn remove(&self, keys: &[i64]) -> Result<()> {
-        let held: Vec<u64> = keys
-            .iter()
-            .map(|k| *k as u64)
-            .filter(|k| self.index.contains(*k))
-            .collect();
-        if !held.is_empty() {
-            let _alone = self.alone();
-            for key in held {
+        {
+            let _shared = self.shared();
+            for key in keys {
                 self.index
-                    .remove(key)
+                    .remove(*key as u64)
                     .map_err(|e| err(format!("cannot remove from a graph: {e}")))?;
             }
         }

@@ -16,10 +16,11 @@
 //!
 //! Searches do not wait for writers. The block and the graph's copy of
 //! its vectors are [`segments`]: a search reads a snapshot while writers
-//! build the next one. The graph itself (usearch) takes additions beside
-//! searches; growing its capacity and removing from it wait for a moment
-//! no search runs, and only when none comes within 20 ms do searches wait
-//! for them (see `ann`'s `Graph`). That wait blocks the calling thread.
+//! build the next one. The graph itself (usearch) takes additions and
+//! removals beside searches; growing its capacity (rare: it doubles) waits
+//! for a moment no search runs, and only when none comes within 20 ms do
+//! searches wait for it (see `ann`'s `Graph`). It grows only in
+//! [`Index::absorb`], which runs on a blocking thread.
 
 mod ann;
 mod flat;
@@ -499,7 +500,7 @@ mod tests {
             searched += 1;
         }
         writer.join().unwrap();
-        assert!(found * 100 >= searched * 95, "{found} of {searched}");
+        assert!(found * 100 >= searched * 99, "{found} of {searched}");
         assert_eq!(index.pending(), 0);
         // What was removed is gone; what was added and kept is held.
         for (key, _) in &all[2_000..] {

@@ -182,8 +182,11 @@ impl InProcessVectorStore {
     fn add_now(&self, entries: Vec<Entry>) -> Result<Vec<String>> {
         self.touch();
         let _writing = self.shared.writing.lock().map_err(poisoned)?;
-        let dims = self.shared.docs.read().map_err(poisoned)?.dims;
-        let mut expected = dims;
+        // Keys follow the last one given (one writer at a time).
+        let (mut expected, first) = {
+            let docs = self.shared.docs.read().map_err(poisoned)?;
+            (docs.dims, docs.next_key)
+        };
         for e in &entries {
             let d = *expected.get_or_insert(e.vector.len());
             check_vector(d, &e.vector)?;
@@ -191,90 +194,114 @@ impl InProcessVectorStore {
         let Some(dims) = expected else {
             return Ok(Vec::new());
         };
-        // Ids: the document's, else a new one; a given id replaces its document.
-        let mut ids = Vec::with_capacity(entries.len());
-        let mut replaced = Vec::new();
-        let mut docs = self.shared.docs.write().map_err(poisoned)?;
-        docs.dims = Some(dims);
-        let first = docs.next_key;
-        for Entry {
-            mut document,
-            mut vector,
-        } in entries
-        {
-            let given = document.id.is_some();
-            let id = document
-                .id
-                .take()
-                .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-            // A new id replaces nothing.
-            if given && let Some(old) = docs.by_id.remove(&id) {
-                if let Some(held) = docs.by_key.remove(&old) {
-                    docs.bytes = docs.bytes.saturating_sub(held.bytes);
-                }
-                replaced.push(old);
-            }
-            let key = docs.next_key;
-            docs.next_key += 1;
-            document.id = Some(id.clone());
-            normalise(&mut vector);
-            let held = Held::new(document, vector);
-            docs.bytes += held.bytes;
-            docs.by_key.insert(key, held);
-            docs.by_id.insert(id.clone(), key);
-            ids.push(id);
-        }
+        // Ids: the document's, else a new one; a given id replaces its
+        // document.
+        let held: Vec<(String, bool, Held)> = entries
+            .into_iter()
+            .map(
+                |Entry {
+                     mut document,
+                     mut vector,
+                 }| {
+                    let given = document.id.is_some();
+                    let id = document
+                        .id
+                        .get_or_insert_with(|| uuid::Uuid::new_v4().to_string())
+                        .clone();
+                    normalise(&mut vector);
+                    (id, given, Held::new(document, vector))
+                },
+            )
+            .collect();
         let index = {
             let mut index = self.shared.index.write().map_err(poisoned)?;
             index
                 .get_or_insert_with(|| Arc::new(Index::new(dims, Breadth::DOCUMENTS)))
                 .clone()
         };
-        if !replaced.is_empty() {
-            index.remove(&replaced).map_err(|e| store_error(e.0))?;
+        // The documents are write-locked only to change the maps; the
+        // index changes around that. Replaced documents leave the index
+        // first and new ones join it last, so a search meanwhile misses
+        // them for a moment, but does not find a key whose document is gone.
+        let replaced: Vec<i64> = {
+            let docs = self.shared.docs.read().map_err(poisoned)?;
+            held.iter()
+                .filter(|(_, given, _)| *given)
+                .filter_map(|(id, _, _)| docs.by_id.get(id).copied())
+                .collect()
+        };
+        index.remove(&replaced).map_err(|e| store_error(e.0))?;
+        let mut ids = Vec::with_capacity(held.len());
+        {
+            let mut docs = self.shared.docs.write().map_err(poisoned)?;
+            docs.dims = Some(dims);
+            for (key, (id, given, held)) in (first..).zip(held) {
+                // A new id replaces nothing; a given one, the document
+                // under it (one of this batch too).
+                if given
+                    && let Some(old) = docs.by_id.remove(&id)
+                    && let Some(held) = docs.by_key.remove(&old)
+                {
+                    docs.bytes = docs.bytes.saturating_sub(held.bytes);
+                }
+                docs.bytes += held.bytes;
+                docs.by_key.insert(key, held);
+                docs.by_id.insert(id.clone(), key);
+                docs.next_key = key + 1;
+                ids.push(id);
+            }
         }
-        // The index copies the vectors; searches wait for the copy.
-        let rows: Vec<(i64, &[f32])> = docs
-            .by_key
-            .range(first..)
-            .map(|(k, h)| (*k, h.vector.as_slice()))
-            .collect();
-        index
-            .add(&rows, EXACT_LIMIT)
-            .map_err(|e| store_error(e.0))?;
-        drop(docs);
+        // Read-locked while the index copies the vectors: only writers,
+        // one at a time already, wait for that.
+        {
+            let docs = self.shared.docs.read().map_err(poisoned)?;
+            let rows: Vec<(i64, &[f32])> = docs
+                .by_key
+                .range(first..)
+                .map(|(k, h)| (*k, h.vector.as_slice()))
+                .collect();
+            index
+                .add(&rows, EXACT_LIMIT)
+                .map_err(|e| store_error(e.0))?;
+        }
         absorb_later(&index);
         Ok(ids)
     }
 
     fn search_now(&self, vector: &[f32], k: usize, filter: &Filter) -> Result<Vec<Found>> {
         self.touch();
-        let query = normalised(vector);
-        let docs = self.shared.docs.read().map_err(poisoned)?;
-        if k == 0 || docs.by_key.is_empty() {
+        let Some(dims) = self.shared.docs.read().map_err(poisoned)?.dims else {
+            return Ok(Vec::new());
+        };
+        check_vector(dims, vector)?;
+        if k == 0 {
             return Ok(Vec::new());
         }
-        if let Some(dims) = docs.dims {
-            check_vector(dims, vector)?;
-        }
-        let mut scored: Vec<(f32, i64)> = if filter.is_empty() {
-            let index = self.shared.index.read().map_err(poisoned)?.clone();
-            let keys = match index {
-                Some(index) => index
+        let query = normalised(vector);
+        // The index is searched with the documents unlocked: a writer
+        // waits only while the few keys found are scored.
+        let found = match self.shared.index.read().map_err(poisoned)?.clone() {
+            Some(index) if filter.is_empty() => Some(
+                index
                     .search(&query, k, None)
                     .map_err(|e| store_error(e.0))?
                     .into_keys(),
-                None => Vec::new(),
-            };
-            keys.into_iter()
+            ),
+            None if filter.is_empty() => Some(Vec::new()),
+            _ => None,
+        };
+        let docs = self.shared.docs.read().map_err(poisoned)?;
+        let mut scored: Vec<(f32, i64)> = match found {
+            Some(keys) => keys
+                .into_iter()
                 .filter_map(|key| docs.by_key.get(&key).map(|h| (dot(&query, &h.vector), key)))
-                .collect()
-        } else {
-            docs.by_key
+                .collect(),
+            None => docs
+                .by_key
                 .iter()
                 .filter(|(_, h)| filter.matches(&h.document.metadata))
                 .map(|(key, h)| (dot(&query, &h.vector), *key))
-                .collect()
+                .collect(),
         };
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         scored.truncate(k);
@@ -290,19 +317,26 @@ impl InProcessVectorStore {
     fn delete_now(&self, which: &Selection) -> Result<u64> {
         self.touch();
         let _writing = self.shared.writing.lock().map_err(poisoned)?;
-        let mut docs = self.shared.docs.write().map_err(poisoned)?;
-        let keys: Vec<i64> = match which {
-            Selection::Ids(ids) => ids
-                .iter()
-                .filter_map(|id| docs.by_id.get(id).copied())
-                .collect(),
-            Selection::Filter(f) => docs
-                .by_key
-                .iter()
-                .filter(|(_, h)| f.matches(&h.document.metadata))
-                .map(|(k, _)| *k)
-                .collect(),
+        let keys: Vec<i64> = {
+            let docs = self.shared.docs.read().map_err(poisoned)?;
+            match which {
+                Selection::Ids(ids) => ids
+                    .iter()
+                    .filter_map(|id| docs.by_id.get(id).copied())
+                    .collect(),
+                Selection::Filter(f) => docs
+                    .by_key
+                    .iter()
+                    .filter(|(_, h)| f.matches(&h.document.metadata))
+                    .map(|(k, _)| *k)
+                    .collect(),
+            }
         };
+        // Out of the index before the documents go (as in `add_now`).
+        if let Some(index) = self.shared.index.read().map_err(poisoned)?.clone() {
+            index.remove(&keys).map_err(|e| store_error(e.0))?;
+        }
+        let mut docs = self.shared.docs.write().map_err(poisoned)?;
         for key in &keys {
             if let Some(held) = docs.by_key.remove(key) {
                 docs.bytes = docs.bytes.saturating_sub(held.bytes);
@@ -310,10 +344,6 @@ impl InProcessVectorStore {
                     docs.by_id.remove(id);
                 }
             }
-        }
-        drop(docs);
-        if let Some(index) = self.shared.index.read().map_err(poisoned)?.clone() {
-            index.remove(&keys).map_err(|e| store_error(e.0))?;
         }
         Ok(keys.len() as u64)
     }

@@ -29,7 +29,10 @@
 //!   makes them visible), searches take that version as the graph's too,
 //!   and the rows a delete removed leave the graph after the commit. So a
 //!   search does not fall back to pgvector for this process's own writes;
-//!   a write that does not commit takes its vectors out again.
+//!   a write that does not commit takes its vectors out again. Until it
+//!   has, a search that sees the write's version also checks that the
+//!   write's transaction was not rolled back: another writer's commit may
+//!   have taken the same version.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -68,7 +71,10 @@ pub(super) struct Mirrored {
     /// `"schema".nodekit_vector_version`.
     function: String,
     /// The table's version and the rows of `$3` (ids), measured against
-    /// `$2` (a vector); `$1` is the table's name. The ids are read through
+    /// `$2` (a vector); `$1` is the table's name. `$4` is the transaction
+    /// of a write of this process landing, if any: when it was rolled back,
+    /// the version may be another writer's that reused its number, so none
+    /// is returned (as for a missing trigger). The ids are read through
     /// a sub-select, so that no plan knows how many there are: PostgreSQL
     /// then keeps one generic plan for the statement instead of planning
     /// it again on every search, which took longer than running it.
@@ -91,6 +97,8 @@ pub(super) struct Mirror {
     /// The version a write of this process, whose vectors the graph holds
     /// already, leaves once it commits; [`NOT_LOADED`] when none.
     landing: AtomicI64,
+    /// That write's transaction (`txid_current()`), set before `landing`.
+    landing_xid: AtomicI64,
     /// Set while a catch-up is scheduled or running.
     scheduled: AtomicBool,
     /// Set when the last catch-up failed.
@@ -122,7 +130,15 @@ struct Ids {
 /// the id of its transaction (the rows' `xmin`).
 pub(super) struct Stamp {
     version: Option<i64>,
-    xmin: u32,
+    xid: i64,
+}
+
+impl Stamp {
+    /// The transaction's id as its rows' `xmin` shows it (without the
+    /// epoch).
+    fn xmin(&self) -> u32 {
+        self.xid as u32
+    }
 }
 
 fn index_error(e: IndexError) -> crate::error::Error {
@@ -150,6 +166,7 @@ impl Mirror {
             ids: RwLock::default(),
             version: AtomicI64::new(NOT_LOADED),
             landing: AtomicI64::new(NOT_LOADED),
+            landing_xid: AtomicI64::new(0),
             scheduled: AtomicBool::new(false),
             failed: AtomicBool::new(false),
             retry: Throttle::new(RETRY_AFTER),
@@ -163,12 +180,20 @@ impl Mirror {
 
     /// The versions of the table the graph holds now. The landing one
     /// first: a landed write moves the version before it clears the
-    /// landing one.
+    /// landing one. A landing that changed while they were read is left
+    /// out (its transaction may be the next one's).
     pub(super) fn versions(&self) -> Versions {
         let landing = self.landing.load(Ordering::Acquire);
+        let xid = self.landing_xid.load(Ordering::Acquire);
+        let version = self.version();
+        let landing = match self.landing.load(Ordering::Acquire) == landing {
+            true => landing,
+            false => NOT_LOADED,
+        };
         Versions {
-            version: self.version(),
+            version,
             landing,
+            xid,
         }
     }
 
@@ -294,7 +319,7 @@ impl Mirror {
         let added: Vec<Uuid> = rows.iter().map(|(id, _)| *id).collect();
         let rows = rows
             .into_iter()
-            .map(|(id, v)| (id, stamp.xmin, v))
+            .map(|(id, v)| (id, stamp.xmin(), v))
             .collect();
         let replaces = match self.change(rows, &[]) {
             Ok(replaces) => replaces,
@@ -303,6 +328,7 @@ impl Mirror {
                 return None;
             }
         };
+        self.landing_xid.store(stamp.xid, Ordering::Release);
         self.landing.store(version, Ordering::Release);
         Some(Landing {
             mirror: self,
@@ -319,14 +345,23 @@ impl Mirror {
     fn fail(&self, e: &crate::error::Error) {
         tracing::warn!(error = %e, "vector store: the PGVector table's in-process graph is out of step; it is read again");
         self.version.store(NOT_LOADED, Ordering::Release);
-        if let Ok(mut ids) = self.ids.write() {
-            let keys: Vec<i64> = ids.by_key.keys().copied().collect();
-            let _ = self.index.remove(&keys);
-            *ids = Ids {
-                next_key: ids.next_key,
+        // The maps are emptied under the lock, the graph after it: a key
+        // without an id is skipped by searches, and new keys come after
+        // the old ones.
+        let Ok(mut ids) = self.ids.write() else {
+            return;
+        };
+        let next_key = ids.next_key;
+        let old = std::mem::replace(
+            &mut *ids,
+            Ids {
+                next_key,
                 ..Ids::default()
-            };
-        }
+            },
+        );
+        drop(ids);
+        let keys: Vec<i64> = old.by_key.into_keys().collect();
+        let _ = self.index.remove(&keys);
     }
 }
 
@@ -335,6 +370,8 @@ impl Mirror {
 pub(super) struct Versions {
     version: i64,
     landing: i64,
+    /// The landing write's transaction.
+    xid: i64,
 }
 
 impl Versions {
@@ -356,6 +393,12 @@ impl Versions {
     /// the graph before they are committed, its deleted rows after.
     pub(super) fn lands(&self) -> bool {
         self.landing != NOT_LOADED
+    }
+
+    /// The landing write's transaction, which the search statement checks
+    /// ([`Mirrored::search`]'s `$4`).
+    pub(super) fn landing_xid(&self) -> Option<i64> {
+        self.lands().then_some(self.xid)
     }
 }
 
@@ -441,7 +484,8 @@ impl Mirrored {
             ),
             search: format!(
                 "SELECT v.version, d.id, d.content, d.metadata, d.distance
-                 FROM (SELECT {version} AS version) v LEFT JOIN (
+                 FROM (SELECT CASE WHEN txid_status($4) = 'aborted' THEN NULL
+                         ELSE {version} END AS version) v LEFT JOIN (
                    SELECT {id}::text AS id, {content} AS content, {metadata} AS metadata,
                      {vector} <=> $2::vector AS distance
                    FROM {t} WHERE {id} = ANY((SELECT $3::uuid[])::uuid[])) d ON TRUE",
@@ -451,7 +495,7 @@ impl Mirrored {
                 vector = store.vector,
                 t = store.table,
             ),
-            stamp: format!("SELECT {version}, txid_current() % 4294967296"),
+            stamp: format!("SELECT {version}, txid_current()"),
             version: format!("SELECT {version}"),
             versions,
             function: format!("{schema}.{TRIGGER}"),
@@ -721,9 +765,101 @@ impl PgVectorStore {
                 .fetch_one(tx)
                 .await
                 .map_err(db_error)?;
-        Ok(Stamp {
-            version,
-            xmin: xid as u32,
-        })
+        Ok(Stamp { version, xid })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::str::FromStr;
+
+    use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+
+    use super::*;
+    use crate::document::Document;
+    use crate::vector_store::pgvector::PgVectorOptions;
+    use crate::vector_store::{Entry, Filter, VectorStore};
+
+    /// A write of this process lands, its transaction is rolled back, and
+    /// another writer's commit takes the version the landing one announced
+    /// (before this process drops the landing): searches must not take the
+    /// graph, which lacks that writer's row, for the table.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_rolled_back_landing_does_not_vouch_for_another_writers_version() {
+        let Some(url) = nodekit_test_support::server("PGVECTOR_DATABASE_URL") else {
+            return;
+        };
+        let admin = PgPoolOptions::new()
+            .max_connections(1)
+            .connect(&url)
+            .await
+            .unwrap();
+        let schema = nodekit_test_support::unique("mirror");
+        let run = async |sql: String| {
+            sqlx::raw_sql(sqlx::AssertSqlSafe(sql.clone()))
+                .execute(&admin)
+                .await
+                .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        };
+        // The lock the integration tests take to create the extension.
+        run(format!(
+            "BEGIN; SELECT pg_advisory_xact_lock(4242); CREATE EXTENSION IF NOT EXISTS vector SCHEMA public;
+             COMMIT; CREATE SCHEMA {schema}"
+        ))
+        .await;
+        let options = PgConnectOptions::from_str(&url)
+            .unwrap()
+            .options([("search_path", format!("{schema},public").as_str())]);
+        let pool = PgVectorStore::pool_options()
+            .max_connections(2)
+            .connect_with(PgVectorStore::session_options(options))
+            .await
+            .unwrap();
+        let store = PgVectorStore::with_pool(
+            pool.clone(),
+            PgVectorOptions {
+                in_process_index: true,
+                ..PgVectorOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+        let axis = |i: usize| -> Vec<f32> { (0..4).map(|d| f32::from(u8::from(d == i))).collect() };
+        let entries: Vec<Entry> = (0..3)
+            .map(|i| Entry {
+                document: Document::new(format!("axis {i}")),
+                vector: axis(i),
+            })
+            .collect();
+        store.add(&entries).await.unwrap();
+        store.search(&axis(0), 1, &Filter::all()).await.unwrap();
+        while store.indexing() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let graph = store.graph().await.unwrap().unwrap();
+        let held = graph.version();
+
+        let mut tx = pool.begin().await.unwrap();
+        let xid: i64 = sqlx::query_scalar("SELECT txid_current()")
+            .fetch_one(&mut *tx)
+            .await
+            .unwrap();
+        tx.rollback().await.unwrap();
+        let stamp = Stamp {
+            version: Some(held + 1),
+            xid,
+        };
+        let landing = graph.land(stamp, vec![(Uuid::new_v4(), axis(1))]).unwrap();
+        run(format!(
+            "INSERT INTO {schema}.n8n_vectors (text, metadata, embedding)
+             VALUES ('foreign', '{{}}', '[0,0,0,1]')"
+        ))
+        .await;
+        let found = store.search(&axis(3), 1, &Filter::all()).await.unwrap();
+        assert_eq!(found[0].document.page_content, "foreign");
+        drop(landing);
+
+        pool.close().await;
+        run(format!("DROP SCHEMA {schema} CASCADE")).await;
     }
 }

@@ -902,6 +902,7 @@ impl PgVectorStore {
                 .bind(&self.table)
                 .bind(VectorParam(vector))
                 .bind(ids)
+                .bind(versions.landing_xid())
                 .fetch_all(&self.pool)
                 .await
                 .map_err(db_error)?;
