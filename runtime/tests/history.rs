@@ -14,7 +14,8 @@ use serde_json::json;
 
 mod stores;
 
-use stores::{server, unique};
+use nodekit_test_support::server;
+use stores::unique;
 
 fn texts(messages: &[Message]) -> Vec<String> {
     messages.iter().map(Message::text).collect()

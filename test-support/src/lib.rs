@@ -11,9 +11,13 @@
 //!   the client code under test is the code users run.
 //! - [`embeddings`]: an OpenAI-compatible embeddings server on 127.0.0.1
 //!   whose vectors are bags of words.
+//! - [`Schema`]: a fresh PostgreSQL schema (with pgvector, on its server).
 
 pub mod embeddings;
 pub mod openai;
+mod pg;
+
+pub use pg::Schema;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

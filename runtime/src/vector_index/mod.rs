@@ -206,7 +206,6 @@ impl Index {
     }
 
     /// The length of its vectors.
-    #[cfg(feature = "vector-store-sqlite")]
     pub(crate) fn dims(&self) -> usize {
         self.dims
     }

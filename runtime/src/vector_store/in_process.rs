@@ -182,10 +182,18 @@ impl InProcessVectorStore {
     fn add_now(&self, entries: Vec<Entry>) -> Result<Vec<String>> {
         self.touch();
         let _writing = self.shared.writing.lock().map_err(poisoned)?;
-        // Keys follow the last one given (one writer at a time).
-        let (mut expected, first) = {
+        // Keys follow the last one given (one writer at a time). A given id
+        // replaces its document: that one leaves the index first, the maps
+        // change under the write lock, and the new vectors join the index
+        // last, so a search meanwhile misses them for a moment but does not
+        // find a key whose document is gone.
+        let (mut expected, first, replaced) = {
             let docs = self.shared.docs.read().map_err(poisoned)?;
-            (docs.dims, docs.next_key)
+            let replaced: Vec<i64> = entries
+                .iter()
+                .filter_map(|e| docs.by_id.get(e.document.id.as_ref()?).copied())
+                .collect();
+            (docs.dims, docs.next_key, replaced)
         };
         for e in &entries {
             let d = *expected.get_or_insert(e.vector.len());
@@ -194,22 +202,20 @@ impl InProcessVectorStore {
         let Some(dims) = expected else {
             return Ok(Vec::new());
         };
-        // Ids: the document's, else a new one; a given id replaces its
-        // document.
-        let held: Vec<(String, bool, Held)> = entries
+        // Ids: the document's, else a new one.
+        let held: Vec<(String, Held)> = entries
             .into_iter()
             .map(
                 |Entry {
                      mut document,
                      mut vector,
                  }| {
-                    let given = document.id.is_some();
                     let id = document
                         .id
                         .get_or_insert_with(|| uuid::Uuid::new_v4().to_string())
                         .clone();
                     normalise(&mut vector);
-                    (id, given, Held::new(document, vector))
+                    (id, Held::new(document, vector))
                 },
             )
             .collect();
@@ -219,27 +225,14 @@ impl InProcessVectorStore {
                 .get_or_insert_with(|| Arc::new(Index::new(dims, Breadth::DOCUMENTS)))
                 .clone()
         };
-        // The documents are write-locked only to change the maps; the
-        // index changes around that. Replaced documents leave the index
-        // first and new ones join it last, so a search meanwhile misses
-        // them for a moment, but does not find a key whose document is gone.
-        let replaced: Vec<i64> = {
-            let docs = self.shared.docs.read().map_err(poisoned)?;
-            held.iter()
-                .filter(|(_, given, _)| *given)
-                .filter_map(|(id, _, _)| docs.by_id.get(id).copied())
-                .collect()
-        };
         index.remove(&replaced).map_err(|e| store_error(e.0))?;
         let mut ids = Vec::with_capacity(held.len());
         {
             let mut docs = self.shared.docs.write().map_err(poisoned)?;
             docs.dims = Some(dims);
-            for (key, (id, given, held)) in (first..).zip(held) {
-                // A new id replaces nothing; a given one, the document
-                // under it (one of this batch too).
-                if given
-                    && let Some(old) = docs.by_id.remove(&id)
+            for (key, (id, held)) in (first..).zip(held) {
+                // The document under its id (one of this batch too) goes.
+                if let Some(old) = docs.by_id.remove(&id)
                     && let Some(held) = docs.by_key.remove(&old)
                 {
                     docs.bytes = docs.bytes.saturating_sub(held.bytes);
@@ -270,25 +263,25 @@ impl InProcessVectorStore {
 
     fn search_now(&self, vector: &[f32], k: usize, filter: &Filter) -> Result<Vec<Found>> {
         self.touch();
-        let Some(dims) = self.shared.docs.read().map_err(poisoned)?.dims else {
+        // The index comes with the first vectors, at their length.
+        let Some(index) = self.shared.index.read().map_err(poisoned)?.clone() else {
             return Ok(Vec::new());
         };
-        check_vector(dims, vector)?;
+        check_vector(index.dims(), vector)?;
         if k == 0 {
             return Ok(Vec::new());
         }
         let query = normalised(vector);
         // The index is searched with the documents unlocked: a writer
         // waits only while the few keys found are scored.
-        let found = match self.shared.index.read().map_err(poisoned)?.clone() {
-            Some(index) if filter.is_empty() => Some(
+        let found = match filter.is_empty() {
+            true => Some(
                 index
                     .search(&query, k, None)
                     .map_err(|e| store_error(e.0))?
                     .into_keys(),
             ),
-            None if filter.is_empty() => Some(Vec::new()),
-            _ => None,
+            false => None,
         };
         let docs = self.shared.docs.read().map_err(poisoned)?;
         let mut scored: Vec<(f32, i64)> = match found {

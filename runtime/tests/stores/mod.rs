@@ -6,12 +6,10 @@
 // Each test crate uses the part it needs.
 #![allow(dead_code)]
 
-use std::str::FromStr;
-
 use nodekit::agent_memory::Store;
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::postgres::PgConnectOptions;
 
-pub use nodekit_test_support::{server, unique};
+pub use nodekit_test_support::{Schema, unique};
 
 /// A fresh SQLite file path in the temporary folder.
 pub fn temp_db(name: &str) -> std::path::PathBuf {
@@ -22,73 +20,6 @@ pub fn temp_db(name: &str) -> std::path::PathBuf {
 /// An agent-memory store in a fresh SQLite file.
 pub async fn sqlite(name: &str) -> Store {
     Store::open_sqlite(temp_db(name)).await.unwrap()
-}
-
-/// A fresh PostgreSQL schema, dropped by [`Schema::drop`].
-pub struct Schema {
-    admin: PgPool,
-    /// Its name.
-    pub name: String,
-    /// How to reach it (with `public` on the search path, where CREATE
-    /// EXTENSION puts pgvector's type).
-    pub options: PgConnectOptions,
-}
-
-impl Schema {
-    /// On the server `var` names; `None` when the variable is not set
-    /// outside CI.
-    pub async fn on(var: &str) -> Option<Schema> {
-        let url = server(var)?;
-        let admin = PgPoolOptions::new()
-            .max_connections(2)
-            .connect(&url)
-            .await
-            .unwrap();
-        let name = unique("test");
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {name}")))
-            .execute(&admin)
-            .await
-            .unwrap();
-        let options = PgConnectOptions::from_str(&url)
-            .unwrap()
-            .options([("search_path", format!("{name},public").as_str())]);
-        Some(Schema {
-            admin,
-            name,
-            options,
-        })
-    }
-
-    /// On the server with pgvector (`PGVECTOR_DATABASE_URL`), the extension
-    /// created in `public` (where a database administrator puts it) so
-    /// that every test schema sees it.
-    pub async fn pgvector() -> Option<Schema> {
-        let schema = Schema::on("PGVECTOR_DATABASE_URL").await?;
-        // Concurrent tests: one creates it, the others wait on the lock,
-        // held until the creating transaction commits.
-        let mut tx = schema.admin.begin().await.unwrap();
-        sqlx::query("SELECT pg_advisory_xact_lock(4242)")
-            .execute(&mut *tx)
-            .await
-            .unwrap();
-        sqlx::query("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
-            .execute(&mut *tx)
-            .await
-            .unwrap();
-        tx.commit().await.unwrap();
-        Some(schema)
-    }
-
-    /// Drops the schema and everything in it.
-    pub async fn drop(self) {
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-            "DROP SCHEMA {} CASCADE",
-            self.name
-        )))
-        .execute(&self.admin)
-        .await
-        .unwrap();
-    }
 }
 
 /// An agent-memory store in a fresh PostgreSQL schema, dropped by [`Pg::drop`].

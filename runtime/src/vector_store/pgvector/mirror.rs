@@ -771,10 +771,6 @@ impl PgVectorStore {
 
 #[cfg(test)]
 mod tests {
-    use std::str::FromStr;
-
-    use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-
     use super::*;
     use crate::document::Document;
     use crate::vector_store::pgvector::PgVectorOptions;
@@ -786,33 +782,12 @@ mod tests {
     /// graph, which lacks that writer's row, for the table.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_rolled_back_landing_does_not_vouch_for_another_writers_version() {
-        let Some(url) = nodekit_test_support::server("PGVECTOR_DATABASE_URL") else {
+        let Some(schema) = nodekit_test_support::Schema::pgvector().await else {
             return;
         };
-        let admin = PgPoolOptions::new()
-            .max_connections(1)
-            .connect(&url)
-            .await
-            .unwrap();
-        let schema = nodekit_test_support::unique("mirror");
-        let run = async |sql: String| {
-            sqlx::raw_sql(sqlx::AssertSqlSafe(sql.clone()))
-                .execute(&admin)
-                .await
-                .unwrap_or_else(|e| panic!("{sql}: {e}"));
-        };
-        // The lock the integration tests take to create the extension.
-        run(format!(
-            "BEGIN; SELECT pg_advisory_xact_lock(4242); CREATE EXTENSION IF NOT EXISTS vector SCHEMA public;
-             COMMIT; CREATE SCHEMA {schema}"
-        ))
-        .await;
-        let options = PgConnectOptions::from_str(&url)
-            .unwrap()
-            .options([("search_path", format!("{schema},public").as_str())]);
         let pool = PgVectorStore::pool_options()
             .max_connections(2)
-            .connect_with(PgVectorStore::session_options(options))
+            .connect_with(PgVectorStore::session_options(schema.options.clone()))
             .await
             .unwrap();
         let store = PgVectorStore::with_pool(
@@ -850,16 +825,19 @@ mod tests {
             xid,
         };
         let landing = graph.land(stamp, vec![(Uuid::new_v4(), axis(1))]).unwrap();
-        run(format!(
-            "INSERT INTO {schema}.n8n_vectors (text, metadata, embedding)
-             VALUES ('foreign', '{{}}', '[0,0,0,1]')"
-        ))
-        .await;
+        // Another writer's insert (plain SQL: the graph learns of it only
+        // through the version).
+        sqlx::raw_sql(
+            "INSERT INTO n8n_vectors (text, metadata, embedding) VALUES ('foreign', '{}', '[0,0,0,1]')",
+        )
+        .execute(&pool)
+        .await
+        .unwrap();
         let found = store.search(&axis(3), 1, &Filter::all()).await.unwrap();
         assert_eq!(found[0].document.page_content, "foreign");
         drop(landing);
 
         pool.close().await;
-        run(format!("DROP SCHEMA {schema} CASCADE")).await;
+        schema.drop().await;
     }
 }
