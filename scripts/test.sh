@@ -23,27 +23,13 @@ cargo fmt --all -- --check
 section "lints"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
-# nodekit's features: authoring alone, then each feature alone, so that no
-# combination a user picks breaks unseen (the workspace build has them all).
-# The library alone each time: the tests are linted in the workspace build,
-# where every feature is on, and the authoring-only tests are built and run
-# by the last step.
-section "features"
-cargo clippy -p nodekit --no-default-features --lib --locked -- -D warnings
-for feature in openai agent tiktoken sqlite postgres redis \
-  sql-tools-sqlite sql-tools-postgres agent-memory-sqlite agent-memory-postgres \
-  vector-store-sqlite vector-store-postgres ann n8n mcp serve; do
-  echo "-- nodekit with --features $feature"
-  cargo clippy -p nodekit --no-default-features --features "$feature" --lib --locked -- -D warnings
-done
-
 section "docs"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 
 # The library crates as crates.io would take them (nothing is uploaded).
 # All four are packaged; the three nodekit needs are also built from their
-# packages, nodekit with authoring only: its features compile in the lints
-# above, and a verified full build would redo every dependency (~4 min).
+# packages, nodekit with authoring only: its features compile in the
+# features' lints below, and a verified full build would redo every dependency (~4 min).
 section "packages"
 cargo package -p nodekit-rules -p nodekit-macros -p nodekit -p nodekit-nodes --no-verify --locked
 cargo package -p nodekit-rules -p nodekit-macros -p nodekit --no-default-features --locked
@@ -58,29 +44,56 @@ else
   echo "services: PostgreSQL or Redis could not be started; the tests that need them will skip" >&2
 fi
 
+# nodekit's features: authoring alone, then each feature alone, so that no
+# combination a user picks breaks unseen (the workspace build has them all).
+# The library alone each time: the tests are linted in the workspace build,
+# where every feature is on, and the authoring-only tests are built and run
+# after them. The first failure stops the check.
+check_features() {
+  cargo clippy -p nodekit --no-default-features --lib --locked -- -D warnings || return 1
+  for feature in openai agent tiktoken sqlite postgres redis \
+    sql-tools-sqlite sql-tools-postgres agent-memory-sqlite agent-memory-postgres \
+    vector-store-sqlite vector-store-postgres ann n8n mcp serve; do
+    echo "-- nodekit with --features $feature"
+    cargo clippy -p nodekit --no-default-features --features "$feature" --lib --locked -- -D warnings || return 1
+  done
+  cargo test -p nodekit --no-default-features --locked --no-run
+}
+
 # The README's tour (the example's `weather` program) needs its `cli`
 # feature; in the same run it reuses every crate the other tests built.
-section "tests"
+section "building the tests"
 tests=(cargo test --workspace --features custom-nodes/cli --locked)
 "${tests[@]}" --no-run
 
-# trybuild's cases (the `ui` test) are compiled by a cargo of their own, in
-# a target directory of their own, for about three minutes. The other tests
-# mostly wait on their databases, so the cases are checked beside them and
-# their report is printed at the end.
-ui_log=$(mktemp)
-"${tests[@]}" --test ui >"$ui_log" 2>&1 &
+# The tests mostly wait on their databases and leave about half of the two
+# cores idle. The features' lints and trybuild's cases (the `ui` test,
+# compiled by a cargo of its own in a target directory of its own) use that
+# time, at a lower priority so that the tests' own timing is as when alone.
+# Cargo holds the build directory only until the tests start running, so
+# the lints wait for that; each report is printed when the tests are done.
+logs=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$logs"' EXIT
+"${tests[@]}" --no-fail-fast -- --exact --skip compile_fail_cases >"$logs/tests" 2>&1 &
+tests_pid=$!
+until grep -q '^     Running ' "$logs/tests" || ! kill -0 "$tests_pid" 2>/dev/null; do sleep 0.2; done
+nice -n 10 "${tests[@]}" --test ui >"$logs/ui" 2>&1 &
 ui=$!
-trap 'kill "$ui" 2>/dev/null || true; rm -f "$ui_log"' EXIT
 failed=0
-"${tests[@]}" --no-fail-fast -- --exact --skip compile_fail_cases || failed=1
+
+section "features, beside the tests"
+(renice -n 10 -p "$BASHPID" >/dev/null && check_features) || failed=1
+
+section "tests (run beside the features' lints)"
+wait "$tests_pid" || failed=1
+cat "$logs/tests"
 
 section "tests of nodekit with authoring only"
 cargo test -p nodekit --no-default-features --locked || failed=1
 
 section "trybuild's cases (checked beside the tests above)"
 wait "$ui" || failed=1
-cat "$ui_log"
+cat "$logs/ui"
 
 if [ "$failed" = 1 ]; then
   echo "== failed after ${SECONDS} s" >&2
