@@ -71,7 +71,8 @@ tests=(cargo test --workspace --features custom-nodes/cli --locked)
 # compiled by a cargo of its own in a target directory of its own) use that
 # time, at a lower priority so that the tests' own timing is as when alone.
 # Cargo holds the build directory only until the tests start running, so
-# the lints wait for that; each report is printed when the tests are done.
+# the lints wait for that. The lints print as they go; the tests' and
+# trybuild's reports are printed when the lints are done.
 logs=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$logs"' EXIT
 "${tests[@]}" --no-fail-fast -- --exact --skip compile_fail_cases >"$logs/tests" 2>&1 &
