@@ -18,7 +18,10 @@
 // {"error": {"name", "message"}, "runs": [...]}; `runs` lists the runs the
 // shims recorded on sub-nodes ({"node", "connection", "action", "error"?}),
 // and `credentialReads` how often the case read credentials. A case's
-// "executionId" is what its contexts' getExecutionId() returns.
+// "executionId" is what its contexts' getExecutionId() returns. With
+// "credentialDelayMs", each read takes that long, and a supplying case also
+// prints `readBeforeSupplied`: the reads that had finished when
+// `supplyData` returned.
 //
 // n8n's LangChain classes the shims extend are stood in for by empty ones.
 
@@ -46,6 +49,7 @@ const node = new NodeClass();
 
 let runs = [];
 let credentialReads = 0;
+let credentialsRead = 0;
 
 /** What n8n's getInputConnectionData returns for the sub-nodes `connected`. */
 async function supplied(type, connected, itemIndex) {
@@ -94,6 +98,8 @@ const context = (c, shim = node) => ({
   getExecutionId: () => c.executionId,
   getCredentials: async (name) => {
     credentialReads += 1;
+    if (c.credentialDelayMs) await new Promise((resolve) => setTimeout(resolve, c.credentialDelayMs));
+    credentialsRead += 1;
     const creds = c.credentials || {};
     if (name in creds) return creds[name];
     throw new Error(`Node does not have any credentials set for "${name}"`);
@@ -107,15 +113,18 @@ const context = (c, shim = node) => ({
   for (const c of JSON.parse(casesText)) {
     runs = [];
     credentialReads = 0;
+    credentialsRead = 0;
     try {
       let output;
+      let readBeforeSupplied;
       if (c.supply) {
         const { response } = await node.supplyData.call(context(c), 0);
+        readBeforeSupplied = credentialsRead;
         output = await response[c.supply.method](...(c.supply.args || []));
       } else {
         output = await node.execute.call(context(c));
       }
-      console.log(JSON.stringify({ output, runs, credentialReads }));
+      console.log(JSON.stringify({ output, runs, credentialReads, readBeforeSupplied }));
     } catch (e) {
       console.log(JSON.stringify({ error: { name: e.name, message: e.message }, runs, credentialReads }));
     }

@@ -809,6 +809,43 @@ fn the_shim_runs_a_sql_tool_on_a_real_sqlite_database() {
     assert_eq!(reads, [1, 0, 1, 1, 1], "{answers:?}");
 }
 
+#[test]
+fn a_tool_whose_definition_is_known_is_supplied_before_its_credentials_are_read() {
+    if !node_available() {
+        return;
+    }
+    let (dir, params) = packaged("shim-supply", "selectQueryTool", "SelectQueryTool");
+    let db = dir.join("shop.db");
+    create_shop(&db);
+    // Each read of n8n's database takes a while; an agent supplies its
+    // tools on every execution, then calls one.
+    let in_execution = |id: &str| {
+        json!({
+            "parameters": params,
+            "credentials": {"sqlite": {"databasePath": db}},
+            "credentialDelayMs": 50,
+            "executionId": id,
+            "supply": {"method": "func", "args": [{"tableName": "customers", "orderBy": "id"}]},
+        })
+    };
+    let cases = json!([in_execution("e1"), in_execution("e2")]);
+    let (answers, stderr) = harness(&dir, "SelectQueryTool", cases, &[]);
+    // The first supply asks the bridge for the definition, which needs the
+    // credentials; the second has it already and waits for nothing. Both
+    // tools then run with the credentials read once in their execution.
+    let waited: Vec<&Value> = answers.iter().map(|a| &a["readBeforeSupplied"]).collect();
+    assert_eq!(waited, [1, 0], "{answers:?} {stderr}");
+    for answer in &answers {
+        assert_eq!(answer["credentialReads"], 1, "{answers:?}");
+        let out: Value = serde_json::from_str(answer["output"].as_str().unwrap()).unwrap();
+        assert_eq!(
+            out["data"],
+            json!([{"id": 1, "name": "Ada"}, {"id": 2, "name": "Grace"}]),
+            "{out}"
+        );
+    }
+}
+
 fn create_shop(db: &Path) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

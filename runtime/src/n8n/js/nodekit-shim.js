@@ -240,12 +240,12 @@ async function connectedInputs(ctx, types, itemIndex) {
     const list = (Array.isArray(value) ? value : [value]).filter((v) => v !== undefined && v !== null);
     if (!list.length) continue;
     objects[type] = value;
-    inputs[type] = list.map((v) => {
+    inputs[type] = await Promise.all(list.map((v) => {
       const own = v.__nodekit;
       if (!own) return { foreign: (v.constructor && v.constructor.name) || typeof v };
       Object.assign(recorders, own.recorders);
-      return own.reference;
-    });
+      return own.reference();
+    }));
   }
   return { inputs, objects, recorders };
 }
@@ -260,6 +260,7 @@ class Target {
     this.connection = connection;
     this.aiInputs = aiInputs;
     this.body = null;
+    this.credentials = null;
     this.objects = {};
     this.recorders = {};
   }
@@ -273,11 +274,20 @@ class Target {
       nodeName: this.ctx.getNode().name,
       typeVersion: this.ctx.getNode().typeVersion,
       parameters: parameters(this.ctx, this.itemIndex),
-      credentials: await credentials(this.ctx, this.description, this.itemIndex),
       item: item === undefined ? null : item,
       inputs: connected.inputs,
     };
+    // Read now, awaited by the first call: n8n reads each credential from
+    // its database, and on a busy worker that read overlaps the agent's
+    // setting up of its other sub-nodes instead of adding to it.
+    this.credentials = credentials(this.ctx, this.description, this.itemIndex);
+    this.credentials.catch(() => {});
     return this;
+  }
+
+  /** What the bridge is sent about this node: its body with its credentials. */
+  async reference() {
+    return { ...this.body, credentials: await this.credentials };
   }
 
   get who() {
@@ -292,7 +302,7 @@ class Target {
   attach(object, connection = this.connection) {
     const recorders = { ...this.recorders };
     if (connection) recorders[this.body.nodeName] = (log) => record(this.ctx, connection, log);
-    Object.defineProperty(object, '__nodekit', { value: { reference: this.body, recorders }, enumerable: false });
+    Object.defineProperty(object, '__nodekit', { value: { reference: () => this.reference(), recorders }, enumerable: false });
     return object;
   }
 
@@ -309,7 +319,7 @@ class Target {
   async call(op, input) {
     let answer;
     try {
-      answer = await bridgeFor(program()).request(op, { ...this.body, input }, this.who);
+      answer = await bridgeFor(program()).request(op, { ...(await this.reference()), input }, this.who);
     } catch (e) {
       this.record(e.log);
       throw nodeError(this.ctx, e, this.itemIndex);
@@ -348,14 +358,19 @@ async function supplyTool(ctx, node, description, itemIndex, aiInputs) {
 /**
  * A tool's name, description and JSON schema. The bridge makes them from
  * what the target holds (the node, its parameters, credentials and inputs)
- * and nothing else, so they are kept for each target: an agent supplies its
- * tools on every execution, and on a busy worker each round trip to the
- * bridge waits for a turn of the event loop.
+ * and nothing else, so they are kept for each target, by the credentials
+ * the node names rather than their contents: an agent supplies its tools on
+ * every execution, and this way supplying a tool waits neither for the
+ * bridge nor for n8n's database. A definition is kept for a minute, so an
+ * edited credential (an MCP server's address, say) or a remote server's new
+ * tools show within that time; the tool's calls always use the credential
+ * as it is.
  */
 function definition(target) {
-  return definitions.get(JSON.stringify(target.body), () => target.call('toolDescribe', null));
+  const key = JSON.stringify([target.body, target.ctx.getNode().credentials || {}]);
+  return definitions.get(key, () => target.call('toolDescribe', null));
 }
-const definitions = new Kept(256);
+const definitions = new Kept(256, 60000);
 
 /**
  * Runs `run(itemIndex, json)` for each input item. A failure stops the
