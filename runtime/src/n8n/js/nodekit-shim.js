@@ -361,10 +361,9 @@ async function supplyTool(ctx, node, description, itemIndex, aiInputs) {
  * and nothing else, so they are kept for each target, by the credentials
  * the node names rather than their contents: an agent supplies its tools on
  * every execution, and this way supplying a tool waits neither for the
- * bridge nor for n8n's database. A definition is kept for a minute, so an
- * edited credential (an MCP server's address, say) or a remote server's new
- * tools show within that time; the tool's calls always use the credential
- * as it is.
+ * bridge nor for n8n's database. A definition is kept for a minute, so one
+ * made with a credential since edited (an MCP server's address, say) lasts
+ * no longer than that; the tool's calls always use the credential as it is.
  */
 function definition(target) {
   const key = JSON.stringify([target.body, target.ctx.getNode().credentials || {}]);
