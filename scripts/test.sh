@@ -29,7 +29,8 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 # The library crates as crates.io would take them (nothing is uploaded).
 # All four are packaged; the three nodekit needs are also built from their
 # packages, nodekit with authoring only: its features compile in the
-# features' lints below, and a verified full build would redo every dependency (~4 min).
+# features' lints below, and a verified full build would redo every
+# dependency (~4 min).
 section "packages"
 cargo package -p nodekit-rules -p nodekit-macros -p nodekit -p nodekit-nodes --no-verify --locked
 cargo package -p nodekit-rules -p nodekit-macros -p nodekit --no-default-features --locked
