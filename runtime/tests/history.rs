@@ -12,10 +12,7 @@ use nodekit::history::sqlite::SqliteChatHistory;
 use nodekit::message::{Message, Role};
 use serde_json::json;
 
-mod stores;
-
-use nodekit_test_support::server;
-use stores::unique;
+use nodekit_test_support::{server, unique};
 
 fn texts(messages: &[Message]) -> Vec<String> {
     messages.iter().map(Message::text).collect()

@@ -49,7 +49,7 @@ const node = new NodeClass();
 
 let runs = [];
 let credentialReads = 0;
-let credentialsRead = 0;
+let readsDone = 0;
 
 /** What n8n's getInputConnectionData returns for the sub-nodes `connected`. */
 async function supplied(type, connected, itemIndex) {
@@ -99,7 +99,7 @@ const context = (c, shim = node) => ({
   getCredentials: async (name) => {
     credentialReads += 1;
     if (c.credentialDelayMs) await new Promise((resolve) => setTimeout(resolve, c.credentialDelayMs));
-    credentialsRead += 1;
+    readsDone += 1;
     const creds = c.credentials || {};
     if (name in creds) return creds[name];
     throw new Error(`Node does not have any credentials set for "${name}"`);
@@ -113,13 +113,13 @@ const context = (c, shim = node) => ({
   for (const c of JSON.parse(casesText)) {
     runs = [];
     credentialReads = 0;
-    credentialsRead = 0;
+    readsDone = 0;
     try {
       let output;
       let readBeforeSupplied;
       if (c.supply) {
         const { response } = await node.supplyData.call(context(c), 0);
-        readBeforeSupplied = credentialsRead;
+        readBeforeSupplied = readsDone;
         output = await response[c.supply.method](...(c.supply.args || []));
       } else {
         output = await node.execute.call(context(c));

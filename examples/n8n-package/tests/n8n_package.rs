@@ -773,14 +773,8 @@ fn the_shim_runs_a_sql_tool_on_a_real_sqlite_database() {
     if !node_available() {
         return;
     }
-    let (dir, params) = packaged("shim-sql", "selectQueryTool", "SelectQueryTool");
-    let db = dir.join("shop.db");
-    create_shop(&db);
-    let case = json!({
-        "parameters": params,
-        "credentials": {"sqlite": {"databasePath": db}},
-        "items": [{"chatInput": "who are the customers?", "tableName": "customers", "orderBy": "id", "toolCallId": "c1"}],
-    });
+    let (dir, mut case) = select_tool_on_a_shop("shim-sql");
+    case["items"] = json!([{"chatInput": "who are the customers?", "tableName": "customers", "orderBy": "id", "toolCallId": "c1"}]);
     // n8n reads credentials from its database on every call: the shim
     // keeps them for the rest of an execution, not beyond it.
     let in_execution = |id: Option<&str>| {
@@ -814,19 +808,16 @@ fn a_tool_whose_definition_is_known_is_supplied_before_its_credentials_are_read(
     if !node_available() {
         return;
     }
-    let (dir, params) = packaged("shim-supply", "selectQueryTool", "SelectQueryTool");
-    let db = dir.join("shop.db");
-    create_shop(&db);
+    let (dir, mut case) = select_tool_on_a_shop("shim-supply");
     // Each read of n8n's database takes a while; an agent supplies its
     // tools on every execution, then calls one.
+    case["credentialDelayMs"] = json!(50);
+    case["supply"] =
+        json!({"method": "func", "args": [{"tableName": "customers", "orderBy": "id"}]});
     let in_execution = |id: &str| {
-        json!({
-            "parameters": params,
-            "credentials": {"sqlite": {"databasePath": db}},
-            "credentialDelayMs": 50,
-            "executionId": id,
-            "supply": {"method": "func", "args": [{"tableName": "customers", "orderBy": "id"}]},
-        })
+        let mut case = case.clone();
+        case["executionId"] = json!(id);
+        case
     };
     let cases = json!([in_execution("e1"), in_execution("e2")]);
     let (answers, stderr) = harness(&dir, "SelectQueryTool", cases, &[]);
@@ -844,6 +835,16 @@ fn a_tool_whose_definition_is_known_is_supplied_before_its_credentials_are_read(
             "{out}"
         );
     }
+}
+
+/// The packaged select tool (in `name`'s folder) with a harness case for a
+/// SQLite shop of two customers: its parameters and credentials.
+fn select_tool_on_a_shop(name: &str) -> (PathBuf, Value) {
+    let (dir, params) = packaged(name, "selectQueryTool", "SelectQueryTool");
+    let db = dir.join("shop.db");
+    create_shop(&db);
+    let case = json!({"parameters": params, "credentials": {"sqlite": {"databasePath": db}}});
+    (dir, case)
 }
 
 fn create_shop(db: &Path) {

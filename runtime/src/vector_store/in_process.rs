@@ -274,14 +274,15 @@ impl InProcessVectorStore {
         let query = normalised(vector);
         // The index is searched with the documents unlocked: a writer
         // waits only while the few keys found are scored.
-        let found = match filter.is_empty() {
-            true => Some(
+        let found = if filter.is_empty() {
+            Some(
                 index
                     .search(&query, k, None)
                     .map_err(|e| store_error(e.0))?
                     .into_keys(),
-            ),
-            false => None,
+            )
+        } else {
+            None
         };
         let docs = self.shared.docs.read().map_err(poisoned)?;
         let mut scored: Vec<(f32, i64)> = match found {
