@@ -105,6 +105,8 @@ const context = (c, shim = node) => ({
     throw new Error(`Node does not have any credentials set for "${name}"`);
   },
   getInputData: () => (c.items || [{}]).map((json) => ({ json })),
+  // A sub-node's: its parent's input items, where `$json` is read from.
+  connectionInputData: (c.items || [{}]).map((json) => ({ json })),
   continueOnFail: () => Boolean(c.continueOnFail),
   evaluateExpression: () => ({}),
 });

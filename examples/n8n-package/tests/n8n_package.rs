@@ -837,6 +837,57 @@ fn a_tool_whose_definition_is_known_is_supplied_before_its_credentials_are_read(
     }
 }
 
+#[test]
+fn an_execution_loads_its_memory_once_until_it_saves() {
+    if !node_available() {
+        return;
+    }
+    let (dir, mut params) = packaged("shim-memory", "memorySqliteChat", "MemorySqliteChat");
+    params.insert("databasePath".into(), json!(dir.join("chat.db")));
+    // n8n's agent loads its memory on each of its runs in an execution.
+    let case = |execution: Option<&str>, method: &str, args: Value| {
+        json!({
+            "parameters": params, "items": [{"sessionId": "s1", "chatInput": "hi"}],
+            "executionId": execution, "supply": {"method": method, "args": args},
+        })
+    };
+    let load = |execution| case(execution, "loadMemoryVariables", json!([{}]));
+    let save = |execution, text: &str| {
+        case(
+            execution,
+            "saveContext",
+            json!([{"input": text}, {"output": format!("{text}!")}]),
+        )
+    };
+    let cases = json!([
+        load(Some("e1")),
+        save(Some("e2"), "elsewhere"),
+        load(Some("e1")),
+        save(Some("e1"), "here"),
+        load(Some("e1")),
+        load(None)
+    ]);
+    let (answers, stderr) = harness(&dir, "MemorySqliteChat", cases, &[]);
+    let texts = |answer: &Value| -> Vec<String> {
+        answer["output"]["chat_history"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{answer} {stderr}"))
+            .iter()
+            .map(|m| m["data"]["content"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    // The session's item names it; e1's second load is its first one's,
+    // though e2 saved meanwhile, and is recorded again; e1's own save ends that.
+    assert!(texts(&answers[0]).is_empty(), "{answers:?}");
+    assert!(texts(&answers[2]).is_empty(), "{answers:?}");
+    let all = ["elsewhere", "elsewhere!", "here", "here!"];
+    assert_eq!(texts(&answers[4]), all, "{answers:?}");
+    assert_eq!(texts(&answers[5]), all, "{answers:?}");
+    for i in [0, 2, 4, 5] {
+        assert_eq!(answers[i]["runs"][0]["action"], "loadMemory", "{answers:?}");
+    }
+}
+
 /// The packaged select tool (in `name`'s folder) with a harness case for a
 /// SQLite shop of two customers: its parameters and credentials.
 fn select_tool_on_a_shop(name: &str) -> (PathBuf, Value) {

@@ -120,7 +120,7 @@ function hasFromAi(value) {
  * from the model's arguments, as n8n does. The other values of a
  * collection around them are resolved one by one.
  */
-function parameters(ctx, itemIndex) {
+function parameters(ctx, n8nNode, itemIndex) {
   const resolve = (raw, path) => {
     if (!hasFromAi(raw)) return ctx.getNodeParameter(path, itemIndex, null);
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return raw;
@@ -128,7 +128,7 @@ function parameters(ctx, itemIndex) {
     for (const key of Object.keys(raw)) out[key] = resolve(raw[key], `${path}.${key}`);
     return out;
   };
-  const raw = ctx.getNode().parameters || {};
+  const raw = n8nNode.parameters || {};
   const out = {};
   for (const name of Object.keys(raw)) out[name] = resolve(raw[name], name);
   return out;
@@ -140,11 +140,17 @@ function parameters(ctx, itemIndex) {
  * they are kept for the rest of the execution: a tool is supplied and then
  * run, each asking for them.
  */
-async function credentials(ctx, description, itemIndex) {
+async function credentials(ctx, n8nNode, description, itemIndex) {
+  const execution = executionOf(ctx);
+  if (execution === undefined) return readCredentials(ctx, n8nNode, description, itemIndex);
+  const key = JSON.stringify([execution, n8nNode.name, itemIndex]);
+  return executionCredentials.get(key, () => readCredentials(ctx, n8nNode, description, itemIndex));
+}
+
+/** The id of the execution `ctx` belongs to, if n8n gives one. */
+function executionOf(ctx) {
   const execution = typeof ctx.getExecutionId === 'function' ? ctx.getExecutionId() : undefined;
-  if (execution === undefined || execution === null) return readCredentials(ctx, description, itemIndex);
-  const key = JSON.stringify([execution, ctx.getNode().name, itemIndex]);
-  return executionCredentials.get(key, () => readCredentials(ctx, description, itemIndex));
+  return execution === null ? undefined : execution;
 }
 
 /**
@@ -171,11 +177,16 @@ class Kept {
     }
     return entry.value;
   }
+
+  /** Drops the entries whose key passes `test`. */
+  forget(test) {
+    for (const key of this.entries.keys()) if (test(key)) this.entries.delete(key);
+  }
 }
 const executionCredentials = new Kept(256, 60000);
 
-async function readCredentials(ctx, description, itemIndex) {
-  const chosen = ctx.getNode().credentials || {};
+async function readCredentials(ctx, n8nNode, description, itemIndex) {
+  const chosen = n8nNode.credentials || {};
   const out = {};
   for (const c of description.credentials || []) {
     if (!c.required && !chosen[c.name]) continue;
@@ -185,14 +196,24 @@ async function readCredentials(ctx, description, itemIndex) {
   return out;
 }
 
-/** The `$json` of the item a sub-node is supplied for. */
+/**
+ * The `$json` of the item a sub-node is supplied for. n8n's expressions
+ * read it from the context's `connectionInputData`, which is read directly
+ * where n8n has it: evaluating `{{ $json }}` would build a whole expression
+ * context for one field.
+ */
 function currentItem(ctx, itemIndex) {
-  try {
-    const item = ctx.evaluateExpression('{{ $json }}', itemIndex);
-    return item && typeof item === 'object' ? item : {};
-  } catch (e) {
-    return {};
+  let item;
+  if (Array.isArray(ctx.connectionInputData)) {
+    item = (ctx.connectionInputData[itemIndex] || {}).json;
+  } else {
+    try {
+      item = ctx.evaluateExpression('{{ $json }}', itemIndex);
+    } catch (e) {
+      item = undefined;
+    }
   }
+  return item && typeof item === 'object' ? item : {};
 }
 
 function asJson(value) {
@@ -254,6 +275,8 @@ async function connectedInputs(ctx, types, itemIndex) {
 class Target {
   constructor(ctx, node, description, itemIndex, connection, aiInputs = []) {
     this.ctx = ctx;
+    // n8n's getNode() copies the node (parameters and all) on each call.
+    this.n8nNode = ctx.getNode();
     this.node = node;
     this.description = description;
     this.itemIndex = itemIndex;
@@ -271,16 +294,16 @@ class Target {
     this.recorders = connected.recorders;
     this.body = {
       node: this.node,
-      nodeName: this.ctx.getNode().name,
-      typeVersion: this.ctx.getNode().typeVersion,
-      parameters: parameters(this.ctx, this.itemIndex),
+      nodeName: this.n8nNode.name,
+      typeVersion: this.n8nNode.typeVersion,
+      parameters: parameters(this.ctx, this.n8nNode, this.itemIndex),
       item: item === undefined ? null : item,
       inputs: connected.inputs,
     };
     // Read now, awaited by the first call: n8n reads each credential from
     // its database, and on a busy worker that read overlaps the agent's
     // setting up of its other sub-nodes instead of adding to it.
-    this.credentials = credentials(this.ctx, this.description, this.itemIndex);
+    this.credentials = credentials(this.ctx, this.n8nNode, this.description, this.itemIndex);
     this.credentials.catch(() => {});
     return this;
   }
@@ -291,7 +314,7 @@ class Target {
   }
 
   get who() {
-    return `node "${this.ctx.getNode().name}" (${this.node})`;
+    return `node "${this.n8nNode.name}" (${this.node})`;
   }
 
   /**
@@ -315,15 +338,19 @@ class Target {
     }
   }
 
-  /** One bridge call. */
-  async call(op, input) {
-    let answer;
+  /** One bridge call: its answer (`{result, log}`), the log not yet recorded. A failure's log is. */
+  async ask(op, input) {
     try {
-      answer = await bridgeFor(program()).request(op, { ...(await this.reference()), input }, this.who);
+      return await bridgeFor(program()).request(op, { ...(await this.reference()), input }, this.who);
     } catch (e) {
       this.record(e.log);
       throw nodeError(this.ctx, e, this.itemIndex);
     }
+  }
+
+  /** One bridge call: its result, its run log recorded. */
+  async call(op, input) {
+    const answer = await this.ask(op, input);
     this.record(answer.log);
     return answer.result;
   }
@@ -366,7 +393,7 @@ async function supplyTool(ctx, node, description, itemIndex, aiInputs) {
  * no longer than that; the tool's calls always use the credential as it is.
  */
 function definition(target) {
-  const key = JSON.stringify([target.body, target.ctx.getNode().credentials || {}]);
+  const key = JSON.stringify([target.body, target.n8nNode.credentials || {}]);
   return definitions.get(key, () => target.call('toolDescribe', null));
 }
 const definitions = new Kept(256, 60000);
@@ -419,8 +446,17 @@ async function supplyMemory(ctx, node, description, itemIndex, aiInputs) {
     .prepare(sessionId === undefined ? {} : { sessionId });
   const { mapStoredMessagesToChatMessages, mapChatMessagesToStoredMessages } = n8nRequire('@langchain/core/messages');
   const load = async (input) => {
-    const result = await target.call('memoryLoad', input === undefined ? {} : { input });
-    return mapStoredMessagesToChatMessages(result.messages);
+    const answer = await memoryLoad(target, input === undefined ? {} : { input });
+    target.record(answer.log);
+    return mapStoredMessagesToChatMessages(answer.result.messages);
+  };
+  const save = async (op, input) => {
+    forgetLoads(target.ctx);
+    try {
+      await target.call(op, input);
+    } finally {
+      forgetLoads(target.ctx);
+    }
   };
   const chatHistory = {
     lc_namespace: ['nodekit', 'memory'],
@@ -432,7 +468,7 @@ async function supplyMemory(ctx, node, description, itemIndex, aiInputs) {
       const first = stored.findIndex((m) => m.type === 'human');
       const input = first >= 0 ? textOf(stored[first].data.content) : '';
       const turn = first >= 0 ? stored.slice(first + 1) : stored;
-      await target.call('memorySaveTurn', { input, turn });
+      await save('memorySaveTurn', { input, turn });
     },
     clear: async () => {
       throw nodeError(ctx, new Error('nodekit memory cannot be cleared from n8n'), itemIndex);
@@ -451,11 +487,35 @@ async function supplyMemory(ctx, node, description, itemIndex, aiInputs) {
       return { chat_history: await load(input) };
     },
     saveContext: async (inputs, outputs) => {
-      await target.call('memorySave', { input: textOf(inputs && inputs.input), output: textOf(outputs && outputs.output) });
+      await save('memorySave', { input: textOf(inputs && inputs.input), output: textOf(outputs && outputs.output) });
     },
     clear: () => chatHistory.clear(),
   };
   return { response: target.attach(memory) };
+}
+
+/**
+ * A memory load's answer. n8n's agent loads its memory again on each of
+ * its runs in an execution (after each round of tool calls), and nothing
+ * of this execution has saved to it in between: so a load an execution has
+ * made already, of the same memory, is answered (and recorded) again from
+ * the first, for up to a minute, until the execution saves to any memory.
+ * The agent thus goes on with the conversation it began with, even if
+ * another execution saved a turn to the session meanwhile.
+ */
+function memoryLoad(target, input) {
+  const execution = executionOf(target.ctx);
+  if (execution === undefined) return target.ask('memoryLoad', input);
+  return memoryLoads.get(JSON.stringify([execution, target.body, input]), () => target.ask('memoryLoad', input));
+}
+const memoryLoads = new Kept(256, 60000);
+
+/** Drops the loads kept for the execution of `ctx`. */
+function forgetLoads(ctx) {
+  const execution = executionOf(ctx);
+  if (execution === undefined) return;
+  const prefix = `[${JSON.stringify(execution)},`;
+  memoryLoads.forget((key) => key.startsWith(prefix));
 }
 
 function textOf(content) {
