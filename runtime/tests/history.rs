@@ -199,6 +199,22 @@ async fn postgres_history() {
     })
     .await;
 
+    // Many first uses of a new table at once (n8n workers starting) all
+    // succeed: PostgreSQL's `CREATE TABLE IF NOT EXISTS` alone can collide.
+    let fresh = unique("chat_fresh");
+    let firsts: Vec<_> = (0..16)
+        .map(|i| {
+            let (p, t) = (shared.clone(), fresh.clone());
+            tokio::spawn(async move {
+                let h = PostgresChatHistory::with_pool(p, &t, &format!("s{i}")).await?;
+                h.add_message(&Message::human("first")).await
+            })
+        })
+        .collect();
+    for first in firsts {
+        first.await.unwrap().unwrap();
+    }
+
     // Rows are LangChain's stored form in jsonb, so n8n and LangChain read them.
     let h = PostgresChatHistory::connect(&url, &table, "layout")
         .await
@@ -258,10 +274,12 @@ async fn postgres_history() {
     .await
     .unwrap();
     assert_eq!(texts(&h.messages().await.unwrap()), ["hello"]);
-    sqlx::query(sqlx::AssertSqlSafe(format!("DROP TABLE \"{table}\"")))
-        .execute(&pool)
-        .await
-        .unwrap();
+    for t in [&table, &fresh] {
+        sqlx::query(sqlx::AssertSqlSafe(format!("DROP TABLE \"{t}\"")))
+            .execute(&pool)
+            .await
+            .unwrap();
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
