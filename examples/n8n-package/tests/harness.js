@@ -13,7 +13,7 @@
 //        (made by its own `supplyData`), or {"foreign": "ClassName"} for an
 //        object n8n would have made itself. With "supply": {"method", "args"},
 //        the case calls `supplyData(0)` instead, then that method of what it
-//        supplied, and prints {"output": what the method returned}.
+//        supplied (if any), and prints {"output": what the method returned}.
 // Prints one JSON line per case: {"output": [[...]], "runs": [...]} or
 // {"error": {"name", "message"}, "runs": [...]}; `runs` lists the runs the
 // shims recorded on sub-nodes ({"node", "connection", "action", "error"?}),
@@ -122,7 +122,7 @@ const context = (c, shim = node) => ({
       if (c.supply) {
         const { response } = await node.supplyData.call(context(c), 0);
         readBeforeSupplied = readsDone;
-        output = await response[c.supply.method](...(c.supply.args || []));
+        output = c.supply.method ? await response[c.supply.method](...(c.supply.args || [])) : null;
       } else {
         output = await node.execute.call(context(c));
       }

@@ -819,14 +819,18 @@ fn a_tool_whose_definition_is_known_is_supplied_before_its_credentials_are_read(
         case["executionId"] = json!(id);
         case
     };
-    let cases = json!([in_execution("e1"), in_execution("e2")]);
+    let mut not_called = in_execution("e3");
+    not_called["supply"] = json!({});
+    let cases = json!([in_execution("e1"), in_execution("e2"), not_called]);
     let (answers, stderr) = harness(&dir, "SelectQueryTool", cases, &[]);
     // The first supply asks the bridge for the definition, which needs the
     // credentials; the second has it already and waits for nothing. Both
-    // tools then run with the credentials read once in their execution.
+    // tools then run with the credentials read once in their execution. A
+    // tool the model does not call reads none, as n8n's own tools.
     let waited: Vec<&Value> = answers.iter().map(|a| &a["readBeforeSupplied"]).collect();
-    assert_eq!(waited, [1, 0], "{answers:?} {stderr}");
-    for answer in &answers {
+    assert_eq!(waited, [1, 0, 0], "{answers:?} {stderr}");
+    assert_eq!(answers[2]["credentialReads"], 0, "{answers:?}");
+    for answer in &answers[..2] {
         assert_eq!(answer["credentialReads"], 1, "{answers:?}");
         let out: Value = serde_json::from_str(answer["output"].as_str().unwrap()).unwrap();
         assert_eq!(

@@ -288,7 +288,11 @@ class Target {
     this.recorders = {};
   }
 
-  async prepare(item) {
+  /**
+   * Reads what a request needs; `readEarly`: start reading the node's
+   * credentials now, not at its first call.
+   */
+  async prepare(item, { readEarly = true } = {}) {
     const connected = await connectedInputs(this.ctx, this.aiInputs, this.itemIndex);
     this.objects = connected.objects;
     this.recorders = connected.recorders;
@@ -300,17 +304,25 @@ class Target {
       item: item === undefined ? null : item,
       inputs: connected.inputs,
     };
-    // Read now, awaited by the first call: n8n reads each credential from
-    // its database, and on a busy worker that read overlaps the agent's
-    // setting up of its other sub-nodes instead of adding to it.
-    this.credentials = credentials(this.ctx, this.n8nNode, this.description, this.itemIndex);
-    this.credentials.catch(() => {});
+    // Read early, the read (n8n reads each credential from its database)
+    // overlaps the agent's setting up of its other sub-nodes on a busy
+    // worker instead of adding to it.
+    if (readEarly) this.credentialsOnce();
     return this;
+  }
+
+  /** The node's credentials, read once. */
+  credentialsOnce() {
+    if (!this.credentials) {
+      this.credentials = credentials(this.ctx, this.n8nNode, this.description, this.itemIndex);
+      this.credentials.catch(() => {});
+    }
+    return this.credentials;
   }
 
   /** What the bridge is sent about this node: its body with its credentials. */
   async reference() {
-    return { ...this.body, credentials: await this.credentials };
+    return { ...this.body, credentials: await this.credentialsOnce() };
   }
 
   get who() {
@@ -359,7 +371,10 @@ class Target {
 // ---- tools ----
 
 async function supplyTool(ctx, node, description, itemIndex, aiInputs) {
-  const target = await new Target(ctx, node, description, itemIndex, null, aiInputs).prepare(null);
+  // An agent supplies every tool on each of its runs and calls few: a
+  // tool's credentials are read when it is called (as n8n's own tools read
+  // theirs), or when the bridge makes its definition.
+  const target = await new Target(ctx, node, description, itemIndex, null, aiInputs).prepare(null, { readEarly: false });
   const described = await definition(target);
   const { DynamicStructuredTool } = n8nRequire('@langchain/core/tools');
   // A tool's own calls are the node's executions; a nodekit node's, runs on `ai_tool`.
