@@ -304,9 +304,9 @@ class Target {
       item: item === undefined ? null : item,
       inputs: connected.inputs,
     };
-    // Read early, the read (n8n reads each credential from its database)
-    // overlaps the agent's setting up of its other sub-nodes on a busy
-    // worker instead of adding to it.
+    // Read early (n8n reads each credential from its database), the read
+    // overlaps the agent's setting up of its other sub-nodes instead of
+    // adding to it.
     if (readEarly) this.credentialsOnce();
     return this;
   }
@@ -463,7 +463,8 @@ async function supplyMemory(ctx, node, description, itemIndex, aiInputs) {
   const load = async (input) => {
     const answer = await memoryLoad(target, input === undefined ? {} : { input });
     target.record(answer.log);
-    return mapStoredMessagesToChatMessages(answer.result.messages);
+    // A copy: the answer may be another load's too.
+    return mapStoredMessagesToChatMessages(structuredClone(answer.result.messages));
   };
   const save = async (op, input) => {
     forgetLoads(target.ctx);
