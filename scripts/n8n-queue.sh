@@ -361,10 +361,9 @@ if [ -n "${LOAD:-}" ]; then
   declare -A n8n_busy main_busy bridge_busy pg_busy connections
   postmaster=$(awk '/^PPid:/ { print $2 }' "/proc/$(sql "$shop_url" "SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer'")/status")
   # The warm-up takes turns too, a batch of $concurrency each, so that no
-  # workflow starts the measured rounds warmer than another, and pauses
-  # after each batch as the rounds do. Without the pauses the first round
-  # began while the warm-up's work still ran: it was the slowest at p99
-  # for every workflow, most for the one that went first.
+  # workflow starts the measured rounds warmer than another, and it pauses
+  # after each batch as the rounds do, so that the first measured batch
+  # starts as every other one does.
   warmup=${LOAD_WARMUP:-100}
   # n8n's own Postgres chat memory creates its table with no lock, so its
   # first executions at once can fail ("relation ... already exists";
