@@ -365,19 +365,22 @@ if [ -n "${LOAD:-}" ]; then
   # after each batch as the rounds do, so that the first measured batch
   # starts as every other one does.
   warmup=${LOAD_WARMUP:-100}
+  # ask VARIANT SESSION COUNT [LABEL]: COUNT requests at once to VARIANT's
+  # workflow, each with a session of its own, into its results.
+  ask() {
+    local hook
+    hook=$(hook_of "$1")
+    EXPECT=$(expect_of "$1") send "$2" "Who are our customers? (session {session})" "$3" "$work/results-$1.jsonl" "${4:-$2}"
+  }
   # n8n's own Postgres chat memory creates its table with no lock, so its
   # first executions at once can fail ("relation ... already exists";
   # nodekit's takes a lock): each workflow's first request goes alone.
   for variant in "${variants[@]}"; do
-    hook=$(hook_of "$variant")
-    EXPECT=$(expect_of "$variant") send "first-$variant" "Who are our customers? (session {session})" 1 "$work/results-$variant.jsonl" > /dev/null ||
-      fail "$variant: the first request failed"
+    ask "$variant" "first-$variant" 1 > /dev/null || fail "$variant: the first request failed"
   done
   for ((sent = 0; sent < warmup; sent += concurrency)); do
     for variant in "${variants[@]}"; do
-      hook=$(hook_of "$variant")
-      EXPECT=$(expect_of "$variant") send "warm-$variant-$sent" "Who are our customers? (session {session})" \
-        $((warmup - sent < concurrency ? warmup - sent : concurrency)) "$work/results-$variant.jsonl" > /dev/null ||
+      ask "$variant" "warm-$variant-$sent" $((warmup - sent < concurrency ? warmup - sent : concurrency)) > /dev/null ||
         fail "$variant: the warm-up requests failed"
       sleep 2
     done
@@ -390,11 +393,9 @@ if [ -n "${LOAD:-}" ]; then
     order=()
     for i in "${!variants[@]}"; do order+=("${variants[(i + round - 1) % ${#variants[@]}]}"); done
     for variant in "${order[@]}"; do
-      hook=$(hook_of "$variant")
       count=$((LOAD / rounds + (round <= LOAD % rounds ? 1 : 0)))
       before=$(sessions) n8n_cpu=$(cpu_ms $(n8n_pids)) main_cpu=$(cpu_ms "${pid[main]}") bridges=$(bridge_pids) bridge_cpu=$(cpu_ms $(bridge_pids)) pg_cpu=$(pg_cpu_ms)
-      EXPECT=$(expect_of "$variant") send "load-$variant-r$round" "Who are our customers? (session {session})" "$count" "$work/results-$variant.jsonl" "$variant" \
-        >> "$work/batches-$variant.jsonl" || fail "$variant: not every request was answered: $(tail -1 "$work/batches-$variant.jsonl")"
+      ask "$variant" "load-$variant-r$round" "$count" "$variant" >> "$work/batches-$variant.jsonl" || fail "$variant: not every request was answered: $(tail -1 "$work/batches-$variant.jsonl")"
       n8n_busy[$variant]=$((n8n_busy[$variant] + $(cpu_ms $(n8n_pids)) - n8n_cpu))
       main_busy[$variant]=$((main_busy[$variant] + $(cpu_ms "${pid[main]}") - main_cpu))
       bridge_busy[$variant]=$((bridge_busy[$variant] + $(cpu_ms $(bridge_pids)) - bridge_cpu))
@@ -412,7 +413,6 @@ if [ -n "${LOAD:-}" ]; then
       JOIN execution_entity e ON e.id = d.\"executionId\" WHERE e.\"workflowId\" = '${workflow[$variant]}'") bytes of execution data per execution"
     N8N_DIR="$n8n_dir" node "$here/queue-phases.js" "$n8n_url" "load-$variant-" "$work/results-$variant.jsonl"
   done
-  hook=$(hook_of nodekit)
   check_memory "$results" n8n_chat_histories
   # n8n's own memory keeps the agent's tool call and result between question and answer.
   [ ! -f "$work/results-n8n.jsonl" ] || check_memory "$work/results-n8n.jsonl" n8n_own_chat_histories --tool-steps

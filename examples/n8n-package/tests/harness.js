@@ -67,6 +67,8 @@ async function supplied(type, connected, itemIndex) {
   return type === 'ai_tool' ? out : out[0];
 }
 
+const itemsOf = (c) => (c.items || [{}]).map((json) => ({ json }));
+
 const context = (c, shim = node) => ({
   getNode: () => ({
     name: c.nodeName || shim.description.defaults.name,
@@ -104,9 +106,9 @@ const context = (c, shim = node) => ({
     if (name in creds) return creds[name];
     throw new Error(`Node does not have any credentials set for "${name}"`);
   },
-  getInputData: () => (c.items || [{}]).map((json) => ({ json })),
+  getInputData: () => itemsOf(c),
   // A sub-node's: its parent's input items, where `$json` is read from.
-  connectionInputData: (c.items || [{}]).map((json) => ({ json })),
+  connectionInputData: itemsOf(c),
   continueOnFail: () => Boolean(c.continueOnFail),
   evaluateExpression: () => ({}),
 });

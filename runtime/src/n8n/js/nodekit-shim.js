@@ -141,16 +141,7 @@ function parameters(ctx, n8nNode, itemIndex) {
  * run, each asking for them.
  */
 async function credentials(ctx, n8nNode, description, itemIndex) {
-  const execution = executionOf(ctx);
-  if (execution === undefined) return readCredentials(ctx, n8nNode, description, itemIndex);
-  const key = JSON.stringify([execution, n8nNode.name, itemIndex]);
-  return executionCredentials.get(key, () => readCredentials(ctx, n8nNode, description, itemIndex));
-}
-
-/** The id of the execution `ctx` belongs to, if n8n gives one. */
-function executionOf(ctx) {
-  const execution = typeof ctx.getExecutionId === 'function' ? ctx.getExecutionId() : undefined;
-  return execution === null ? undefined : execution;
+  return executionCredentials.get(ctx, [n8nNode.name, itemIndex], () => readCredentials(ctx, n8nNode, description, itemIndex));
 }
 
 /**
@@ -165,10 +156,11 @@ class Kept {
     this.entries = new Map();
   }
 
-  get(key, make) {
+  /** The promise kept for `key`, made now if none is; `group`: see `forget`. */
+  get(key, make, group) {
     let entry = this.entries.get(key);
     if (!entry || Date.now() - entry.at > this.maxAgeMs) {
-      entry = { at: Date.now(), value: make() };
+      entry = { at: Date.now(), value: make(), group };
       this.entries.set(key, entry);
       entry.value.catch(() => {
         if (this.entries.get(key) === entry) this.entries.delete(key);
@@ -178,12 +170,40 @@ class Kept {
     return entry.value;
   }
 
-  /** Drops the entries whose key passes `test`. */
-  forget(test) {
-    for (const key of this.entries.keys()) if (test(key)) this.entries.delete(key);
+  /** Drops the entries of `group`. */
+  forget(group) {
+    for (const [key, entry] of this.entries) if (entry.group === group) this.entries.delete(key);
   }
 }
-const executionCredentials = new Kept(256, 60000);
+
+/**
+ * Promises kept for the execution a context belongs to, for up to a
+ * minute: `make()` runs once per execution and key. Without an execution
+ * id (n8n gives none), nothing is kept.
+ */
+class PerExecution {
+  constructor() {
+    this.kept = new Kept(256, 60000);
+  }
+
+  get(ctx, key, make) {
+    const execution = executionOf(ctx);
+    return execution === undefined ? make() : this.kept.get(JSON.stringify([execution, key]), make, execution);
+  }
+
+  /** Drops what is kept for the execution of `ctx`. */
+  forget(ctx) {
+    const execution = executionOf(ctx);
+    if (execution !== undefined) this.kept.forget(execution);
+  }
+}
+
+/** The id of the execution `ctx` belongs to, if n8n gives one. */
+function executionOf(ctx) {
+  const execution = typeof ctx.getExecutionId === 'function' ? ctx.getExecutionId() : undefined;
+  return execution === null ? undefined : execution;
+}
+const executionCredentials = new PerExecution();
 
 async function readCredentials(ctx, n8nNode, description, itemIndex) {
   const chosen = n8nNode.credentials || {};
@@ -466,12 +486,13 @@ async function supplyMemory(ctx, node, description, itemIndex, aiInputs) {
     // A copy: the answer may be another load's too.
     return mapStoredMessagesToChatMessages(structuredClone(answer.result.messages));
   };
+  // Whatever the outcome (a failed save may have written part of a turn),
+  // the execution's later loads read the memory again.
   const save = async (op, input) => {
-    forgetLoads(target.ctx);
     try {
       await target.call(op, input);
     } finally {
-      forgetLoads(target.ctx);
+      memoryLoads.forget(target.ctx);
     }
   };
   const chatHistory = {
@@ -520,19 +541,9 @@ async function supplyMemory(ctx, node, description, itemIndex, aiInputs) {
  * another execution saved a turn to the session meanwhile.
  */
 function memoryLoad(target, input) {
-  const execution = executionOf(target.ctx);
-  if (execution === undefined) return target.ask('memoryLoad', input);
-  return memoryLoads.get(JSON.stringify([execution, target.body, input]), () => target.ask('memoryLoad', input));
+  return memoryLoads.get(target.ctx, [target.body, input], () => target.ask('memoryLoad', input));
 }
-const memoryLoads = new Kept(256, 60000);
-
-/** Drops the loads kept for the execution of `ctx`. */
-function forgetLoads(ctx) {
-  const execution = executionOf(ctx);
-  if (execution === undefined) return;
-  const prefix = `[${JSON.stringify(execution)},`;
-  memoryLoads.forget((key) => key.startsWith(prefix));
-}
+const memoryLoads = new PerExecution();
 
 function textOf(content) {
   if (typeof content === 'string') return content;
