@@ -36,6 +36,14 @@ pub const POSTGRES_POOL_SIZE: u32 = 10;
 #[cfg(feature = "postgres")]
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// A connection idle for longer is pinged before a query gets it, and
+/// replaced if the server has closed it (a restart, an idle-session
+/// timeout): a restart takes longer than this, so a connection that
+/// outlived one is always checked. One in steady use is not pinged, which
+/// saves a round trip per query under load.
+#[cfg(feature = "postgres")]
+const PING_AFTER_IDLE: Duration = Duration::from_secs(1);
+
 /// PostgreSQL pools by server and login, opened lazily and kept while the
 /// set lives. Cloning shares the set. Idle connections close after sqlx's
 /// idle timeout (10 minutes), so a pool nobody uses holds nothing open.
@@ -57,6 +65,15 @@ impl SharedPools {
         let pool = PgPoolOptions::new()
             .max_connections(POSTGRES_POOL_SIZE)
             .acquire_timeout(ACQUIRE_TIMEOUT)
+            .test_before_acquire(false)
+            .before_acquire(|conn, meta| {
+                Box::pin(async move {
+                    if meta.idle_for > PING_AFTER_IDLE {
+                        sqlx::Connection::ping(conn).await?;
+                    }
+                    Ok(true)
+                })
+            })
             .connect_lazy_with(config.options()?);
         pools.insert(config.clone(), pool.clone());
         Ok(pool)
@@ -82,6 +99,8 @@ impl std::fmt::Debug for SharedPools {
 
 #[cfg(all(test, feature = "postgres"))]
 mod tests {
+    use sqlx::Connection;
+
     use super::*;
 
     fn config(database: &str) -> PostgresConfig {
@@ -106,6 +125,28 @@ mod tests {
         // A closed pool is replaced, not handed out.
         assert!(!pools.postgres(&config("a")).unwrap().is_closed());
         assert_eq!(format!("{pools:?}"), "SharedPools { postgres: 2 }");
+    }
+
+    #[tokio::test]
+    async fn a_connection_the_server_closed_while_idle_is_replaced() {
+        let Some(url) = nodekit_test_support::server("DATABASE_URL") else {
+            return;
+        };
+        let config: PostgresConfig =
+            serde_json::from_value(nodekit_test_support::postgres_credential(&url)).unwrap();
+        let pool = SharedPools::default().postgres(&config).unwrap();
+        let backend = || sqlx::query_scalar::<_, i32>("SELECT pg_backend_pid()").fetch_one(&pool);
+        let first = backend().await.unwrap();
+        let mut other = sqlx::PgConnection::connect(&url).await.unwrap();
+        let killed: bool = sqlx::query_scalar("SELECT pg_terminate_backend($1)")
+            .bind(first)
+            .fetch_one(&mut other)
+            .await
+            .unwrap();
+        assert!(killed);
+        tokio::time::sleep(PING_AFTER_IDLE + Duration::from_millis(200)).await;
+        // The pool's only connection is dead: the ping finds it, a new one answers.
+        assert_ne!(backend().await.unwrap(), first);
     }
 
     #[test]
