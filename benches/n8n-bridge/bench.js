@@ -17,7 +17,8 @@ const calls = Number(process.argv[3] || 5000);
 const concurrency = Number(process.argv[4] || 16);
 const { bridgeFor } = require(path.join(dir, 'lib', 'nodekit-bridge.js'));
 const manifest = require(path.join(dir, 'package.json'));
-const bridge = bridgeFor(path.join(dir, manifest.nodekit.bridge));
+// The program for this host's platform, as the shims pick it.
+const bridge = bridgeFor(path.join(dir, manifest.nodekit.bridges[`${process.platform}-${process.arch}`]));
 
 const tool = {
   node: 'n8n-nodes-text.textStatsTool', nodeName: 'Count words',

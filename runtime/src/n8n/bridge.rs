@@ -61,7 +61,9 @@
 //! carries only its own call's entries.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::{BufRead, Write};
+use std::io::Write;
+#[cfg(unix)]
+use std::os::fd::AsFd;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -69,6 +71,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead};
 
 use crate::description::ConnectionType;
 use crate::error::{Error, Result, quoted, quoted_json_error};
@@ -324,29 +327,27 @@ impl Bridge {
     }
 
     /// Answers every line of `input` on `output` until `input` ends, then
-    /// lets running calls finish (up to 5 s). Lines are read and answers
-    /// written by threads of their own (a pipe's blocking reads and writes
-    /// never hold a worker of the runtime); answers are written whole, one
-    /// line each, so a node's own `println!` can come between two answers
-    /// but never inside one.
+    /// lets running calls finish (up to 5 s). Lines are read on the runtime
+    /// (a request wakes the worker that runs it, with no thread between);
+    /// answers are written by a thread of its own (a full pipe's blocking
+    /// write never holds a worker of the runtime), whole, one line each, so
+    /// a node's own `println!` can come between two answers but never
+    /// inside one.
     pub async fn serve(
         self: Arc<Self>,
-        input: impl BufRead + Send + 'static,
+        input: impl AsyncBufRead + Unpin + Send + 'static,
         output: impl Write + Send + 'static,
     ) -> std::io::Result<()> {
         let (answers, to_write) = std::sync::mpsc::channel::<String>();
         let writer = std::thread::spawn(move || write_lines(to_write, output));
-        let (lines, mut requests) = tokio::sync::mpsc::unbounded_channel();
-        let reader = std::thread::spawn(move || {
-            for line in input.lines() {
-                if lines.send(line?).is_err() {
-                    break;
-                }
-            }
-            Ok::<(), std::io::Error>(())
-        });
+        let mut lines = input.lines();
         let mut running = tokio::task::JoinSet::new();
-        while let Some(line) = requests.recv().await {
+        let read = loop {
+            let line = match lines.next_line().await {
+                Ok(Some(line)) => line,
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(e),
+            };
             if line.trim().is_empty() {
                 continue;
             }
@@ -365,7 +366,7 @@ impl Bridge {
                 let _ = answers.send(text);
             });
             while running.try_join_next().is_some() {}
-        }
+        };
         let _ = tokio::time::timeout(DRAIN, async {
             while running.join_next().await.is_some() {}
         })
@@ -373,9 +374,6 @@ impl Bridge {
         // Calls still running hold senders: without this the writer would wait for them.
         running.abort_all();
         drop(answers);
-        let read = reader
-            .join()
-            .unwrap_or_else(|_| Err(std::io::Error::other("the reader thread panicked")));
         // A call blocking its thread cannot be aborted and keeps a sender:
         // the writer is not waited for past a second.
         for _ in 0..100 {
@@ -390,11 +388,18 @@ impl Bridge {
         read
     }
 
-    /// Serves standard input and output.
+    /// Serves standard input and output. A pipe or socket on standard input
+    /// (n8n starts the bridge with a socket) is read without blocking,
+    /// through the runtime's event loop; anything else (a file, a
+    /// terminal) through Tokio's blocking standard input. The serving runs
+    /// as a task of the runtime, so a request is read and answered on the
+    /// worker its arrival wakes.
     pub async fn serve_stdio(self: Arc<Self>) -> std::io::Result<()> {
         SERVING.store(true, std::sync::atomic::Ordering::Relaxed);
-        self.serve(std::io::BufReader::new(std::io::stdin()), std::io::stdout())
+        let input = stdin_reader()?;
+        tokio::spawn(self.serve(input, std::io::stdout()))
             .await
+            .unwrap_or_else(|e| Err(std::io::Error::other(e)))
     }
 
     /// The answer to one request line.
@@ -780,6 +785,27 @@ fn write_lines(
         out.flush()?;
     }
     Ok(())
+}
+
+/// Standard input, read without blocking where it is a socket or a pipe.
+fn stdin_reader() -> std::io::Result<tokio::io::BufReader<Box<dyn AsyncRead + Unpin + Send>>> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let input = std::fs::File::from(std::io::stdin().as_fd().try_clone_to_owned()?);
+        let kind = input.metadata()?.file_type();
+        if kind.is_socket() {
+            let socket = std::os::unix::net::UnixStream::from(std::os::fd::OwnedFd::from(input));
+            socket.set_nonblocking(true)?;
+            let socket = tokio::net::UnixStream::from_std(socket)?;
+            return Ok(tokio::io::BufReader::new(Box::new(socket)));
+        }
+        if kind.is_fifo() {
+            let pipe = tokio::net::unix::pipe::Receiver::from_file(input)?;
+            return Ok(tokio::io::BufReader::new(Box::new(pipe)));
+        }
+    }
+    Ok(tokio::io::BufReader::new(Box::new(tokio::io::stdin())))
 }
 
 /// The id of a request line serde cannot read (a lone UTF-16 surrogate in
