@@ -47,7 +47,10 @@
 #    slower); every request must succeed. The requests go in LOAD_ROUNDS
 #    rounds (default 5): each round runs every workflow in turn, the order
 #    rotating by one each round, so that none gains from going first (a
-#    warmer or a fresher n8n).
+#    warmer or a fresher n8n). With LOAD_RATE=R the measured requests
+#    go at R a second instead (an open load: each leaves on time, however
+#    many are waiting), so that every workflow gets the same work per
+#    second whatever its speed.
 #    One JSON line each: {"variant","requests","concurrency","failed",
 #    "p50_ms","p99_ms","throughput_rps"}, and how many connections the
 #    shop database got meanwhile (pg_stat_database.sessions), the CPU
@@ -388,14 +391,14 @@ if [ -n "${LOAD:-}" ]; then
   for variant in "${variants[@]}"; do
     n8n_busy[$variant]=0 main_busy[$variant]=0 bridge_busy[$variant]=0 pg_busy[$variant]=0 connections[$variant]=0
   done
-  say "load: $LOAD requests per workflow, $concurrency at a time, in $rounds rounds; each round runs every workflow in turn, the order rotating by one each round"
+  say "load: $LOAD requests per workflow, ${LOAD_RATE:+$LOAD_RATE a second instead of }$concurrency at a time, in $rounds rounds; each round runs every workflow in turn, the order rotating by one each round"
   for round in $(seq "$rounds"); do
     order=()
     for i in "${!variants[@]}"; do order+=("${variants[(i + round - 1) % ${#variants[@]}]}"); done
     for variant in "${order[@]}"; do
       count=$((LOAD / rounds + (round <= LOAD % rounds ? 1 : 0)))
       before=$(sessions) n8n_cpu=$(cpu_ms $(n8n_pids)) main_cpu=$(cpu_ms "${pid[main]}") bridges=$(bridge_pids) bridge_cpu=$(cpu_ms $(bridge_pids)) pg_cpu=$(pg_cpu_ms)
-      ask "$variant" "load-$variant-r$round" "$count" "$variant" >> "$work/batches-$variant.jsonl" || fail "$variant: not every request was answered: $(tail -1 "$work/batches-$variant.jsonl")"
+      RATE=${LOAD_RATE:-} ask "$variant" "load-$variant-r$round" "$count" "$variant" >> "$work/batches-$variant.jsonl" || fail "$variant: not every request was answered: $(tail -1 "$work/batches-$variant.jsonl")"
       n8n_busy[$variant]=$((n8n_busy[$variant] + $(cpu_ms $(n8n_pids)) - n8n_cpu))
       main_busy[$variant]=$((main_busy[$variant] + $(cpu_ms "${pid[main]}") - main_cpu))
       bridge_busy[$variant]=$((bridge_busy[$variant] + $(cpu_ms $(bridge_pids)) - bridge_cpu))

@@ -8,10 +8,15 @@
 //
 //   node queue-send.js URL COUNT CONCURRENCY SESSION MESSAGE RESULTS.jsonl [VARIANT]
 //
+// With RATE set (requests a second), the load is open instead: request i
+// leaves RATE-paced, i / RATE s after the first, however many are still
+// waiting for their answers, and CONCURRENCY is not a limit.
+//
 // Appends one JSON line per request to RESULTS.jsonl ({session, message,
 // status, at (sent, ms since the epoch), ms, body}) and prints {"variant", "requests", "concurrency",
-// "failed", "p50_ms", "p99_ms", "throughput_rps", "seconds"}; exit status 1
-// if any request failed (the first failures are shown on standard error).
+// "failed", "p50_ms", "p99_ms", "throughput_rps", "seconds"} (and "rate"
+// with RATE); exit status 1 if any request failed (the first failures are
+// shown on standard error).
 //
 //   node queue-send.js --summary VARIANT RESULTS.jsonl PREFIX BATCHES.jsonl CONCURRENCY
 //
@@ -61,7 +66,8 @@ if (process.argv[2] === '--summary') {
 const [url, countText, concurrencyText, session, message, resultsFile, variant = 'requests'] = process.argv.slice(2);
 const count = Number(countText);
 const concurrency = Number(concurrencyText);
-const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+const rate = Number(process.env.RATE || 0);
+const agent = new http.Agent({ keepAlive: true, maxSockets: rate > 0 ? Infinity : concurrency });
 const TIMEOUT_MS = 180000;
 
 function post(body) {
@@ -90,20 +96,28 @@ function post(body) {
   const results = new Array(count);
   let next = 0;
   const started = process.hrtime.bigint();
-  const worker = async () => {
-    while (next < count) {
-      const i = next++;
-      const s = `${session}-${String(i).padStart(4, '0')}`;
-      const m = message.replace(/\{session\}/g, s);
-      results[i] = { session: s, message: m, ...(await post({ session: s, message: m })) };
-    }
+  const one = async (i) => {
+    const s = `${session}-${String(i).padStart(4, '0')}`;
+    const m = message.replace(/\{session\}/g, s);
+    results[i] = { session: s, message: m, ...(await post({ session: s, message: m })) };
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
+  if (rate > 0) {
+    const first = Date.now();
+    await Promise.all(Array.from({ length: count }, async (_, i) => {
+      await new Promise((resolve) => setTimeout(resolve, first + (i * 1000) / rate - Date.now()));
+      await one(i);
+    }));
+  } else {
+    const worker = async () => {
+      while (next < count) await one(next++);
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
+  }
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   agent.destroy();
   fs.appendFileSync(resultsFile, results.map((r) => JSON.stringify(r)).join('\n') + '\n');
   const failed = results.filter((r) => !answered(r));
   for (const r of failed.slice(0, 3)) console.error(`failed: ${r.session}: HTTP ${r.status}: ${r.body.slice(0, 600)}`);
-  console.log(JSON.stringify(summary(variant, results, concurrency, seconds)));
+  console.log(JSON.stringify({ ...summary(variant, results, concurrency, seconds), ...(rate > 0 ? { rate } : {}) }));
   process.exitCode = failed.length ? 1 : 0;
 })();
