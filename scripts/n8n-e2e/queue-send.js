@@ -94,7 +94,6 @@ function post(body) {
 
 (async () => {
   const results = new Array(count);
-  let next = 0;
   const started = process.hrtime.bigint();
   const one = async (i) => {
     const s = `${session}-${String(i).padStart(4, '0')}`;
@@ -108,6 +107,7 @@ function post(body) {
       await one(i);
     }));
   } else {
+    let next = 0;
     const worker = async () => {
       while (next < count) await one(next++);
     };

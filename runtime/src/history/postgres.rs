@@ -2,7 +2,7 @@
 
 use futures::future::BoxFuture;
 use sqlx::Row;
-use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::postgres::PgPool;
 
 use super::store::{check_session, decode, quoted_table, refused, sql_history_common};
 use crate::error::{Backend, StoreError};
@@ -115,9 +115,7 @@ impl PostgresConfig {
 /// [`PostgresChatHistory::with_pool`], e.g. one from
 /// [`SharedPools`](crate::node::SharedPools).
 async fn pool(options: sqlx::postgres::PgConnectOptions) -> Result<PgPool> {
-    PgPoolOptions::new()
-        .max_connections(8)
-        .acquire_timeout(std::time::Duration::from_secs(10))
+    crate::node::postgres_pool_options(8)
         .connect_with(options)
         .await
         .map_err(cannot_connect)

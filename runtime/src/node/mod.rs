@@ -17,6 +17,8 @@ pub use execute::ExecuteContext;
 #[cfg(feature = "postgres")]
 pub use pools::POSTGRES_POOL_SIZE;
 pub use pools::SharedPools;
+#[cfg(feature = "postgres")]
+pub(crate) use pools::postgres_pool_options;
 pub use supply::{ChatModelOptions, Credentials, SupplyContext};
 
 use std::marker::PhantomData;

@@ -40,9 +40,29 @@ const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 /// replaced if the server has closed it (a restart, an idle-session
 /// timeout): a restart takes longer than this, so a connection that
 /// outlived one is always checked. One in steady use is not pinged, which
-/// saves a round trip per query under load.
+/// saves a round trip per query under load (sqlx's default pings each).
 #[cfg(feature = "postgres")]
 const PING_AFTER_IDLE: Duration = Duration::from_secs(1);
+
+/// The settings of every PostgreSQL pool nodekit makes: `max_connections`,
+/// 10 seconds to wait for one, and a connection pinged only when it has
+/// been idle for more than [`PING_AFTER_IDLE`].
+#[cfg(feature = "postgres")]
+pub(crate) fn postgres_pool_options(max_connections: u32) -> PgPoolOptions {
+    PgPoolOptions::new()
+        .max_connections(max_connections)
+        .acquire_timeout(ACQUIRE_TIMEOUT)
+        .test_before_acquire(false)
+        .before_acquire(|conn, meta| {
+            Box::pin(async move {
+                if meta.idle_for <= PING_AFTER_IDLE {
+                    return Ok(true);
+                }
+                // A broken connection is closed, and another one given.
+                Ok(sqlx::Connection::ping(conn).await.is_ok())
+            })
+        })
+}
 
 /// PostgreSQL pools by server and login, opened lazily and kept while the
 /// set lives. Cloning shares the set. Idle connections close after sqlx's
@@ -62,19 +82,7 @@ impl SharedPools {
         if let Some(pool) = pools.get(config).filter(|p| !p.is_closed()) {
             return Ok(pool.clone());
         }
-        let pool = PgPoolOptions::new()
-            .max_connections(POSTGRES_POOL_SIZE)
-            .acquire_timeout(ACQUIRE_TIMEOUT)
-            .test_before_acquire(false)
-            .before_acquire(|conn, meta| {
-                Box::pin(async move {
-                    if meta.idle_for > PING_AFTER_IDLE {
-                        sqlx::Connection::ping(conn).await?;
-                    }
-                    Ok(true)
-                })
-            })
-            .connect_lazy_with(config.options()?);
+        let pool = postgres_pool_options(POSTGRES_POOL_SIZE).connect_lazy_with(config.options()?);
         pools.insert(config.clone(), pool.clone());
         Ok(pool)
     }

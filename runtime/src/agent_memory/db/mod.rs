@@ -12,12 +12,13 @@ use std::any::Any;
 #[cfg(feature = "agent-memory-sqlite")]
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
+#[cfg(feature = "agent-memory-sqlite")]
 use std::time::Duration;
 
 use sqlx::SqlSafeStr;
 use sqlx::migrate::{Migration, MigrationType, Migrator};
 #[cfg(feature = "agent-memory-postgres")]
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgPool};
 #[cfg(feature = "agent-memory-sqlite")]
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqliteSynchronous};
 
@@ -274,9 +275,7 @@ impl Db {
             options.get_username(),
             options.get_options().unwrap_or_default()
         );
-        let pool = PgPoolOptions::new()
-            .max_connections(8)
-            .acquire_timeout(Duration::from_secs(10))
+        let pool = crate::node::postgres_pool_options(8)
             .connect_with(options)
             .await
             .map_err(|e| {

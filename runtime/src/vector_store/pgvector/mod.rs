@@ -293,22 +293,10 @@ impl PgVectorStore {
 
     /// The pool settings [`PgVectorStore::connect`] uses: 8 connections,
     /// 10 seconds to wait for one, and a connection checked with a round
-    /// trip only when it has been idle a second or more (sqlx checks each
+    /// trip only when it has been idle more than a second (sqlx checks each
     /// one it hands out, a round trip per search otherwise).
     pub fn pool_options() -> PgPoolOptions {
-        PgPoolOptions::new()
-            .max_connections(8)
-            .acquire_timeout(std::time::Duration::from_secs(10))
-            .test_before_acquire(false)
-            .before_acquire(|conn, meta| {
-                Box::pin(async move {
-                    if meta.idle_for < std::time::Duration::from_secs(1) {
-                        return Ok(true);
-                    }
-                    // A broken connection is closed, and another one given.
-                    Ok(conn.ping().await.is_ok())
-                })
-            })
+        crate::node::postgres_pool_options(8)
     }
 
     /// Connects with n8n's `postgres` credential fields.
