@@ -50,16 +50,20 @@
 #    warmer or a fresher n8n). With LOAD_RATE=R the measured requests
 #    go at R a second instead (an open load: each leaves on time, however
 #    many are waiting), so that every workflow gets the same work per
-#    second whatever its speed.
+#    second whatever its speed. With LOAD_MIX=1 each round sends one
+#    stream in which the workflows' requests take turns, 20 in flight in
+#    all (or LOAD_RATE a second in all): whatever slows the machine at a
+#    moment slows every workflow alike, where separate batches leave a
+#    second-long stall to whichever workflow's batch it falls in.
 #    One JSON line each: {"variant","requests","concurrency","failed",
 #    "p50_ms","p99_ms","throughput_rps"}, and how many connections the
 #    shop database got meanwhile (pg_stat_database.sessions), the CPU
 #    time n8n's three processes (and main alone), the bridges and the
-#    PostgreSQL server (n8n's database and the shop's) used per request,
-#    and the
-#    size of the execution data n8n stored per execution, and where the
-#    requests spent their time (queue-phases.js: main's webhook handling,
-#    the queue, the run on a worker, the answer's way back).
+#    PostgreSQL server (n8n's database and the shop's) used per request
+#    (with LOAD_MIX, of the mixed stream), and the size of the execution
+#    data n8n stored per execution, and where the requests spent their
+#    time (queue-phases.js: main's webhook handling, the queue, the run on
+#    a worker, the answer's way back).
 # Ports: QUEUE_PORT (default 5720) to QUEUE_PORT+22; MOCK_PORT (default 18441).
 # LOAD_VARIANTS: which workflows the load runs on, in order (default
 # "nodekit n8n"); with one, profiles (below) show that one alone. "floor"
@@ -388,33 +392,53 @@ if [ -n "${LOAD:-}" ]; then
       sleep 2
     done
   done
-  for variant in "${variants[@]}"; do
-    n8n_busy[$variant]=0 main_busy[$variant]=0 bridge_busy[$variant]=0 pg_busy[$variant]=0 connections[$variant]=0
-  done
-  say "load: $LOAD requests per workflow, ${LOAD_RATE:+$LOAD_RATE a second instead of }$concurrency at a time, in $rounds rounds; each round runs every workflow in turn, the order rotating by one each round"
+  # measure KEY VARIANT...: one batch of each VARIANT's requests for this
+  # round; with several (LOAD_MIX), one stream mixing them. The CPU the
+  # processes used meanwhile and the shop database's new connections are
+  # added up under KEY.
+  measure() {
+    local key=$1 variant mix='[]'; shift
+    before=$(sessions) n8n_cpu=$(cpu_ms $(n8n_pids)) main_cpu=$(cpu_ms "${pid[main]}") bridges=$(bridge_pids) bridge_cpu=$(cpu_ms $(bridge_pids)) pg_cpu=$(pg_cpu_ms)
+    for variant in "${@:2}"; do
+      mix=$(node -e 'const [mix, variant, url, session, results, expect] = process.argv.slice(1);
+        console.log(JSON.stringify([...JSON.parse(mix), { variant, url, session, results, ...(expect ? { expect: JSON.parse(expect) } : {}) }]))' \
+        "$mix" "$variant" "$(hook_of "$variant")" "load-$variant-r$round" "$work/results-$variant.jsonl" "$(expect_of "$variant")")
+    done
+    MIX=$mix RATE=${LOAD_RATE:-} ask "$1" "load-$1-r$round" "$count" "$1" > "$work/batch.jsonl" ||
+      fail "$key: not every request was answered: $(cat "$work/batch.jsonl")"
+    for variant in "$@"; do grep "\"variant\":\"$variant\"" "$work/batch.jsonl" >> "$work/batches-$variant.jsonl"; done
+    n8n_busy[$key]=$((${n8n_busy[$key]:-0} + $(cpu_ms $(n8n_pids)) - n8n_cpu))
+    main_busy[$key]=$((${main_busy[$key]:-0} + $(cpu_ms "${pid[main]}") - main_cpu))
+    bridge_busy[$key]=$((${bridge_busy[$key]:-0} + $(cpu_ms $(bridge_pids)) - bridge_cpu))
+    pg_busy[$key]=$((${pg_busy[$key]:-0} + $(pg_cpu_ms) - pg_cpu))
+    [ "$(bridge_pids)" = "$bridges" ] || fail "a bridge process started or ended during the load"
+    sleep 2  # PostgreSQL publishes a backend's statistics within a second
+    connections[$key]=$((${connections[$key]:-0} + $(sessions) - before))
+  }
+  keys=("${variants[@]}") each="every workflow in turn"
+  [ -z "${LOAD_MIX:-}" ] || keys=(mixed) each="one stream in which the workflows take turns"
+  say "load: $LOAD requests per workflow, ${LOAD_RATE:+$LOAD_RATE a second instead of }$concurrency at a time, in $rounds rounds; each round runs $each, the order rotating by one each round"
   for round in $(seq "$rounds"); do
     order=()
     for i in "${!variants[@]}"; do order+=("${variants[(i + round - 1) % ${#variants[@]}]}"); done
-    for variant in "${order[@]}"; do
-      count=$((LOAD / rounds + (round <= LOAD % rounds ? 1 : 0)))
-      before=$(sessions) n8n_cpu=$(cpu_ms $(n8n_pids)) main_cpu=$(cpu_ms "${pid[main]}") bridges=$(bridge_pids) bridge_cpu=$(cpu_ms $(bridge_pids)) pg_cpu=$(pg_cpu_ms)
-      RATE=${LOAD_RATE:-} ask "$variant" "load-$variant-r$round" "$count" "$variant" >> "$work/batches-$variant.jsonl" || fail "$variant: not every request was answered: $(tail -1 "$work/batches-$variant.jsonl")"
-      n8n_busy[$variant]=$((n8n_busy[$variant] + $(cpu_ms $(n8n_pids)) - n8n_cpu))
-      main_busy[$variant]=$((main_busy[$variant] + $(cpu_ms "${pid[main]}") - main_cpu))
-      bridge_busy[$variant]=$((bridge_busy[$variant] + $(cpu_ms $(bridge_pids)) - bridge_cpu))
-      pg_busy[$variant]=$((pg_busy[$variant] + $(pg_cpu_ms) - pg_cpu))
-      [ "$(bridge_pids)" = "$bridges" ] || fail "a bridge process started or ended during the load"
-      sleep 2  # PostgreSQL publishes a backend's statistics within a second
-      connections[$variant]=$((connections[$variant] + $(sessions) - before))
-    done
+    count=$((LOAD / rounds + (round <= LOAD % rounds ? 1 : 0)))
+    if [ -n "${LOAD_MIX:-}" ]; then
+      measure mixed "${order[@]}"
+    else
+      for variant in "${order[@]}"; do measure "$variant" "$variant"; done
+    fi
   done
   for variant in "${variants[@]}"; do
     EXPECT=$(expect_of "$variant") node "$here/queue-send.js" --summary "$variant" "$work/results-$variant.jsonl" "load-$variant-" "$work/batches-$variant.jsonl" "$concurrency" |
       tee "$work/load-$variant.json"
     grep -q "\"requests\":$LOAD,\"concurrency\":$concurrency,\"failed\":0," "$work/load-$variant.json" || fail "$variant: failed requests"
-    say "load: $variant: ${connections[$variant]} new connections to the shop database; CPU per request: n8n's processes $((n8n_busy[$variant] / LOAD)) ms (main $((main_busy[$variant] / LOAD)) ms), the bridges $((bridge_busy[$variant] / LOAD)) ms, PostgreSQL $((pg_busy[$variant] / LOAD)) ms; $(sql "$n8n_url" "SELECT round(avg(length(d.data))) FROM execution_data d
+    say "load: $variant: $(sql "$n8n_url" "SELECT round(avg(length(d.data))) FROM execution_data d
       JOIN execution_entity e ON e.id = d.\"executionId\" WHERE e.\"workflowId\" = '${workflow[$variant]}'") bytes of execution data per execution"
     N8N_DIR="$n8n_dir" node "$here/queue-phases.js" "$n8n_url" "load-$variant-" "$work/results-$variant.jsonl"
+  done
+  for key in "${keys[@]}"; do
+    requests=$((LOAD * ${#variants[@]} / ${#keys[@]}))
+    say "load: $key: ${connections[$key]} new connections to the shop database; CPU per request: n8n's processes $((n8n_busy[$key] / requests)) ms (main $((main_busy[$key] / requests)) ms), the bridges $((bridge_busy[$key] / requests)) ms, PostgreSQL $((pg_busy[$key] / requests)) ms"
   done
   check_memory "$results" n8n_chat_histories
   # n8n's own memory keeps the agent's tool call and result between question and answer.
