@@ -438,7 +438,8 @@ if [ -n "${LOAD:-}" ]; then
   done
   for key in "${keys[@]}"; do
     requests=$((LOAD * ${#variants[@]} / ${#keys[@]}))
-    say "load: $key: ${connections[$key]} new connections to the shop database; CPU per request: n8n's processes $((n8n_busy[$key] / requests)) ms (main $((main_busy[$key] / requests)) ms), the bridges $((bridge_busy[$key] / requests)) ms, PostgreSQL $((pg_busy[$key] / requests)) ms"
+    per() { awk -v ms="$1" -v n="$requests" 'BEGIN { printf "%.1f ms", ms / n }'; }
+    say "load: $key: ${connections[$key]} new connections to the shop database; CPU per request: n8n's processes $(per "${n8n_busy[$key]}") (main $(per "${main_busy[$key]}")), the bridges $(per "${bridge_busy[$key]}"), PostgreSQL $(per "${pg_busy[$key]}")"
   done
   check_memory "$results" n8n_chat_histories
   # n8n's own memory keeps the agent's tool call and result between question and answer.
