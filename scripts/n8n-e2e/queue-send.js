@@ -13,10 +13,11 @@
 // waiting for their answers, and CONCURRENCY is not a limit.
 //
 // With MIX set to a JSON array of further targets ({"url", "session",
-// "results", "variant", and "expect": an array in place of EXPECT's}), COUNT requests
-// go to each target and to URL's, interleaved in one stream (request k to
-// target k mod the number of targets), CONCURRENCY (or RATE) being the
-// whole stream's: every target meets the same load at the same moments.
+// "results", "variant", and "expect": an array in place of EXPECT's}),
+// COUNT requests go to each target and to URL's, interleaved in one stream
+// (request k to target k mod the number of targets), CONCURRENCY (or RATE)
+// being the whole stream's: every target meets the same load at the same
+// moments.
 // Each target's requests go to its RESULTS file, and one summary line is
 // printed per target (its throughput: its requests over the stream's time).
 //
@@ -37,6 +38,11 @@ const fs = require('fs');
 const percentile = (sorted, p) => (sorted.length ? sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)] : 0);
 
 const BOTH_CUSTOMERS = ['Ada Lovelace', 'Grace Hopper'];
+
+/** What answers must quote: the JSON array `expect`, or both customers. */
+function expectedOf(expect) {
+  return expect ? JSON.parse(expect) : BOTH_CUSTOMERS;
+}
 
 /** Whether `r` is an answer quoting every string of `expected`. */
 function answered(r, expected) {
@@ -70,10 +76,6 @@ if (process.argv[2] === '--summary') {
   const seconds = lines(batchesFile).reduce((sum, batch) => sum + batch.seconds, 0);
   console.log(JSON.stringify(summary(variant, results, Number(concurrency), seconds, expectedOf(process.env.EXPECT))));
   process.exit(0);
-}
-
-function expectedOf(expect) {
-  return expect ? JSON.parse(expect) : BOTH_CUSTOMERS;
 }
 
 const [url, countText, concurrencyText, session, message, resultsFile, variant = 'requests'] = process.argv.slice(2);
