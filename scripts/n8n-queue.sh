@@ -56,10 +56,11 @@
 #    moment slows every workflow alike, where separate batches leave a
 #    second-long stall to whichever workflow's batch it falls in.
 #    One JSON line each: {"variant","requests","concurrency","failed",
-#    "p50_ms","p99_ms","throughput_rps"}, and how many connections the
-#    shop database got meanwhile (pg_stat_database.sessions), the CPU
-#    time n8n's three processes (and main alone), the bridges and the
-#    PostgreSQL server (n8n's database and the shop's) used per request
+#    "p50_ms","p99_ms","throughput_rps"} (with LOAD_MIX, a workflow's
+#    throughput is its requests over the mixed stream's time), and how
+#    many connections the shop database got meanwhile
+#    (pg_stat_database.sessions), the CPU time n8n's three processes (and
+#    main alone), the bridges and the PostgreSQL server (n8n's database and the shop's) used per request
 #    (with LOAD_MIX, of the mixed stream), and the size of the execution
 #    data n8n stored per execution, and where the requests spent their
 #    time (queue-phases.js: main's webhook handling, the queue, the run on
