@@ -55,17 +55,20 @@
 //! What a sub-node supplies is kept between calls (up to
 //! [`MAX_SUPPLIES`], least recently used first out), keyed by node,
 //! version, parameters, credentials, item and inputs, so connection pools
-//! and HTTP clients are reused. Database pools are shared further: one per
-//! server and login for the whole process ([`SharedPools`]), so a new
-//! session or item does not connect again. Its calls log through [`RunLog::per_call`], so each answer
-//! carries only its own call's entries.
+//! and HTTP clients are reused. A toolkit (an MCP server's tools) is made
+//! again once it is [`TOOLKIT_MAX_AGE`] old, so that tools the server
+//! adds, changes or drops reach the agent. Database pools are shared
+//! further: one per server and login for the whole process
+//! ([`SharedPools`]), so a new session or item does not connect again. Its
+//! calls log through [`RunLog::per_call`], so each answer carries only its
+//! own call's entries.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 #[cfg(unix)]
 use std::os::fd::AsFd;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -85,6 +88,10 @@ use crate::vector_store::Filter;
 
 /// How many supplied objects the bridge keeps between calls.
 pub const MAX_SUPPLIES: usize = 64;
+
+/// How long the bridge keeps a toolkit before making it again (listing
+/// the server's tools anew); the shims keep a tool's definition as long.
+pub const TOOLKIT_MAX_AGE: Duration = Duration::from_secs(60);
 
 /// How long a call may run when the request names no `timeoutMs`.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
@@ -275,11 +282,25 @@ pub struct Bridge {
     pools: SharedPools,
 }
 
-/// Supplied objects by request key, with their last use.
+/// Supplied objects by request key.
 #[derive(Default)]
 struct Supplies {
-    by_key: HashMap<String, (Supply, u64)>,
+    by_key: HashMap<String, Kept>,
     clock: u64,
+}
+
+/// A supplied object, when it was made and its last use (by
+/// [`Supplies`]'s clock).
+struct Kept {
+    supply: Supply,
+    made: Instant,
+    used: u64,
+}
+
+impl Kept {
+    fn is_stale(&self) -> bool {
+        matches!(self.supply, Supply::Toolkit(_)) && self.made.elapsed() >= TOOLKIT_MAX_AGE
+    }
 }
 
 impl std::fmt::Debug for Supplies {
@@ -292,12 +313,17 @@ impl std::fmt::Debug for Supplies {
 }
 
 impl Supplies {
+    /// What `key` supplied, unless it is a toolkit past its age.
     fn get(&mut self, key: &str) -> Option<Supply> {
+        if self.by_key.get(key).is_some_and(Kept::is_stale) {
+            self.by_key.remove(key);
+            return None;
+        }
         self.clock += 1;
         let now = self.clock;
-        self.by_key.get_mut(key).map(|(supply, used)| {
-            *used = now;
-            supply.clone()
+        self.by_key.get_mut(key).map(|kept| {
+            kept.used = now;
+            kept.supply.clone()
         })
     }
 
@@ -306,13 +332,18 @@ impl Supplies {
             && let Some(oldest) = self
                 .by_key
                 .iter()
-                .min_by_key(|(_, (_, used))| *used)
+                .min_by_key(|(_, kept)| kept.used)
                 .map(|(k, _)| k.clone())
         {
             self.by_key.remove(&oldest);
         }
         self.clock += 1;
-        self.by_key.insert(key, (supply, self.clock));
+        let kept = Kept {
+            supply,
+            made: Instant::now(),
+            used: self.clock,
+        };
+        self.by_key.insert(key, kept);
     }
 }
 
@@ -838,5 +869,38 @@ fn seconds(d: Duration) -> String {
         format!("{s:.0} s")
     } else {
         format!("{s} s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tool::{FnTool, ToolDefinition};
+
+    fn tool() -> Arc<dyn crate::tool::Tool> {
+        let definition = ToolDefinition {
+            name: "t".into(),
+            description: String::new(),
+            parameters: json!({"type": "object"}),
+        };
+        Arc::new(FnTool::new(definition, |_| async { Ok(Value::Null) }))
+    }
+
+    #[test]
+    fn a_toolkit_is_made_again_once_it_is_a_minute_old_other_supplies_are_kept() {
+        let mut supplies = Supplies::default();
+        supplies.insert("old toolkit".into(), Supply::Toolkit(vec![tool()]));
+        supplies.insert("new toolkit".into(), Supply::Toolkit(vec![tool()]));
+        supplies.insert("old tool".into(), Supply::Tool(tool()));
+        let long_ago = Instant::now()
+            .checked_sub(TOOLKIT_MAX_AGE)
+            .expect("the clock runs for longer than a minute");
+        for key in ["old toolkit", "old tool"] {
+            supplies.by_key.get_mut(key).unwrap().made = long_ago;
+        }
+        assert!(supplies.get("old toolkit").is_none());
+        assert!(!supplies.by_key.contains_key("old toolkit"));
+        assert!(supplies.get("new toolkit").is_some());
+        assert!(supplies.get("old tool").is_some());
     }
 }
