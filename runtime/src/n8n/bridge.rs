@@ -315,16 +315,15 @@ impl std::fmt::Debug for Supplies {
 impl Supplies {
     /// What `key` supplied, unless it is a toolkit past its age.
     fn get(&mut self, key: &str) -> Option<Supply> {
-        if self.by_key.get(key).is_some_and(Kept::is_stale) {
+        // One lookup: a key is the whole request target, credentials and all.
+        let kept = self.by_key.get_mut(key)?;
+        if kept.is_stale() {
             self.by_key.remove(key);
             return None;
         }
         self.clock += 1;
-        let now = self.clock;
-        self.by_key.get_mut(key).map(|kept| {
-            kept.used = now;
-            kept.supply.clone()
-        })
+        kept.used = self.clock;
+        Some(kept.supply.clone())
     }
 
     fn insert(&mut self, key: String, supply: Supply) {
