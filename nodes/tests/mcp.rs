@@ -368,12 +368,37 @@ async fn http_needs_the_token_a_known_host_and_a_sized_body() {
         .send()
         .await
         .unwrap();
-    assert!(response.status().is_client_error(), "{}", response.status());
+    assert_eq!(response.status(), 400, "JSON that is not JSON-RPC");
+    // A page of another origin (or a sandboxed one) may not call the tools.
+    for origin in ["http://evil.example.com", "null"] {
+        let response = post(initialize.clone())
+            .header("authorization", bearer)
+            .header("origin", origin)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 403, "{origin}");
+    }
+    // Nor may a request whose target names another host.
+    let mut raw = tokio::net::TcpStream::connect(addr).await.unwrap();
+    raw.write_all(
+        format!(
+            "POST http://attacker.example/mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: {bearer}\r\n\
+             Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{{}}"
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
+    let mut status = String::new();
+    BufReader::new(raw).read_line(&mut status).await.unwrap();
+    assert!(status.starts_with("HTTP/1.1 400"), "{status}");
 
     // With the token: a session that lists and calls the tools.
     // The scheme in any case, as HTTP allows.
     let response = post(initialize)
         .header("authorization", "bearer s3cret-token")
+        .header("origin", format!("http://{addr}"))
         .send()
         .await
         .unwrap();
@@ -423,6 +448,37 @@ async fn http_needs_the_token_a_known_host_and_a_sized_body() {
         2,
         "{answer}"
     );
+    // Calls over one keep-alive connection are answered as soon as they
+    // are written: an event stream's first event and its result are not
+    // held back for the client's delayed acknowledgement (about 40 ms).
+    let mut times = Vec::new();
+    for id in 10..30 {
+        let started = std::time::Instant::now();
+        let answer = message_of(
+            in_session(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+                "name": "Select_Rows", "arguments": {"tableName": "customers", "columns": "name", "limit": 1}}}))
+            .send()
+            .await
+            .unwrap(),
+        )
+        .await;
+        times.push(started.elapsed());
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+    }
+    times.sort();
+    assert!(
+        times[times.len() / 2] < Duration::from_millis(20),
+        "{times:?}"
+    );
+    // A closed session is answered 200, as clients expect.
+    let closed = client
+        .delete(&url)
+        .header("authorization", bearer)
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(closed.status(), 200);
 
     // SIGTERM stops the server cleanly.
     let pid = child.id().unwrap().to_string();

@@ -683,3 +683,69 @@ async fn a_stop_lets_the_message_in_flight_finish() {
             .is_err()
     );
 }
+
+/// A provider that quotes the client's text in its error, next to a key
+/// the server holds, must not let a client find the key out: the replies
+/// a client gets cannot depend on how much of the key its text matches.
+/// The attack guesses one character at a time from the key's known start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_cannot_be_guessed_through_a_provider_error_that_quotes_the_input() {
+    const SECRET: &str = "sk-live-Zq7xK2mP9vLw4RtY8nB";
+    let model_server = Server::start_answering(|_, seen| {
+        let input = seen.body["messages"]
+            .as_array()
+            .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or_default()
+            .to_owned();
+        Reply::json(
+            400,
+            &json!({"error": {"message": format!("Invalid upstream input: '{input}~END'"),
+                              "type": "invalid_request_error"}}),
+        )
+    })
+    .await;
+    let path = workflow(
+        public(json!({})),
+        "nodekit-nodes.memorySqliteChat",
+        sqlite_memory(),
+    );
+    let credentials = json!({"openAiApi": {"apiKey": SECRET, "url": model_server.base_url}});
+    let served = Served::start(&path, credentials, &[]).await;
+    let client = client();
+    let alphabet: Vec<char> = ('a'..='z').chain('A'..='Z').chain('0'..='9').collect();
+    let mut known = SECRET[..8].to_owned();
+    for _ in 0..2 {
+        let mut replies = std::collections::BTreeMap::new();
+        for c in &alphabet {
+            let guess = format!("{known}{c}");
+            let chat = served
+                .post(json!({"action": "sendMessage", "sessionId": "attacker", "chatInput": guess}))
+                .await;
+            assert_eq!(chat.status(), 500);
+            let chat = chat.text().await.unwrap();
+            let openai = client
+                .post(format!("{}/v1/chat/completions", served.base))
+                .json(&json!({"model": "m", "user": "attacker", "messages": [{"role": "user", "content": guess}]}))
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            for reply in [&chat, &openai] {
+                assert!(reply.contains("HTTP 400"), "{reply}");
+                assert!(!reply.contains(&SECRET[..8]), "{reply}");
+            }
+            replies.insert(*c, (chat, openai));
+        }
+        let distinct: std::collections::BTreeSet<_> = replies.values().collect();
+        assert_eq!(
+            distinct.len(),
+            1,
+            "the replies tell guesses apart: {distinct:#?}"
+        );
+        // The attacker goes on with the right character, as if it had found it.
+        known.push(SECRET.as_bytes()[known.len()] as char);
+    }
+}

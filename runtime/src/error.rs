@@ -198,6 +198,16 @@ pub enum Error {
         /// What is wrong with it, e.g. `has no \`apiKey\``.
         problem: String,
     },
+    /// A sub-node's model, memory or store failed while another node used
+    /// it; the failure is the source.
+    #[error("node `{}`: {source}", quoted(.node))]
+    Node {
+        /// The sub-node whose supply failed.
+        node: String,
+        /// What failed.
+        #[source]
+        source: Box<Error>,
+    },
     /// A node could not do its work (a refused request, a failed call).
     #[error("node `{}`: {message}", quoted(.node))]
     NodeFailed {
@@ -264,6 +274,43 @@ pub enum Error {
         /// The parser's message, with line and column.
         source: serde_json::Error,
     },
+}
+
+impl Error {
+    /// The text a remote client of a server (`nodekit serve`, `nodekit mcp
+    /// serve`) is shown: the error's own text, except that a model
+    /// provider's message is left out (kind, HTTP status and error code
+    /// stay). A provider may quote the client's input, and hiding a key
+    /// inside text a client chooses would tell it which guesses are right;
+    /// the whole text goes to the server's log instead.
+    pub fn client_text(&self) -> String {
+        match self {
+            Error::Model(e) => e.without_message().to_string(),
+            Error::Node { node, source } => {
+                format!("node `{}`: {}", quoted(node), source.client_text())
+            }
+            other => other.to_string(),
+        }
+    }
+
+    /// This error, said to have happened in node `node` unless it already
+    /// names a node (or is not of the kinds a sub-node's use fails with).
+    pub(crate) fn in_node(self, node: &str) -> Error {
+        match self {
+            Error::Model(_) | Error::Database(_) | Error::Store { .. } | Error::VectorStore(_) => {
+                Error::Node {
+                    node: node.to_owned(),
+                    source: Box::new(self),
+                }
+            }
+            #[cfg(feature = "_agent-memory")]
+            Error::AgentMemory(_) => Error::Node {
+                node: node.to_owned(),
+                source: Box::new(self),
+            },
+            other => other,
+        }
+    }
 }
 
 /// Renders a JSON value for an error message: its kind and a shortened text.

@@ -204,6 +204,8 @@ pub mod event;
 pub mod expression;
 pub mod from_ai;
 pub mod history;
+#[cfg(feature = "_http-server")]
+mod http_server;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;

@@ -306,13 +306,18 @@ struct LoggedMemory {
 
 impl Memory for LoggedMemory {
     fn messages(&self) -> BoxFuture<'_, Result<Vec<Message>>> {
-        self.inner.messages()
+        Box::pin(async move {
+            self.inner
+                .messages()
+                .await
+                .map_err(|e| e.in_node(&self.node))
+        })
     }
 
     fn load(&self) -> BoxFuture<'_, Result<Vec<Message>>> {
         traced(&self.node, "loadMemory", async move {
             let call = Logged::start(&self.log, &self.node, "loadMemory", || Value::Null);
-            let result = self.inner.load().await;
+            let result = self.inner.load().await.map_err(|e| e.in_node(&self.node));
             call.finish(&result, |m| json!({"messages": m}), None);
             result
         })
@@ -326,7 +331,11 @@ impl Memory for LoggedMemory {
                 "loadMemory",
                 || json!({"input": input}),
             );
-            let result = self.inner.load_for(input).await;
+            let result = self
+                .inner
+                .load_for(input)
+                .await
+                .map_err(|e| e.in_node(&self.node));
             call.finish(&result, |m| json!({"messages": m}), None);
             result
         })
@@ -340,7 +349,11 @@ impl Memory for LoggedMemory {
                 "saveMemory",
                 || json!({"input": input, "output": output}),
             );
-            let result = self.inner.save(input, output).await;
+            let result = self
+                .inner
+                .save(input, output)
+                .await
+                .map_err(|e| e.in_node(&self.node));
             call.finish(&result, |_| json!({"saved": true}), None);
             result
         })
@@ -360,7 +373,11 @@ impl Memory for LoggedMemory {
                     })
                 },
             );
-            let result = self.inner.save_turn(input, turn).await;
+            let result = self
+                .inner
+                .save_turn(input, turn)
+                .await
+                .map_err(|e| e.in_node(&self.node));
             call.finish(&result, |_| json!({"saved": true}), None);
             result
         })
@@ -432,7 +449,11 @@ impl ChatModel for LoggedModel {
     ) -> BoxFuture<'a, Result<Message>> {
         traced(&self.node, "invoke", async move {
             let call = Logged::start(&self.log, &self.node, "invoke", || messages_json(messages));
-            let result = self.inner.invoke(messages, options).await;
+            let result = self
+                .inner
+                .invoke(messages, options)
+                .await
+                .map_err(|e| e.in_node(&self.node));
             let usage = result.as_ref().ok().and_then(|m| m.usage);
             call.finish(&result, |m| json!({"message": m}), usage);
             result
@@ -449,10 +470,12 @@ impl ChatModel for LoggedModel {
             match self.inner.stream(messages, options).await {
                 Ok(inner) => Ok(Box::pin(LoggedStream {
                     inner,
+                    node: self.node.clone(),
                     acc: StreamAccumulator::default(),
                     call: Some(call),
                 }) as ChunkStream),
                 Err(e) => {
+                    let e = e.in_node(&self.node);
                     call.record(Value::Null, None, Some(e.to_string()));
                     Err(e)
                 }
@@ -468,6 +491,7 @@ impl ChatModel for LoggedModel {
 /// A model stream that records its merged answer when it ends, fails, or is dropped early.
 struct LoggedStream {
     inner: ChunkStream,
+    node: String,
     acc: StreamAccumulator,
     call: Option<Logged>,
 }
@@ -479,7 +503,8 @@ impl futures::Stream for LoggedStream {
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Option<Self::Item>> {
-        let item = futures::ready!(self.inner.as_mut().poll_next(cx));
+        let item = futures::ready!(self.inner.as_mut().poll_next(cx))
+            .map(|item| item.map_err(|e| e.in_node(&self.node)));
         match &item {
             Some(Ok(chunk)) => {
                 self.acc.push(chunk);
@@ -536,7 +561,11 @@ impl Embedder for LoggedEmbedder {
                 "embed",
                 || json!({"texts": texts.len()}),
             );
-            let result = self.inner.embed(texts).await;
+            let result = self
+                .inner
+                .embed(texts)
+                .await
+                .map_err(|e| e.in_node(&self.node));
             call.finish(
                 &result,
                 |v| json!({"vectors": v.len(), "dimensions": v.first().map_or(0, Vec::len)}),

@@ -99,7 +99,7 @@ fn reason(status: u16) -> &'static str {
 }
 
 /// A request as the server saw it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Seen {
     /// The request path, e.g. `/v1/chat/completions`.
     pub path: String,
@@ -162,6 +162,25 @@ impl Server {
     fn serve(listener: TcpListener, replies: impl FnOnce(&str) -> Vec<Reply>) -> Server {
         let addr = listener.local_addr().unwrap();
         let replies = replies(&format!("http://{addr}/v1"));
+        Server::answering(listener, move |n, _| {
+            replies[n.min(replies.len() - 1)].clone()
+        })
+    }
+
+    /// Starts a server that answers request `n` (from 0) with `reply(n, request)`.
+    pub async fn start_answering(
+        reply: impl Fn(usize, &Seen) -> Reply + Send + Sync + 'static,
+    ) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        Server::answering(listener, reply)
+    }
+
+    fn answering(
+        listener: TcpListener,
+        reply: impl Fn(usize, &Seen) -> Reply + Send + Sync + 'static,
+    ) -> Server {
+        let addr = listener.local_addr().unwrap();
+        let reply = Arc::new(reply);
         let seen = Arc::new(Mutex::new(Vec::new()));
         let seen2 = seen.clone();
         tokio::spawn(async move {
@@ -170,14 +189,19 @@ impl Server {
                 let Ok((mut socket, _)) = listener.accept().await else {
                     return;
                 };
-                let reply = replies[n.min(replies.len() - 1)].clone();
+                let (reply, index) = (reply.clone(), n);
                 n += 1;
                 let seen = seen2.clone();
                 tokio::spawn(async move {
-                    if let Some(request) = read_request(&mut socket).await {
+                    let request = read_request(&mut socket).await;
+                    let steps = match &request {
+                        Some(request) => reply(index, request).0,
+                        None => reply(index, &Seen::default()).0,
+                    };
+                    if let Some(request) = request {
                         seen.lock().unwrap().push(request);
                     }
-                    for step in reply.0 {
+                    for step in steps {
                         match step {
                             Step::Send(bytes) => {
                                 if socket.write_all(&bytes).await.is_err() {

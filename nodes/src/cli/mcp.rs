@@ -30,6 +30,9 @@ pub(super) enum McpCommand {
         /// Accept this `Host` header too (a name, or `name:port`); repeat for more. Loopback names and the address served on are always accepted.
         #[arg(long, value_name = "HOST", requires = "http")]
         allow_host: Vec<String>,
+        /// Accept requests from pages of this browser origin too (`https://app.example`, `:*` for any port); repeat for more. Pages served from an accepted host always may.
+        #[arg(long, value_name = "ORIGIN", requires = "http")]
+        allow_origin: Vec<String>,
         #[command(flatten)]
         credentials: CredentialArgs,
     },
@@ -42,10 +45,15 @@ pub(super) fn run(command: McpCommand) -> Result<Option<String>, CliError> {
         http,
         token_env,
         allow_host,
+        allow_origin,
         credentials,
     } = command;
     let http = http
-        .map(|addr| http_options(addr, token_env.as_deref(), allow_host).map(|o| (addr, o)))
+        .map(|addr| {
+            let mut options = http_options(addr, token_env.as_deref(), allow_host)?;
+            options.allowed_origins = allow_origin;
+            Ok::<_, String>((addr, options))
+        })
         .transpose()?;
     let (workflow, credentials) = super::load_workflow(&workflow, &credentials)?;
     // Over stdio there is one client, and its calls wait on I/O: one thread
@@ -132,16 +140,12 @@ async fn serve(
                 names.join(", ")
             );
             // SIGINT or SIGTERM ends the sessions: their calls are
-            // cancelled, on their databases too.
-            tokio::select! {
-                served = nodekit::mcp::serve_http(server, listener, options) => {
-                    served.map_err(|e| e.to_string())?;
-                }
-                () = super::stop_signal() => {
-                    nodekit::sql::settle(std::time::Duration::from_secs(2)).await;
-                    eprintln!("nodekit: stopped");
-                }
-            }
+            // cancelled, on their databases too, before the process exits.
+            nodekit::mcp::serve_http_until(server, listener, options, super::stop_signal())
+                .await
+                .map_err(|e| e.to_string())?;
+            nodekit::sql::settle(std::time::Duration::from_secs(2)).await;
+            eprintln!("nodekit: stopped");
         }
     }
     Ok(())

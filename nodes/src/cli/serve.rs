@@ -29,6 +29,9 @@ pub(super) struct ServeArgs {
     /// The longest chat message, in characters; longer ones get 413.
     #[arg(long, value_name = "N", default_value_t = ServeOptions::default().max_message_chars)]
     max_message_chars: usize,
+    /// Serve requests whose `Host` header is this name (or `name:port`) too; repeat for more. Loopback names and the address served on are always served.
+    #[arg(long, value_name = "HOST")]
+    allow_host: Vec<String>,
     #[command(flatten)]
     credentials: CredentialArgs,
 }
@@ -37,7 +40,10 @@ pub(super) struct ServeArgs {
 /// flight be answered.
 pub(super) fn run(args: ServeArgs) -> Result<Option<String>, CliError> {
     let (workflow, credentials) = super::load_workflow(&args.workflow, &args.credentials)?;
+    let mut allowed_hosts = ServeOptions::default().allowed_hosts;
+    allowed_hosts.extend(args.allow_host);
     let options = ServeOptions {
+        allowed_hosts,
         chat_bundle_url: args.chat_bundle_url,
         api_key: args
             .api_key_env

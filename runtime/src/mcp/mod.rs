@@ -51,7 +51,10 @@ use rmcp::ServiceExt;
 use rmcp::transport::async_rw::AsyncRwTransport;
 
 pub use client::{ALLOW_STDIO_IN_N8N, McpClient, ServerTransport, ToolFilter};
-pub use http::{DEFAULT_MAX_BODY_BYTES, HttpOptions, MCP_PATH, bind, serve_http};
+pub use http::{
+    DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS, HttpOptions, MCP_PATH, bind, serve_http,
+    serve_http_until,
+};
 pub use server::McpServer;
 
 use crate::error::{McpError, Result};

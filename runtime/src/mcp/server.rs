@@ -134,7 +134,15 @@ fn call_result(outcome: Result<Value>) -> CallToolResult {
                 CallToolResult::success(content)
             }
         }
-        Err(e) => CallToolResult::error(vec![ContentBlock::text(format!("Error: {e}"))]),
+        Err(e) => {
+            // The whole text for the server's log; the client's leaves a
+            // model provider's message out (`Error::client_text`).
+            tracing::warn!(error = %e, "mcp: a tool call failed");
+            CallToolResult::error(vec![ContentBlock::text(format!(
+                "Error: {}",
+                e.client_text()
+            ))])
+        }
     }
 }
 

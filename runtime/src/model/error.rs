@@ -54,6 +54,17 @@ impl ModelError {
         }
     }
 
+    /// The error without the provider's message text: its kind, HTTP
+    /// status, error code and attempts. What a remote client of a server
+    /// is shown, since a provider's text may quote the client's own input
+    /// next to a secret.
+    pub fn without_message(&self) -> ModelError {
+        ModelError {
+            message: String::new(),
+            ..self.clone()
+        }
+    }
+
     fn render(&self) -> String {
         let what = match self.kind {
             ModelErrorKind::Auth => "the API key was refused",

@@ -243,7 +243,7 @@ impl Transport {
     }
 
     /// Removes the API key and header values from a message, in case a
-    /// server echoes them, whole or in part ([`hide`]).
+    /// server quotes them, whole or cut short ([`hide`]).
     pub(crate) fn scrub(&self, mut e: ModelError) -> ModelError {
         let secrets = std::iter::once(self.api_key.as_str())
             .chain(self.headers.iter().map(|(_, v)| v.as_str()));
@@ -257,10 +257,16 @@ impl Transport {
 /// The shortest part of a secret that is hidden when a message quotes it.
 const MIN_QUOTED: usize = 8;
 
-/// `text` with every run of at least [`MIN_QUOTED`] characters that also
-/// occurs in `secret` replaced by `***` (a server may quote a key cut short
-/// or with its end starred out); a secret shorter than that is hidden when
-/// it occurs whole.
+/// `text` with the secret hidden as `***`: every whole occurrence, and a
+/// run of at least [`MIN_QUOTED`] characters that is the secret's start or
+/// its end (servers quote a key cut short, `sk-proj-abc…`, or by its last
+/// characters). Other runs the secret happens to share with the text, such
+/// as an ordinary word, stay.
+///
+/// This protects the server's own log from a quoted key. It is no defence
+/// against a client that chooses the text: such a client can see which
+/// guesses get hidden, so what a remote client is shown leaves the
+/// provider's text out altogether ([`crate::Error::client_text`]).
 fn hide(text: &str, secret: &str) -> String {
     let secret: Vec<char> = secret.chars().collect();
     let text: Vec<char> = text.chars().collect();
@@ -268,17 +274,14 @@ fn hide(text: &str, secret: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
     while i < text.len() {
-        let run = (0..secret.len())
-            .map(|j| {
-                text[i..]
-                    .iter()
-                    .zip(&secret[j..])
-                    .take_while(|(a, b)| a == b)
-                    .count()
-            })
-            .max()
+        let rest = &text[i..];
+        let prefix = rest.iter().zip(&secret).take_while(|(a, b)| a == b).count();
+        let suffix = (min..=secret.len().min(rest.len()))
+            .rev()
+            .find(|&n| rest[..n] == secret[secret.len() - n..])
             .unwrap_or(0);
-        if run >= min && (run >= MIN_QUOTED || run == secret.len()) {
+        let run = prefix.max(suffix);
+        if run >= min {
             out.push_str("***");
             i += run;
         } else {
@@ -346,5 +349,29 @@ async fn cancellable<T>(
             _ = token.cancelled() => Err((ModelError::new(ModelErrorKind::Cancelled, "the call was cancelled"), None)),
             result = work => result,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hide;
+
+    const KEY: &str = "sk-upstream-Zq7xK2mP9vLw4RtY";
+
+    #[test]
+    fn a_key_is_hidden_whole_or_cut_short_and_other_text_stays() {
+        assert_eq!(hide(&format!("key {KEY} refused"), KEY), "key *** refused");
+        assert_eq!(hide(&format!("key {}…", &KEY[..12]), KEY), "key ***…");
+        assert_eq!(
+            hide(&format!("key …{}", &KEY[KEY.len() - 9..]), KEY),
+            "key …***"
+        );
+        // Runs the key shares with the text elsewhere are ordinary words.
+        assert_eq!(
+            hide("the upstream-Zq7 failed", KEY),
+            "the upstream-Zq7 failed"
+        );
+        // Seven characters of it are not a secret.
+        assert_eq!(hide(&KEY[..7], KEY), KEY[..7]);
     }
 }

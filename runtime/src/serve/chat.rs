@@ -12,18 +12,18 @@
 //! - `OPTIONS` is the browser's CORS preflight.
 
 use bytes::Bytes;
-use hyper::body::Incoming;
 use hyper::header::{HeaderValue, ORIGIN, WWW_AUTHENTICATE};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{Value, json};
 
 use super::ChatServer;
 use super::http::{self, Body, json_error};
+use crate::http_server::RequestBody;
 use crate::message::{Message, Role};
 use crate::workflow::{AllowedOrigins, ChatTrigger, ResponseMode, RunOptions};
 
 /// Answers a request at the chat path.
-pub(super) async fn answer(server: &ChatServer, request: Request<Incoming>) -> Response<Body> {
+pub(super) async fn answer(server: &ChatServer, request: Request<RequestBody>) -> Response<Body> {
     let trigger = server
         .inner
         .trigger
@@ -99,7 +99,7 @@ fn same_origin(origin: &str, host: Option<&str>) -> bool {
 }
 
 /// The browser asks whether a page of another origin may post.
-fn preflight(request: &Request<Incoming>) -> Response<Body> {
+fn preflight(request: &Request<RequestBody>) -> Response<Body> {
     let mut response = Response::new(http_body_util::BodyExt::boxed(http_body_util::Empty::new()));
     *response.status_mut() = StatusCode::NO_CONTENT;
     let headers = response.headers_mut();
@@ -124,7 +124,7 @@ fn preflight(request: &Request<Incoming>) -> Response<Body> {
 async fn message(
     server: &ChatServer,
     trigger: &ChatTrigger,
-    request: Request<Incoming>,
+    request: Request<RequestBody>,
 ) -> Response<Body> {
     let options = &server.inner.options;
     let body = match http::json_body(request, options.max_body_bytes).await {
@@ -213,9 +213,10 @@ async fn last_node(server: &ChatServer, input: Value) -> Response<Body> {
     }
 }
 
-/// A failed run: its error, which names the node and never a credential.
+/// A failed run: its error, which names the node and never a credential
+/// (a model provider's own text only goes to the log).
 fn failed(e: &crate::Error) -> Response<Body> {
-    json_error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string())
+    json_error(StatusCode::INTERNAL_SERVER_ERROR, &e.client_text())
 }
 
 /// Runs the workflow and streams the model's text as it comes, in n8n's
@@ -266,7 +267,7 @@ fn stream(
                 }
                 chunk("end", None)
             }
-            Err(e) => chunk("error", Some(&e.to_string())),
+            Err(e) => chunk("error", Some(&e.client_text())),
         };
         let _ = tx.send(last).await;
     });

@@ -5,25 +5,19 @@ use std::convert::Infallible;
 
 use base64::Engine as _;
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited, StreamBody};
-use hyper::body::{Frame, Incoming};
+use http_body_util::{BodyExt, Limited, StreamBody};
+use hyper::body::Frame;
 use hyper::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HeaderMap, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-/// A response body: whole, or streamed.
-pub(super) type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
+pub(super) use crate::http_server::Body;
+use crate::http_server::RequestBody;
 
 /// A JSON answer.
 pub(super) fn json(status: StatusCode, value: &Value) -> Response<Body> {
-    let mut response = Response::new(Full::new(Bytes::from(value.to_string())).boxed());
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        CONTENT_TYPE,
-        HeaderValue::from_static("application/json; charset=utf-8"),
-    );
-    response
+    crate::http_server::json_answer(status, value)
 }
 
 /// A refusal or failure as n8n's webhooks answer one: `{"message": ...}`.
@@ -61,9 +55,10 @@ pub(super) fn streamed(content_type: &'static str) -> (mpsc::Sender<Bytes>, Resp
 }
 
 /// The request's body as JSON, read up to `limit` bytes; or the answer
-/// that refuses it (413 when too large, 415 for a form, 400 when not JSON).
+/// that refuses it (413 when too large, 415 for a form, 400 when not JSON;
+/// one that comes too slowly gets 408 from the connection's policy).
 pub(super) async fn json_body(
-    request: Request<Incoming>,
+    request: Request<RequestBody>,
     limit: usize,
 ) -> Result<Value, Response<Body>> {
     let too_large = || {

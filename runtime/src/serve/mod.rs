@@ -39,9 +39,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -49,6 +47,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use self::http::{Body, json_error};
 use crate::error::{Result, ServeError};
 use crate::event::{AgentEvent, EventSender};
+use crate::http_server::{LOOPBACK_HOSTS, Policy, RequestBody};
 use crate::node::{Credentials, SharedPools};
 use crate::registry::Catalog;
 use crate::workflow::{ChatTrigger, RunOptions, RunResult, Workflow};
@@ -73,6 +72,11 @@ pub struct ServeOptions {
     pub api_key: Option<String>,
     /// How long a shutdown waits for the runs in flight: 30 s.
     pub shutdown_grace: Duration,
+    /// The `Host` headers served, as names (any port) or `name:port`: a
+    /// guard against DNS rebinding. By default the loopback names
+    /// `localhost`, `127.0.0.1` and `::1`; the address the server listens
+    /// on is always added. Add the names clients use to reach it.
+    pub allowed_hosts: Vec<String>,
 }
 
 impl Default for ServeOptions {
@@ -84,6 +88,7 @@ impl Default for ServeOptions {
             chat_bundle_url: "https://cdn.jsdelivr.net/npm/@n8n/chat/dist".into(),
             api_key: None,
             shutdown_grace: Duration::from_secs(30),
+            allowed_hosts: LOOPBACK_HOSTS.map(String::from).to_vec(),
         }
     }
 }
@@ -98,15 +103,10 @@ impl std::fmt::Debug for ServeOptions {
             .field("chat_bundle_url", &self.chat_bundle_url)
             .field("api_key", &self.api_key.as_ref().map(|_| "…"))
             .field("shutdown_grace", &self.shutdown_grace)
+            .field("allowed_hosts", &self.allowed_hosts)
             .finish()
     }
 }
-
-/// Connections served at once.
-const MAX_CONNECTIONS: usize = 1024;
-
-/// How long a client may take to send a request's headers.
-const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The longest session id accepted.
 pub const MAX_SESSION_ID_CHARS: usize = 200;
@@ -190,57 +190,27 @@ impl ChatServer {
         listener: TcpListener,
         shutdown: impl Future<Output = ()>,
     ) -> Result<()> {
-        let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-        let connections = Arc::new(Semaphore::new(MAX_CONNECTIONS));
-        let mut shutdown = std::pin::pin!(shutdown);
-        loop {
-            let permit = tokio::select! {
-                () = &mut shutdown => break,
-                permit = connections.clone().acquire_owned() => permit,
-            };
-            let Ok(permit) = permit else { break };
-            let stream = tokio::select! {
-                () = &mut shutdown => break,
-                accepted = listener.accept() => match accepted {
-                    Ok((stream, _)) => stream,
-                    // Out of file descriptors and the like: wait, then go on.
-                    Err(e) => {
-                        tracing::warn!(error = %e, "serve: cannot accept a connection");
-                        tokio::time::sleep(Duration::from_millis(100)).await;
-                        continue;
-                    }
-                },
-            };
-            let server = self.clone();
-            let answer = hyper::service::service_fn(move |request: Request<Incoming>| {
-                let server = server.clone();
-                async move { Ok::<_, std::convert::Infallible>(server.answer(request).await) }
-            });
-            let connection = hyper::server::conn::http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(HEADER_READ_TIMEOUT)
-                .serve_connection(TokioIo::new(stream), answer);
-            let connection = graceful.watch(connection);
-            tokio::spawn(async move {
-                let _permit = permit;
-                if let Err(e) = connection.await {
-                    tracing::debug!(error = %e, "serve: connection ended");
-                }
-            });
+        let mut allowed_hosts = self.inner.options.allowed_hosts.clone();
+        if let Ok(addr) = listener.local_addr() {
+            allowed_hosts.push(addr.ip().to_string());
         }
-        drop(listener);
+        let mut policy = Policy::new(allowed_hosts);
+        policy.any_host_paths = &["/healthz"];
         let grace = self.inner.options.shutdown_grace;
-        if tokio::time::timeout(grace, graceful.shutdown())
-            .await
-            .is_err()
-        {
-            tracing::warn!("serve: requests still running after {grace:?} are cut off");
-        }
+        let server = self;
+        let handler: crate::http_server::Handler = Arc::new(move |request| {
+            let server = server.clone();
+            Box::pin(async move { server.answer(request).await })
+        });
+        crate::http_server::serve(
+            listener, policy, handler, json_error, shutdown, grace, "serve",
+        )
+        .await;
         Ok(())
     }
 
     /// Answers one request.
-    async fn answer(&self, request: Request<Incoming>) -> Response<Body> {
+    async fn answer(&self, request: Request<RequestBody>) -> Response<Body> {
         let path = request.uri().path().to_owned();
         if self.inner.chat_path.as_deref() == Some(path.as_str()) {
             return chat::answer(self, request).await;

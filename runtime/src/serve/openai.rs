@@ -7,13 +7,13 @@
 //! workflow's own model answers.
 
 use bytes::Bytes;
-use hyper::body::Incoming;
 use hyper::header::{HeaderValue, WWW_AUTHENTICATE};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{Value, json};
 
 use super::ChatServer;
 use super::http::{self, Body};
+use crate::http_server::RequestBody;
 
 /// The header that names the session.
 pub const SESSION_HEADER: &str = "x-session-id";
@@ -32,7 +32,7 @@ fn error(status: StatusCode, message: &str, param: Option<&str>) -> Response<Bod
     )
 }
 
-pub(super) async fn answer(server: &ChatServer, request: Request<Incoming>) -> Response<Body> {
+pub(super) async fn answer(server: &ChatServer, request: Request<RequestBody>) -> Response<Body> {
     if let Some(key) = &server.inner.options.api_key
         && !http::bearer_matches(request.headers(), key.as_bytes())
     {
@@ -76,7 +76,7 @@ fn now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-async fn completions(server: &ChatServer, request: Request<Incoming>) -> Response<Body> {
+async fn completions(server: &ChatServer, request: Request<RequestBody>) -> Response<Body> {
     let options = &server.inner.options;
     let header_session = request
         .headers()
@@ -153,7 +153,7 @@ async fn completions(server: &ChatServer, request: Request<Incoming>) -> Respons
                 }),
             )
         }
-        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string(), None),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.client_text(), None),
     }
 }
 
@@ -229,7 +229,7 @@ fn stream(
                 let _ = tx.send(event(json!({}), Some("stop"))).await;
             }
             Err(e) => {
-                let failure = json!({"error": {"message": e.to_string(), "type": "server_error", "param": null, "code": null}});
+                let failure = json!({"error": {"message": e.client_text(), "type": "server_error", "param": null, "code": null}});
                 let _ = tx.send(Bytes::from(format!("data: {failure}\n\n"))).await;
             }
         }
