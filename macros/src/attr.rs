@@ -11,7 +11,7 @@ use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, ExprUnary, Ident, Lit, LitInt, LitStr, Token, UnOp};
 
 use crate::ctxt::Ctxt;
-use crate::symbol::{FROM_AI_KEYS, NODE_KEYS, PARAM_KEYS};
+use crate::symbol::{FROM_AI_KEYS, NODE_KEYS, PARAM_FLAGS, PARAM_KEYS};
 use nodekit_rules::closest;
 
 /// A number written in an attribute, with where it was written.
@@ -102,6 +102,8 @@ pub struct Keys<'a> {
     allowed: &'static [&'static str],
     attr: &'static str,
     seen: Vec<String>,
+    /// Why a key of another attribute is not one of this one, and where it goes.
+    elsewhere: fn(&str) -> Option<String>,
 }
 
 impl<'a> Keys<'a> {
@@ -111,7 +113,13 @@ impl<'a> Keys<'a> {
             allowed,
             attr,
             seen: Vec::new(),
+            elsewhere: |_| None,
         }
+    }
+
+    /// Names the attribute a misplaced key belongs in, instead of listing this one's keys.
+    pub fn elsewhere(self, elsewhere: fn(&str) -> Option<String>) -> Self {
+        Keys { elsewhere, ..self }
     }
 
     /// The key of `meta`, or `None` (after recording an error) when it is
@@ -123,6 +131,10 @@ impl<'a> Keys<'a> {
             .map(|i| i.to_string().trim_start_matches("r#").to_owned())
             .unwrap_or_default();
         if !self.allowed.contains(&key.as_str()) {
+            if let Some(message) = (self.elsewhere)(&key) {
+                self.cx.error_spanned_by(path, message);
+                return None;
+            }
             let hint = match closest(&key, self.allowed) {
                 Some(best) => format!("; did you mean `{best}`?"),
                 None => format!("; expected one of: {}", self.allowed.join(", ")),
@@ -373,7 +385,7 @@ pub fn from_ai_attrs(cx: &Ctxt, attr: &syn::Attribute) -> FromAiAttrs {
     if matches!(attr.meta, syn::Meta::Path(_)) {
         return out;
     }
-    let mut keys = Keys::new(cx, "from_ai", FROM_AI_KEYS);
+    let mut keys = Keys::new(cx, "from_ai", FROM_AI_KEYS).elsewhere(param_key_in_from_ai);
     let result = attr.parse_nested_meta(|meta| {
         let Some(key) = keys.key(&meta) else {
             return skip_value(&meta);
@@ -391,6 +403,29 @@ pub fn from_ai_attrs(cx: &Ctxt, attr: &syn::Attribute) -> FromAiAttrs {
         cx.syn_error(e);
     }
     out
+}
+
+/// The error for a `#[param]` key written in `#[from_ai]`: a field's bounds,
+/// choices and labels are the parameter's, and the argument schema takes
+/// them from there, so the key only needs moving.
+fn param_key_in_from_ai(key: &str) -> Option<String> {
+    if FROM_AI_KEYS.contains(&key) || !PARAM_KEYS.contains(&key) {
+        return None;
+    }
+    let usage = match key {
+        k if PARAM_FLAGS.contains(&k) => key.to_owned(),
+        "options" => "options = [..]".to_owned(),
+        "display_options" => "display_options(..)".to_owned(),
+        _ => format!("{key} = .."),
+    };
+    let what = if matches!(key, "min" | "max") {
+        "bounds belong"
+    } else {
+        "it belongs"
+    };
+    Some(format!(
+        "`{key}` is not a key of `#[from_ai]`; {what} in `#[param({usage})]`"
+    ))
 }
 
 #[cfg(test)]
@@ -457,5 +492,52 @@ mod tests {
         let cx = Ctxt::default();
         param_attrs(&cx, &[attribute(quote!(#[param(nonsense = 1)]))]);
         assert!(cx.check().is_err());
+    }
+
+    /// A `#[param]` key inside `#[from_ai]` says where it goes, and parsing
+    /// goes on past its value.
+    #[test]
+    fn param_keys_in_from_ai_name_their_attribute() {
+        for (tokens, expected) in [
+            (
+                quote!(#[from_ai(min = 0, default = 1)]),
+                "`min` is not a key of `#[from_ai]`; bounds belong in `#[param(min = ..)]`",
+            ),
+            (
+                quote!(#[from_ai(max = 9)]),
+                "`max` is not a key of `#[from_ai]`; bounds belong in `#[param(max = ..)]`",
+            ),
+            (
+                quote!(#[from_ai(options = ["a"])]),
+                "`options` is not a key of `#[from_ai]`; it belongs in `#[param(options = [..])]`",
+            ),
+            (
+                quote!(#[from_ai(display_name = "X")]),
+                "`display_name` is not a key of `#[from_ai]`; it belongs in `#[param(display_name = ..)]`",
+            ),
+            (
+                quote!(#[from_ai(required)]),
+                "`required` is not a key of `#[from_ai]`; it belongs in `#[param(required)]`",
+            ),
+        ] {
+            let cx = Ctxt::default();
+            from_ai_attrs(&cx, &attribute(tokens));
+            let error = cx.check().err().map(|e| e.to_string());
+            assert_eq!(error.as_deref(), Some(expected));
+        }
+        let cx = Ctxt::default();
+        let out = from_ai_attrs(&cx, &attribute(quote!(#[from_ai(min = 0, default = 1)])));
+        assert!(
+            out.default.is_some(),
+            "the key after a misplaced one is read"
+        );
+        assert!(cx.check().is_err());
+        // A key of neither attribute keeps the usual suggestion.
+        let cx = Ctxt::default();
+        from_ai_attrs(&cx, &attribute(quote!(#[from_ai(descripton = "x")])));
+        assert_eq!(
+            cx.check().err().map(|e| e.to_string()).as_deref(),
+            Some("unknown key `descripton` in `#[from_ai]`; did you mean `description`?")
+        );
     }
 }

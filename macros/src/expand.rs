@@ -742,4 +742,68 @@ pub(crate) mod tests {
             "no registration for a broken node"
         );
     }
+
+    /// A default outside its parameter's bounds is an error; one on a
+    /// bound is not, nor is any default when the bounds themselves are wrong
+    /// (that is the error then).
+    #[test]
+    fn defaults_outside_the_bounds_are_refused() {
+        let errors = |fields: proc_macro2::TokenStream| {
+            let out = super::ai_node(
+                quote!(output = tool),
+                quote! {
+                    /// Forecasts.
+                    struct Forecast { #fields }
+                },
+            )
+            .to_string();
+            out.match_indices("compile_error")
+                .map(|(i, _)| {
+                    let rest = &out[i..];
+                    let start = rest.find('"').map_or(0, |s| s + 1);
+                    let end = rest[start..].find('"').map_or(0, |e| start + e);
+                    rest[start..end].to_owned()
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            errors(quote! {
+                /// Days.
+                #[param(default = 7, max = 6)]
+                days: u32,
+                /// Ratio.
+                #[param(default = -0.5, min = 0.0)]
+                ratio: f64,
+                /// Ahead.
+                #[from_ai(default = 10)]
+                #[param(min = 1, max = 7)]
+                ahead: u32,
+            }),
+            [
+                "default `7` is greater than `max = 6` of parameter `days`",
+                "default `-0.5` is less than `min = 0` of parameter `ratio`",
+                "$fromAI default `10` is greater than `max = 7` of parameter `ahead`",
+            ]
+        );
+        assert_eq!(
+            errors(quote! {
+                /// Days.
+                #[param(default = 6, min = 1, max = 6)]
+                days: u32,
+                /// Ahead.
+                #[from_ai(default = 1)]
+                #[param(min = 1, max = 7)]
+                ahead: u32,
+            }),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            errors(quote! {
+                /// Size.
+                #[param(default = 5, min = 10, max = 1)]
+                size: u32,
+            }),
+            ["`min = 10` is greater than `max = 1`"]
+        );
+    }
 }

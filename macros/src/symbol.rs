@@ -50,6 +50,18 @@ pub const PARAM_KEYS: &[&str] = &[
 /// Keys of `#[from_ai(...)]`.
 pub const FROM_AI_KEYS: &[&str] = &["key", "description", "type", "default"];
 
+/// Keys of `#[param(...)]` written without a value.
+pub const PARAM_FLAGS: &[&str] = &[
+    "required",
+    "password",
+    "no_data_expression",
+    "collection",
+    "fixed_collection",
+    "json",
+    "skip",
+    "flatten",
+];
+
 /// Values of `#[ai_node(output = ...)]`.
 pub const OUTPUTS: &[&str] = &[
     "main",

@@ -272,19 +272,32 @@ fn field(cx: &Ctxt, f: &Field) {
         return;
     }
     let ty_text = f.inner.to_token_stream().to_string().replace(' ', "");
-    if let Some(default) = &a.default {
-        value(cx, f, default, "default", true);
-    }
-    if let (Some(min), Some(max)) = (&a.min, &a.max)
-        && min.value > max.value
+    let default_fits = a
+        .default
+        .as_ref()
+        .is_none_or(|default| value(cx, f, default, "default", true));
+    let bounds_agree = match (&a.min, &a.max) {
+        (Some(min), Some(max)) if min.value > max.value => {
+            cx.syn_error(syn::Error::new(
+                min.span,
+                format!(
+                    "`min = {}` is greater than `max = {}`",
+                    min.value, max.value
+                ),
+            ));
+            false
+        }
+        _ => true,
+    };
+    // Against bounds that contradict themselves any default is wrong; the
+    // bounds are the mistake to report. A `#[from_ai]` field's own default
+    // is refused below.
+    if let Some(default) = &a.default
+        && default_fits
+        && bounds_agree
+        && f.from_ai.is_none()
     {
-        cx.syn_error(syn::Error::new(
-            min.span,
-            format!(
-                "`min = {}` is greater than `max = {}`",
-                min.value, max.value
-            ),
-        ));
+        within_bounds(cx, f, default, "default");
     }
     let known = f.prim != Prim::Other;
     for (span, what) in [
@@ -420,9 +433,42 @@ fn field(cx: &Ctxt, f: &Field) {
                 ),
             );
         }
-        if let Some(default) = &ai.default {
-            value(cx, f, default, "$fromAI default", false);
+        if let Some(default) = &ai.default
+            && value(cx, f, default, "$fromAI default", false)
+            && bounds_agree
+        {
+            within_bounds(cx, f, default, "$fromAI default");
         }
+    }
+}
+
+/// A number default outside `min`/`max` would fail the parameter's own
+/// check on every run, so it is refused here, at the default's token.
+fn within_bounds(cx: &Ctxt, f: &Field, expr: &Expr, what: &str) {
+    let Some(n) = attr::number(expr) else {
+        return;
+    };
+    let a = &f.attrs;
+    if let Some(min) = &a.min
+        && n.value < min.value
+    {
+        cx.error_spanned_by(
+            expr,
+            format!(
+                "{what} `{}` is less than `min = {}` of parameter `{}`",
+                n.value, min.value, f.ident
+            ),
+        );
+    } else if let Some(max) = &a.max
+        && n.value > max.value
+    {
+        cx.error_spanned_by(
+            expr,
+            format!(
+                "{what} `{}` is greater than `max = {}` of parameter `{}`",
+                n.value, max.value, f.ident
+            ),
+        );
     }
 }
 
@@ -446,8 +492,9 @@ fn from_ai_key(cx: &Ctxt, key: &str, span: Span) {
     }
 }
 
-/// Checks a literal written for field `f` (a default, or a display condition value).
-fn value(cx: &Ctxt, f: &Field, expr: &Expr, what: &str, allow_expression: bool) {
+/// Checks a literal written for field `f` (a default, or a display
+/// condition value); `false` when it reported an error.
+fn value(cx: &Ctxt, f: &Field, expr: &Expr, what: &str, allow_expression: bool) -> bool {
     let lit = match expr {
         Expr::Lit(ExprLit { lit, .. }) => Some(lit),
         _ => None,
@@ -457,7 +504,7 @@ fn value(cx: &Ctxt, f: &Field, expr: &Expr, what: &str, allow_expression: bool) 
             if !allow_expression {
                 cx.error_spanned_by(s, format!("a {what} cannot be an n8n expression"));
             }
-            return;
+            return allow_expression;
         }
         if let Some((_, options)) = &f.attrs.options
             && !options.iter().any(|o| o.value() == s.value())
@@ -475,12 +522,12 @@ fn value(cx: &Ctxt, f: &Field, expr: &Expr, what: &str, allow_expression: bool) 
                     list.join(", ")
                 ),
             );
-            return;
+            return false;
         }
     }
     let number = attr::number(expr);
     let fits = match f.prim {
-        Prim::Other | Prim::Json => return,
+        Prim::Other | Prim::Json => return true,
         Prim::Str => matches!(lit, Some(Lit::Str(_))),
         Prim::Bool => matches!(lit, Some(Lit::Bool(_))),
         Prim::Float => number.is_some(),
@@ -508,7 +555,9 @@ fn value(cx: &Ctxt, f: &Field, expr: &Expr, what: &str, allow_expression: bool) 
                 f.ident
             ),
         );
+        return false;
     }
+    true
 }
 
 fn condition(cx: &Ctxt, c: &Container, owner: &Field, cond: &attr::Condition, versions: &[f64]) {

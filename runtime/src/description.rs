@@ -386,19 +386,22 @@ pub struct NodeProperty {
     #[serde(skip)]
     pub implicit_default: bool,
     /// For a parameter the LLM fills through its default `$fromAI`
-    /// expression: what the argument's schema says beyond n8n's `number`.
-    /// Not part of n8n's JSON.
+    /// expression: what the argument's schema says beyond n8n's `number`,
+    /// `string` or `json`. Not part of n8n's JSON.
     #[serde(skip)]
     pub argument_bounds: Option<ArgumentBounds>,
 }
 
-/// What a numeric `$fromAI` argument that fills a declared field may be:
-/// the field's integer type and bounds. A tool's argument schema carries
-/// them (`"type": "integer"`, `minimum`, `maximum`) while the parameter
-/// holds the default expression its field declared, so a value out of range
-/// comes back to the model as an argument error naming the key. A
-/// `$fromAI` call written in the workflow instead keeps n8n's schema.
-#[derive(Debug, Clone, PartialEq)]
+/// What a `$fromAI` argument that fills a declared field may be: a number
+/// field's integer type and bounds, an options field's choices. A tool's
+/// argument schema carries them (`"type": "integer"`, `minimum`, `maximum`;
+/// `enum`, or for a multiOptions field an array whose `items` have the
+/// `enum`) while the parameter holds the default expression its field
+/// declared, so a value out of range or not among the choices comes back to
+/// the model as an argument error naming the key, with the other problems
+/// of the same call. A `$fromAI` call written in the workflow instead keeps
+/// n8n's schema.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ArgumentBounds {
     /// The argument's key.
     pub key: String,
@@ -408,6 +411,12 @@ pub struct ArgumentBounds {
     pub minimum: Option<f64>,
     /// Largest value allowed.
     pub maximum: Option<f64>,
+    /// The values an options field accepts (serialized, as the model sends
+    /// them); empty for a field without choices.
+    pub choices: Vec<String>,
+    /// The field is a list (multiOptions): the argument is a non-empty
+    /// array, and each of its items is one of `choices`.
+    pub list: bool,
 }
 
 fn is_false(b: &bool) -> bool {

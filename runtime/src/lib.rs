@@ -137,7 +137,12 @@
 //! so an LLM fills it when the node runs as a tool. Keys: `key` (default: the
 //! parameter name), `description` (default: the doc comment), `type`
 //! (`string`, `number`, `boolean`, `json`; default: from the field type),
-//! `default` (used when the LLM leaves the argument out).
+//! `default` (used when the LLM leaves the argument out; checked against
+//! the parameter's `min` and `max` at compile time). Bounds and choices
+//! are the parameter's (`#[param(min, max, options)]`, or the field's type),
+//! and the tool's argument schema carries them: `minimum` and `maximum`,
+//! `enum` for an options field, an array of `enum` items for a multiOptions
+//! one.
 
 //! # `#[db_tool(...)]`
 //!

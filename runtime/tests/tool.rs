@@ -311,6 +311,130 @@ fn workflow_expressions_pass_through_to_the_engine() {
     );
 }
 
+/// Units of a forecast: an enum is an options parameter.
+#[derive(
+    Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+enum Units {
+    Metric,
+    Imperial,
+}
+
+/// What a forecast shows: a `Vec` of it is a multiOptions parameter.
+#[derive(
+    Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "camelCase")]
+enum Shown {
+    Temperature,
+    WindSpeed,
+    Rain,
+}
+
+/// Forecasts the weather.
+#[ai_node(name = "forecastChoices", output = tool)]
+#[derive(Debug)]
+struct Forecast {
+    /// How many days ahead.
+    #[from_ai]
+    #[param(min = 1, max = 7)]
+    days: u32,
+    /// Units of the temperatures.
+    #[from_ai]
+    units: Units,
+    /// What to show.
+    #[from_ai]
+    shown: Vec<Shown>,
+    /// How much detail.
+    #[from_ai]
+    #[param(options = ["low", "high"])]
+    detail: Option<String>,
+}
+
+#[test]
+fn an_options_fields_choices_reach_the_model() {
+    let t = NodeTool::new(Forecast::description(), "Forecast", &json!({})).unwrap();
+    let properties = &t.definition().parameters["properties"];
+    assert_eq!(
+        properties["units"],
+        json!({"type": "string", "description": "Units of the temperatures.", "enum": ["metric", "imperial"]})
+    );
+    assert_eq!(
+        properties["shown"],
+        json!({
+            "type": "array",
+            "minItems": 1,
+            "items": {"type": "string", "enum": ["temperature", "windSpeed", "rain"]},
+            "description": "What to show."
+        })
+    );
+    assert_eq!(properties["detail"]["enum"], json!(["low", "high"]));
+    let node: Forecast = t
+        .instantiate(&json!({"days": 2, "units": "imperial", "shown": ["rain", "windSpeed"], "detail": "low"}))
+        .unwrap();
+    assert_eq!(
+        (node.days, node.units, node.shown, node.detail.as_deref()),
+        (
+            2,
+            Units::Imperial,
+            vec![Shown::Rain, Shown::WindSpeed],
+            Some("low")
+        )
+    );
+}
+
+#[test]
+fn a_wrong_choice_is_reported_with_the_other_problems() {
+    let t = NodeTool::new(Forecast::description(), "Forecast", &json!({})).unwrap();
+    let e = t
+        .instantiate::<Forecast>(
+            &json!({"days": 9, "units": "kelvin", "shown": ["rain", "snow"], "detail": 3}),
+        )
+        .unwrap_err();
+    assert!(matches!(e, nodekit::Error::InvalidArguments(_)), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "The tool arguments are invalid. Fix every problem below and call the tool again.
+Problems:
+- /days: 9 is greater than the maximum of 7
+- /units: \"kelvin\" is not one of \"metric\" or \"imperial\"
+- /shown/1: \"snow\" is not one of \"temperature\", \"windSpeed\" or \"rain\"
+- /detail: 3 is not of type \"string\"
+- /detail: 3 is not one of \"low\" or \"high\"
+Expected arguments (one JSON object):
+- days: integer from 1 to 7, required. How many days ahead.
+- units: one of [\"metric\", \"imperial\"], required. Units of the temperatures.
+- shown: non-empty array, each one of [\"temperature\", \"windSpeed\", \"rain\"], required. What to show.
+- detail: one of [\"low\", \"high\"], required. How much detail.
+No other arguments are accepted."
+    );
+    let e = t
+        .instantiate::<Forecast>(
+            &json!({"days": 1, "units": "metric", "shown": [], "detail": "low"}),
+        )
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("- /shown: [] has less than 1 item\n"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_choice_written_in_the_workflow_keeps_n8ns_schema() {
+    let t = NodeTool::new(
+        Forecast::description(),
+        "Forecast",
+        &json!({"units": "={{ $fromAI('units', 'Units', 'string') }}"}),
+    )
+    .unwrap();
+    assert_eq!(
+        t.definition().parameters["properties"]["units"],
+        json!({"type": "string", "description": "Units"})
+    );
+}
+
 fn arb_json() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),

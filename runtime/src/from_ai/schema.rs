@@ -45,8 +45,10 @@ pub(crate) fn arguments_schema(calls: &[FromAiCall]) -> Value {
     Value::Object(schema)
 }
 
-/// Narrows each `number` argument that `bounds` names to its field's
-/// integer type and range; other arguments keep n8n's schema.
+/// Narrows each argument that `bounds` names to what its field accepts: a
+/// `number` to the field's integer type and range, a `string` to its
+/// choices, a `json` list to an array of them. Each narrowing only refuses
+/// values that n8n's type allows; other arguments keep n8n's schema.
 pub(crate) fn apply_bounds(schema: &mut Value, bounds: &[&ArgumentBounds]) {
     let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) else {
         return;
@@ -55,18 +57,47 @@ pub(crate) fn apply_bounds(schema: &mut Value, bounds: &[&ArgumentBounds]) {
         let Some(Value::Object(prop)) = properties.get_mut(&b.key) else {
             continue;
         };
-        if prop.get("type").and_then(Value::as_str) != Some("number") {
-            continue;
-        }
-        if b.integer {
-            prop.insert("type".into(), "integer".into());
-        }
-        for (keyword, bound) in [("minimum", b.minimum), ("maximum", b.maximum)] {
-            if let Some(x) = bound {
-                prop.insert(keyword.into(), number_to_json(x));
+        match prop.get("type").and_then(Value::as_str) {
+            Some("number") => {
+                if b.integer {
+                    prop.insert("type".into(), "integer".into());
+                }
+                for (keyword, bound) in [("minimum", b.minimum), ("maximum", b.maximum)] {
+                    if let Some(x) = bound {
+                        prop.insert(keyword.into(), number_to_json(x));
+                    }
+                }
             }
+            Some("string") if !b.choices.is_empty() && !b.list => {
+                prop.insert("enum".into(), choices(b));
+            }
+            None if !b.choices.is_empty()
+                && b.list
+                && prop.get("anyOf") == type_schema(FromAiType::Json).get("anyOf") =>
+            {
+                // n8n's `json` is a non-empty object or array; a list of
+                // choices is the non-empty array, item by item.
+                let mut list = Map::new();
+                list.insert("type".into(), "array".into());
+                list.insert("minItems".into(), 1.into());
+                list.insert(
+                    "items".into(),
+                    json!({"type": "string", "enum": choices(b)}),
+                );
+                for (keyword, value) in std::mem::take(prop) {
+                    if keyword != "anyOf" {
+                        list.insert(keyword, value);
+                    }
+                }
+                *prop = list;
+            }
+            _ => {}
         }
     }
+}
+
+fn choices(b: &ArgumentBounds) -> Value {
+    b.choices.iter().cloned().map(Value::String).collect()
 }
 
 /// Whether `default` is a value of `ty`: only then does it make the argument

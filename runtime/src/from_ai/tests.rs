@@ -1135,6 +1135,25 @@ fn reference_problems(schema: &Value, args: &Value) -> Vec<(String, String)> {
                     "unexpected argument; only the arguments listed below are accepted".to_owned(),
                 )
             })),
+            // jsonschema names at most three choices; an LLM gets them all.
+            K::Enum { options } => {
+                let options: Vec<String> = options
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(Value::to_string)
+                    .collect();
+                let (last, rest) = options.split_last().unwrap_or_else(|| panic!("empty enum"));
+                let list = if rest.is_empty() {
+                    last.clone()
+                } else {
+                    format!("{} or {last}", rest.join(", "))
+                };
+                out.push((
+                    path,
+                    truncate_chars(&format!("{} is not one of {list}", e.instance()), 300),
+                ));
+            }
             K::AnyOf { .. } => out.push((
                 path,
                 truncate_chars(
@@ -1167,6 +1186,13 @@ fn argument_value() -> impl Strategy<Value = Value> {
         Just(json!({"a": 1})),
         Just(json!([0])),
         "[a-z~/]{0,4}".prop_map(Value::String),
+        // Choices of a narrowed argument, alone and in lists.
+        "[a-c]{0,1}".prop_map(Value::String),
+        prop::collection::vec(
+            prop_oneof!["[a-c]{0,1}".prop_map(Value::String), Just(json!(1))],
+            0..3
+        )
+        .prop_map(Value::Array),
     ]
 }
 
@@ -1191,7 +1217,14 @@ proptest! {
             0..5,
         ),
         bounds in prop::collection::vec(
-            ("[a-c~/]{1,2}", any::<bool>(), prop::option::of(-5.0f64..5.0), prop::option::of(-5i32..10)),
+            (
+                "[a-c~/]{1,2}",
+                any::<bool>(),
+                prop::option::of(-5.0f64..5.0),
+                prop::option::of(-5i32..10),
+                prop::collection::btree_set("[a-c~/]{0,2}", 0..4),
+                any::<bool>(),
+            ),
             0..3,
         ),
         args in prop::collection::btree_map("[a-d~/]{1,2}", argument_value(), 0..6),
@@ -1203,11 +1236,13 @@ proptest! {
             .collect();
         let bounds: Vec<crate::description::ArgumentBounds> = bounds
             .into_iter()
-            .map(|(key, integer, minimum, maximum)| crate::description::ArgumentBounds {
+            .map(|(key, integer, minimum, maximum, choices, list)| crate::description::ArgumentBounds {
                 key,
                 integer,
                 minimum,
                 maximum: maximum.map(f64::from),
+                choices: choices.into_iter().collect(),
+                list,
             })
             .collect();
         let mut schema = arguments_schema(&calls);
@@ -1238,4 +1273,73 @@ fn schemas_with_other_keywords_are_refused() {
             "{schema}"
         );
     }
+}
+
+#[test]
+fn choices_narrow_only_the_type_they_were_declared_for() {
+    let calls = [
+        call("one", None, FromAiType::String, None),
+        call("many", None, FromAiType::Json, None),
+        call("count", None, FromAiType::Number, None),
+    ];
+    let narrowing = |key: &str, list: bool| crate::description::ArgumentBounds {
+        key: key.into(),
+        choices: vec!["a".into(), "b".into()],
+        list,
+        ..Default::default()
+    };
+    let mut schema = arguments_schema(&calls);
+    let bounds = [
+        narrowing("one", false),
+        narrowing("many", true),
+        narrowing("count", false),
+    ];
+    schema::apply_bounds(&mut schema, &bounds.iter().collect::<Vec<_>>());
+    assert_eq!(
+        schema["properties"],
+        json!({
+            "one": {"type": "string", "enum": ["a", "b"]},
+            "many": {"type": "array", "minItems": 1, "items": {"type": "string", "enum": ["a", "b"]}},
+            "count": {"type": "number"}
+        })
+    );
+    // A single choice for a `json` argument, a list for a `string` one: a
+    // `type` written in the workflow, not the field's; n8n's schema stays.
+    let mut schema = arguments_schema(&calls);
+    let bounds = [narrowing("one", true), narrowing("many", false)];
+    schema::apply_bounds(&mut schema, &bounds.iter().collect::<Vec<_>>());
+    assert_eq!(schema, arguments_schema(&calls));
+}
+
+#[test]
+fn the_expected_arguments_list_every_choice() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "units": {"type": "string", "enum": ["metric", "imperial"], "description": "Units"},
+            "shown": {"type": "array", "minItems": 1, "items": {"type": "string", "enum": ["rain", "wind"]}},
+            "tags": {"type": "array", "items": {"type": "string"}}
+        },
+        "required": ["units"],
+        "additionalProperties": false
+    });
+    let e = validate_arguments(
+        &schema,
+        &json!({"units": "kelvin", "shown": "rain", "tags": [1]}),
+    )
+    .err()
+    .unwrap_or_else(|| panic!("expected an error"));
+    assert_eq!(
+        e.to_string(),
+        "The tool arguments are invalid. Fix every problem below and call the tool again.\n\
+         Problems:\n\
+         - /units: \"kelvin\" is not one of \"metric\" or \"imperial\"\n\
+         - /shown: \"rain\" is not of type \"array\"\n\
+         - /tags/0: 1 is not of type \"string\"\n\
+         Expected arguments (one JSON object):\n\
+         - units: one of [\"metric\", \"imperial\"], required. Units\n\
+         - shown: non-empty array, each one of [\"rain\", \"wind\"], optional\n\
+         - tags: array of string, optional\n\
+         No other arguments are accepted."
+    );
 }

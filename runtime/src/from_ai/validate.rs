@@ -2,10 +2,11 @@
 //! LLM can act on: every problem with its JSON pointer, then what was expected.
 //!
 //! The schemas are the ones [`arguments_schema`](super::arguments_schema)
-//! writes (n8n's four `$fromAI` types, and integers with bounds for declared
-//! fields), so the check covers exactly their keywords and words its
-//! messages as JSON Schema validators do (`"ten" is not of type "number"`).
-//! A schema with any other keyword is refused when it is compiled.
+//! writes (n8n's four `$fromAI` types; for declared fields also integers
+//! with bounds, the choices of an options field and the lists of a
+//! multiOptions one), so the check covers exactly their keywords and words
+//! its messages as JSON Schema validators do (`"ten" is not of type
+//! "number"`). A schema with any other keyword is refused when it is compiled.
 
 use std::fmt::Write as _;
 
@@ -49,7 +50,10 @@ struct Argument {
 /// What an argument's value must be.
 #[derive(Debug)]
 enum Kind {
-    String,
+    /// A string; with `choices` (`enum`), one of them.
+    String {
+        choices: Option<Vec<Value>>,
+    },
     Boolean,
     /// A number; `integer` also refuses a fraction.
     Number {
@@ -59,6 +63,11 @@ enum Kind {
     },
     /// n8n's `json` type: a non-empty object or a non-empty array.
     Json,
+    /// An array of at least `min_items` values, each an `items`.
+    Array {
+        min_items: u64,
+        items: Box<Kind>,
+    },
     /// Any value (a property schema of `{}` or annotations only).
     Any,
 }
@@ -115,7 +124,7 @@ impl ArgumentsValidator {
         let mut unexpected = Vec::new();
         for (name, value) in args {
             match self.arguments.iter().find(|a| &a.name == name) {
-                Some(argument) => argument.kind.check(value, name, &mut out),
+                Some(argument) => argument.kind.check(value, &|| child(name), &mut out),
                 None if self.closed => unexpected.push(ArgumentProblem {
                     path: child(name),
                     message: "unexpected argument; only the arguments listed below are accepted"
@@ -154,20 +163,43 @@ impl ArgumentsValidator {
 }
 
 impl Kind {
-    /// Adds the problems of argument `name`'s `value` to `out` (its path is
+    /// Adds the problems of the `value` at `path` to `out` (the path is
     /// only written out for a problem: a call's valid arguments cost none).
-    fn check(&self, value: &Value, name: &str, out: &mut Vec<ArgumentProblem>) {
+    fn check(&self, value: &Value, path: &dyn Fn() -> String, out: &mut Vec<ArgumentProblem>) {
         let mut problem = |message: String| {
             out.push(ArgumentProblem {
-                path: child(name),
+                path: path(),
                 message: limit(&message),
             })
         };
         match self {
             Kind::Any => {}
-            Kind::String if !value.is_string() => problem(not_of_type(value, "string")),
+            Kind::String { choices } => {
+                if !value.is_string() {
+                    problem(not_of_type(value, "string"));
+                }
+                // Reported with a wrong type too, as JSON Schema validators
+                // do: the choices are what the model needs to see.
+                if let Some(choices) = choices
+                    && !choices.contains(value)
+                {
+                    problem(format!("{value} is not one of {}", one_of(choices)));
+                }
+            }
             Kind::Boolean if !value.is_boolean() => problem(not_of_type(value, "boolean")),
-            Kind::String | Kind::Boolean => {}
+            Kind::Boolean => {}
+            Kind::Array { min_items, items } => {
+                let Value::Array(values) = value else {
+                    return problem(not_of_type(value, "array"));
+                };
+                if (values.len() as u64) < *min_items {
+                    let s = if *min_items == 1 { "" } else { "s" };
+                    problem(format!("{value} has less than {min_items} item{s}"));
+                }
+                for (i, item) in values.iter().enumerate() {
+                    items.check(item, &|| format!("{}/{i}", path()), out);
+                }
+            }
             Kind::Json => {
                 let fits = match value {
                     Value::Object(m) => !m.is_empty(),
@@ -201,6 +233,18 @@ impl Kind {
                     problem(format!("{n} is greater than the maximum of {max}"));
                 }
             }
+        }
+    }
+}
+
+/// `"a", "b" or "c"`: every choice, as a model needs them all to pick one.
+fn one_of(choices: &[Value]) -> String {
+    match choices {
+        [] => "no value".into(),
+        [one] => one.to_string(),
+        [rest @ .., last] => {
+            let rest: Vec<String> = rest.iter().map(Value::to_string).collect();
+            format!("{} or {last}", rest.join(", "))
         }
     }
 }
@@ -285,17 +329,37 @@ fn kind(property: &Value) -> Result<Kind, String> {
     };
     let kind = match map.get("type") {
         None => Kind::Any,
-        Some(t) if t == "string" => Kind::String,
+        Some(t) if t == "string" => Kind::String {
+            choices: match map.get("enum") {
+                None => None,
+                Some(Value::Array(choices)) if choices.iter().all(Value::is_string) => {
+                    Some(choices.clone())
+                }
+                Some(other) => return Err(unsupported("enum", other)),
+            },
+        },
         Some(t) if t == "boolean" => Kind::Boolean,
         Some(t) if t == "number" || t == "integer" => Kind::Number {
             integer: t == "integer",
             minimum: bound("minimum")?,
             maximum: bound("maximum")?,
         },
+        Some(t) if t == "array" => Kind::Array {
+            min_items: match map.get("minItems") {
+                None => 0,
+                Some(n) => n.as_u64().ok_or_else(|| unsupported("minItems", n))?,
+            },
+            items: Box::new(match map.get("items") {
+                None => Kind::Any,
+                Some(items) => kind(items).map_err(|why| format!("its items: {why}"))?,
+            }),
+        },
         Some(other) => return Err(unsupported("type", other)),
     };
     let bounds: &[&str] = match kind {
+        Kind::String { .. } => &["type", "enum"],
         Kind::Number { .. } => &["type", "minimum", "maximum"],
+        Kind::Array { .. } => &["type", "minItems", "items"],
         _ => &["type"],
     };
     match only(property, bounds) {
@@ -356,7 +420,7 @@ fn expected_summary(schema: &Value) -> String {
     }
     out.push_str("Expected arguments (one JSON object):");
     for (name, prop) in properties {
-        let _ = write!(out, "\n- {name}: {}{}", type_label(prop), range_label(prop));
+        let _ = write!(out, "\n- {name}: {}", type_label(prop));
         if required.contains(&name.as_str()) {
             out.push_str(", required");
         } else {
@@ -393,11 +457,32 @@ fn range_label(prop: &Value) -> String {
     }
 }
 
+/// What a value must be: its type, range and choices.
 fn type_label(prop: &Value) -> String {
     if is_json_type_schema(prop) {
         return "non-empty JSON object or array".into();
     }
-    match prop.get("type") {
+    if let Some(Value::Array(choices)) = prop.get("enum") {
+        let choices: Vec<String> = choices.iter().map(Value::to_string).collect();
+        return format!("one of [{}]", choices.join(", "));
+    }
+    if prop.get("type").and_then(Value::as_str) == Some("array") {
+        let size = match prop.get("minItems").and_then(Value::as_u64) {
+            Some(0) | None => "array".to_owned(),
+            Some(1) => "non-empty array".to_owned(),
+            Some(n) => format!("array of at least {n} items"),
+        };
+        return match prop.get("items") {
+            Some(items) if items.get("enum").is_some() => {
+                format!("{size}, each {}", type_label(items))
+            }
+            Some(items) if items.get("type").is_some() => {
+                format!("{size} of {}", type_label(items))
+            }
+            _ => size,
+        };
+    }
+    let label = match prop.get("type") {
         Some(Value::String(t)) => t.clone(),
         Some(Value::Array(ts)) => ts
             .iter()
@@ -405,5 +490,6 @@ fn type_label(prop: &Value) -> String {
             .collect::<Vec<_>>()
             .join(" or "),
         _ => "any JSON value".into(),
-    }
+    };
+    label + &range_label(prop)
 }

@@ -343,20 +343,49 @@ pub fn property<T: JsonSchema + ?Sized>(spec: PropertySpec) -> NodeProperty {
     }
 }
 
-/// The integer type and bounds a numeric `$fromAI` argument of this field
-/// carries into the tool's schema, when there are any.
+/// What a `$fromAI` argument of this field carries into the tool's schema
+/// beyond its n8n type, when there is anything: a number's integer type and
+/// bounds, an options or multiOptions field's choices.
 fn argument_bounds(ai: &FromAiSpec, spec: &PropertySpec, shape: &Shape) -> Option<ArgumentBounds> {
-    let numeric = shape.kind == PropertyType::Number && !shape.multiple;
-    if !numeric || ai.ty.is_some_and(|t| t != "number") {
-        return None;
+    let key = ai.key.unwrap_or(spec.name).to_owned();
+    // A `type` written in `#[from_ai]` that differs from the field's own
+    // makes another argument, which the field's schema does not describe.
+    let typed_as = |ty: &str| ai.ty.is_none_or(|t| t == ty);
+    match shape.kind {
+        PropertyType::Number if !shape.multiple && typed_as("number") => {
+            let bounds = ArgumentBounds {
+                key,
+                integer: shape.integer,
+                minimum: spec.min.or(shape.min),
+                maximum: spec.max.or(shape.max),
+                ..ArgumentBounds::default()
+            };
+            (bounds.integer || bounds.minimum.is_some() || bounds.maximum.is_some())
+                .then_some(bounds)
+        }
+        PropertyType::Options if !shape.multiple && typed_as("string") => Some(ArgumentBounds {
+            key,
+            choices: string_choices(shape)?,
+            ..ArgumentBounds::default()
+        }),
+        PropertyType::MultiOptions if typed_as("json") => Some(ArgumentBounds {
+            key,
+            choices: string_choices(shape)?,
+            list: true,
+            ..ArgumentBounds::default()
+        }),
+        _ => None,
     }
-    let bounds = ArgumentBounds {
-        key: ai.key.unwrap_or(spec.name).to_owned(),
-        integer: shape.integer,
-        minimum: spec.min.or(shape.min),
-        maximum: spec.max.or(shape.max),
-    };
-    (bounds.integer || bounds.minimum.is_some() || bounds.maximum.is_some()).then_some(bounds)
+}
+
+/// The choices' values when every one is a string: the model sends a
+/// `string` (or a list of them), which another value could never equal.
+fn string_choices(shape: &Shape) -> Option<Vec<String>> {
+    let choices = shape.choices.as_ref().filter(|c| !c.is_empty())?;
+    choices
+        .iter()
+        .map(|c| c.value.as_str().map(str::to_owned))
+        .collect()
 }
 
 /// The `$fromAI` type an LLM argument of this property type has.
