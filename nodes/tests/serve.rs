@@ -6,7 +6,7 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use nodekit_test_support::openai::{Reply, Server};
+use nodekit_test_support::openai::{Reply, Server, Step};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -280,8 +280,14 @@ async fn a_streaming_trigger_sends_n8ns_chunks_as_the_model_writes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_openai_endpoint_answers_whole_and_streamed() {
-    let model_server =
-        Server::start(vec![answer("Hi Ada."), pieces(&["You ", "are ", "Ada."])]).await;
+    let streamed_with_usage = Reply::sse(&[
+        json!({"choices": [{"delta": {"content": "You "}, "finish_reason": null}]}),
+        json!({"choices": [{"delta": {"content": "are "}, "finish_reason": null}]}),
+        json!({"choices": [{"delta": {"content": "Ada."}, "finish_reason": null}]}),
+        json!({"choices": [{"delta": {}, "finish_reason": "stop"}]}),
+        json!({"choices": [], "usage": {"prompt_tokens": 20, "completion_tokens": 4, "total_tokens": 24}}),
+    ]);
+    let model_server = Server::start(vec![answer("Hi Ada."), streamed_with_usage]).await;
     let path = workflow(
         public(json!({})),
         "nodekit-nodes.memorySqliteChat",
@@ -333,7 +339,10 @@ async fn the_openai_endpoint_answers_whole_and_streamed() {
         .post(&url)
         .bearer_auth("k-123")
         .header("x-session-id", "ada-2")
-        .json(&json!({"model": "shop", "stream": true, "messages": [{"role": "user", "content": "Who am I?"}]}))
+        .json(
+            &json!({"model": "shop", "stream": true, "stream_options": {"include_usage": true},
+                      "messages": [{"role": "user", "content": "Who am I?"}]}),
+        )
         .send()
         .await
         .unwrap();
@@ -355,7 +364,7 @@ async fn the_openai_endpoint_answers_whole_and_streamed() {
         .collect();
     assert_eq!(content, "You are Ada.");
     assert_eq!(
-        chunks.last().unwrap()["choices"][0]["finish_reason"],
+        chunks[chunks.len() - 2]["choices"][0]["finish_reason"],
         "stop"
     );
     assert!(
@@ -366,6 +375,52 @@ async fn the_openai_endpoint_answers_whole_and_streamed() {
     // `user` and the header named the same session: the memory held the first exchange.
     let second = &model_server.seen()[1].body["messages"];
     assert_eq!(second[1], json!({"role": "user", "content": "I am Ada"}));
+    // Asked for, the tokens come in one more chunk, with no choices.
+    let usage = chunks.last().unwrap();
+    assert_eq!(usage["choices"], json!([]), "{text}");
+    assert_eq!(
+        usage["usage"],
+        json!({"prompt_tokens": 20, "completion_tokens": 4, "total_tokens": 24}),
+        "{text}"
+    );
+
+    // The chat path, which the API key does not guard, cannot reach a
+    // `/v1` session: the same name there is another conversation.
+    let chat = client
+        .post(served.chat_url())
+        .json(&json!({"action": "loadPreviousSession", "sessionId": "ada-2"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(chat.status(), 200);
+    assert_eq!(chat.json::<Value>().await.unwrap(), json!({"data": []}));
+
+    // What the endpoint cannot honour is refused, not ignored.
+    for (body, param) in [
+        (
+            json!({"user": 42, "messages": [{"role": "user", "content": "hi"}]}),
+            "user",
+        ),
+        (
+            json!({"n": 3, "messages": [{"role": "user", "content": "hi"}]}),
+            "n",
+        ),
+        (
+            json!({"messages": [{"role": "user", "content": ""}]}),
+            "messages",
+        ),
+    ] {
+        let refused = client
+            .post(&url)
+            .bearer_auth("k-123")
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(refused.status(), 400, "{body}");
+        let answer: Value = refused.json().await.unwrap();
+        assert_eq!(answer["error"]["param"], param, "{answer}");
+    }
 
     let models: Value = client
         .get(format!("{}/v1/models", served.base))
@@ -491,6 +546,23 @@ async fn bad_requests_get_clear_refusals() {
         .await
         .unwrap();
     assert_eq!(status(&elsewhere), 403);
+    // DNS rebinding: a page of another origin whose name points here
+    // sends its own name as Host, which is not served.
+    let rebound = post(message("s", "hi"))
+        .header("origin", "http://evil.example")
+        .header("host", "evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(status(&rebound), 403);
+    assert!(
+        rebound
+            .headers()
+            .get("access-control-allow-origin")
+            .is_none()
+    );
+    let empty = post(message("s", "")).send().await.unwrap();
+    assert_eq!(status(&empty), 400);
     // The server's own origin (its hosted page) is not held to the list.
     let own = post(message("s", &"y".repeat(101)))
         .header("origin", served.base.as_str())
@@ -555,7 +627,24 @@ async fn the_hosted_page_loads_the_widget_from_the_configured_url() {
     let page = client().get(served.chat_url()).send().await.unwrap();
     assert_eq!(page.status(), 200);
     assert!(content_type(&page).starts_with("text/html"));
+    let headers = page.headers().clone();
+    assert_eq!(headers["x-frame-options"], "DENY");
+    assert_eq!(headers["x-content-type-options"], "nosniff");
+    let policy = headers["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(policy.contains("default-src 'none'"), "{policy}");
+    assert!(policy.contains("frame-ancestors 'none'"), "{policy}");
     let html = page.text().await.unwrap();
+    // The page's own script runs by its nonce, the widget from its origin.
+    let nonce = policy
+        .split("'nonce-")
+        .nth(1)
+        .and_then(|rest| rest.split('\'').next())
+        .unwrap();
+    assert!(html.contains(&format!("nonce=\"{nonce}\"")), "{html}");
+    assert!(policy.contains("http://127.0.0.1:9"), "{policy}");
     assert!(
         html.contains("\"http://127.0.0.1:9/chat/dist/chat.bundle.es.js\""),
         "{html}"
@@ -735,6 +824,7 @@ async fn a_key_cannot_be_guessed_through_a_provider_error_that_quotes_the_input(
                 .unwrap();
             for reply in [&chat, &openai] {
                 assert!(reply.contains("HTTP 400"), "{reply}");
+                assert!(reply.contains("node `Chat Model`"), "{reply}");
                 assert!(!reply.contains(&SECRET[..8]), "{reply}");
             }
             replies.insert(*c, (chat, openai));
@@ -748,4 +838,52 @@ async fn a_key_cannot_be_guessed_through_a_provider_error_that_quotes_the_input(
         // The attacker goes on with the right character, as if it had found it.
         known.push(SECRET.as_bytes()[known.len()] as char);
     }
+}
+
+/// A stop whose grace period runs out during a streamed answer ends that
+/// answer with an error item, not a cut-off body.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_cut_off_by_a_stop_ends_with_an_error_item() {
+    let mut slow = pieces(&["Still ", "thinking"]);
+    // After the first piece, the model takes its time.
+    slow.0.insert(2, Step::Sleep(Duration::from_secs(20)));
+    let model_server = Server::start(vec![slow]).await;
+    let trigger =
+        json!({"public": true, "mode": "webhook", "options": {"responseMode": "streaming"}});
+    let path = workflow(trigger, "nodekit-nodes.memorySqliteChat", sqlite_memory());
+    let mut served = Served::start(&path, model(&model_server), &["--shutdown-grace", "2"]).await;
+    let response = served
+        .post(json!({"action": "sendMessage", "sessionId": "s", "chatInput": "hi"}))
+        .await;
+    assert_eq!(response.status(), 200);
+    let mut response = response;
+    let mut text = String::new();
+    while !text.contains("Still ") {
+        let chunk = response.chunk().await.unwrap().unwrap();
+        text.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    let pid = served.child.id().unwrap();
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let rest = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(chunk) = response.chunk().await.unwrap() {
+            text.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    });
+    rest.await.expect("the answer ends within the grace period");
+    let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "error", "{text}");
+    assert!(
+        last["content"].as_str().unwrap().contains("stopping"),
+        "{text}"
+    );
+    let status = tokio::time::timeout(Duration::from_secs(10), served.child.wait())
+        .await
+        .expect("the server exits")
+        .unwrap();
+    assert!(status.success(), "{status}");
 }

@@ -436,6 +436,25 @@ async fn a_server_that_never_answers_times_out() {
 }
 
 #[tokio::test]
+async fn a_call_that_timed_out_is_tried_again() {
+    let late = Reply::json(200, &completion(json!({"content": "too late"})))
+        .after(Duration::from_secs(30));
+    let ok = Reply::json(200, &completion(json!({"content": "in time"})));
+    let server = Server::start(vec![late, ok]).await;
+    let m = model_with(&server, |c| OpenAiConfig {
+        timeout_secs: 0.3,
+        max_retries: 1,
+        ..c
+    });
+    let answer = m
+        .invoke(&[Message::human("hi")], &CallOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(answer.text(), "in time");
+    assert_eq!(server.seen().len(), 2);
+}
+
+#[tokio::test]
 async fn cancellation_stops_a_pending_call() {
     let server = Server::start(vec![Reply(vec![Step::Sleep(Duration::from_secs(30))])]).await;
     let m = model(&server);

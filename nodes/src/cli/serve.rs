@@ -29,6 +29,12 @@ pub(super) struct ServeArgs {
     /// The longest chat message, in characters; longer ones get 413.
     #[arg(long, value_name = "N", default_value_t = ServeOptions::default().max_message_chars)]
     max_message_chars: usize,
+    /// How long a stop (SIGINT, SIGTERM) waits for the answers in flight, in seconds; a streamed answer still running then ends with an error item.
+    #[arg(long, value_name = "SECONDS", default_value_t = ServeOptions::default().shutdown_grace.as_secs_f64())]
+    shutdown_grace: f64,
+    /// Let the OpenAI endpoint and the chat path share sessions: a `/v1` session named `x` is then the chat's session `x` (by default they are apart, so the chat path, which the API key does not guard, cannot reach a `/v1` conversation).
+    #[arg(long)]
+    shared_sessions: bool,
     /// Serve requests whose `Host` header is this name (or `name:port`) too; repeat for more. Loopback names and the address served on are always served.
     #[arg(long, value_name = "HOST")]
     allow_host: Vec<String>,
@@ -44,6 +50,13 @@ pub(super) fn run(args: ServeArgs) -> Result<Option<String>, CliError> {
     allowed_hosts.extend(args.allow_host);
     let options = ServeOptions {
         allowed_hosts,
+        shared_sessions: args.shared_sessions,
+        shutdown_grace: Duration::try_from_secs_f64(args.shutdown_grace).map_err(|_| {
+            format!(
+                "--shutdown-grace must be a number of seconds, not {}",
+                args.shutdown_grace
+            )
+        })?,
         chat_bundle_url: args.chat_bundle_url,
         api_key: args
             .api_key_env

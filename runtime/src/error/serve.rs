@@ -2,7 +2,8 @@
 
 use super::quoted;
 
-/// Serving a workflow over HTTP ([`crate::serve`]) cannot start.
+/// Serving a workflow over HTTP ([`crate::serve`]) cannot start, or a
+/// message could not be answered to its end.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ServeError {
@@ -20,6 +21,10 @@ pub enum ServeError {
         /// What is wrong and what to do (never a secret's value).
         problem: String,
     },
+    /// The server stopped before a streamed answer was finished (the
+    /// shutdown's grace period ran out).
+    #[error("serve: the server is stopping; the answer was cut off: send the message again")]
+    Stopping,
     /// The workflow has nothing to answer a chat message with.
     #[error("serve: workflow `{}` has no root node to run (such as an AI Agent)", quoted(.workflow))]
     NothingToServe {

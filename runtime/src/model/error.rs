@@ -95,11 +95,15 @@ impl ModelError {
         out
     }
 
-    /// Whether trying again may help (429, 5xx, broken connections).
+    /// Whether trying again may help (429, 5xx, broken connections, no
+    /// answer in time: OpenAI's own clients retry those too).
     pub fn is_retryable(&self) -> bool {
         matches!(
             self.kind,
-            ModelErrorKind::RateLimited | ModelErrorKind::Server | ModelErrorKind::Connection
+            ModelErrorKind::RateLimited
+                | ModelErrorKind::Server
+                | ModelErrorKind::Connection
+                | ModelErrorKind::Timeout
         )
     }
 }

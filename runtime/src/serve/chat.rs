@@ -153,6 +153,9 @@ async fn message(
         Some("loadPreviousSession") => previous_session(server, trigger, Value::Object(body)).await,
         Some("sendMessage") => {
             let chars = match body.get("chatInput") {
+                Some(Value::String(text)) if text.trim().is_empty() => {
+                    return json_error(StatusCode::BAD_REQUEST, "`chatInput` is empty");
+                }
                 Some(Value::String(text)) => text.chars().count(),
                 _ => {
                     return json_error(
@@ -303,7 +306,10 @@ async fn previous_session(
             StatusCode::INTERNAL_SERVER_ERROR,
             "the Chat Trigger loads previous sessions from memory, but no memory is connected to it",
         ),
-        Err(e) => failed(&e),
+        Err(e) => {
+            tracing::warn!(error = %e, "serve: loading a previous session failed");
+            failed(&e)
+        }
     }
 }
 
@@ -366,26 +372,58 @@ fn page(server: &ChatServer, trigger: &ChatTrigger) -> Response<Body> {
         .get("customCss")
         .and_then(Value::as_str)
         .unwrap_or("");
+    let nonce = uuid::Uuid::new_v4().simple().to_string();
     let html = format!(
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>Chat</title>\n<link href=\"{bundle}/style.css\" rel=\"stylesheet\">\n\
          <style>html, body, #n8n-chat {{ width: 100%; height: 100%; margin: 0; }}</style>\n\
-         <style>{css}</style>\n</head>\n<body>\n<script type=\"module\">\n\
+         <style>{css}</style>\n</head>\n<body>\n<script type=\"module\" nonce=\"{nonce}\">\n\
          import {{ createChat }} from {module};\ncreateChat({config});\n</script>\n</body>\n</html>\n",
         bundle = html_attribute(base),
         css = css.replace('<', "\\3c "),
         module = script_json(&Value::String(format!("{base}/chat.bundle.es.js"))),
         config = script_json(&config),
     );
+    // The page runs its own script and the widget's, talks to this server
+    // only, and may not be framed.
+    let widget = origin_of(base).unwrap_or("'self'");
+    let policy = format!(
+        "default-src 'none'; script-src 'nonce-{nonce}' {widget}; style-src 'unsafe-inline' {widget}; \
+         img-src 'self' data: {widget}; font-src data: {widget}; connect-src 'self'; \
+         base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    );
     let mut response = Response::new(http_body_util::BodyExt::boxed(http_body_util::Full::new(
         Bytes::from(html),
     )));
-    response.headers_mut().insert(
+    let headers = response.headers_mut();
+    headers.insert(
         hyper::header::CONTENT_TYPE,
         HeaderValue::from_static("text/html; charset=utf-8"),
     );
+    if let Ok(policy) = HeaderValue::from_str(&policy) {
+        headers.insert(hyper::header::CONTENT_SECURITY_POLICY, policy);
+    }
+    headers.insert(
+        hyper::header::X_FRAME_OPTIONS,
+        HeaderValue::from_static("DENY"),
+    );
+    headers.insert(
+        hyper::header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        hyper::header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
     response
+}
+
+/// `scheme://host[:port]` of an absolute URL; `None` for a path.
+fn origin_of(url: &str) -> Option<&str> {
+    let (scheme, rest) = url.split_once("://")?;
+    let end = rest.find('/').unwrap_or(rest.len());
+    Some(&url[..scheme.len() + 3 + end])
 }
 
 /// JSON that is safe inside a `<script>`: no `<` that could close it.
@@ -428,5 +466,18 @@ mod tests {
             "</script><script>alert(1)</script>"
         );
         assert_eq!(html_attribute("a\"b<c>&"), "a&quot;b&lt;c&gt;&amp;");
+    }
+
+    #[test]
+    fn the_widgets_origin_is_read_from_its_url() {
+        assert_eq!(
+            origin_of("https://cdn.jsdelivr.net/npm/@n8n/chat@1.37.0/dist"),
+            Some("https://cdn.jsdelivr.net")
+        );
+        assert_eq!(
+            origin_of("http://127.0.0.1:9/chat"),
+            Some("http://127.0.0.1:9")
+        );
+        assert_eq!(origin_of("/static/chat"), None);
     }
 }

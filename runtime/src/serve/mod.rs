@@ -65,13 +65,20 @@ pub struct ServeOptions {
     /// Where the hosted page loads n8n's chat widget from: the `dist`
     /// folder of the `@n8n/chat` npm package (`chat.bundle.es.js` and
     /// `style.css`). nodekit does not ship n8n's code. By default jsDelivr's
-    /// copy, as n8n's own page does.
+    /// copy of the version nodekit was tested with (n8n's own page loads
+    /// the latest).
     pub chat_bundle_url: String,
     /// The key OpenAI clients must send (`Authorization: Bearer <key>`) to
     /// `/v1/*`; `None` serves them without one.
     pub api_key: Option<String>,
     /// How long a shutdown waits for the runs in flight: 30 s.
     pub shutdown_grace: Duration,
+    /// Whether the OpenAI endpoint and the chat path share one set of
+    /// sessions: off. Off, a session named through `/v1` (by `X-Session-Id`
+    /// or `user`) is another conversation than the chat path's session of
+    /// the same name, so the chat path, which `api_key` does not guard,
+    /// cannot read or write a `/v1` conversation.
+    pub shared_sessions: bool,
     /// The `Host` headers served, as names (any port) or `name:port`: a
     /// guard against DNS rebinding. By default the loopback names
     /// `localhost`, `127.0.0.1` and `::1`; the address the server listens
@@ -85,9 +92,10 @@ impl Default for ServeOptions {
             max_body_bytes: 1 << 20,
             max_message_chars: 32_000,
             max_concurrent_runs: 64,
-            chat_bundle_url: "https://cdn.jsdelivr.net/npm/@n8n/chat/dist".into(),
+            chat_bundle_url: "https://cdn.jsdelivr.net/npm/@n8n/chat@1.37.0/dist".into(),
             api_key: None,
             shutdown_grace: Duration::from_secs(30),
+            shared_sessions: false,
             allowed_hosts: LOOPBACK_HOSTS.map(String::from).to_vec(),
         }
     }
@@ -103,6 +111,7 @@ impl std::fmt::Debug for ServeOptions {
             .field("chat_bundle_url", &self.chat_bundle_url)
             .field("api_key", &self.api_key.as_ref().map(|_| "…"))
             .field("shutdown_grace", &self.shutdown_grace)
+            .field("shared_sessions", &self.shared_sessions)
             .field("allowed_hosts", &self.allowed_hosts)
             .finish()
     }
@@ -131,6 +140,9 @@ struct Inner {
     streaming_node: (String, String),
     options: ServeOptions,
     runs: Arc<Semaphore>,
+    /// Fires shortly before a shutdown's grace period runs out: streamed
+    /// answers still running then end with an error item.
+    stopping: tokio_util::sync::CancellationToken,
 }
 
 impl ChatServer {
@@ -173,6 +185,7 @@ impl ChatServer {
                 streaming_node,
                 options,
                 runs,
+                stopping: tokio_util::sync::CancellationToken::new(),
             }),
         })
     }
@@ -197,6 +210,16 @@ impl ChatServer {
         let mut policy = Policy::new(allowed_hosts);
         policy.any_host_paths = &["/healthz"];
         let grace = self.inner.options.shutdown_grace;
+        let stopping = self.inner.stopping.clone();
+        let shutdown = async move {
+            shutdown.await;
+            // The streams get the last part of the grace period to say so.
+            let warning = grace.saturating_sub(Duration::from_secs(1)).max(grace / 2);
+            tokio::spawn(async move {
+                tokio::time::sleep(warning).await;
+                stopping.cancel();
+            });
+        };
         let server = self;
         let handler: crate::http_server::Handler = Arc::new(move |request| {
             let server = server.clone();
@@ -235,6 +258,18 @@ impl ChatServer {
         )
     }
 
+    /// The session id the workflow's memory is given for the OpenAI
+    /// endpoint's session `id`. Unless sessions are shared, it gets the
+    /// prefix `openai/`, which no id sent on the chat path can have (`/` is
+    /// not allowed in one).
+    fn openai_session(&self, id: &str) -> String {
+        if self.inner.options.shared_sessions {
+            id.to_owned()
+        } else {
+            format!("openai/{id}")
+        }
+    }
+
     /// A place among the runs, if one is free.
     fn run_permit(&self) -> Option<OwnedSemaphorePermit> {
         self.inner.runs.clone().try_acquire_owned().ok()
@@ -251,7 +286,8 @@ impl ChatServer {
     /// Runs the workflow on one trigger item, handing each piece of the
     /// model's text to `text` as it comes. `None` when `text` says its
     /// reader went away (the run is then dropped, not paid for to its end);
-    /// otherwise the run's result and whether any text came.
+    /// otherwise the run's result (an error when the server stopped first)
+    /// and whether any text came.
     async fn run_streamed<F, Fut>(
         &self,
         input: Value,
@@ -267,6 +303,9 @@ impl ChatServer {
         let result = loop {
             tokio::select! {
                 result = &mut run => break result,
+                () = self.inner.stopping.cancelled() => {
+                    return Some((Err(ServeError::Stopping.into()), streamed));
+                }
                 Some(event) = received.recv() => {
                     if let AgentEvent::TextDelta { text: piece } = event {
                         streamed = true;

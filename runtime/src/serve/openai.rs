@@ -93,7 +93,7 @@ async fn completions(server: &ChatServer, request: Request<RequestBody>) -> Resp
         }
         Err(refused) => return refused,
     };
-    let Some(input) = last_user_text(body.get("messages")) else {
+    let Some(input) = last_user_text(body.get("messages")).filter(|t| !t.trim().is_empty()) else {
         return error(
             StatusCode::BAD_REQUEST,
             "`messages` must hold a message with role `user` and text content",
@@ -120,11 +120,33 @@ async fn completions(server: &ChatServer, request: Request<RequestBody>) -> Resp
             );
         }
         (None, Some(Value::String(user))) => user.clone(),
-        (None, _) => format!("openai-{}", uuid::Uuid::new_v4().simple()),
+        (None, None | Some(Value::Null)) => format!("openai-{}", uuid::Uuid::new_v4().simple()),
+        (None, Some(_)) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "`user` must be text: it names the session",
+                Some("user"),
+            );
+        }
     };
     if let Err(problem) = super::check_session_id(&session) {
         return error(StatusCode::BAD_REQUEST, &problem, Some("user"));
     }
+    // One answer a request: the workflow runs once.
+    if let Some(n) = body.get("n")
+        && !(n.is_null() || n.as_u64() == Some(1))
+    {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "`n` must be 1: the workflow gives one answer a request",
+            Some("n"),
+        );
+    }
+    let session = server.openai_session(&session);
+    let include_usage = body
+        .get("stream_options")
+        .and_then(|o| o.get("include_usage"))
+        == Some(&Value::Bool(true));
     let Some(permit) = server.run_permit() else {
         let busy = error(StatusCode::TOO_MANY_REQUESTS, &server.busy_message(), None);
         return http::retry_after(busy);
@@ -136,7 +158,7 @@ async fn completions(server: &ChatServer, request: Request<RequestBody>) -> Resp
     let item = json!({"action": "sendMessage", "sessionId": session, "chatInput": input});
     let id = format!("chatcmpl-{}", uuid::Uuid::new_v4().simple());
     if body.get("stream") == Some(&Value::Bool(true)) {
-        return stream(server.clone(), item, id, model, permit);
+        return stream(server.clone(), item, id, model, include_usage, permit);
     }
     let result = server.run(item, None).await;
     drop(permit);
@@ -191,6 +213,7 @@ fn stream(
     item: Value,
     id: String,
     model: String,
+    include_usage: bool,
     permit: tokio::sync::OwnedSemaphorePermit,
 ) -> Response<Body> {
     let (tx, response) = http::streamed("text/event-stream");
@@ -227,6 +250,14 @@ fn stream(
                     let _ = tx.send(event(json!({"content": text}), None)).await;
                 }
                 let _ = tx.send(event(json!({}), Some("stop"))).await;
+                // As OpenAI sends it: one more chunk, with no choices.
+                if include_usage {
+                    let chunk = json!({
+                        "id": id, "object": "chat.completion.chunk", "created": created,
+                        "model": model, "choices": [], "usage": usage(&result.log),
+                    });
+                    let _ = tx.send(Bytes::from(format!("data: {chunk}\n\n"))).await;
+                }
             }
             Err(e) => {
                 let failure = json!({"error": {"message": e.client_text(), "type": "server_error", "param": null, "code": null}});
