@@ -469,3 +469,70 @@ async fn index_warns_when_the_overlap_is_more_than_half_the_chunk_size() {
     assert!(!stderr.contains("warning"), "{stderr}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Executions of a PGVector node that share their owner's pools (the n8n
+/// bridge's, `nodekit serve`'s) share one connection pool: many at once
+/// stay within the pool's connections, and the table is checked once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pgvector_executions_share_one_pool() {
+    let Some(url) = nodekit_test_support::server("PGVECTOR_DATABASE_URL") else {
+        return;
+    };
+    nodekit_nodes::link();
+    let server = EmbedServer::start(DIMS).await;
+    let admin = sqlx::PgPool::connect(&url).await.unwrap();
+    // A login that may hold as many connections as one shared pool opens.
+    let role = unique("nk_pool");
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "CREATE ROLE {role} LOGIN PASSWORD 'pw' CONNECTION LIMIT {limit};
+         CREATE SCHEMA {role} AUTHORIZATION {role};",
+        limit = nodekit::node::POSTGRES_POOL_SIZE
+    )))
+    .execute(&admin)
+    .await
+    .unwrap();
+    let mut postgres = nodekit_test_support::postgres_credential(&url);
+    postgres["user"] = json!(role);
+    postgres["password"] = json!("pw");
+    let credentials = Arc::new(
+        json!({"openAiApi": {"apiKey": "sk-local", "url": server.base_url}, "postgres": postgres})
+            .as_object()
+            .unwrap()
+            .clone(),
+    );
+    let pools = nodekit::node::SharedPools::default();
+    let run = |mode: &str, params: Value, message: &str| {
+        let wf = workflow("nodekit-nodes.vectorStorePGVector", mode, params);
+        let options = RunOptions {
+            input: json!({"chatInput": message, "sessionId": "s"}),
+            credentials: credentials.clone(),
+            pools: pools.clone(),
+            ..RunOptions::default()
+        };
+        async move { wf.run(Catalog::global(), options).await }
+    };
+    let table = json!({"tableName": "docs"});
+    run("insert", table.clone(), TEXT).await.unwrap();
+    let load = json!({"tableName": "docs", "prompt": "={{ $json.chatInput }}", "topK": 1});
+    let runs: Vec<_> = (0..24)
+        .map(|_| tokio::spawn(run("load", load.clone(), "lions at night")))
+        .collect();
+    for run in runs {
+        let items = run.await.unwrap().unwrap().items;
+        assert!(
+            items[0]
+                .to_string()
+                .contains("Lions hunt on the savanna at night."),
+            "{items:?}"
+        );
+    }
+    drop(pools);
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '{role}';
+         DROP SCHEMA {role} CASCADE; DROP ROLE {role};"
+    )))
+    .execute(&admin)
+    .await
+    .unwrap();
+    admin.close().await;
+}

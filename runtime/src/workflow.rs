@@ -253,7 +253,8 @@ impl Workflow {
                     options.events.clone(),
                 )
                 .with_type_version(root.type_version)
-                .with_credentials(Arc::new(credentials_of(entry, &options)));
+                .with_credentials(Arc::new(credentials_of(entry, &options)))
+                .with_pools(run.pools.clone());
                 out.extend(execute(params, ctx).await?);
             }
             items = out;

@@ -9,6 +9,7 @@
 
 use std::sync::Arc;
 
+use nodekit::node::SharedPools;
 use nodekit::prelude::*;
 use nodekit::serde::{Deserialize, Serialize};
 use nodekit::serde_json::Value;
@@ -113,7 +114,14 @@ pub struct VectorStorePgVector {
 }
 
 impl VectorStorePgVector {
-    async fn store(&self, credential: &Value) -> nodekit::Result<Arc<PgVectorStore>> {
+    /// The store of this table and credential, opened (its tables checked)
+    /// once for the owner of `pools` (the bridge's or the server's process,
+    /// a run) on the pool it shares; its in-process graph is the process's.
+    async fn store(
+        &self,
+        pools: &SharedPools,
+        credential: &Value,
+    ) -> nodekit::Result<Arc<PgVectorStore>> {
         let config = crate::credentials::postgres(credential)?;
         let columns = self
             .options
@@ -146,13 +154,22 @@ impl VectorStorePgVector {
             in_process_index,
             ..PgVectorOptions::default()
         };
-        Ok(Arc::new(PgVectorStore::connect(&config, options).await?))
+        let what = format!("PGVector store {options:?}");
+        pools
+            .made_once(&config, what, || async {
+                let pool =
+                    pools.postgres_with(&config, "pgvector", PgVectorStore::session_options)?;
+                PgVectorStore::with_pool(pool, options).await
+            })
+            .await
     }
 }
 
 impl SupplyData for VectorStorePgVector {
     async fn supply_data(self, ctx: &SupplyContext) -> nodekit::Result<Supply> {
-        let store = self.store(ctx.credentials("postgres")?).await?;
+        let store = self
+            .store(ctx.pools(), ctx.credentials("postgres")?)
+            .await?;
         self.modes
             .supply(ctx, store, metadata_filter(&self.options.metadata))
     }
@@ -160,7 +177,9 @@ impl SupplyData for VectorStorePgVector {
 
 impl Execute for VectorStorePgVector {
     async fn execute(self, ctx: &ExecuteContext) -> nodekit::Result<Vec<Value>> {
-        let store = self.store(ctx.credentials("postgres")?).await?;
+        let store = self
+            .store(ctx.pools(), ctx.credentials("postgres")?)
+            .await?;
         let filter = metadata_filter(&self.options.metadata);
         self.modes.execute(ctx, store, filter).await
     }

@@ -622,7 +622,8 @@ impl Bridge {
             None,
         )
         .with_credentials(Arc::new(target.credentials.clone()))
-        .with_type_version(version);
+        .with_type_version(version)
+        .with_pools(self.pools.clone());
         let items = run(params, ctx).await?;
         Ok(json!({ "items": items }))
     }

@@ -28,6 +28,7 @@ pub struct ExecuteContext {
     events: Option<EventSender>,
     type_version: Option<f64>,
     credentials: Arc<super::Credentials>,
+    pools: super::SharedPools,
 }
 
 impl std::fmt::Debug for ExecuteContext {
@@ -60,7 +61,21 @@ impl ExecuteContext {
             events,
             type_version: None,
             credentials: Arc::default(),
+            pools: super::SharedPools::default(),
         }
+    }
+
+    /// The same context with connection pools shared with other contexts
+    /// (without it, the context has a set of its own).
+    pub fn with_pools(mut self, pools: super::SharedPools) -> Self {
+        self.pools = pools;
+        self
+    }
+
+    /// The connection pools this node shares with the others its owner
+    /// runs: ask them for a database pool rather than opening one.
+    pub fn pools(&self) -> &super::SharedPools {
+        &self.pools
     }
 
     /// The same context with the node's resolved credentials.

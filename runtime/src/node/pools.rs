@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 #[cfg(feature = "postgres")]
-use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 
 #[cfg(feature = "postgres")]
 use crate::error::Result;
@@ -69,22 +69,84 @@ pub(crate) fn postgres_pool_options(max_connections: u32) -> PgPoolOptions {
 /// idle timeout (10 minutes), so a pool nobody uses holds nothing open.
 #[derive(Clone, Default)]
 pub struct SharedPools {
+    /// By server and login, and the name of the session settings the pool's
+    /// connections start with (`""` for none).
     #[cfg(feature = "postgres")]
-    postgres: Arc<Mutex<HashMap<PostgresConfig, PgPool>>>,
+    postgres: Arc<Mutex<HashMap<(PostgresConfig, &'static str), PgPool>>>,
+    /// What was made once over a pool (a store whose tables were checked),
+    /// by server and login and what it is.
+    #[cfg(feature = "postgres")]
+    made: Arc<Mutex<HashMap<MadeKey, Made>>>,
 }
+
+/// What a made value is kept under: server and login, its type, what it is.
+#[cfg(feature = "postgres")]
+type MadeKey = (PostgresConfig, std::any::TypeId, String);
+
+/// A value made once; concurrent first uses wait for the one making it.
+#[cfg(feature = "postgres")]
+type Made = Arc<tokio::sync::OnceCell<Arc<dyn std::any::Any + Send + Sync>>>;
 
 #[cfg(feature = "postgres")]
 impl SharedPools {
     /// The pool for `config`'s server and login, made on first use; it
     /// connects when a connection is first needed.
     pub fn postgres(&self, config: &PostgresConfig) -> Result<PgPool> {
+        self.postgres_with(config, "", |options| options)
+    }
+
+    /// The pool for `config`'s server and login whose connections start
+    /// with the session settings `settings` adds (named `name`, which
+    /// tells it apart from the plain pool and other settings).
+    pub fn postgres_with(
+        &self,
+        config: &PostgresConfig,
+        name: &'static str,
+        settings: impl FnOnce(PgConnectOptions) -> PgConnectOptions,
+    ) -> Result<PgPool> {
+        let key = (config.clone(), name);
         let mut pools = self.postgres.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(pool) = pools.get(config).filter(|p| !p.is_closed()) {
+        if let Some(pool) = pools.get(&key).filter(|p| !p.is_closed()) {
             return Ok(pool.clone());
         }
-        let pool = postgres_pool_options(POSTGRES_POOL_SIZE).connect_lazy_with(config.options()?);
-        pools.insert(config.clone(), pool.clone());
+        let pool = postgres_pool_options(POSTGRES_POOL_SIZE)
+            .connect_lazy_with(settings(config.options()?));
+        pools.insert(key, pool.clone());
         Ok(pool)
+    }
+
+    /// What `make` makes for `config`'s server and login under `what`
+    /// (a description of it, e.g. a store's table and options), made on
+    /// first use and kept while the set lives: later uses get the same
+    /// value without making it again. A failure is not kept: the next use
+    /// tries again.
+    pub async fn made_once<T, Fut>(
+        &self,
+        config: &PostgresConfig,
+        what: String,
+        make: impl FnOnce() -> Fut,
+    ) -> Result<Arc<T>>
+    where
+        T: Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<T>>,
+    {
+        let cell = self
+            .made
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry((config.clone(), std::any::TypeId::of::<T>(), what))
+            .or_default()
+            .clone();
+        let made = cell
+            .get_or_try_init(|| async {
+                let made: Arc<dyn std::any::Any + Send + Sync> = Arc::new(make().await?);
+                Ok::<_, crate::Error>(made)
+            })
+            .await?;
+        Ok(made
+            .clone()
+            .downcast::<T>()
+            .expect("the key holds the type"))
     }
 }
 
