@@ -73,6 +73,16 @@ async fn run_logged(base: &str, message: &str) -> (String, String) {
     (stdout, stderr)
 }
 
+/// The run log `--log` writes to standard error after the tool lines.
+fn run_log_of(stderr: &str) -> Value {
+    let start = if stderr.starts_with("{\n") {
+        0
+    } else {
+        stderr.find("\n{\n").expect("a run log") + 1
+    };
+    serde_json::from_str(&stderr[start..]).unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_a_workflow_with_memory_and_two_tools() {
     // Replies in arrival order: model (two tool calls), the Fetch tool's GET, model (answer).
@@ -85,8 +95,11 @@ async fn run_a_workflow_with_memory_and_two_tools() {
     })
     .await;
     let (stdout, stderr) = run_logged(&server.base_url, "What is the number?").await;
-    let (answer, log) = stdout.split_once('\n').unwrap();
-    assert_eq!(answer, "It is 42.");
+    assert_eq!(
+        stdout, "It is 42.\n",
+        "the answer alone, ended by a newline"
+    );
+    let log = run_log_of(&stderr);
     assert!(
         stderr.contains("[tool Think {\"thought\":\"need the number\"}]"),
         "{stderr}"
@@ -129,7 +142,6 @@ async fn run_a_workflow_with_memory_and_two_tools() {
     assert_eq!(last[4]["content"], "the number is 42");
 
     // The run log: every call, by node.
-    let log: Value = serde_json::from_str(log).unwrap();
     let actions = |node: &str| -> Vec<String> {
         log[node]
             .as_array()
@@ -160,10 +172,10 @@ async fn an_empty_answer_finishes_the_run_with_an_empty_output_and_a_warning() {
         json!({"choices": [{"delta": {}, "finish_reason": "stop"}]}),
     ])])
     .await;
-    let (stdout, _) = run_logged(&server.base_url, "Say nothing").await;
-    let (answer, log) = stdout.split_once('\n').unwrap();
+    let (stdout, stderr) = run_logged(&server.base_url, "Say nothing").await;
+    let (answer, _) = stdout.split_once('\n').unwrap();
+    let log = run_log_of(&stderr);
     assert_eq!(answer, "");
-    let log: Value = serde_json::from_str(log).unwrap();
     let agent = log["AI Agent"].as_array().unwrap();
     assert_eq!(agent.len(), 1, "{log}");
     assert_eq!(agent[0]["action"], "warning");

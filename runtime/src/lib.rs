@@ -244,7 +244,7 @@ pub mod vector_store;
 pub mod workflow;
 
 #[doc(hidden)]
-#[path = "private.rs"]
+#[path = "private/mod.rs"]
 pub mod __private;
 
 /// Internals that nodekit's own benchmarks measure. Not public API: names

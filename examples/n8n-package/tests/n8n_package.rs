@@ -1522,3 +1522,24 @@ fn in_process_memory_warns_once_under_queue_mode() {
         assert!(!quiet.contains("queue mode"), "{quiet}");
     }
 }
+
+/// The program speaks as itself, and `package` sums up what it left out
+/// in a line a reason, not a line a node.
+#[test]
+fn the_program_names_itself_and_sums_up_what_it_left_out() {
+    let version = Command::new(PROGRAM).arg("--version").output().unwrap();
+    let version = String::from_utf8_lossy(&version.stdout);
+    assert!(version.starts_with("n8n-package "), "{version}");
+    let dir = nodekit_test_support::scratch_dir().join(nodekit_test_support::unique("summary"));
+    let out = run_package(&dir, &["--name", "n8n-nodes-text"]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let left_out: Vec<&str> = stderr.lines().filter(|l| l.contains("left out")).collect();
+    assert_eq!(left_out.len(), 1, "{stderr}");
+    assert!(
+        left_out[0].starts_with("n8n-package: left out "),
+        "{stderr}"
+    );
+    // The tests run a debug build, which is worth a word.
+    assert!(stderr.contains("debug build"), "{stderr}");
+}

@@ -79,8 +79,8 @@ fn http_options(
         .map(|var| super::secret_from_env("--token-env", var))
         .transpose()?;
     if token.is_none() && !addr.ip().is_loopback() {
-        eprintln!(
-            "nodekit: warning: serving on {addr} without a token: anyone who can reach it can call the tools (use --token-env)"
+        say!(
+            "warning: serving on {addr} without a token: anyone who can reach it can call the tools (use --token-env)"
         );
     }
     let mut options = HttpOptions {
@@ -119,8 +119,8 @@ async fn serve(
     let server = McpServer::new(tools).map_err(|e| e.to_string())?;
     match http {
         None => {
-            eprintln!(
-                "nodekit: serving {} over standard input and output",
+            say!(
+                "serving {} over standard input and output",
                 names.join(", ")
             );
             let served = server.serve_stdio().await;
@@ -135,17 +135,14 @@ async fn serve(
             let local = listener
                 .local_addr()
                 .map_err(|e| format!("cannot read the address served on: {e}"))?;
-            eprintln!(
-                "nodekit: serving {} at http://{local}{MCP_PATH}",
-                names.join(", ")
-            );
+            say!("serving {} at http://{local}{MCP_PATH}", names.join(", "));
             // SIGINT or SIGTERM ends the sessions: their calls are
             // cancelled, on their databases too, before the process exits.
             nodekit::mcp::serve_http_until(server, listener, options, super::stop_signal())
                 .await
                 .map_err(|e| e.to_string())?;
             nodekit::sql::settle(std::time::Duration::from_secs(2)).await;
-            eprintln!("nodekit: stopped");
+            say!("stopped");
         }
     }
     Ok(())

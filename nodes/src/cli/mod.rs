@@ -21,11 +21,18 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
+/// Prints a line on standard error, after this program's name.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        eprintln!("{}: {}", $crate::cli::program(), format_args!($($arg)*))
+    };
+}
+
 mod mcp;
 mod serve;
 mod vectors;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use nodekit::Catalog;
 use nodekit::error::{QUOTE_MAX, shorten};
 use nodekit::event::{AgentEvent, EventSender};
@@ -34,6 +41,23 @@ use nodekit::node::Credentials;
 use nodekit::tool::NodeTool;
 use nodekit::workflow::{RunOptions, RunResult, Workflow};
 use serde_json::Value;
+
+/// This program's name, as it was started: an outside crate's program
+/// built on this command line (`weather`) is not `nodekit`.
+pub(crate) fn program() -> &'static str {
+    static NAME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    NAME.get_or_init(|| {
+        std::env::args_os()
+            .next()
+            .as_deref()
+            .map(Path::new)
+            .and_then(Path::file_stem)
+            .and_then(|n| n.to_str())
+            .filter(|n| !n.is_empty())
+            .unwrap_or("nodekit")
+            .to_owned()
+    })
+}
 
 /// List, inspect, run and package the n8n-style AI nodes linked into this
 /// program: print their catalog and tool schemas, call a tool, run or chat
@@ -279,7 +303,12 @@ const BROKEN_PIPE_EXIT: u8 = 141;
 /// Runs the command line of this program.
 pub fn main() -> ExitCode {
     init_log();
-    let cli = match Cli::try_parse() {
+    let parsed = Cli::command()
+        .name(program())
+        .bin_name(program())
+        .try_get_matches()
+        .and_then(|matches| Cli::from_arg_matches(&matches));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
@@ -350,11 +379,11 @@ pub fn main() -> ExitCode {
             ExitCode::from(BROKEN_PIPE_EXIT)
         }
         Err(CliError::Output(e)) => {
-            eprintln!("nodekit: cannot write to standard output: {e}");
+            say!("cannot write to standard output: {e}");
             ExitCode::FAILURE
         }
         Err(CliError::Failed(message)) => {
-            eprintln!("nodekit: {message}");
+            say!("{message}");
             ExitCode::FAILURE
         }
     }
@@ -671,9 +700,9 @@ async fn run_workflow(
     log: bool,
 ) -> Result<(), CliError> {
     let result = run_once(&workflow, credentials, message, session).await?;
+    // Standard output holds the answer alone, so that it can be piped.
     if log {
-        write_stdout(&format!("{}\n", pretty(&result.log.to_run_data())))
-            .map_err(CliError::Output)?;
+        eprintln!("{}", pretty(&result.log.to_run_data()));
     }
     Ok(())
 }
@@ -701,7 +730,7 @@ async fn chat(
         match run_once(&workflow, credentials.clone(), message, session).await {
             Ok(_) => {}
             // One message failing leaves the conversation open.
-            Err(CliError::Failed(e)) => eprintln!("nodekit: {e}"),
+            Err(CliError::Failed(e)) => say!("{e}"),
             Err(output) => return Err(output),
         }
     }
@@ -784,11 +813,35 @@ fn run(command: Command) -> Result<Option<String>, String> {
             };
             let report =
                 nodekit::n8n::package::write(catalog, &options).map_err(|e| e.to_string())?;
+            // One line a reason: a program links every built-in node.
+            let mut skipped: Vec<(&str, Vec<&str>)> = Vec::new();
             for (node, why) in &report.skipped {
-                eprintln!("nodekit: left out {node}: {why}");
+                match skipped.iter_mut().find(|(w, _)| *w == why.as_str()) {
+                    Some((_, nodes)) => nodes.push(node),
+                    None => skipped.push((why, vec![node])),
+                }
+            }
+            for (why, nodes) in skipped {
+                let shown: Vec<&str> = nodes.iter().take(3).copied().collect();
+                let more = nodes.len().saturating_sub(shown.len());
+                let more = if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                };
+                say!(
+                    "left out {} node(s), {}{more}: {why}",
+                    nodes.len(),
+                    shown.join(", ")
+                );
+            }
+            if cfg!(debug_assertions) {
+                say!(
+                    "warning: this program is a debug build (large and slow): package the release build (cargo build --release)"
+                );
             }
             for warning in &report.warnings {
-                eprintln!("nodekit: warning: {warning}");
+                say!("warning: {warning}");
             }
             Ok(Some(pretty(
                 &serde_json::to_value(&report).expect("a report serialises"),

@@ -77,21 +77,20 @@ pub(super) fn run(args: ServeArgs) -> Result<Option<String>, CliError> {
             .local_addr()
             .map_err(|e| format!("cannot read the address served on: {e}"))?;
         match server.chat_trigger() {
-            Some(t) if t.public => eprintln!("nodekit: chat at http://{local}{}", t.path()),
-            Some(t) => eprintln!(
-                "nodekit: warning: the Chat Trigger `{}` is not public, so its chat path answers 404 (as in n8n); turn on \"Make Chat Publicly Available\"",
+            Some(t) if t.public => say!("chat at http://{local}{}", t.path()),
+            Some(t) => say!("warning: the Chat Trigger `{}` is not public, so its chat path answers 404 (as in n8n); turn on \"Make Chat Publicly Available\"",
                 t.node
             ),
-            None => eprintln!("nodekit: the workflow has no Chat Trigger: only the OpenAI endpoint is served"),
+            None => say!("the workflow has no Chat Trigger: only the OpenAI endpoint is served"),
         }
-        eprintln!("nodekit: OpenAI-compatible endpoint at http://{local}/v1/chat/completions");
+        say!("OpenAI-compatible endpoint at http://{local}/v1/chat/completions");
         server
             .serve(listener, super::stop_signal())
             .await
             .map_err(|e| e.to_string())?;
         // Statements of runs cut off at the end are cancelled on their servers.
         nodekit::sql::settle(Duration::from_secs(2)).await;
-        eprintln!("nodekit: stopped");
+        say!("stopped");
         Ok(None)
     })
 }

@@ -242,8 +242,8 @@ pub async fn index(
     let estimate: u64 = estimates.iter().sum();
     // LangChain does the same, but a user who set these rarely expects it.
     if split.chunk_overlap > split.chunk_size / 2 {
-        eprintln!(
-            "nodekit: warning: --chunk-overlap {} is more than half of --chunk-size {}: \
+        say!(
+            "warning: --chunk-overlap {} is more than half of --chunk-size {}: \
              where a text has no separator, each chunk starts only {} character(s) after \
              the one before, so these files may give about {estimate} chunks (an estimate) \
              to embed; keep --chunk-overlap at most {} to avoid it",
@@ -293,7 +293,7 @@ pub async fn index(
         }
         // Windows are split first, then added: a huge file's chunks go in batches.
         if let Err(e) = result {
-            bar.suspend(|| eprintln!("nodekit: {e}"));
+            bar.suspend(|| say!("{e}"));
             failed.push(source);
             continue;
         }

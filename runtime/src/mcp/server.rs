@@ -93,9 +93,9 @@ impl McpServer {
     }
 }
 
-/// A tool as `tools/list` shows it. An object schema always has
-/// `properties`: n8n's MCP client (through Zod) reads one without them as
-/// "any value".
+/// A tool as `tools/list` shows it. Every object schema in it, nested ones
+/// too, has `properties`, and every array schema `items`: n8n's MCP client
+/// (through Zod) reads one without them as "any value".
 fn listed(tool: &dyn Tool) -> rmcp::model::Tool {
     let definition = tool.definition();
     let mut schema = match &definition.parameters {
@@ -105,16 +105,51 @@ fn listed(tool: &dyn Tool) -> rmcp::model::Tool {
     schema
         .entry("type")
         .or_insert_with(|| Value::from("object"));
-    if schema["type"] == "object" {
-        schema
-            .entry("properties")
-            .or_insert_with(|| Value::Object(Map::new()));
-    }
+    complete(&mut schema);
     rmcp::model::Tool::new_with_raw(
         definition.name.clone(),
         Some(Cow::Owned(definition.description.clone())),
         Arc::new(schema),
     )
+}
+
+/// Gives `schema` and the schemas inside it what Zod's conversion needs
+/// to read them as what they are: an object's `properties` (an object of
+/// any keys is `{"properties": {}, "additionalProperties": true}`), an
+/// array's `items`.
+fn complete(schema: &mut Map<String, Value>) {
+    let is = |schema: &Map<String, Value>, kind: &str| match schema.get("type") {
+        Some(Value::String(t)) => t == kind,
+        Some(Value::Array(types)) => types.iter().any(|t| t == kind),
+        _ => false,
+    };
+    if is(schema, "object") && !schema.contains_key("properties") {
+        schema.insert("properties".into(), Value::Object(Map::new()));
+        schema
+            .entry("additionalProperties")
+            .or_insert(Value::Bool(true));
+    }
+    if is(schema, "array") && !schema.contains_key("items") {
+        schema.insert("items".into(), Value::Object(Map::new()));
+    }
+    for (key, value) in schema.iter_mut() {
+        match (key.as_str(), value) {
+            ("properties" | "$defs" | "definitions", Value::Object(children)) => {
+                children.values_mut().for_each(complete_value);
+            }
+            ("items" | "additionalProperties" | "not", child) => complete_value(child),
+            ("anyOf" | "oneOf" | "allOf" | "prefixItems", Value::Array(children)) => {
+                children.iter_mut().for_each(complete_value);
+            }
+            _ => {}
+        }
+    }
+}
+
+fn complete_value(value: &mut Value) {
+    if let Value::Object(schema) = value {
+        complete(schema);
+    }
 }
 
 /// A tool's outcome as a `tools/call` result, with the text an agent
@@ -193,5 +228,33 @@ impl ServerHandler for McpServer {
             }
         };
         self.inner.calls.track_future(call).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn nested_objects_get_properties_and_arrays_items() {
+        let mut schema = json!({"type": "object", "properties": {
+            "rows": {"anyOf": [{"type": "object"}, {"type": "array"}]},
+            "tags": {"type": "array", "items": {"type": "object", "properties": {"a": {"type": "string"}}}},
+        }});
+        complete_value(&mut schema);
+        assert_eq!(
+            schema["properties"]["rows"]["anyOf"],
+            json!([
+                {"type": "object", "properties": {}, "additionalProperties": true},
+                {"type": "array", "items": {}},
+            ])
+        );
+        assert_eq!(
+            schema["properties"]["tags"]["items"]["properties"],
+            json!({"a": {"type": "string"}}),
+            "what is there stays"
+        );
     }
 }
