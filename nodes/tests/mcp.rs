@@ -985,3 +985,103 @@ async fn the_client_goes_on_when_its_server_restarts() {
         json!([{"name": "Ada Lovelace"}])
     );
 }
+
+/// SIGTERM while a call runs over HTTP: the call is cancelled, its
+/// statement on the database too, before the program exits.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_over_http_cancels_the_running_statement() {
+    let Some((pool, schema, path, credentials)) = slow_postgres().await else {
+        return;
+    };
+    let mut child = nodekit(
+        &[
+            "mcp",
+            "serve",
+            path.to_str().unwrap(),
+            "--http",
+            "127.0.0.1:0",
+        ],
+        &credentials,
+    )
+    .stdin(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(at) = line.find("http://") {
+                return line[at..].to_owned();
+            }
+        }
+        panic!("the server exited before serving");
+    })
+    .await
+    .unwrap();
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let client = nodekit::model::http_client().build().unwrap();
+    let post = |body: Value, session: Option<&str>| {
+        let mut request = client
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-06-18")
+            .body(body.to_string());
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        request.send()
+    };
+    let initialized = post(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "nodekit-test", "version": "1"}}}),
+        None,
+    )
+    .await
+    .unwrap();
+    let session = initialized.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    post(
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        Some(&session),
+    )
+    .await
+    .unwrap();
+    let endless = format!(
+        "INSERT INTO {schema}.notes (body) SELECT count(*)::text FROM {schema}.numbers a, {schema}.numbers b, {schema}.numbers c"
+    );
+    let call = post(run_query_call(2, &endless), Some(&session));
+    let call = tokio::spawn(call);
+    let end = tokio::time::Instant::now() + Duration::from_secs(20);
+    while busy(&pool, &schema).await == 0 {
+        assert!(tokio::time::Instant::now() < end, "the query starts");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let pid = child.id().unwrap().to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let status = tokio::time::timeout(Duration::from_secs(15), child.wait())
+        .await
+        .expect("the server stops")
+        .unwrap();
+    assert!(status.success(), "{status}");
+    // Cancelled, not left to run to its time limit after the program is gone.
+    assert!(
+        until_idle(&pool, &schema, Duration::from_secs(3)).await,
+        "the statement was cancelled"
+    );
+    let _ = call.await;
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")))
+        .execute(&pool)
+        .await
+        .unwrap();
+}
