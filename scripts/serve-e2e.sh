@@ -125,7 +125,7 @@ model_list:
       api_base: http://127.0.0.1:$port/v1
       api_key: os.environ/SERVE_E2E_KEY
 litellm_settings:
-  # LiteLLM drops `user`; it forwards the X-Session-Id header when told to.
+  # LiteLLM drops "user"; it forwards the X-Session-Id header when told to.
   model_group_settings:
     forward_client_headers_to_llm_api: [shop]
 general_settings:
