@@ -13,6 +13,8 @@ pub(super) trait Element: Copy {
     fn from_f32(x: f32) -> Self;
     /// Writes `src` into `dst` (of the same length) as `f32`s.
     fn to_f32s(src: &[Self], dst: &mut [f32]);
+    /// Its bit pattern: rows are the same when their bits are.
+    fn bits(self) -> u32;
 }
 
 impl Element for f32 {
@@ -22,12 +24,18 @@ impl Element for f32 {
     fn to_f32s(src: &[Self], dst: &mut [f32]) {
         dst.copy_from_slice(src);
     }
+    fn bits(self) -> u32 {
+        self.to_bits()
+    }
 }
 
 #[cfg(feature = "ann")]
 impl Element for half::f16 {
     fn from_f32(x: f32) -> Self {
         half::f16::from_f32(x)
+    }
+    fn bits(self) -> u32 {
+        u32::from(self.to_bits())
     }
     fn to_f32s(src: &[Self], dst: &mut [f32]) {
         // F16C instructions where the processor has them.
@@ -102,9 +110,7 @@ impl<T: Element> Rows<T> {
             if v.len() != self.dims {
                 continue;
             }
-            let norm = dot(v, v).sqrt();
-            let scale = if norm > 0.0 { 1.0 / norm } else { 0.0 };
-            let row = v.iter().map(|x| T::from_f32(x * scale));
+            let row = stored(v);
             // Rows come in message id order, which is seq order but for
             // hand-edited imports: those take the slow path.
             match self.seqs.last() {
@@ -157,6 +163,14 @@ impl<T: Element> Rows<T> {
         self.seqs.truncate(kept);
         self.data.truncate(kept * dims);
     }
+}
+
+/// `v` as a row holds it: scaled to length 1 (a zero vector stays zero),
+/// as `T`s.
+pub(super) fn stored<T: Element>(v: &[f32]) -> impl Iterator<Item = T> + '_ {
+    let norm = dot(v, v).sqrt();
+    let scale = if norm > 0.0 { 1.0 / norm } else { 0.0 };
+    v.iter().map(move |x| T::from_f32(x * scale))
 }
 
 /// The `k` highest scores, highest first (ties: lower key first). Holds

@@ -5,7 +5,8 @@
 //! exact limit of them it is a plain block ([`flat`]), normalised and
 //! scanned exactly; past it, an HNSW graph ([`ann`], with the `ann`
 //! feature) whose best candidates are put in order again by a
-//! half-precision copy of the vectors.
+//! half-precision copy of the vectors. Keys with the same vector share one
+//! node of the graph: repeated text costs it one node, not one a copy.
 //!
 //! Adding to a graph is the slow part (a vector of a 100,000-vector graph
 //! takes about a millisecond), so vectors past the exact limit first wait
@@ -308,7 +309,7 @@ impl Index {
             let rows: Vec<(i64, &[f32])> = waiting.iter().take(part).collect();
             let added = match graph {
                 None => self.build(&rows),
-                Some(graph) => graph.reserve(rows.len()).and_then(|()| graph.add(&rows)),
+                Some(graph) => graph.add(&rows),
             };
             // Removals made meanwhile leave the graph even when the
             // addition failed partway (it may hold some of their keys).
@@ -328,7 +329,6 @@ impl Index {
     /// Builds the graph from `rows`, then lets searches use it.
     fn build(&self, rows: &[(i64, &[f32])]) -> IndexResult<()> {
         let graph = Graph::new(self.dims, self.breadth)?;
-        graph.reserve(rows.len())?;
         graph.add(rows)?;
         *self.graph.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(graph));
         Ok(())
@@ -437,10 +437,12 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn keys_removed_while_an_absorber_moves_them_do_not_come_back() {
+    /// Adds the first 100 of `all`, then the rest batch by batch (past a
+    /// limit of 100), each while its keys that `gone` picks are removed
+    /// one by one as an absorber moves it; then checks they are gone and
+    /// the rest held.
+    fn removals_race_an_absorber(all: &[(i64, Vec<f32>)], gone: impl Fn(i64) -> bool) -> Index {
         let index = Arc::new(Index::new(16, Breadth::DOCUMENTS));
-        let all = pseudo_random(6_000, 16, 7);
         index.add(&rows(&all[..100]), 100).unwrap();
         let mut removed = Vec::new();
         for batch in all[100..].chunks(1_475) {
@@ -451,7 +453,7 @@ mod tests {
                 let index = index.clone();
                 std::thread::spawn(move || index.absorb())
             };
-            for (key, _) in batch.iter().step_by(5) {
+            for (key, _) in batch.iter().filter(|(key, _)| gone(*key)) {
                 index.remove(&[*key]).unwrap();
                 removed.push(*key);
             }
@@ -469,6 +471,31 @@ mod tests {
             all.iter()
                 .all(|(k, _)| removed.contains(k) || holds(&index, *k))
         );
+        Arc::into_inner(index).unwrap()
+    }
+
+    #[test]
+    fn keys_removed_while_an_absorber_moves_them_do_not_come_back() {
+        removals_race_an_absorber(&pseudo_random(6_000, 16, 7), |key| key % 5 == 0);
+    }
+
+    #[test]
+    fn copies_removed_while_an_absorber_moves_them_do_not_come_back() {
+        // Two keys in three hold one of 12 vectors, a new one every 500
+        // keys; every key of the odd ones goes, so their nodes empty while
+        // the absorber puts them in the graph.
+        let copied = pseudo_random(12, 16, 13);
+        let mut all = pseudo_random(6_000, 16, 7);
+        for (key, v) in all.iter_mut().filter(|(key, _)| key % 3 != 0) {
+            *v = copied[*key as usize / 500].1.clone();
+        }
+        let gone = |key: i64| key >= 100 && (key % 5 == 0 || (key % 3 != 0 && key / 500 % 2 == 1));
+        let index = removals_race_an_absorber(&all, gone);
+        // No node is left for a vector whose keys are all gone.
+        let distinct = (0..6_000).filter(|key| key % 3 == 0 && !gone(*key)).count();
+        let graph = index.graph().unwrap();
+        assert_eq!(graph.node_count(), distinct + 6);
+        assert_eq!(graph.size(), (0..6_000).filter(|key| !gone(*key)).count());
     }
 
     #[test]
@@ -508,10 +535,99 @@ mod tests {
     }
 
     #[test]
+    fn identical_vectors_are_found_as_an_exact_scan_finds_them() {
+        // Three keys in four hold one boilerplate vector, the others
+        // distinct ones.
+        let distinct = pseudo_random(1_000, 16, 5);
+        let boilerplate: Vec<f32> = (0..16)
+            .map(|d| if d % 3 == 0 { 0.5 } else { -0.25 })
+            .collect();
+        let all: Vec<(i64, Vec<f32>)> = (0..4_000)
+            .map(|key| match key % 4 {
+                0 => (key, distinct[key as usize / 4].1.clone()),
+                _ => (key, boilerplate.clone()),
+            })
+            .collect();
+        let index = Index::new(16, Breadth::DOCUMENTS);
+        index.add(&rows(&all), 100).unwrap();
+        index.absorb().unwrap();
+        assert_eq!(index.sizes(), (0, 4_000));
+        // The exact answer: an index that never builds a graph.
+        let exact = Index::new(16, Breadth::DOCUMENTS);
+        exact.add(&rows(&all), usize::MAX).unwrap();
+        let third = |key: i64| key % 3 == 1;
+        let check = |index: &Index, exact: &Index| {
+            for k in [1, 4, 60, 500] {
+                for keep in [None, Some(&third as &dyn Fn(i64) -> bool)] {
+                    let got = index.search(&boilerplate, k, keep).unwrap().into_keys();
+                    let want = exact.search(&boilerplate, k, keep).unwrap().into_keys();
+                    assert_eq!(got, want, "k = {k}, filtered: {}", keep.is_some());
+                }
+            }
+        };
+        check(&index, &exact);
+        // Removing the lowest copies: the next ones take their place.
+        let gone: Vec<i64> = (0..2_000).filter(|key| key % 4 != 0).collect();
+        index.remove(&gone).unwrap();
+        exact.remove(&gone).unwrap();
+        check(&index, &exact);
+        // With every copy gone, none is found.
+        let copies: Vec<i64> = (0..4_000).filter(|key| key % 4 != 0).collect();
+        index.remove(&copies).unwrap();
+        let left = index.search(&boilerplate, 10, None).unwrap().into_keys();
+        assert_eq!(left.len(), 10);
+        assert!(left.iter().all(|key| key % 4 == 0), "{left:?}");
+    }
+
+    #[test]
+    fn a_graph_holds_one_node_for_each_distinct_vector() {
+        let graph = Graph::new(8, Breadth::DOCUMENTS).unwrap();
+        let same = vec![0.5f32; 8];
+        // The same direction: the same vector once scaled to length 1.
+        let longer: Vec<f32> = same.iter().map(|x| x * 4.0).collect();
+        let copy = |key: i64| if key % 2 == 0 { &same } else { &longer }.clone();
+        let mut all = pseudo_random(10, 8, 9);
+        all.extend((100..10_100).map(|key| (key, copy(key))));
+        graph.add(&rows(&all)).unwrap();
+        assert_eq!((graph.size(), graph.node_count()), (10_010, 11));
+        let keys =
+            |found: Vec<(f32, i64)>| found.into_iter().map(|(_, key)| key).collect::<Vec<_>>();
+        assert_eq!(keys(graph.search(&same, 3, None).unwrap()), [100, 101, 102]);
+        let sevens = |key: i64| key % 7 == 0;
+        assert_eq!(
+            keys(graph.search(&same, 3, Some(&sevens)).unwrap()),
+            [105, 112, 119]
+        );
+        // Copies join the node, in a later batch and out of key order too.
+        let late = vec![(50, copy(50)), (20_000, copy(20_001))];
+        graph.add(&rows(&late)).unwrap();
+        assert_eq!((graph.size(), graph.node_count()), (10_012, 11));
+        assert_eq!(keys(graph.search(&same, 2, None).unwrap()), [50, 100]);
+        // The node stays while a key holds it, and goes with the last.
+        let most: Vec<i64> = (100..10_099).chain([50]).collect();
+        graph.remove(&most).unwrap();
+        assert_eq!((graph.size(), graph.node_count()), (12, 11));
+        assert_eq!(
+            keys(graph.search(&same, 3, None).unwrap())[..2],
+            [10_099, 20_000]
+        );
+        graph.remove(&[10_099, 20_000]).unwrap();
+        assert_eq!((graph.size(), graph.node_count()), (10, 10));
+        assert!(
+            keys(graph.search(&same, 3, None).unwrap())
+                .iter()
+                .all(|key| *key < 10)
+        );
+        // The vector comes back as a node of its own.
+        graph.add(&[(30_000, &same[..])]).unwrap();
+        assert_eq!((graph.size(), graph.node_count()), (11, 11));
+        assert_eq!(keys(graph.search(&same, 1, None).unwrap()), [30_000]);
+    }
+
+    #[test]
     fn a_graph_takes_a_batch_again_and_a_huge_k() {
         let graph = Graph::new(4, Breadth::DOCUMENTS).unwrap();
         let all = pseudo_random(50, 4, 3);
-        graph.reserve(all.len()).unwrap();
         graph.add(&rows(&all)).unwrap();
         // Keys held already are skipped, as a retry after a failure needs.
         graph.add(&rows(&all)).unwrap();

@@ -40,6 +40,11 @@ impl<T: Element> Segments<T> {
         }
     }
 
+    /// The length of its vectors.
+    pub(super) fn dims(&self) -> usize {
+        self.dims
+    }
+
     /// The rows as they are now.
     pub(super) fn snapshot(&self) -> Snapshot<T> {
         Snapshot(
@@ -180,6 +185,11 @@ impl<T: Element> Snapshot<T> {
 
     pub(super) fn contains(&self, key: i64) -> bool {
         self.segment(key).is_some_and(|s| s.contains(key))
+    }
+
+    /// The row of `key`, if held.
+    pub(super) fn row(&self, key: i64) -> Option<&[T]> {
+        self.segment(key)?.row(key)
     }
 
     /// The rows, as `(key, vector)`, in key order.
