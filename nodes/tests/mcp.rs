@@ -262,11 +262,22 @@ async fn a_workflow_without_tools_is_refused() {
 /// `nodekit mcp serve --http ADDR` of the SQL example, requiring `token`
 /// when one is given; and its URL, once it listens.
 async fn http_server(addr: &str, token: Option<&str>) -> (Child, String) {
-    let mut args = vec!["mcp", "serve", SQL_AGENT, "--http", addr];
+    serve_over_http(SQL_AGENT, &shop(), addr, token).await
+}
+
+/// `nodekit mcp serve WORKFLOW --http ADDR` with `credentials` (and a
+/// token when given), once it serves; and its URL.
+async fn serve_over_http(
+    workflow: &str,
+    credentials: &Value,
+    addr: &str,
+    token: Option<&str>,
+) -> (Child, String) {
+    let mut args = vec!["mcp", "serve", workflow, "--http", addr];
     if token.is_some() {
         args.extend(["--token-env", "MCP_TEST_TOKEN"]);
     }
-    let mut command = nodekit(&args, &shop());
+    let mut command = nodekit(&args, credentials);
     if let Some(token) = token {
         command.env("MCP_TEST_TOKEN", token);
     }
@@ -994,32 +1005,8 @@ async fn a_stop_over_http_cancels_the_running_statement() {
     let Some((pool, schema, path, credentials)) = slow_postgres().await else {
         return;
     };
-    let mut child = nodekit(
-        &[
-            "mcp",
-            "serve",
-            path.to_str().unwrap(),
-            "--http",
-            "127.0.0.1:0",
-        ],
-        &credentials,
-    )
-    .stdin(Stdio::null())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = tokio::time::timeout(Duration::from_secs(30), async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if let Some(at) = line.find("http://") {
-                return line[at..].to_owned();
-            }
-        }
-        panic!("the server exited before serving");
-    })
-    .await
-    .unwrap();
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let (mut child, url) =
+        serve_over_http(path.to_str().unwrap(), &credentials, "127.0.0.1:0", None).await;
     let client = nodekit::model::http_client().build().unwrap();
     let post = |body: Value, session: Option<&str>| {
         let mut request = client

@@ -113,6 +113,17 @@ impl Served {
         Served { child, base }
     }
 
+    /// Sends the server SIGTERM.
+    #[cfg(unix)]
+    fn terminate(&self) {
+        let pid = self.child.id().unwrap().to_string();
+        let killed = std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+    }
+
     fn chat_url(&self) -> String {
         format!("{}/webhook/{WEBHOOK}/chat", self.base)
     }
@@ -747,12 +758,7 @@ async fn a_stop_lets_the_message_in_flight_finish() {
             .send(),
     );
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let pid = served.child.id().unwrap();
-    let killed = std::process::Command::new("kill")
-        .args(["-TERM", &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    served.terminate();
     let answer = in_flight.await.unwrap().unwrap();
     assert_eq!(answer.status(), 200);
     assert_eq!(
@@ -863,12 +869,7 @@ async fn a_stream_cut_off_by_a_stop_ends_with_an_error_item() {
         let chunk = response.chunk().await.unwrap().unwrap();
         text.push_str(&String::from_utf8_lossy(&chunk));
     }
-    let pid = served.child.id().unwrap();
-    let killed = std::process::Command::new("kill")
-        .args(["-TERM", &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    served.terminate();
     let rest = tokio::time::timeout(Duration::from_secs(10), async {
         while let Some(chunk) = response.chunk().await.unwrap() {
             text.push_str(&String::from_utf8_lossy(&chunk));
