@@ -67,8 +67,8 @@ pub(crate) struct Policy {
     pub max_unfinished_bodies: usize,
     /// Requests sending their body at once, from one IP address.
     pub max_unfinished_bodies_per_ip: usize,
-    /// The `Host` headers accepted, as names (any port) or `name:port`.
-    pub allowed_hosts: Vec<String>,
+    /// The `Host` headers accepted.
+    pub allowed_hosts: AllowedHosts,
     /// Paths served whatever the `Host` (a health check's).
     pub any_host_paths: &'static [&'static str],
 }
@@ -78,7 +78,7 @@ pub(crate) const MAX_CONNECTIONS: usize = 1024;
 
 impl Policy {
     /// The defaults, accepting the `Host` names `allowed_hosts`.
-    pub(crate) fn new(allowed_hosts: Vec<String>) -> Policy {
+    pub(crate) fn new(allowed_hosts: &[String]) -> Policy {
         Policy {
             max_connections: MAX_CONNECTIONS,
             header_timeout: Duration::from_secs(30),
@@ -86,7 +86,7 @@ impl Policy {
             body_idle_timeout: Duration::from_secs(10),
             max_unfinished_bodies: 256,
             max_unfinished_bodies_per_ip: 32,
-            allowed_hosts,
+            allowed_hosts: AllowedHosts::new(allowed_hosts),
             any_host_paths: &[],
         }
     }
@@ -95,16 +95,32 @@ impl Policy {
 /// The loopback names every server accepts as `Host` by default.
 pub(crate) const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
-/// Whether the authority `host` (`name[:port]`, IPv6 in brackets) is one of
-/// `allowed` (names match any port; `name:port` only that port).
-pub(crate) fn host_allowed(host: &str, allowed: &[String]) -> bool {
-    let Some((name, port)) = split_authority(host) else {
-        return false;
-    };
-    allowed
-        .iter()
-        .filter_map(|entry| split_authority(entry))
-        .any(|(n, p)| n.eq_ignore_ascii_case(name) && (p.is_none() || p == port))
+/// `Host` names (any port) and `name:port`s, read once rather than for
+/// every request.
+#[derive(Clone, Debug)]
+pub(crate) struct AllowedHosts(Vec<(String, Option<u16>)>);
+
+impl AllowedHosts {
+    /// The entries of `list` that are authorities; the others allow nothing.
+    pub(crate) fn new(list: &[String]) -> AllowedHosts {
+        AllowedHosts(
+            list.iter()
+                .filter_map(|entry| split_authority(entry))
+                .map(|(name, port)| (name.to_ascii_lowercase(), port))
+                .collect(),
+        )
+    }
+
+    /// Whether the authority `host` (`name[:port]`, IPv6 in brackets) is
+    /// allowed (names match any port; `name:port` only that port).
+    pub(crate) fn allows(&self, host: &str) -> bool {
+        let Some((name, port)) = split_authority(host) else {
+            return false;
+        };
+        self.0
+            .iter()
+            .any(|(n, p)| n.eq_ignore_ascii_case(name) && (p.is_none() || *p == port))
+    }
 }
 
 /// `name[:port]` split, brackets of an IPv6 address removed.
@@ -556,7 +572,7 @@ fn admit(
 }
 
 /// Exactly one `Host`, allowed, and the same as an absolute-form target's.
-fn check_host<B>(request: &Request<B>, allowed: &[String]) -> Result<(), (StatusCode, String)> {
+fn check_host<B>(request: &Request<B>, allowed: &AllowedHosts) -> Result<(), (StatusCode, String)> {
     let mut hosts = request.headers().get_all(HOST).iter();
     let (Some(host), None) = (hosts.next(), hosts.next()) else {
         return Err((
@@ -578,7 +594,7 @@ fn check_host<B>(request: &Request<B>, allowed: &[String]) -> Result<(), (Status
             "the request's target names another host than its Host header".into(),
         ));
     }
-    if !host_allowed(host, allowed) {
+    if !allowed.allows(host) {
         return Err((
             StatusCode::FORBIDDEN,
             format!(
@@ -633,7 +649,7 @@ mod tests {
     }
 
     fn policy() -> Policy {
-        Policy::new(LOOPBACK_HOSTS.map(String::from).to_vec())
+        Policy::new(&LOOPBACK_HOSTS.map(String::from))
     }
 
     /// Reads one response (its head, and a body of `content-length`).
@@ -818,7 +834,7 @@ mod tests {
 
     #[test]
     fn hosts_match_by_name_or_by_name_and_port() {
-        let allowed = hosts(&["localhost", "::1", "shop.example:8080"]);
+        let allowed = AllowedHosts::new(&hosts(&["localhost", "::1", "shop.example:8080"]));
         for host in [
             "localhost",
             "LOCALHOST:9",
@@ -826,7 +842,7 @@ mod tests {
             "[::1]",
             "shop.example:8080",
         ] {
-            assert!(host_allowed(host, &allowed), "{host}");
+            assert!(allowed.allows(host), "{host}");
         }
         for host in [
             "evil.example",
@@ -835,7 +851,7 @@ mod tests {
             "localhost.evil",
             "",
         ] {
-            assert!(!host_allowed(host, &allowed), "{host}");
+            assert!(!allowed.allows(host), "{host}");
         }
     }
 

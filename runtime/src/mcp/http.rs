@@ -165,7 +165,7 @@ pub async fn serve_http_until(
         let expected = expected.clone();
         Box::pin(answer(service, expected, max_body_bytes, request))
     });
-    let policy = Policy::new(options.allowed_hosts.clone());
+    let policy = Policy::new(&options.allowed_hosts);
     crate::http_server::serve(
         listener,
         policy,

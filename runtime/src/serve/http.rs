@@ -16,9 +16,7 @@ pub(super) use crate::http_server::Body;
 use crate::http_server::RequestBody;
 
 /// A JSON answer.
-pub(super) fn json(status: StatusCode, value: &Value) -> Response<Body> {
-    crate::http_server::json_answer(status, value)
-}
+pub(super) use crate::http_server::json_answer as json;
 
 /// A refusal or failure as n8n's webhooks answer one: `{"message": ...}`.
 pub(super) fn json_error(status: StatusCode, message: &str) -> Response<Body> {

@@ -207,7 +207,7 @@ impl ChatServer {
         if let Ok(addr) = listener.local_addr() {
             allowed_hosts.push(addr.ip().to_string());
         }
-        let mut policy = Policy::new(allowed_hosts);
+        let mut policy = Policy::new(&allowed_hosts);
         policy.any_host_paths = &["/healthz"];
         let grace = self.inner.options.shutdown_grace;
         let stopping = self.inner.stopping.clone();
