@@ -1748,3 +1748,33 @@ async fn postgres_refuses_attacks_and_answers_requests() {
     run_transactions(&f).await;
     f.drop_schema().await;
 }
+
+// sqlx retries a refused connection until its acquire timeout (10 s),
+// taking it for a server starting up: a port nobody listens on must be
+// reported at once, as refused, not as a timeout.
+#[tokio::test]
+async fn a_closed_port_is_reported_as_refused() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let f = Fixture {
+        db: Db::Postgres,
+        credentials: json!({"postgres": {
+            "host": "127.0.0.1", "port": port, "database": "postgres",
+            "user": "nobody", "password": "", "ssl": "disable",
+        }}),
+        schema: String::new(),
+        pg: None,
+        sqlite: None,
+        _dir: None,
+    };
+    let answer = f
+        .call("selectQueryTool", json!({"tableName": "customers"}))
+        .await;
+    assert_eq!(answer["errorType"], "connection_error", "{answer}");
+    let message = answer["error"].as_str().unwrap_or_default();
+    assert!(message.contains("could not reach the database"), "{answer}");
+    assert!(!message.contains("timed out"), "{answer}");
+}

@@ -289,6 +289,8 @@ async fn postgres_down_is_a_clear_error_without_the_password() {
         .unwrap_err()
         .to_string();
     assert!(e.starts_with("PostgreSQL: cannot connect"), "{e}");
+    // At once, not after the pool's 10 s of retries.
+    assert!(e.contains("refused"), "{e}");
     assert!(!e.contains("s3cret-pw"), "{e}");
 }
 

@@ -115,10 +115,14 @@ impl PostgresConfig {
 /// [`PostgresChatHistory::with_pool`], e.g. one from
 /// [`SharedPools`](crate::node::SharedPools).
 async fn pool(options: sqlx::postgres::PgConnectOptions) -> Result<PgPool> {
-    crate::node::postgres_pool_options(8)
-        .connect_with(options)
-        .await
-        .map_err(cannot_connect)
+    let pool = crate::node::postgres_pool_options(8).connect_lazy_with(options);
+    // Connect now, so that a wrong server or login is reported here.
+    drop(
+        crate::node::refused_at_once(&pool, pool.acquire())
+            .await
+            .map_err(cannot_connect)?,
+    );
+    Ok(pool)
 }
 
 impl PostgresChatHistory {
@@ -175,7 +179,9 @@ impl PostgresChatHistory {
              CREATE TABLE IF NOT EXISTS {table} (id SERIAL PRIMARY KEY, session_id VARCHAR(255) NOT NULL, message JSONB NOT NULL);
              CREATE INDEX IF NOT EXISTS \"{name}_session_id_id_idx\" ON {table} (session_id, id);"
         );
-        let mut tx = pool.begin().await.map_err(cannot_connect)?;
+        let mut tx = crate::node::refused_at_once(&pool, pool.begin())
+            .await
+            .map_err(cannot_connect)?;
         sqlx::raw_sql(sqlx::AssertSqlSafe(ddl))
             .execute(&mut *tx)
             .await

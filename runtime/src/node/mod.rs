@@ -18,7 +18,7 @@ pub use execute::ExecuteContext;
 pub use pools::POSTGRES_POOL_SIZE;
 pub use pools::SharedPools;
 #[cfg(feature = "postgres")]
-pub(crate) use pools::postgres_pool_options;
+pub(crate) use pools::{postgres_pool_options, refused_at_once};
 pub use supply::{ChatModelOptions, Credentials, SupplyContext};
 
 use std::marker::PhantomData;

@@ -64,6 +64,33 @@ pub(crate) fn postgres_pool_options(max_connections: u32) -> PgPoolOptions {
         })
 }
 
+/// `connect`, the pool's acquire or begin, except that a pool with no
+/// connection open fails at once, as a refused connection, when nothing
+/// listens on its server's port. sqlx takes a refusal for a server starting
+/// up and tries again until the acquire timeout, so a stopped or wrong
+/// server would otherwise be reported 10 seconds later, as a timeout.
+#[cfg(feature = "postgres")]
+pub(crate) async fn refused_at_once<T>(
+    pool: &PgPool,
+    connect: impl std::future::Future<Output = Result<T, sqlx::Error>>,
+) -> Result<T, sqlx::Error> {
+    let options = pool.connect_options();
+    if pool.size() > 0 || options.get_socket().is_some() {
+        return connect.await;
+    }
+    let probe = tokio::net::TcpStream::connect((options.get_host(), options.get_port()));
+    tokio::pin!(connect);
+    tokio::select! {
+        biased;
+        connected = &mut connect => connected,
+        probe = probe => match probe {
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => Err(sqlx::Error::Io(e)),
+            // Listening (or not known yet): the pool decides.
+            _ => connect.await,
+        },
+    }
+}
+
 /// PostgreSQL pools by server and login, opened lazily and kept while the
 /// set lives. Cloning shares the set. Idle connections close after sqlx's
 /// idle timeout (10 minutes), so a pool nobody uses holds nothing open.

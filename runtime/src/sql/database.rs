@@ -227,8 +227,7 @@ impl Database {
                     cancel.tag
                 );
                 super::writer::quote_ident(&mut begin, schema);
-                let tx = pool
-                    .begin_with(AssertSqlSafe(begin))
+                let tx = crate::node::refused_at_once(pool, pool.begin_with(AssertSqlSafe(begin)))
                     .await
                     .map_err(|e| classify(&e))?;
                 let mut cancel = cancel;
