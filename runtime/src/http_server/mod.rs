@@ -17,9 +17,13 @@
 //! - `Connection: close` on an answer given before the request's body was
 //!   read, so a keep-alive client does not send its next request into a
 //!   connection that is closing;
+//! - request heads whose lines end with CRLF, not a lone LF (400; see
+//!   [`crlf`]);
 //! - `TCP_NODELAY`: an answer written in pieces (an event stream's first
 //!   event, then the result) is not held back waiting for the client's
 //!   delayed acknowledgement.
+
+mod crlf;
 
 use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
@@ -435,6 +439,8 @@ pub(crate) async fn serve(
             }
         };
         let _ = stream.set_nodelay(true);
+        let framing = Arc::new(crlf::Framing::default());
+        let stream = crlf::CrlfHeads::new(stream, framing.clone());
         let service = {
             let (policy, connections, places, handler) = (
                 policy.clone(),
@@ -443,6 +449,7 @@ pub(crate) async fn serve(
                 handler.clone(),
             );
             hyper::service::service_fn(move |request: Request<Incoming>| {
+                framing.set(crlf::BodyFraming::of(request.body()));
                 let busy = connections.started(id);
                 let answer = admit(request, peer.ip(), &policy, &places, refuse).map(|request| {
                     let state = request.body().state.clone();
@@ -620,16 +627,21 @@ mod tests {
     }
 
     /// A server on 127.0.0.1 that answers with the length of the body it
-    /// read, or, at `/early`, with 401 before reading it.
+    /// read (at `/echo`, with the body), or, at `/early`, with 401 before
+    /// reading it.
     async fn start(policy: Policy) -> std::net::SocketAddr {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let handler: Handler = Arc::new(|request: Request<RequestBody>| {
             Box::pin(async move {
-                if request.uri().path() == "/early" {
+                let path = request.uri().path().to_owned();
+                if path == "/early" {
                     return text(StatusCode::UNAUTHORIZED, "no");
                 }
                 match request.into_body().collect().await {
+                    Ok(body) if path == "/echo" => {
+                        text(StatusCode::OK, &String::from_utf8_lossy(&body.to_bytes()))
+                    }
                     Ok(body) => text(StatusCode::OK, &body.to_bytes().len().to_string()),
                     Err(e) => text(StatusCode::BAD_REQUEST, &e.to_string()),
                 }
@@ -719,6 +731,41 @@ mod tests {
                 "{request:?}: {answer}"
             );
         }
+    }
+
+    #[tokio::test]
+    async fn a_lone_lf_in_a_request_head_gets_400() {
+        let addr = start(policy()).await;
+        for request in [
+            "GET / HTTP/1.1\nhost: localhost\n\n",
+            "GET / HTTP/1.1\r\nhost: localhost\n\r\n",
+            "GET / HTTP/1.1\r\nhost: localhost\r\n\n",
+        ] {
+            let answer = exchange(addr, request).await;
+            assert!(answer.starts_with("HTTP/1.1 400"), "{request:?}: {answer}");
+        }
+        // Lone LFs in bodies are a body's business; the heads that follow
+        // them on a kept-alive connection are still checked.
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        let pipelined = "POST /echo HTTP/1.1\r\nhost: localhost\r\ncontent-length: 4\r\n\r\na\n\nb\
+             POST /echo HTTP/1.1\r\nhost: localhost\r\ntransfer-encoding: chunked\r\n\r\n2\r\n\n\n\r\n0\r\n\r\n\
+             GET / HTTP/1.1\nhost: localhost\n\n";
+        stream.write_all(pipelined.as_bytes()).await.unwrap();
+        // The 400 closes the connection: read to the end.
+        let mut answers = String::new();
+        tokio::time::timeout(Duration::from_secs(5), stream.read_to_string(&mut answers))
+            .await
+            .unwrap()
+            .unwrap();
+        let statuses: Vec<&str> = answers.matches("HTTP/1.1 ").collect();
+        assert_eq!(statuses.len(), 3, "{answers:?}");
+        let bodies: Vec<&str> = answers
+            .split("HTTP/1.1 ")
+            .skip(1)
+            .map(|a| a.split_once("\r\n\r\n").unwrap().1)
+            .collect();
+        assert_eq!(bodies, ["a\n\nb", "\n\n", ""], "{answers:?}");
+        assert!(answers.contains("HTTP/1.1 400"), "{answers:?}");
     }
 
     #[tokio::test]
