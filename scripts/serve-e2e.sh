@@ -9,7 +9,9 @@
 #      installed here from npm) from a local URL. A message typed there
 #      must be answered, its text seen arriving in pieces while the
 #      scripted model streams it; after a reload, the previous session must
-#      come back from PostgreSQL chat memory. A screenshot is saved.
+#      come back from PostgreSQL chat memory. A screenshot is saved. A
+#      second server's page, whose widget copy was changed, must not run it
+#      (the page's integrity hashes no longer match).
 #   2. OpenAI's Python client (openai, from PyPI) against
 #      /v1/chat/completions, whole and streamed, in one session.
 #   3. The same through a LiteLLM proxy in front of `nodekit serve`.
@@ -26,6 +28,7 @@ dir=${SERVE_E2E_DIR:-$HOME/.cache/nodekit-serve-e2e}
 port=${SERVE_E2E_PORT:-18760}
 helper_port=$((port + 1))
 litellm_port=$((port + 2))
+tampered_port=$((port + 3))
 say() { echo "== $*" >&2; }
 
 [ -n "${DATABASE_URL:-}" ] || { echo "DATABASE_URL is needed: eval \"\$(scripts/services.sh)\"" >&2; exit 1; }
@@ -107,11 +110,17 @@ wait_for "$work/helper.log" "helper on"
   --chat-bundle-url "http://127.0.0.1:$helper_port/chat" --api-key-env SERVE_E2E_KEY 2> "$work/serve.log" &
 pids+=($!)
 wait_for "$work/serve.log" "OpenAI-compatible endpoint"
+# The same, its widget from a changed copy.
+"$nodekit" serve "$work/workflow.json" --addr "127.0.0.1:$tampered_port" \
+  --chat-bundle-url "http://127.0.0.1:$helper_port/tampered" 2> "$work/tampered.log" &
+pids+=($!)
+wait_for "$work/tampered.log" "OpenAI-compatible endpoint"
 
 failed=0
 say "n8n's chat widget in headless Chromium, on the hosted chat page"
 shot="${SCREENSHOT:-$dir/chat.png}"
-(cd "$dir" && CHROMIUM="$chromium" node browser.mjs "http://127.0.0.1:$port/webhook/$webhook/chat" "$shot") || failed=1
+(cd "$dir" && CHROMIUM="$chromium" node browser.mjs "http://127.0.0.1:$port/webhook/$webhook/chat" "$shot" \
+  "http://127.0.0.1:$tampered_port/webhook/$webhook/chat") || failed=1
 
 say "OpenAI's Python client against /v1/chat/completions"
 "$dir/venv/bin/python" "$here/clients.py" "http://127.0.0.1:$port/v1" "$SERVE_E2E_KEY" shop "openai client" --check-key || failed=1

@@ -656,12 +656,20 @@ async fn the_hosted_page_loads_the_widget_from_the_configured_url() {
         .unwrap();
     assert!(html.contains(&format!("nonce=\"{nonce}\"")), "{html}");
     assert!(policy.contains("http://127.0.0.1:9"), "{policy}");
+    // Checked against the files of the version tested, wherever they are.
+    let tested = nodekit::serve::ChatBundleIntegrity::TESTED;
     assert!(
-        html.contains("\"http://127.0.0.1:9/chat/dist/chat.bundle.es.js\""),
+        html.contains(&format!(
+            "<script src=\"http://127.0.0.1:9/chat/dist/chat.bundle.umd.js\" crossorigin=\"anonymous\" integrity=\"{}\"",
+            tested.script
+        )),
         "{html}"
     );
     assert!(
-        html.contains("href=\"http://127.0.0.1:9/chat/dist/style.css\""),
+        html.contains(&format!(
+            "href=\"http://127.0.0.1:9/chat/dist/style.css\" rel=\"stylesheet\" crossorigin=\"anonymous\" integrity=\"{}\"",
+            tested.style
+        )),
         "{html}"
     );
     assert!(
@@ -673,7 +681,33 @@ async fn the_hosted_page_loads_the_widget_from_the_configured_url() {
         html.contains("[\"Hello!\",\"Ask me about orders.\"]"),
         "{html}"
     );
-    assert_eq!(html.matches("</script>").count(), 1, "{html}");
+    assert_eq!(html.matches("</script>").count(), 2, "{html}");
+
+    // Another version's copy: no hashes to check it against.
+    let other = Served::start(
+        &path,
+        model(&model_server),
+        &[
+            "--chat-bundle-url",
+            "http://127.0.0.1:9/other/",
+            "--chat-bundle-integrity",
+            "none",
+        ],
+    )
+    .await;
+    let html = client()
+        .get(other.chat_url())
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        html.contains("http://127.0.0.1:9/other/chat.bundle.umd.js"),
+        "{html}"
+    );
+    assert!(!html.contains("integrity="), "{html}");
 }
 
 /// Two servers on one PostgreSQL memory, a session's messages alternating

@@ -1,10 +1,12 @@
 // n8n's chat widget in headless Chromium, pointed at `nodekit serve`'s hosted
 // chat page: a message is typed, its answer must be seen arriving in pieces;
 // after a reload, the previous session must come back from the workflow's
-// memory. Saves a screenshot. Usage: node browser.mjs CHAT_URL SCREENSHOT
+// memory. Saves a screenshot. Then, on a page whose widget copy was changed,
+// the browser must refuse to run it (its integrity hash no longer matches).
+// Usage: node browser.mjs CHAT_URL SCREENSHOT TAMPERED_CHAT_URL
 import { chromium } from 'playwright-core';
 
-const [url, screenshot] = process.argv.slice(2);
+const [url, screenshot, tampered] = process.argv.slice(2);
 const check = (ok, what) => {
   console.log(`${ok ? 'ok  ' : 'FAIL'} browser: ${what}`);
   if (!ok) process.exitCode = 1;
@@ -51,6 +53,16 @@ try {
   check(bots.some((t) => t.includes('Ada Lovelace lives in London')), 'after a reload, the answer is back');
   await page.screenshot({ path: screenshot });
   console.log(`screenshot: ${screenshot}`);
+
+  const changed = await browser.newPage();
+  const messages = [];
+  changed.on('console', (m) => messages.push(m.text()));
+  changed.on('pageerror', (e) => messages.push(e.message));
+  await changed.goto(tampered);
+  await changed.waitForTimeout(3000);
+  const shown = await changed.locator('[data-test-id="chat-input"]').count();
+  check(shown === 0, 'a changed copy of the widget does not run');
+  check(messages.some((m) => /integrity/i.test(m)), `the browser says why: ${JSON.stringify(messages.slice(0, 2))}`);
 } finally {
   await browser.close();
 }

@@ -2,7 +2,8 @@
 // - a scripted OpenAI-compatible chat server (/v1/chat/completions): it
 //   answers with what it was asked, word by word with pauses when the
 //   request streams, so that a page can be seen receiving the answer;
-// - the @n8n/chat widget's files (/chat/...), from the npm package in this
+// - the @n8n/chat widget's files (/chat/...), and a changed copy of them
+//   (/tampered/...), from the npm package in this
 //   folder, with the CORS header a module script from another origin needs.
 // Usage: node helper.mjs PORT
 import http from 'node:http';
@@ -23,8 +24,9 @@ function answerTo(body) {
 }
 
 const server = http.createServer((req, res) => {
-  if (req.method === 'GET' && req.url.startsWith('/chat/')) {
-    const file = path.join(dist, path.normalize(req.url.slice('/chat/'.length).split('?')[0]));
+  const copy = req.method === 'GET' && /^\/(chat|tampered)\//.exec(req.url);
+  if (copy) {
+    const file = path.join(dist, path.normalize(req.url.slice(copy[0].length).split('?')[0]));
     if (!file.startsWith(dist) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) {
       res.writeHead(404).end();
       return;
@@ -33,6 +35,11 @@ const server = http.createServer((req, res) => {
       'content-type': types[path.extname(file)] ?? 'application/octet-stream',
       'access-control-allow-origin': '*',
     });
+    // Under /tampered/, a script with one line added, as a changed copy would be.
+    if (copy[1] === 'tampered' && file.endsWith('.js')) {
+      res.end(Buffer.concat([fs.readFileSync(file), Buffer.from('\nconsole.log("changed");\n')]));
+      return;
+    }
     fs.createReadStream(file).pipe(res);
     return;
   }

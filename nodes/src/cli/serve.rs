@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use nodekit::Catalog;
-use nodekit::serve::{ChatServer, ServeOptions};
+use nodekit::serve::{ChatBundleIntegrity, ChatServer, ServeOptions};
 
 use super::{CliError, CredentialArgs};
 
@@ -20,6 +20,9 @@ pub(super) struct ServeArgs {
     /// Where the hosted chat page loads n8n's chat widget from: the `dist` folder of the `@n8n/chat` npm package.
     #[arg(long, value_name = "URL", default_value_t = ServeOptions::default().chat_bundle_url)]
     chat_bundle_url: String,
+    /// The Subresource Integrity hashes the browser checks the widget's files against, `SCRIPT,STYLE` (of `chat.bundle.umd.js` and `style.css`), or `none`; by default those of the version tested, wherever it is served from.
+    #[arg(long, value_name = "HASHES", value_parser = integrity)]
+    chat_bundle_integrity: Option<Integrity>,
     /// Require `Authorization: Bearer <key>` on /v1/*, the key read from this environment variable.
     #[arg(long, value_name = "VAR")]
     api_key_env: Option<String>,
@@ -42,6 +45,32 @@ pub(super) struct ServeArgs {
     credentials: CredentialArgs,
 }
 
+/// What `--chat-bundle-integrity` says: hashes, or none.
+#[derive(Clone, Debug)]
+struct Integrity(Option<ChatBundleIntegrity>);
+
+fn integrity(text: &str) -> Result<Integrity, String> {
+    if text == "none" {
+        return Ok(Integrity(None));
+    }
+    let hashed = |hash: &str| {
+        let hash = hash.trim();
+        ["sha256-", "sha384-", "sha512-"]
+            .iter()
+            .any(|p| hash.len() > p.len() && hash.starts_with(p))
+            .then(|| hash.to_owned().into())
+    };
+    match text.split_once(',') {
+        Some((script, style)) => match (hashed(script), hashed(style)) {
+            (Some(script), Some(style)) => {
+                Ok(Integrity(Some(ChatBundleIntegrity { script, style })))
+            }
+            _ => Err("each hash starts with sha256-, sha384- or sha512-".into()),
+        },
+        None => Err("give two hashes, SCRIPT,STYLE, or none".into()),
+    }
+}
+
 /// Runs `nodekit serve` until SIGINT or SIGTERM, then lets the messages in
 /// flight be answered.
 pub(super) fn run(args: ServeArgs) -> Result<Option<String>, CliError> {
@@ -58,6 +87,10 @@ pub(super) fn run(args: ServeArgs) -> Result<Option<String>, CliError> {
             )
         })?,
         chat_bundle_url: args.chat_bundle_url,
+        chat_bundle_integrity: match args.chat_bundle_integrity {
+            None => Some(ChatBundleIntegrity::TESTED),
+            Some(Integrity(hashes)) => hashes,
+        },
         api_key: args
             .api_key_env
             .as_deref()

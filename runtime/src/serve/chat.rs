@@ -373,16 +373,26 @@ fn page(server: &ChatServer, trigger: &ChatTrigger) -> Response<Body> {
         .and_then(Value::as_str)
         .unwrap_or("");
     let nonce = uuid::Uuid::new_v4().simple().to_string();
+    // The self-contained build of the widget (the ES one imports chunks,
+    // which a hash on the page cannot cover), checked when hashes are set.
+    let (script_integrity, style_integrity) = match &server.inner.options.chat_bundle_integrity {
+        Some(hashes) => (
+            format!(" integrity=\"{}\"", html_attribute(&hashes.script)),
+            format!(" integrity=\"{}\"", html_attribute(&hashes.style)),
+        ),
+        None => Default::default(),
+    };
     let html = format!(
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>Chat</title>\n<link href=\"{bundle}/style.css\" rel=\"stylesheet\">\n\
+         <title>Chat</title>\n\
+         <link href=\"{bundle}/style.css\" rel=\"stylesheet\" crossorigin=\"anonymous\"{style_integrity}>\n\
          <style>html, body, #n8n-chat {{ width: 100%; height: 100%; margin: 0; }}</style>\n\
-         <style>{css}</style>\n</head>\n<body>\n<script type=\"module\" nonce=\"{nonce}\">\n\
-         import {{ createChat }} from {module};\ncreateChat({config});\n</script>\n</body>\n</html>\n",
+         <style>{css}</style>\n\
+         <script src=\"{bundle}/chat.bundle.umd.js\" crossorigin=\"anonymous\"{script_integrity} nonce=\"{nonce}\"></script>\n\
+         </head>\n<body>\n<script nonce=\"{nonce}\">\nN8nChat.createChat({config});\n</script>\n</body>\n</html>\n",
         bundle = html_attribute(base),
         css = css.replace('<', "\\3c "),
-        module = script_json(&Value::String(format!("{base}/chat.bundle.es.js"))),
         config = script_json(&config),
     );
     // The page runs its own script and the widget's, talks to this server

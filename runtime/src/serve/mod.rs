@@ -63,11 +63,17 @@ pub struct ServeOptions {
     /// Runs at once: 64. A message beyond them gets 429 at once, not a wait.
     pub max_concurrent_runs: usize,
     /// Where the hosted page loads n8n's chat widget from: the `dist`
-    /// folder of the `@n8n/chat` npm package (`chat.bundle.es.js` and
+    /// folder of the `@n8n/chat` npm package (`chat.bundle.umd.js` and
     /// `style.css`). nodekit does not ship n8n's code. By default jsDelivr's
     /// copy of the version nodekit was tested with (n8n's own page loads
     /// the latest).
     pub chat_bundle_url: String,
+    /// What the browser checks the widget's two files against before it
+    /// uses them (Subresource Integrity), so that a changed copy at
+    /// `chat_bundle_url` never runs: by default the files of the version
+    /// tested ([`ChatBundleIntegrity::TESTED`]), wherever they are served
+    /// from. Another version needs its own hashes, or `None`.
+    pub chat_bundle_integrity: Option<ChatBundleIntegrity>,
     /// The key OpenAI clients must send (`Authorization: Bearer <key>`) to
     /// `/v1/*`; `None` serves them without one.
     pub api_key: Option<String>,
@@ -93,6 +99,7 @@ impl Default for ServeOptions {
             max_message_chars: 32_000,
             max_concurrent_runs: 64,
             chat_bundle_url: "https://cdn.jsdelivr.net/npm/@n8n/chat@1.37.0/dist".into(),
+            chat_bundle_integrity: Some(ChatBundleIntegrity::TESTED),
             api_key: None,
             shutdown_grace: Duration::from_secs(30),
             shared_sessions: false,
@@ -109,12 +116,35 @@ impl std::fmt::Debug for ServeOptions {
             .field("max_message_chars", &self.max_message_chars)
             .field("max_concurrent_runs", &self.max_concurrent_runs)
             .field("chat_bundle_url", &self.chat_bundle_url)
+            .field("chat_bundle_integrity", &self.chat_bundle_integrity)
             .field("api_key", &self.api_key.as_ref().map(|_| "…"))
             .field("shutdown_grace", &self.shutdown_grace)
             .field("shared_sessions", &self.shared_sessions)
             .field("allowed_hosts", &self.allowed_hosts)
             .finish()
     }
+}
+
+/// The Subresource Integrity hashes (`sha384-…`) of the chat widget's
+/// files, which the hosted page puts on the elements that load them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChatBundleIntegrity {
+    /// The hash of `chat.bundle.umd.js`.
+    pub script: std::borrow::Cow<'static, str>,
+    /// The hash of `style.css`.
+    pub style: std::borrow::Cow<'static, str>,
+}
+
+impl ChatBundleIntegrity {
+    /// The files of `@n8n/chat` 1.37.0, the version nodekit was tested with.
+    pub const TESTED: ChatBundleIntegrity = ChatBundleIntegrity {
+        script: std::borrow::Cow::Borrowed(
+            "sha384-5h9gxAqGiFQnon4z5tQS8OCN8QZg5l5V92RFO2rM92BeKh7a2bBe2ejzuQm0IMe9",
+        ),
+        style: std::borrow::Cow::Borrowed(
+            "sha384-mphUVusnQftVSQXYvGPHxPB4tX7zUoKTUaf5BP59Yk9ErrJ5240/kFIKxaSwH4wx",
+        ),
+    };
 }
 
 /// The longest session id accepted.
