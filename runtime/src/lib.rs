@@ -10,6 +10,7 @@
 //! | module | what it holds | feature |
 //! | --- | --- | --- |
 //! | [`prelude`] | everything a node author needs, in one import | |
+//! | [`guide`] | the guides: authoring nodes, models and agents, conversation memory, SQL tools, agent memory, vector stores, deploying to n8n, MCP, a chat service | |
 //! | [`description`] | n8n's node description (`INodeTypeDescription`) and its JSON | |
 //! | [`params`] | the [`Params`] trait, the Rust → n8n type mapping, defaults applied at a node's version | |
 //! | [`from_ai`] | `$fromAI(...)` parsing, argument schemas, substitution | |
@@ -289,4 +290,39 @@ pub mod prelude {
     pub use crate::sql::{DbTool, ToolOptions};
     pub use crate::vector_store::{DocumentStore, Filter, VectorStore, VectorStoreOptions};
     pub use crate::{Catalog, Node, NodeParams, Params, ai_node, chat_history, vector_store};
+}
+
+/// The guides: how to use each part of nodekit, with examples.
+///
+/// Each page is a Markdown file under `runtime/docs/`. Their code needs the
+/// built-in nodes of `nodekit-nodes`, which depends on this crate, so it is
+/// compiled and run as doc tests of that crate.
+pub mod guide {
+    #[cfg(not(doctest))]
+    #[doc = include_str!("../docs/authoring.md")]
+    pub mod authoring {}
+    #[cfg(not(doctest))]
+    #[doc = include_str!("../docs/models.md")]
+    pub mod models {}
+    #[cfg(not(doctest))]
+    #[doc = include_str!("../docs/memory.md")]
+    pub mod memory {}
+    #[cfg(not(doctest))]
+    #[doc = include_str!("../docs/sql_tools.md")]
+    pub mod sql_tools {}
+    #[cfg(not(doctest))]
+    #[doc = include_str!("../docs/agent_memory.md")]
+    pub mod agent_memory {}
+    #[cfg(not(doctest))]
+    #[doc = include_str!("../docs/vector_stores.md")]
+    pub mod vector_stores {}
+    #[cfg(not(doctest))]
+    #[doc = include_str!("../docs/n8n.md")]
+    pub mod n8n {}
+    #[cfg(not(doctest))]
+    #[doc = include_str!("../docs/mcp.md")]
+    pub mod mcp {}
+    #[cfg(not(doctest))]
+    #[doc = include_str!("../docs/serve.md")]
+    pub mod serve {}
 }
