@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The set-up the README gives an outside author, tried from outside the
+# The set-up the authoring guide (runtime/docs/authoring.md, "Nodes in
+# your own crate") gives an outside author, tried from outside the
 # workspace: a crate in a scratch folder that depends on `nodekit` and
 # `nodekit-nodes` by path, declares one tool node, and whose `main.rs` is
-# the README's (its own `link()`, `nodekit_nodes::link()`,
+# the guide's (its own `link()`, `nodekit_nodes::link()`,
 # `nodekit_nodes::cli::main()`). It must build, speak as itself, list its
 # node in the catalog beside the built-in ones, and answer a tool call.
 #
@@ -29,7 +30,7 @@ nodekit-nodes = { path = "$root/nodes" }
 [workspace]
 TOML
 cat > "$work/forecast/src/lib.rs" <<'RUST'
-//! One tool node, as an outside author writes it from the README.
+//! One tool node, as an outside author writes it from the authoring guide.
 use nodekit::prelude::*;
 use nodekit::serde_json::{Value, json};
 

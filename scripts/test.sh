@@ -61,8 +61,9 @@ check_features() {
   cargo test -p nodekit --no-default-features --locked --no-run
 }
 
-# The README's tour (the example's `weather` program) needs its `cli`
-# feature; in the same run it reuses every crate the other tests built.
+# The authoring guide's example (the example's `weather` program) needs
+# its `cli` feature; in the same run it reuses every crate the other tests
+# built.
 section "building the tests"
 tests=(cargo test --workspace --features custom-nodes/cli --locked)
 "${tests[@]}" --no-run

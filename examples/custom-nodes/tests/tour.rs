@@ -1,6 +1,7 @@
-//! The README's tour, end to end: the weather tool answers `tool-call`,
-//! and an agent through `run`, with the chat model played by a scripted
-//! OpenAI-compatible server on 127.0.0.1 (the replies file the README uses).
+//! The authoring guide's "Make it run" (`runtime/docs/authoring.md`), end
+//! to end: the weather tool answers `tool-call`, and an agent through `run`,
+//! with the chat model played by a scripted OpenAI-compatible server on
+//! 127.0.0.1 (the replies file the guide uses).
 
 use std::process::Command;
 

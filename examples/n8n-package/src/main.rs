@@ -6,7 +6,8 @@
 //!     --node textStatsTool --node faultTool
 //! ```
 //!
-//! and point n8n's `N8N_CUSTOM_EXTENSIONS` at the folder (see the README).
+//! and point n8n's `N8N_CUSTOM_EXTENSIONS` at the folder (see the guide
+//! `runtime/docs/n8n.md`).
 
 fn main() -> std::process::ExitCode {
     n8n_package::link();
