@@ -37,7 +37,7 @@ pub fn required<'a>(credential: &'a Value, name: &str, key: &str) -> nodekit::Re
 
 /// n8n's `postgres` credential. serde's message is not shown: it may quote
 /// a value, and a value may be the password.
-pub fn postgres(credential: &Value) -> nodekit::Result<nodekit::history::postgres::PostgresConfig> {
+pub fn postgres(credential: &Value) -> nodekit::Result<nodekit::postgres::PostgresConfig> {
     serde_json::from_value(credential.clone()).map_err(|_| nodekit::Error::InvalidCredentials {
         credential: "postgres".into(),
         problem: "is invalid; it needs host, database and user (text), and optionally port (a number), password and ssl (text)".into(),

@@ -486,7 +486,7 @@ async fn pgvector_executions_share_one_pool() {
     sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
         "CREATE ROLE {role} LOGIN PASSWORD 'pw' CONNECTION LIMIT {limit};
          CREATE SCHEMA {role} AUTHORIZATION {role};",
-        limit = nodekit::node::POSTGRES_POOL_SIZE
+        limit = nodekit::postgres::POOL_SIZE
     )))
     .execute(&admin)
     .await

@@ -236,7 +236,9 @@ struct Db {
 async fn open(n: usize) -> Db {
     if let Ok(url) = std::env::var("BENCH_DATABASE_URL") {
         let (admin, schema, options) = common::pg_schema(&url, "nodekit_bench").await;
-        let store = Store::open_postgres(options).await.unwrap();
+        let store = Store::postgres(&nodekit::postgres::Postgres::from_options(options))
+            .await
+            .unwrap();
         return Db {
             store,
             file: None,

@@ -80,19 +80,12 @@ async fn run() {
 
     if let Ok(url) = std::env::var("DATABASE_URL") {
         load_postgres(&url, sessions, messages).await;
-        let pool = sqlx::postgres::PgPoolOptions::new()
-            .max_connections(8)
-            .connect(&url)
-            .await
-            .unwrap();
+        let pg = nodekit::postgres::Postgres::new(&url.parse().unwrap()).unwrap();
         let r = measure("PostgreSQL", sessions, ops, move |s| {
-            let pool = pool.clone();
+            let pg = pg.clone();
             async move {
-                Arc::new(
-                    PostgresChatHistory::with_pool(pool, TABLE, &s)
-                        .await
-                        .unwrap(),
-                ) as Arc<dyn ChatHistory>
+                Arc::new(PostgresChatHistory::open(&pg, TABLE, &s).await.unwrap())
+                    as Arc<dyn ChatHistory>
             }
         })
         .await;
@@ -138,7 +131,7 @@ async fn token_buffer(database_url: Option<String>) -> serde_json::Value {
     }
     let mut stores = vec![("in process", in_process)];
     if let Some(url) = database_url {
-        let h = PostgresChatHistory::connect(&url, TABLE, "bench-tokens")
+        let h = PostgresChatHistory::open(&pg(&url), TABLE, "bench-tokens")
             .await
             .unwrap();
         if h.messages().await.unwrap().len() < HISTORY {
@@ -259,7 +252,7 @@ async fn load_sqlite(path: &str, sessions: usize, messages: usize) {
 }
 
 async fn load_postgres(url: &str, sessions: usize, messages: usize) {
-    let h = PostgresChatHistory::connect(url, TABLE, "bench-0")
+    let h = PostgresChatHistory::open(&pg(url), TABLE, "bench-0")
         .await
         .unwrap();
     if h.messages().await.unwrap().len() >= messages {
@@ -310,4 +303,9 @@ async fn load_redis(url: &str, sessions: usize, messages: usize) {
             .await
             .unwrap();
     }
+}
+
+/// A pool to the server at `url`, with nodekit's policy.
+fn pg(url: &str) -> nodekit::postgres::Postgres {
+    nodekit::postgres::Postgres::new(&url.parse().unwrap()).unwrap()
 }

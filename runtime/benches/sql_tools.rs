@@ -281,15 +281,7 @@ async fn bench() {
         .execute(&pg)
         .await
         .unwrap();
-        let db = Database::postgres(
-            &serde_json::from_value(json!({
-                "host": options.get_host(), "port": options.get_port(),
-                "database": options.get_database().unwrap_or("postgres"),
-                "user": options.get_username(), "ssl": "disable"
-            }))
-            .unwrap(),
-        )
-        .unwrap();
+        let db = Database::postgres(&nodekit::postgres::Postgres::from_options(options.clone()));
         compare(
             "PostgreSQL",
             &db,

@@ -400,14 +400,17 @@ async fn pgvector(
     truth: &[Truth],
 ) -> Value {
     let (admin, schema, connect) = common::pg_schema(url, "nodekit_vs_bench").await;
-    let pool = PgVectorStore::pool_options()
+    let pool = nodekit::postgres::pool_options(nodekit::postgres::POOL_SIZE)
         .connect_with(PgVectorStore::session_options(connect))
         .await
         .unwrap();
     let store = Arc::new(
-        PgVectorStore::with_pool(pool.clone(), options)
-            .await
-            .unwrap(),
+        PgVectorStore::open(
+            &nodekit::postgres::Postgres::from_pool(pool.clone()),
+            options,
+        )
+        .await
+        .unwrap(),
     );
     let held = store.clone();
     let result = measure(store, texts, queries, truth, async || {

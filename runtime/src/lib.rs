@@ -25,6 +25,7 @@
 //! | [`text_splitter`] | LangChain's recursive and character text splitters, chunk for chunk | |
 //! | [`vector_store`](mod@vector_store) | the [`VectorStore`](vector_store::VectorStore) trait, metadata filters, documents in and out through an embedder, the in-process store; SQLite (sqlite-vec) and PGVector stores | stores: `vector-store` |
 //! | [`memory`] | conversation memory: the [`Memory`](memory::Memory) trait and LangChain's buffer, window and token-buffer memories | exact token counts: `tiktoken` |
+//! | `postgres` | PostgreSQL reached one way by every store: [`PostgresConfig`](postgres::PostgresConfig) and the [`Postgres`](postgres::Postgres) pool | `postgres` |
 //! | [`history`] | where messages are stored: [`ChatHistory`](history::ChatHistory), the in-process history; stores on SQLite, PostgreSQL and Redis | stores: `sqlite`, `postgres`, `redis` |
 //! | [`event`] | progress of a run (streamed text, tool calls) | |
 //! | [`expression`] | the `$json` expressions nodekit evaluates | |
@@ -222,6 +223,8 @@ pub mod model;
 pub mod n8n;
 pub mod node;
 pub mod params;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 pub mod process_local;
 pub mod registry;
 pub mod run_log;

@@ -5,6 +5,7 @@
 //! under `CI=true` it fails them. Every PostgreSQL test works in a schema of
 //! its own, dropped at the end.
 
+use nodekit::postgres::Postgres;
 use std::collections::{BTreeMap, HashSet};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -620,10 +621,11 @@ async fn postgres_export_round_trip_and_sqlite_to_postgres() {
 async fn postgres_reopen_is_idempotent() {
     let Some(pg) = Pg::new().await else { return };
     let options = pg.options.clone();
-    let (a, b) = tokio::join!(
-        Store::open_postgres(options.clone()),
-        Store::open_postgres(options)
+    let (one, two) = (
+        Postgres::from_options(options.clone()),
+        Postgres::from_options(options),
     );
+    let (a, b) = tokio::join!(Store::postgres(&one), Store::postgres(&two));
     let (a, b) = (a.unwrap(), b.unwrap());
     a.append("r", "t", &[Message::human("x")]).await.unwrap();
     assert_eq!(b.message_count("r", "t").await.unwrap(), 1);

@@ -652,13 +652,12 @@ async fn sqlite_graph_search() {
 #[tokio::test]
 async fn postgres_graph_search() {
     let Some(pg) = Pg::new().await else { return };
-    // Another process: a store with graphs of its own.
-    let pool = sqlx::postgres::PgPoolOptions::new()
-        .max_connections(2)
-        .connect_with(pg.options.clone())
+    // Another process: a store with graphs of its own (other session
+    // settings make it another database to this one's).
+    let options = pg.options.clone().options([("application_name", "other")]);
+    let other = Store::postgres(&nodekit::postgres::Postgres::from_options(options))
         .await
         .unwrap();
-    let other = Store::from_postgres_pool(pool).await.unwrap();
     graph_search(&pg.store, &other).await;
     other.close().await;
     pg.drop().await;
@@ -671,7 +670,11 @@ async fn pgvector_long_thread_search() {
     let Some(pg) = Pg::pgvector().await else {
         return;
     };
-    let other = Store::open_postgres(pg.options.clone()).await.unwrap();
+    let other = Store::postgres(&nodekit::postgres::Postgres::from_options(
+        pg.options.clone(),
+    ))
+    .await
+    .unwrap();
     graph_search(&pg.store, &other).await;
     other.close().await;
     assert_eq!(index_kind(&pg.store).await, IndexKind::PgVector);

@@ -10,9 +10,15 @@ use nodekit::history::postgres::PostgresChatHistory;
 use nodekit::history::redis::RedisChatHistory;
 use nodekit::history::sqlite::SqliteChatHistory;
 use nodekit::message::{Message, Role};
+use nodekit::postgres::Postgres;
 use serde_json::json;
 
 use nodekit_test_support::{server, unique};
+
+/// A pool to the server at `url`, with nodekit's policy.
+fn pg(url: &str) -> Postgres {
+    Postgres::new(&url.parse().unwrap()).unwrap()
+}
 
 fn texts(messages: &[Message]) -> Vec<String> {
     messages.iter().map(Message::text).collect()
@@ -181,20 +187,19 @@ async fn postgres_history() {
     };
     let table = unique("chat");
     // One pool for the test's many histories, as an application would share it.
-    let shared = sqlx::postgres::PgPoolOptions::new()
-        .max_connections(16)
-        .connect(&url)
-        .await
-        .unwrap();
+    let shared = Postgres::from_pool(
+        sqlx::postgres::PgPoolOptions::new()
+            .max_connections(16)
+            .connect(&url)
+            .await
+            .unwrap(),
+    );
     let (p, t) = (shared.clone(), table.clone());
     common(move |session| {
         let (p, t) = (p.clone(), t.clone());
         Box::pin(async move {
-            Arc::new(
-                PostgresChatHistory::with_pool(p, &t, &session)
-                    .await
-                    .unwrap(),
-            ) as Arc<dyn ChatHistory>
+            Arc::new(PostgresChatHistory::open(&p, &t, &session).await.unwrap())
+                as Arc<dyn ChatHistory>
         })
     })
     .await;
@@ -206,7 +211,7 @@ async fn postgres_history() {
         .map(|i| {
             let (p, t) = (shared.clone(), fresh.clone());
             tokio::spawn(async move {
-                let h = PostgresChatHistory::with_pool(p, &t, &format!("s{i}")).await?;
+                let h = PostgresChatHistory::open(&p, &t, &format!("s{i}")).await?;
                 h.add_message(&Message::human("first")).await
             })
         })
@@ -216,7 +221,7 @@ async fn postgres_history() {
     }
 
     // Rows are LangChain's stored form in jsonb, so n8n and LangChain read them.
-    let h = PostgresChatHistory::connect(&url, &table, "layout")
+    let h = PostgresChatHistory::open(&pg(&url), &table, "layout")
         .await
         .unwrap();
     h.add_message(&Message::human("hello")).await.unwrap();
@@ -284,7 +289,7 @@ async fn postgres_history() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_down_is_a_clear_error_without_the_password() {
-    let e = PostgresChatHistory::connect("postgres://user:s3cret-pw@127.0.0.1:9/db", "t", "s")
+    let e = PostgresChatHistory::open(&pg("postgres://user:s3cret-pw@127.0.0.1:9/db"), "t", "s")
         .await
         .unwrap_err()
         .to_string();
@@ -414,7 +419,7 @@ async fn postgres_gone_mid_conversation_leaves_no_half_exchange() {
     let cut = tokio_util::sync::CancellationToken::new();
     let addr = proxy(host_port.to_owned(), cut.clone()).await;
     let table = unique("gone");
-    let h = PostgresChatHistory::connect(&format!("postgres://{user}@{addr}/{db}"), &table, "s")
+    let h = PostgresChatHistory::open(&pg(&format!("postgres://{user}@{addr}/{db}")), &table, "s")
         .await
         .unwrap();
     h.add_messages(&[Message::human("q1"), Message::ai("a1")])
@@ -427,7 +432,7 @@ async fn postgres_gone_mid_conversation_leaves_no_half_exchange() {
         .unwrap_err()
         .to_string();
     assert!(e.starts_with("PostgreSQL: "), "{e}");
-    let direct = PostgresChatHistory::connect(&url, &table, "s")
+    let direct = PostgresChatHistory::open(&pg(&url), &table, "s")
         .await
         .unwrap();
     assert_eq!(texts(&direct.messages().await.unwrap()), ["q1", "a1"]);

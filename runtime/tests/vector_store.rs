@@ -7,6 +7,7 @@
 
 mod stores;
 
+use nodekit::postgres::Postgres;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
@@ -43,8 +44,7 @@ struct Pg {
 impl Pg {
     async fn new() -> Option<Pg> {
         let schema = Schema::pgvector().await?;
-        let pool = PgVectorStore::pool_options()
-            .max_connections(4)
+        let pool = nodekit::postgres::pool_options(4)
             .connect_with(PgVectorStore::session_options(schema.options.clone()))
             .await
             .unwrap();
@@ -52,7 +52,7 @@ impl Pg {
     }
 
     async fn store(&self, options: PgVectorOptions) -> PgVectorStore {
-        PgVectorStore::with_pool(self.pool.clone(), options)
+        PgVectorStore::open(&Postgres::from_pool(self.pool.clone()), options)
             .await
             .unwrap()
     }
@@ -773,9 +773,12 @@ async fn pgvector_index() {
             .await
             .unwrap();
     assert_ne!(breadth.as_deref(), Some("200"));
-    let store = PgVectorStore::with_pool(plain.clone(), PgVectorOptions::default())
-        .await
-        .unwrap();
+    let store = PgVectorStore::open(
+        &Postgres::from_pool(plain.clone()),
+        PgVectorOptions::default(),
+    )
+    .await
+    .unwrap();
     let wide = store
         .search(&queries[0], 150, &Filter::all())
         .await
@@ -995,8 +998,8 @@ async fn pgvector_in_process_index() {
     assert_eq!(nearest(&store, &probes[5]).await, None);
 
     // The graph measures cosine distance only.
-    let e = PgVectorStore::with_pool(
-        pg.pool.clone(),
+    let e = PgVectorStore::open(
+        &Postgres::from_pool(pg.pool.clone()),
         PgVectorOptions {
             distance: nodekit::vector_store::pgvector::Distance::Euclidean,
             ..options

@@ -111,8 +111,9 @@ async fn pgvector(
         .collection
         .clone()
         .map(|c| (c, "n8n_vector_collections".to_owned()));
+    let pg = PgVectorStore::postgres(&config).map_err(|e| e.to_string())?;
     Ok(Arc::new(
-        PgVectorStore::connect(&config, options)
+        PgVectorStore::open(&pg, options)
             .await
             .map_err(|e| e.to_string())?,
     ))

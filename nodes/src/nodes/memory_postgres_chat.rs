@@ -40,8 +40,8 @@ impl SupplyData for MemoryPostgresChat {
             &self.table_name
         };
         // The context's shared pool: a new session does not connect again.
-        let pool = ctx.pools().postgres(&config)?;
-        let history = Arc::new(PostgresChatHistory::with_pool(pool, table, &session).await?);
+        let pg = ctx.pools().postgres(&config)?;
+        let history = Arc::new(PostgresChatHistory::open(&pg, table, &session).await?);
         Ok(ctx
             .create_memory(MemoryOptions::buffer_window(
                 history,

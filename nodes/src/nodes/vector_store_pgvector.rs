@@ -157,9 +157,8 @@ impl VectorStorePgVector {
         let what = format!("PGVector store {options:?}");
         pools
             .made_once(&config, what, || async {
-                let pool =
-                    pools.postgres_with(&config, "pgvector", PgVectorStore::session_options)?;
-                PgVectorStore::with_pool(pool, options).await
+                let pg = PgVectorStore::shared_postgres(pools, &config)?;
+                PgVectorStore::open(&pg, options).await
             })
             .await
     }

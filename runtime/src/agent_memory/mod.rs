@@ -91,18 +91,19 @@ pub async fn open(config: &MemoryConfig) -> crate::Result<Store> {
         Storage::Sqlite { path } => Store::open_sqlite(path).await,
         #[cfg(feature = "agent-memory-postgres")]
         Storage::Postgres { url, schema } => {
-            let options: sqlx::postgres::PgConnectOptions =
+            let config: crate::postgres::PostgresConfig =
                 url.parse().map_err(|_| crate::Error::InvalidSetting {
                     name: "PostgreSQL connection".into(),
                     value: "***".into(),
                     expected: "postgres://user:password@host:port/database".into(),
                 })?;
-            let options = if schema.is_empty() {
+            let options = config.options()?;
+            let pg = crate::postgres::Postgres::from_options(if schema.is_empty() {
                 options
             } else {
                 options.options([("search_path", schema.as_str())])
-            };
-            Store::open_postgres(options).await
+            });
+            Store::postgres(&pg).await
         }
         #[allow(unreachable_patterns)]
         other => Err(crate::Error::InvalidSetting {

@@ -4,15 +4,13 @@
 
 #[cfg(feature = "agent-memory-sqlite")]
 use std::path::Path;
-#[cfg(feature = "agent-memory-postgres")]
-use std::str::FromStr;
 
+#[cfg(feature = "agent-memory-postgres")]
+use crate::postgres::Postgres;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 #[cfg(feature = "agent-memory-sqlite")]
 use serde_json::json;
-#[cfg(feature = "agent-memory-postgres")]
-use sqlx::postgres::{PgConnectOptions, PgPool};
 #[cfg(feature = "agent-memory-sqlite")]
 use sqlx::sqlite::SqlitePool;
 use sqlx::types::Json;
@@ -347,24 +345,10 @@ impl Store {
     }
 
     #[cfg(feature = "agent-memory-postgres")]
-    /// Connects to PostgreSQL and migrates ([`Db::open_postgres`]).
-    pub async fn open_postgres(options: PgConnectOptions) -> Result<Store> {
-        Ok(Self::new(Db::open_postgres(options).await?))
-    }
-
-    #[cfg(feature = "agent-memory-postgres")]
-    /// Connects to `postgres://user:password@host:port/db`; errors never show the URL.
-    pub async fn open_postgres_url(url: &str) -> Result<Store> {
-        let options = PgConnectOptions::from_str(url).map_err(|_| AgentMemoryError::Setting {
-            reason: "the PostgreSQL connection URL cannot be read".into(),
-        })?;
-        Self::open_postgres(options).await
-    }
-
-    #[cfg(feature = "agent-memory-postgres")]
-    /// Uses an existing PostgreSQL pool; migrates ([`Db::from_postgres_pool`]).
-    pub async fn from_postgres_pool(pool: PgPool) -> Result<Store> {
-        Ok(Self::new(Db::from_postgres_pool(pool).await?))
+    /// The store in `pg`'s database; connects and migrates
+    /// ([`Db::postgres`]).
+    pub async fn postgres(pg: &Postgres) -> Result<Store> {
+        Ok(Self::new(Db::postgres(pg).await?))
     }
 
     /// The store on an opened database.

@@ -4,11 +4,12 @@ use futures::future::BoxFuture;
 use sqlx::Row;
 use sqlx::postgres::PgPool;
 
-use super::store::{check_session, decode, quoted_table, refused, sql_history_common};
+use super::store::{check_session, decode, quoted_table, sql_history_common};
 use crate::error::{Backend, StoreError};
 use crate::error::{Error, Result};
 use crate::history::ChatHistory;
 use crate::message::Message;
+use crate::postgres::Postgres;
 
 const STORE: &str = "PostgreSQL";
 
@@ -35,118 +36,11 @@ pub struct PostgresChatHistory {
     session: String,
 }
 
-/// Where a PostgreSQL server is (n8n's `postgres` credential).
-#[derive(Clone, PartialEq, Eq, Hash, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PostgresConfig {
-    /// Host name or address.
-    pub host: String,
-    /// Port (default 5432).
-    #[serde(default = "default_port")]
-    pub port: u16,
-    /// Database name.
-    pub database: String,
-    /// User name.
-    pub user: String,
-    /// Password.
-    #[serde(default)]
-    pub password: String,
-    /// `disable`, `allow`, `prefer` (default), `require`, `verify-ca` or `verify-full`.
-    #[serde(default = "default_ssl")]
-    pub ssl: String,
-}
-
-fn default_port() -> u16 {
-    5432
-}
-fn default_ssl() -> String {
-    "prefer".into()
-}
-
-impl std::fmt::Debug for PostgresConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PostgresConfig")
-            .field("host", &self.host)
-            .field("port", &self.port)
-            .field("database", &self.database)
-            .field("user", &self.user)
-            .field("password", &"***")
-            .field("ssl", &self.ssl)
-            .finish()
-    }
-}
-
-impl PostgresConfig {
-    /// Whether the host is a Neon endpoint.
-    pub fn is_neon(&self) -> bool {
-        let host = self.host.trim_end_matches('.').to_ascii_lowercase();
-        host == "neon.tech" || host.ends_with(".neon.tech")
-    }
-
-    /// Connection options. Neon hosts (`*.neon.tech`) always get at least
-    /// `require`: Neon refuses unencrypted connections, and a weaker mode
-    /// would only fail later with a less helpful message.
-    pub(crate) fn options(&self) -> Result<sqlx::postgres::PgConnectOptions> {
-        use sqlx::postgres::PgSslMode;
-        let mut ssl = self.ssl.parse::<PgSslMode>().map_err(|_| {
-            let shown = crate::error::quoted(&self.ssl);
-            refused(STORE, format!("unknown ssl mode {shown:?}"))
-        })?;
-        if self.is_neon()
-            && matches!(
-                ssl,
-                PgSslMode::Disable | PgSslMode::Allow | PgSslMode::Prefer
-            )
-        {
-            ssl = PgSslMode::Require;
-        }
-        Ok(sqlx::postgres::PgConnectOptions::new()
-            .host(&self.host)
-            .port(self.port)
-            .database(&self.database)
-            .username(&self.user)
-            .password(&self.password)
-            .ssl_mode(ssl))
-    }
-}
-
-/// A pool for one history. There is no process-wide cache on purpose: a
-/// pool belongs to the Tokio runtime that made it. Share a pool with
-/// [`PostgresChatHistory::with_pool`], e.g. one from
-/// [`SharedPools`](crate::node::SharedPools).
-async fn pool(options: sqlx::postgres::PgConnectOptions) -> Result<PgPool> {
-    let pool = crate::node::postgres_pool_options(8).connect_lazy_with(options);
-    // Connect now, so that a wrong server or login is reported here.
-    drop(
-        crate::node::refused_at_once(&pool, pool.acquire())
-            .await
-            .map_err(cannot_connect)?,
-    );
-    Ok(pool)
-}
-
 impl PostgresChatHistory {
-    /// Connects to `url` (`postgres://user:password@host:port/db`); the error never shows the password.
-    pub async fn connect(url: &str, table: &str, session: &str) -> Result<Self> {
-        let options = url
-            .parse::<sqlx::postgres::PgConnectOptions>()
-            .map_err(|_| refused(STORE, "the connection URL cannot be read"))?;
-        let pool = pool(options).await?;
-        Self::with_pool(pool, table, session).await
-    }
-
-    /// Connects with n8n's credential fields.
-    pub async fn connect_config(
-        config: &PostgresConfig,
-        table: &str,
-        session: &str,
-    ) -> Result<Self> {
-        let pool = pool(config.options()?).await?;
-        Self::with_pool(pool, table, session).await
-    }
-
-    /// Uses an existing pool; creates the table and its index if missing.
-    pub async fn with_pool(pool: PgPool, table: &str, session: &str) -> Result<Self> {
+    /// Session `session`'s messages in `table` of `pg`'s database; creates
+    /// the table and its index if missing.
+    pub async fn open(pg: &Postgres, table: &str, session: &str) -> Result<Self> {
+        let pool = pg.pool().clone();
         check_session(session, STORE)?;
         let name = table;
         let table = quoted_table(table, STORE)?;
@@ -179,7 +73,7 @@ impl PostgresChatHistory {
              CREATE TABLE IF NOT EXISTS {table} (id SERIAL PRIMARY KEY, session_id VARCHAR(255) NOT NULL, message JSONB NOT NULL);
              CREATE INDEX IF NOT EXISTS \"{name}_session_id_id_idx\" ON {table} (session_id, id);"
         );
-        let mut tx = crate::node::refused_at_once(&pool, pool.begin())
+        let mut tx = crate::postgres::refused_at_once(&pool, pool.begin())
             .await
             .map_err(cannot_connect)?;
         sqlx::raw_sql(sqlx::AssertSqlSafe(ddl))
@@ -236,37 +130,4 @@ fn read_row(row: &sqlx::postgres::PgRow) -> Option<Message> {
     let id: i32 = row.try_get("id").ok()?;
     let value: serde_json::Value = row.try_get("message").ok()?;
     decode(STORE, id, &value)
-}
-
-#[cfg(test)]
-mod tests {
-    use sqlx::postgres::PgSslMode;
-
-    use super::PostgresConfig;
-
-    fn config(host: &str, ssl: &str) -> PostgresConfig {
-        serde_json::from_value(serde_json::json!({
-            "host": host, "database": "db", "user": "u", "password": "p", "ssl": ssl
-        }))
-        .unwrap()
-    }
-
-    /// Neon refuses plain connections, so its hosts never get a weaker mode than `require`.
-    #[test]
-    fn neon_hosts_always_use_ssl() {
-        let mode = |host: &str, ssl: &str| config(host, ssl).options().unwrap().get_ssl_mode();
-        for ssl in ["disable", "allow", "prefer", "require"] {
-            assert!(matches!(
-                mode("ep-cool-night-123.eu-central-1.aws.neon.tech", ssl),
-                PgSslMode::Require
-            ));
-        }
-        assert!(matches!(
-            mode("ep-x.neon.tech.", "verify-full"),
-            PgSslMode::VerifyFull
-        ));
-        assert!(matches!(mode("127.0.0.1", "disable"), PgSslMode::Disable));
-        assert!(!config("neon.tech.example.com", "disable").is_neon());
-        assert!(!config("notneon.tech", "disable").is_neon());
-    }
 }

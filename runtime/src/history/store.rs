@@ -55,7 +55,7 @@ pub(crate) fn decode(
 }
 
 /// A refusal of the store named `store`.
-#[cfg(any(feature = "postgres", feature = "redis"))]
+#[cfg(feature = "redis")]
 pub(crate) fn refused(store: &'static str, message: impl Into<String>) -> Error {
     Error::Store {
         store,

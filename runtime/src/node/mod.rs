@@ -14,11 +14,7 @@ mod pools;
 mod supply;
 
 pub use execute::ExecuteContext;
-#[cfg(feature = "postgres")]
-pub use pools::POSTGRES_POOL_SIZE;
 pub use pools::SharedPools;
-#[cfg(feature = "postgres")]
-pub(crate) use pools::{postgres_pool_options, refused_at_once};
 pub use supply::{ChatModelOptions, Credentials, SupplyContext};
 
 use std::marker::PhantomData;

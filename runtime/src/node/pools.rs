@@ -13,83 +13,16 @@
 //! never process-wide by itself: whoever owns the runtime owns the set.
 
 #[cfg(feature = "postgres")]
+use sqlx::postgres::PgConnectOptions;
+#[cfg(feature = "postgres")]
 use std::collections::HashMap;
 #[cfg(feature = "postgres")]
 use std::sync::{Arc, Mutex};
-#[cfg(feature = "postgres")]
-use std::time::Duration;
-
-#[cfg(feature = "postgres")]
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 
 #[cfg(feature = "postgres")]
 use crate::error::Result;
 #[cfg(feature = "postgres")]
-use crate::history::postgres::PostgresConfig;
-
-/// Most connections one shared PostgreSQL pool opens: as many as an n8n
-/// worker runs executions at once by default.
-#[cfg(feature = "postgres")]
-pub const POSTGRES_POOL_SIZE: u32 = 10;
-
-/// How long a call waits for one of the pool's connections.
-#[cfg(feature = "postgres")]
-const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// A connection idle for longer is pinged before a query gets it, and
-/// replaced if the server has closed it (a restart, an idle-session
-/// timeout): a restart takes longer than this, so a connection that
-/// outlived one is always checked. One in steady use is not pinged, which
-/// saves a round trip per query under load (sqlx's default pings each).
-#[cfg(feature = "postgres")]
-const PING_AFTER_IDLE: Duration = Duration::from_secs(1);
-
-/// The settings of every PostgreSQL pool nodekit makes: `max_connections`,
-/// 10 seconds to wait for one, and a connection pinged only when it has
-/// been idle for more than [`PING_AFTER_IDLE`].
-#[cfg(feature = "postgres")]
-pub(crate) fn postgres_pool_options(max_connections: u32) -> PgPoolOptions {
-    PgPoolOptions::new()
-        .max_connections(max_connections)
-        .acquire_timeout(ACQUIRE_TIMEOUT)
-        .test_before_acquire(false)
-        .before_acquire(|conn, meta| {
-            Box::pin(async move {
-                if meta.idle_for <= PING_AFTER_IDLE {
-                    return Ok(true);
-                }
-                // A broken connection is closed, and another one given.
-                Ok(sqlx::Connection::ping(conn).await.is_ok())
-            })
-        })
-}
-
-/// `connect`, the pool's acquire or begin, except that a pool with no
-/// connection open fails at once, as a refused connection, when nothing
-/// listens on its server's port. sqlx takes a refusal for a server starting
-/// up and tries again until the acquire timeout, so a stopped or wrong
-/// server would otherwise be reported 10 seconds later, as a timeout.
-#[cfg(feature = "postgres")]
-pub(crate) async fn refused_at_once<T>(
-    pool: &PgPool,
-    connect: impl std::future::Future<Output = Result<T, sqlx::Error>>,
-) -> Result<T, sqlx::Error> {
-    let options = pool.connect_options();
-    if pool.size() > 0 || options.get_socket().is_some() {
-        return connect.await;
-    }
-    let probe = tokio::net::TcpStream::connect((options.get_host(), options.get_port()));
-    tokio::pin!(connect);
-    tokio::select! {
-        biased;
-        connected = &mut connect => connected,
-        probe = probe => match probe {
-            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => Err(sqlx::Error::Io(e)),
-            // Listening (or not known yet): the pool decides.
-            _ => connect.await,
-        },
-    }
-}
+use crate::postgres::{Postgres, PostgresConfig};
 
 /// PostgreSQL pools by server and login, opened lazily and kept while the
 /// set lives. Cloning shares the set. Idle connections close after sqlx's
@@ -99,7 +32,7 @@ pub struct SharedPools {
     /// By server and login, and the name of the session settings the pool's
     /// connections start with (`""` for none).
     #[cfg(feature = "postgres")]
-    postgres: Arc<Mutex<HashMap<(PostgresConfig, &'static str), PgPool>>>,
+    postgres: Arc<Mutex<HashMap<(PostgresConfig, &'static str), Postgres>>>,
     /// What was made once over a pool (a store whose tables were checked),
     /// by server and login and what it is.
     #[cfg(feature = "postgres")]
@@ -116,30 +49,30 @@ type Made = Arc<tokio::sync::OnceCell<Arc<dyn std::any::Any + Send + Sync>>>;
 
 #[cfg(feature = "postgres")]
 impl SharedPools {
-    /// The pool for `config`'s server and login, made on first use; it
-    /// connects when a connection is first needed.
-    pub fn postgres(&self, config: &PostgresConfig) -> Result<PgPool> {
+    /// The pool for `config`'s server and login, made on first use with
+    /// nodekit's policy ([`Postgres::new`]); it connects when a connection
+    /// is first needed.
+    pub fn postgres(&self, config: &PostgresConfig) -> Result<Postgres> {
         self.postgres_with(config, "", |options| options)
     }
 
     /// The pool for `config`'s server and login whose connections start
     /// with the session settings `settings` adds (named `name`, which
     /// tells it apart from the plain pool and other settings).
-    pub fn postgres_with(
+    pub(crate) fn postgres_with(
         &self,
         config: &PostgresConfig,
         name: &'static str,
         settings: impl FnOnce(PgConnectOptions) -> PgConnectOptions,
-    ) -> Result<PgPool> {
+    ) -> Result<Postgres> {
         let key = (config.clone(), name);
         let mut pools = self.postgres.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(pool) = pools.get(&key).filter(|p| !p.is_closed()) {
-            return Ok(pool.clone());
+        if let Some(pg) = pools.get(&key).filter(|pg| !pg.is_closed()) {
+            return Ok(pg.clone());
         }
-        let pool = postgres_pool_options(POSTGRES_POOL_SIZE)
-            .connect_lazy_with(settings(config.options()?));
-        pools.insert(key, pool.clone());
-        Ok(pool)
+        let pg = Postgres::from_options(settings(config.options()?));
+        pools.insert(key, pg.clone());
+        Ok(pg)
     }
 
     /// What `make` makes for `config`'s server and login under `what`
@@ -231,8 +164,9 @@ mod tests {
         };
         let config: PostgresConfig =
             serde_json::from_value(nodekit_test_support::postgres_credential(&url)).unwrap();
-        let pool = SharedPools::default().postgres(&config).unwrap();
-        let backend = || sqlx::query_scalar::<_, i32>("SELECT pg_backend_pid()").fetch_one(&pool);
+        let pg = SharedPools::default().postgres(&config).unwrap();
+        let backend =
+            || sqlx::query_scalar::<_, i32>("SELECT pg_backend_pid()").fetch_one(pg.pool());
         let first = backend().await.unwrap();
         let mut other = sqlx::PgConnection::connect(&url).await.unwrap();
         let killed: bool = sqlx::query_scalar("SELECT pg_terminate_backend($1)")
@@ -241,7 +175,10 @@ mod tests {
             .await
             .unwrap();
         assert!(killed);
-        tokio::time::sleep(PING_AFTER_IDLE + Duration::from_millis(200)).await;
+        tokio::time::sleep(
+            crate::postgres::PING_AFTER_IDLE + std::time::Duration::from_millis(200),
+        )
+        .await;
         // The pool's only connection is dead: the ping finds it, a new one answers.
         assert_ne!(backend().await.unwrap(), first);
     }

@@ -22,9 +22,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
 use sqlx::{Arguments, AssertSqlSafe};
 
 #[cfg(feature = "sql-tools-postgres")]
-use crate::history::postgres::PostgresConfig;
-#[cfg(feature = "sql-tools-postgres")]
-use crate::node::SharedPools;
+use crate::postgres::Postgres;
 
 use super::error::classify;
 use super::response::{ErrorType, Reason, ToolError};
@@ -117,26 +115,12 @@ pub(crate) fn connection_error(e: crate::error::Error) -> ToolError {
 }
 
 impl Database {
-    /// A pool of its own for n8n's `postgres` credential; connects on first use.
+    /// The database `pg` reaches.
     #[cfg(feature = "sql-tools-postgres")]
-    pub fn postgres(config: &PostgresConfig) -> Result<Database, ToolError> {
-        let pool = SharedPools::default()
-            .postgres(config)
-            .map_err(connection_error)?;
-        Ok(Database::postgres_on(pool, config))
-    }
-
-    /// The server of `config` through an existing pool, such as the one
-    /// [`SharedPools::postgres`](crate::node::SharedPools::postgres) gives.
-    #[cfg(feature = "sql-tools-postgres")]
-    pub fn postgres_on(pool: PgPool, config: &PostgresConfig) -> Database {
+    pub fn postgres(pg: &Postgres) -> Database {
         Database {
-            pools: Pools::Postgres(pool),
-            target: format!(
-                "postgres://{}@{}:{}/{}",
-                config.user, config.host, config.port, config.database
-            )
-            .into(),
+            target: pg.target().into(),
+            pools: Pools::Postgres(pg.pool().clone()),
         }
     }
 
@@ -227,9 +211,10 @@ impl Database {
                     cancel.tag
                 );
                 super::writer::quote_ident(&mut begin, schema);
-                let tx = crate::node::refused_at_once(pool, pool.begin_with(AssertSqlSafe(begin)))
-                    .await
-                    .map_err(|e| classify(&e))?;
+                let tx =
+                    crate::postgres::refused_at_once(pool, pool.begin_with(AssertSqlSafe(begin)))
+                        .await
+                        .map_err(|e| classify(&e))?;
                 let mut cancel = cancel;
                 cancel.armed = true;
                 Ok(Session::Postgres {

@@ -16,10 +16,10 @@ use super::operation::{error_response, run};
 use super::request::DbTool;
 use super::response::{Reason, ToolError};
 use crate::error::{Error, Result};
-#[cfg(feature = "sql-tools-postgres")]
-use crate::history::postgres::PostgresConfig;
 use crate::node::Supply;
 use crate::node::SupplyContext;
+#[cfg(feature = "sql-tools-postgres")]
+use crate::postgres::PostgresConfig;
 use crate::tool::{NodeTool, Tool, ToolDefinition};
 
 /// The database of a tool node, from whichever credential it was given:
@@ -53,11 +53,11 @@ pub fn database_from_credentials(ctx: &SupplyContext) -> Result<Database> {
                 )
             })?;
             // The context's shared pool: a new item or session does not connect again.
-            let pool = ctx
+            let pg = ctx
                 .pools()
                 .postgres(&config)
                 .map_err(|e| refused(connection_error(e)))?;
-            return Ok(Database::postgres_on(pool, &config));
+            return Ok(Database::postgres(&pg));
         }
     }
     if let Ok(value) = ctx.credentials("sqlite") {

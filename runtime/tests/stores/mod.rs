@@ -45,7 +45,9 @@ impl Pg {
 
     async fn in_schema(schema: Schema) -> Option<Pg> {
         let options = schema.options.clone();
-        let store = Store::open_postgres(options.clone()).await.unwrap();
+        let store = Store::postgres(&nodekit::postgres::Postgres::from_options(options.clone()))
+            .await
+            .unwrap();
         Some(Pg {
             schema,
             options,

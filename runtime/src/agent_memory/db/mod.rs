@@ -18,12 +18,14 @@ use std::time::Duration;
 use sqlx::SqlSafeStr;
 use sqlx::migrate::{Migration, MigrationType, Migrator};
 #[cfg(feature = "agent-memory-postgres")]
-use sqlx::postgres::{PgConnectOptions, PgPool};
+use sqlx::postgres::PgPool;
 #[cfg(feature = "agent-memory-sqlite")]
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqliteSynchronous};
 
 use super::AgentMemoryError;
 use crate::error::{Error, Result, StoreError, shorten};
+#[cfg(feature = "agent-memory-postgres")]
+use crate::postgres::Postgres;
 
 mod reads;
 mod rows;
@@ -262,10 +264,12 @@ impl Db {
     }
 
     #[cfg(feature = "agent-memory-postgres")]
-    /// Connects to PostgreSQL (up to 8 connections) and migrates. The
-    /// options decide the database and, through `search_path`, the schema
-    /// the tables go into.
-    pub async fn open_postgres(options: PgConnectOptions) -> Result<Db> {
+    /// The database `pg` reaches; connects and migrates (under sqlx's
+    /// advisory lock, so concurrent starts are safe). The pool's options
+    /// decide the database and, through `search_path`, the schema the
+    /// tables go into.
+    pub async fn postgres(pg: &Postgres) -> Result<Db> {
+        let options = pg.pool().connect_options();
         // Server, database, user and options (the search_path, hence the schema).
         let identity = format!(
             "postgres:{}:{}/{}?{}&{}",
@@ -275,24 +279,9 @@ impl Db {
             options.get_username(),
             options.get_options().unwrap_or_default()
         );
-        let pool = crate::node::postgres_pool_options(8)
-            .connect_with(options)
-            .await
-            .map_err(|e| {
-                AgentMemoryError::Store(
-                    StoreError::new(crate::error::Backend::Postgres, e).during("cannot connect"),
-                )
-            })?;
-        migrate_postgres(&pool).await?;
-        Ok(Db::new(Pools::Postgres(pool), Some(identity)))
-    }
-
-    #[cfg(feature = "agent-memory-postgres")]
-    /// Uses an existing PostgreSQL pool; migrates (under sqlx's advisory
-    /// lock, so concurrent starts are safe).
-    pub async fn from_postgres_pool(pool: PgPool) -> Result<Db> {
-        migrate_postgres(&pool).await?;
-        Ok(Db::new(Pools::Postgres(pool), None))
+        pg.check().await.map_err(AgentMemoryError::Store)?;
+        migrate_postgres(pg.pool()).await?;
+        Ok(Db::new(Pools::Postgres(pg.pool().clone()), Some(identity)))
     }
 
     fn new(pools: Pools, identity: Option<String>) -> Db {

@@ -22,7 +22,7 @@
 //!   first, so ids only grow; [`Recall::index_messages`] says so too;
 //! - the vectors of one database are shared by every [`Db`](crate::agent_memory::Db) this process
 //!   opens on it ([`Db::open_sqlite`](crate::agent_memory::Db::open_sqlite),
-//!   [`Db::open_postgres`](crate::agent_memory::Db::open_postgres)), so a
+//!   [`Db::postgres`](crate::agent_memory::Db::postgres)), so a
 //!   node that opens its store for each run still finds them;
 //! - the memory they take is bounded: past the budget
 //!   ([`DEFAULT_CACHE_BYTES`], [`Recall::with_cache_bytes`]) the least

@@ -785,13 +785,12 @@ mod tests {
         let Some(schema) = nodekit_test_support::Schema::pgvector().await else {
             return;
         };
-        let pool = PgVectorStore::pool_options()
-            .max_connections(2)
+        let pool = crate::postgres::pool_options(2)
             .connect_with(PgVectorStore::session_options(schema.options.clone()))
             .await
             .unwrap();
-        let store = PgVectorStore::with_pool(
-            pool.clone(),
+        let store = PgVectorStore::open(
+            &crate::postgres::Postgres::from_pool(pool.clone()),
             PgVectorOptions {
                 in_process_index: true,
                 ..PgVectorOptions::default()

@@ -58,7 +58,7 @@ use std::sync::{Arc, OnceLock};
 use serde_json::{Map, Value};
 use sqlx::Connection;
 use sqlx::Row;
-use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions, PgRow};
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgRow};
 
 use self::mirror::Mirrored;
 use super::filter::{Bind, Dialect, Sql};
@@ -68,7 +68,8 @@ use super::{
 };
 use crate::document::Document;
 use crate::error::Result;
-use crate::history::postgres::PostgresConfig;
+use crate::node::SharedPools;
+use crate::postgres::{Postgres, PostgresConfig};
 use crate::vector_index::pg_vector;
 use futures::future::BoxFuture;
 
@@ -281,43 +282,42 @@ fn bind_filter<'q>(
 impl PgVectorStore {
     /// `options` plus the settings nodekit's searches need, sent when a
     /// connection starts (no round trip): pgvector's HNSW search breadth
-    /// (`hnsw.ef_search`, 200). [`PgVectorStore::connect`] uses them; give
-    /// them to the pool you pass to [`PgVectorStore::with_pool`], or each
-    /// search through the index sets the breadth first, in a transaction
-    /// of its own (three round trips more; pgvector's default breadth, 40,
-    /// would find fewer of the nearest documents and never more than 40).
+    /// (`hnsw.ef_search`, 200). [`PgVectorStore::postgres`] makes its pool
+    /// with them; give them to a pool of your own
+    /// ([`Postgres::from_pool`]), or each search through the index sets
+    /// the breadth first, in a transaction of its own (three round trips
+    /// more; pgvector's default breadth, 40, would find fewer of the
+    /// nearest documents and never more than 40).
     pub fn session_options(options: PgConnectOptions) -> PgConnectOptions {
         // A placeholder setting until pgvector loads, then its own.
         options.options([("hnsw.ef_search", EF_SEARCH)])
     }
 
-    /// The pool settings [`PgVectorStore::connect`] uses: 8 connections,
-    /// 10 seconds to wait for one, and a connection checked with a round
-    /// trip only when it has been idle more than a second (sqlx checks each
-    /// one it hands out, a round trip per search otherwise).
-    pub fn pool_options() -> PgPoolOptions {
-        crate::node::postgres_pool_options(8)
+    /// A pool to `config`'s server with nodekit's policy
+    /// ([`Postgres::new`]) whose sessions search as widely as the store
+    /// needs ([`PgVectorStore::session_options`]).
+    pub fn postgres(config: &PostgresConfig) -> Result<Postgres> {
+        Ok(Postgres::from_options(PgVectorStore::session_options(
+            config.options()?,
+        )))
     }
 
-    /// Connects with n8n's `postgres` credential fields.
-    pub async fn connect(
-        config: &PostgresConfig,
-        options: PgVectorOptions,
-    ) -> Result<PgVectorStore> {
-        let pool = PgVectorStore::pool_options()
-            .connect_with(PgVectorStore::session_options(config.options()?))
-            .await
-            .map_err(|e| store_error(format!("cannot connect to PostgreSQL: {e}")))?;
-        PgVectorStore::with_pool(pool, options).await
+    /// The same pool, the one `pools` shares (a node's:
+    /// [`SupplyContext::pools`](crate::node::SupplyContext::pools)).
+    pub fn shared_postgres(pools: &SharedPools, config: &PostgresConfig) -> Result<Postgres> {
+        pools.postgres_with(config, "pgvector", PgVectorStore::session_options)
     }
 
-    /// Uses an existing pool; creates the extension, the table (and the
-    /// collection's) when missing, and with
+    /// The store in `pg`'s database; creates the extension, the table (and
+    /// the collection's) when missing, and with
     /// [`PgVectorOptions::in_process_index`] the table's version trigger.
-    /// [`PgVectorStore::pool_options`] and
-    /// [`PgVectorStore::session_options`] make the pool nodekit's
+    /// A pool from [`PgVectorStore::postgres`] is the one nodekit's
     /// searches are fastest on.
-    pub async fn with_pool(pool: PgPool, options: PgVectorOptions) -> Result<PgVectorStore> {
+    pub async fn open(pg: &Postgres, options: PgVectorOptions) -> Result<PgVectorStore> {
+        pg.check()
+            .await
+            .map_err(crate::vector_store::VectorStoreError::Store)?;
+        let pool = pg.pool().clone();
         let c = &options.columns;
         let mut store = PgVectorStore {
             table: quoted("table name", &options.table)?,
@@ -381,7 +381,7 @@ impl PgVectorStore {
             tracing::warn!(
                 "vector store: the pool's sessions search pgvector's HNSW index with a breadth \
                  under {EF_SEARCH}; each search sets it first (three round trips more): make the \
-                 pool with PgVectorStore::session_options to avoid that"
+                 pool with PgVectorStore::postgres to avoid that"
             );
         }
         Ok(narrow)
