@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use nodekit::agent::{Agent, AgentOptions};
 use nodekit::model::openai::OpenAiConfig;
-use nodekit::node::{ChatModelOptions, SupplyContext};
+use nodekit::node::SupplyContext;
 use nodekit::run_log::RunLog;
 use nodekit::tool::{FnTool, Tool, ToolDefinition};
 use serde_json::{Value, json};
@@ -165,9 +165,7 @@ fn agent(mock: &str, tools: usize) -> Agent {
         max_retries: 0,
         ..OpenAiConfig::new("sk-bench", "mock-gpt").base_url(format!("{mock}/v1"))
     };
-    let model = ctx
-        .create_chat_model(ChatModelOptions::OpenAiCompatible(config))
-        .unwrap();
+    let model = ctx.create_chat_model(config).unwrap();
     let tools: Vec<Arc<dyn Tool>> = (0..tools)
         .map(|i| {
             let definition = ToolDefinition {

@@ -286,9 +286,7 @@ pub mod prelude {
     pub use crate::description::NodeDescription;
     pub use crate::history::ChatHistory;
     pub use crate::memory::Memory;
-    pub use crate::node::{
-        ChatModelOptions, Execute, ExecuteContext, Supply, SupplyContext, SupplyData, ToolNode,
-    };
+    pub use crate::node::{Execute, ExecuteContext, Supply, SupplyContext, SupplyData, ToolNode};
     #[cfg(feature = "_sql-tools")]
     pub use crate::sql::{DbTool, ToolOptions};
     pub use crate::vector_store::{DocumentStore, Filter, VectorStore, VectorStoreOptions};

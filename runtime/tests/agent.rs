@@ -15,7 +15,7 @@ use nodekit::memory::{ConversationMemory, Memory, MemoryOptions};
 use nodekit::message::{Message, Role, ToolCall, Usage};
 use nodekit::model::custom::CustomChatModel;
 use nodekit::model::{CallOptions, ChatModel, StreamChunk};
-use nodekit::node::{ChatModelOptions, SupplyContext};
+use nodekit::node::SupplyContext;
 use nodekit::run_log::RunLog;
 use nodekit::tool::{FnTool, Tool, ToolDefinition};
 use serde_json::{Value, json};
@@ -406,9 +406,7 @@ async fn factories_log_every_call() {
         calls(&[("1", "t", json!({}))]),
         Message::ai("streamed"),
     ]);
-    let model = ctx
-        .create_chat_model(ChatModelOptions::Custom(model))
-        .unwrap();
+    let model = ctx.create_chat_model(model).unwrap();
     model
         .invoke(&[Message::human("hi")], &CallOptions::default())
         .await
@@ -419,15 +417,12 @@ async fn factories_log_every_call() {
         .unwrap();
     while s.next().await.is_some() {}
     let failing = ctx
-        .create_chat_model(ChatModelOptions::Custom(CustomChatModel::new(
-            "bad",
-            |_, _| async {
-                Err(nodekit::Error::NodeFailed {
-                    node: "bad".into(),
-                    message: "boom".into(),
-                })
-            },
-        )))
+        .create_chat_model(CustomChatModel::new("bad", |_, _| async {
+            Err(nodekit::Error::NodeFailed {
+                node: "bad".into(),
+                message: "boom".into(),
+            })
+        }))
         .unwrap();
     assert!(failing.invoke(&[], &CallOptions::default()).await.is_err());
     let tool_ctx = SupplyContext::new("My Tool", Default::default(), json!({}), log.clone());
@@ -585,9 +580,7 @@ async fn review_fixes_logging_has_no_gaps() {
             ];
             Ok(Box::pin(futures::stream::iter(chunks)) as nodekit::model::ChunkStream)
         });
-    let model = ctx
-        .create_chat_model(ChatModelOptions::Custom(streaming))
-        .unwrap();
+    let model = ctx.create_chat_model(streaming).unwrap();
     let mut s = model.stream(&[], &CallOptions::default()).await.unwrap();
     s.next().await.unwrap().unwrap();
     drop(s);

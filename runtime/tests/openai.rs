@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use nodekit::message::{Message, Role, Usage};
 use nodekit::model::CancelToken;
+use nodekit::model::ModelError;
+use nodekit::model::http::{Authenticate, HeaderKey, QueryKey, Request};
 use nodekit::model::openai::{OpenAiChatModel, OpenAiConfig};
 use nodekit::model::{
     CallOptions, ChatModel, FinishReason, ModelErrorKind, StreamAccumulator, StreamChunk,
@@ -233,6 +235,76 @@ async fn azure_uses_the_api_key_header_and_api_version() {
     );
     assert_eq!(seen.header("api-key"), Some(KEY));
     assert_eq!(seen.header("authorization"), None);
+}
+
+/// A scheme of a provider's own: a header signing the method, the path and
+/// the body, so it must see the request exactly as it is sent.
+#[derive(Debug)]
+struct Signed(&'static str);
+
+impl Authenticate for Signed {
+    fn authenticate(&self, request: &mut Request) -> Result<(), ModelError> {
+        let signature = format!(
+            "{}:{} {} {}",
+            self.0,
+            request.method(),
+            request.uri().path(),
+            request.body().len()
+        );
+        request
+            .headers_mut()
+            .insert("x-signature", signature.parse().unwrap());
+        Ok(())
+    }
+
+    fn secrets(&self) -> Vec<&str> {
+        vec![self.0]
+    }
+}
+
+#[tokio::test]
+async fn requests_authenticate_by_any_scheme() {
+    const SIGNING_KEY: &str = "signing-key-Zq7xK2mP";
+    let ok = || Reply::json(200, &completion(json!({"content": "ok"})));
+    let quoted = Reply::json(
+        401,
+        &json!({"error": {"message": format!("bad signature from {SIGNING_KEY}")}}),
+    );
+    let server = Server::start(vec![ok(), ok(), quoted]).await;
+    let hi = [Message::human("hi")];
+    let no_retry = |c: OpenAiConfig| OpenAiConfig {
+        max_retries: 0,
+        ..c
+    };
+
+    // A key in the query (Gemini's way), sent beside the other parameters.
+    let m = model_with(&server, |c| {
+        no_retry(c).auth(QueryKey::new("key", "k-1 &x"))
+    });
+    m.invoke(&hi, &CallOptions::default()).await.unwrap();
+    let seen = &server.seen()[0];
+    assert_eq!(seen.path, "/v1/chat/completions?key=k-1+%26x");
+    assert_eq!(seen.header("authorization"), None);
+
+    // A signature over the request as sent.
+    let m = model_with(&server, |c| no_retry(c).auth(Signed(SIGNING_KEY)));
+    m.invoke(&hi, &CallOptions::default()).await.unwrap();
+    let seen = &server.seen()[1];
+    let body = serde_json::to_vec(&seen.body).unwrap().len();
+    assert_eq!(
+        seen.header("x-signature"),
+        Some(format!("{SIGNING_KEY}:POST /v1/chat/completions {body}").as_str())
+    );
+    assert_eq!(seen.header("authorization"), None);
+
+    // Its secret never shows in an error.
+    let e = m.invoke(&hi, &CallOptions::default()).await.unwrap_err();
+    assert!(!e.to_string().contains(SIGNING_KEY), "{e}");
+    assert!(e.to_string().contains("bad signature from ***"), "{e}");
+
+    // A header of its own (Anthropic's `x-api-key`); a bad name is refused.
+    assert!(HeaderKey::new("x-api-key", "k").is_ok());
+    assert!(HeaderKey::new("bad name", "k").is_err());
 }
 
 /// A reply and the error it must give: kind, status, message, code.

@@ -75,8 +75,6 @@ impl SupplyData for LmChatOpenAiCompatible {
             max_retries: o.max_retries,
             ..crate::credentials::openai(credentials, &self.model)?
         };
-        Ok(ctx
-            .create_chat_model(ChatModelOptions::OpenAiCompatible(config))?
-            .into())
+        Ok(ctx.create_chat_model(config)?.into())
     }
 }

@@ -67,9 +67,10 @@ impl SupplyData for MemoryAgent {
         let credentials = ctx.credentials("openAiApi").ok();
         let observer = match credentials {
             Some(credentials) => {
-                let model = ctx.create_chat_model(ChatModelOptions::OpenAiCompatible(
-                    crate::credentials::openai(credentials, &config.observer_model)?,
-                ))?;
+                let model = ctx.create_chat_model(crate::credentials::openai(
+                    credentials,
+                    &config.observer_model,
+                )?)?;
                 Some(Observer::new(store.clone(), config.clone(), model))
             }
             None => None,

@@ -1,5 +1,7 @@
 //! The OpenAI-compatible `/embeddings` client.
 
+use std::sync::Arc;
+
 use futures::future::BoxFuture;
 
 use crate::model::CancelToken;
@@ -9,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::Embedder;
 use crate::error::Result;
-use crate::model::http::Transport;
+use crate::model::http::{Authenticate, Transport};
 use crate::model::{ModelError, ModelErrorKind};
 
 /// How vectors travel over the wire.
@@ -52,6 +54,10 @@ pub struct EmbeddingsConfig {
     /// Set for Azure OpenAI: the `api-version`.
     #[serde(default)]
     pub azure_api_version: Option<String>,
+    /// How requests authenticate instead of by `api_key`, as for chat
+    /// models ([`OpenAiConfig::authenticate`](crate::model::openai::OpenAiConfig::authenticate)).
+    #[serde(skip)]
+    pub authenticate: Option<Arc<dyn Authenticate>>,
 }
 
 impl std::fmt::Debug for EmbeddingsConfig {
@@ -62,6 +68,7 @@ impl std::fmt::Debug for EmbeddingsConfig {
             .field("base_url", &self.base_url)
             .field("dimensions", &self.dimensions)
             .field("batch_size", &self.batch_size)
+            .field("authenticate", &self.authenticate)
             .finish_non_exhaustive()
     }
 }
@@ -92,7 +99,15 @@ impl EmbeddingsConfig {
             timeout_secs: default_timeout(),
             max_retries: default_retries(),
             azure_api_version: None,
+            authenticate: None,
         }
+    }
+
+    /// The same settings, requests authenticated by `auth` instead of by
+    /// the API key.
+    pub fn auth(mut self, auth: impl Authenticate + 'static) -> Self {
+        self.authenticate = Some(Arc::new(auth));
+        self
     }
 }
 
@@ -110,10 +125,15 @@ impl OpenAiEmbedder {
     /// A client for `config`.
     pub fn new(config: EmbeddingsConfig) -> Result<Self> {
         let timeout = crate::model::http::timeout(config.timeout_secs)?;
-        let transport = Transport::new(
-            &config.base_url,
+        let (auth, query) = crate::model::openai::auth_and_query(
             &config.api_key,
             config.azure_api_version,
+            config.authenticate,
+        )?;
+        let transport = Transport::new(
+            &config.base_url,
+            auth,
+            query,
             Vec::new(),
             timeout,
             config.max_retries,

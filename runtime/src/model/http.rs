@@ -1,8 +1,10 @@
-//! The HTTP side of OpenAI-compatible APIs, shared by chat models and
-//! embeddings: authentication (OpenAI bearer or Azure `api-key`), retries
+//! The HTTP side of model APIs, shared by chat models and embeddings:
+//! authentication ([`Authenticate`]: a bearer token, a key in a header or
+//! in the query, or a scheme of one's own such as a signature), retries
 //! with exponential backoff and jitter that honour `Retry-After`,
 //! cancellation, timeouts, size-capped bodies, and provider errors.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::model::CancelToken;
@@ -12,13 +14,161 @@ use serde_json::Value;
 use super::{ModelError, ModelErrorKind};
 use crate::error::shorten;
 
-/// Connection settings of an OpenAI-compatible server.
+/// A request to a model API, as [`Authenticate`] sees it: method, URL,
+/// headers and the whole body, all there for a signature.
+pub type Request = http::Request<bytes::Bytes>;
+
+/// How a request says who sends it. nodekit has [`Bearer`] (OpenAI and
+/// most compatible servers), [`HeaderKey`] (Azure's `api-key`,
+/// Anthropic's `x-api-key`) and [`QueryKey`] (Gemini's `?key=`); a
+/// provider that needs another scheme (a signature over the request, a
+/// token fetched and refreshed) implements this. It runs on every attempt,
+/// retries included, just before the request is sent.
+pub trait Authenticate: Send + Sync + std::fmt::Debug {
+    /// Adds the credentials to `request`.
+    fn authenticate(&self, request: &mut Request) -> Result<(), ModelError>;
+
+    /// The secrets a server might quote back: hidden from every error
+    /// message, whole or cut short.
+    fn secrets(&self) -> Vec<&str> {
+        Vec::new()
+    }
+}
+
+/// `Authorization: Bearer <token>`; an empty token sends nothing (a local
+/// server without keys).
+#[derive(Clone)]
+pub struct Bearer(pub String);
+
+impl std::fmt::Debug for Bearer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Bearer(***)")
+    }
+}
+
+impl Authenticate for Bearer {
+    fn authenticate(&self, request: &mut Request) -> Result<(), ModelError> {
+        if !self.0.is_empty() {
+            let value = header_value(&format!("Bearer {}", self.0))?;
+            request
+                .headers_mut()
+                .insert(http::header::AUTHORIZATION, value);
+        }
+        Ok(())
+    }
+
+    fn secrets(&self) -> Vec<&str> {
+        vec![&self.0]
+    }
+}
+
+/// The key in a header of its own, e.g. `api-key` (Azure OpenAI) or
+/// `x-api-key` (Anthropic).
+#[derive(Clone)]
+pub struct HeaderKey {
+    name: http::HeaderName,
+    key: String,
+}
+
+impl HeaderKey {
+    /// `key` sent as header `name`; fails when `name` is no header name.
+    pub fn new(name: &str, key: impl Into<String>) -> Result<HeaderKey, ModelError> {
+        let name = http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+            ModelError::new(
+                ModelErrorKind::BadRequest,
+                format!("{:?} is not a header name", shorten(name, 60)),
+            )
+        })?;
+        Ok(HeaderKey {
+            name,
+            key: key.into(),
+        })
+    }
+}
+
+impl std::fmt::Debug for HeaderKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "HeaderKey({}: ***)", self.name)
+    }
+}
+
+impl Authenticate for HeaderKey {
+    fn authenticate(&self, request: &mut Request) -> Result<(), ModelError> {
+        let value = header_value(&self.key)?;
+        request.headers_mut().insert(self.name.clone(), value);
+        Ok(())
+    }
+
+    fn secrets(&self) -> Vec<&str> {
+        vec![&self.key]
+    }
+}
+
+/// The key as a query parameter, e.g. `?key=…` (Google's Gemini API).
+#[derive(Clone)]
+pub struct QueryKey {
+    name: String,
+    key: String,
+}
+
+impl QueryKey {
+    /// `key` sent as query parameter `name`.
+    pub fn new(name: impl Into<String>, key: impl Into<String>) -> QueryKey {
+        QueryKey {
+            name: name.into(),
+            key: key.into(),
+        }
+    }
+}
+
+impl std::fmt::Debug for QueryKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "QueryKey({}=***)", self.name)
+    }
+}
+
+impl Authenticate for QueryKey {
+    fn authenticate(&self, request: &mut Request) -> Result<(), ModelError> {
+        let bad = || {
+            ModelError::new(
+                ModelErrorKind::BadRequest,
+                "the request URL cannot carry a key",
+            )
+        };
+        let mut url = url::Url::parse(&request.uri().to_string()).map_err(|_| bad())?;
+        url.query_pairs_mut().append_pair(&self.name, &self.key);
+        *request.uri_mut() = url.as_str().parse().map_err(|_| bad())?;
+        Ok(())
+    }
+
+    fn secrets(&self) -> Vec<&str> {
+        vec![&self.key]
+    }
+}
+
+/// A header value; the text is not shown, as it holds a secret.
+fn header_value(text: &str) -> Result<http::HeaderValue, ModelError> {
+    let mut value = http::HeaderValue::from_str(text).map_err(|_| {
+        ModelError::new(
+            ModelErrorKind::BadRequest,
+            "the API key holds a character a header cannot carry",
+        )
+    })?;
+    value.set_sensitive(true);
+    Ok(value)
+}
+
+/// Query parameters every request to a server carries.
+pub(crate) type Query = Vec<(String, String)>;
+
+/// Connection settings of a model server.
 #[derive(Clone)]
 pub(crate) struct Transport {
     client: reqwest::Client,
     base_url: String,
-    api_key: String,
-    azure_api_version: Option<String>,
+    auth: Arc<dyn Authenticate>,
+    /// Query parameters every request carries (Azure's `api-version`).
+    query: Query,
     headers: Vec<(String, String)>,
     pub(crate) timeout: Duration,
     max_retries: u32,
@@ -29,8 +179,8 @@ impl std::fmt::Debug for Transport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Transport")
             .field("base_url", &self.base_url)
-            .field("api_key", &"***")
-            .field("azure_api_version", &self.azure_api_version)
+            .field("auth", &self.auth)
+            .field("query", &self.query)
             .field("timeout", &self.timeout)
             .field("max_retries", &self.max_retries)
             .finish_non_exhaustive()
@@ -58,8 +208,8 @@ impl Transport {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         base_url: &str,
-        api_key: &str,
-        azure_api_version: Option<String>,
+        auth: Arc<dyn Authenticate>,
+        query: Query,
         headers: Vec<(String, String)>,
         timeout: Duration,
         max_retries: u32,
@@ -74,8 +224,8 @@ impl Transport {
         Ok(Transport {
             client,
             base_url: base_url.trim_end_matches('/').to_owned(),
-            api_key: api_key.to_owned(),
-            azure_api_version,
+            auth,
+            query,
             headers,
             timeout,
             max_retries,
@@ -84,10 +234,45 @@ impl Transport {
     }
 
     fn url(&self, path: &str) -> String {
-        match &self.azure_api_version {
-            Some(v) => format!("{}/{path}?api-version={v}", self.base_url),
-            None => format!("{}/{path}", self.base_url),
+        let mut url = format!("{}/{path}", self.base_url);
+        for (i, (name, value)) in self.query.iter().enumerate() {
+            url.push(if i == 0 { '?' } else { '&' });
+            url.push_str(name);
+            url.push('=');
+            url.push_str(value);
         }
+        url
+    }
+
+    /// The request for one attempt, authenticated.
+    fn request(
+        &self,
+        path: &str,
+        body: &bytes::Bytes,
+        whole_timeout: bool,
+    ) -> Result<reqwest::Request, ModelError> {
+        let bad = |what: &str| ModelError::new(ModelErrorKind::BadRequest, what.to_owned());
+        let mut request = http::Request::post(self.url(path))
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .body(body.clone())
+            .map_err(|_| bad("the model's URL cannot be read"))?;
+        for (name, value) in &self.headers {
+            let name = http::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| bad(&format!("{:?} is not a header name", shorten(name, 60))))?;
+            let value = http::HeaderValue::from_str(value).map_err(|_| {
+                bad(&format!(
+                    "the header {name} holds a character a header cannot carry"
+                ))
+            })?;
+            request.headers_mut().append(name, value);
+        }
+        self.auth.authenticate(&mut request)?;
+        let mut request = reqwest::Request::try_from(request)
+            .map_err(|_| bad("the model's URL cannot be read"))?;
+        if whole_timeout {
+            *request.timeout_mut() = Some(self.timeout);
+        }
+        Ok(request)
     }
 
     /// POSTs `body` to `path`, retrying 429, 5xx and broken connections.
@@ -138,24 +323,12 @@ impl Transport {
         body: &bytes::Bytes,
         whole_timeout: bool,
     ) -> Result<reqwest::Response, (ModelError, Option<Duration>)> {
-        let mut request = self
+        let request = self
+            .request(path, body, whole_timeout)
+            .map_err(|e| (self.scrub(e), None))?;
+        let response = self
             .client
-            .post(self.url(path))
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(body.clone());
-        request = match &self.azure_api_version {
-            Some(_) => request.header("api-key", &self.api_key),
-            None if self.api_key.is_empty() => request,
-            None => request.bearer_auth(&self.api_key),
-        };
-        for (name, value) in &self.headers {
-            request = request.header(name, value);
-        }
-        if whole_timeout {
-            request = request.timeout(self.timeout);
-        }
-        let response = request
-            .send()
+            .execute(request)
             .await
             .map_err(|e| (self.transport_error(e), None))?;
         let status = response.status();
@@ -242,10 +415,13 @@ impl Transport {
         })
     }
 
-    /// Removes the API key and header values from a message, in case a
-    /// server quotes them, whole or cut short ([`hide`]).
+    /// Removes the credentials' secrets and header values from a message,
+    /// in case a server quotes them, whole or cut short ([`hide`]).
     pub(crate) fn scrub(&self, mut e: ModelError) -> ModelError {
-        let secrets = std::iter::once(self.api_key.as_str())
+        let secrets = self
+            .auth
+            .secrets()
+            .into_iter()
             .chain(self.headers.iter().map(|(_, v)| v.as_str()));
         for secret in secrets.filter(|s| s.len() >= 4) {
             e.message = hide(&e.message, secret);

@@ -6,7 +6,7 @@
 pub mod custom;
 pub(crate) mod error;
 #[cfg(feature = "openai")]
-pub(crate) mod http;
+pub mod http;
 #[cfg(feature = "openai")]
 pub mod openai;
 #[cfg(feature = "openai")]

@@ -15,7 +15,9 @@ use serde_json::{Value, json};
 
 use crate::model::CancelToken;
 
-use super::http::{Transport, error_fields};
+use std::sync::Arc;
+
+use super::http::{Authenticate, Bearer, HeaderKey, Query, Transport, error_fields};
 use super::sse::SseParser;
 use super::{
     BoxFuture, CallOptions, ChatModel, ChunkStream, FinishReason, ModelError, ModelErrorKind,
@@ -59,6 +61,11 @@ pub struct OpenAiConfig {
     /// on); a server that refuses the option is asked again without it.
     #[serde(default = "default_true")]
     pub stream_usage: bool,
+    /// How requests authenticate instead of by `api_key` (a bearer token,
+    /// or `api-key` for Azure): any scheme a server needs, such as a header
+    /// of its own or a signature ([`OpenAiConfig::auth`]).
+    #[serde(skip)]
+    pub authenticate: Option<Arc<dyn Authenticate>>,
 }
 
 fn default_true() -> bool {
@@ -75,6 +82,7 @@ impl std::fmt::Debug for OpenAiConfig {
             .field("timeout_secs", &self.timeout_secs)
             .field("max_retries", &self.max_retries)
             .field("azure_api_version", &self.azure_api_version)
+            .field("authenticate", &self.authenticate)
             .finish_non_exhaustive()
     }
 }
@@ -109,6 +117,7 @@ impl OpenAiConfig {
             azure_api_version: None,
             max_response_bytes: default_max_bytes(),
             stream_usage: true,
+            authenticate: None,
         }
     }
 
@@ -117,6 +126,32 @@ impl OpenAiConfig {
         self.base_url = url.into();
         self
     }
+
+    /// The same settings, requests authenticated by `auth` instead of by
+    /// the API key.
+    pub fn auth(mut self, auth: impl Authenticate + 'static) -> Self {
+        self.authenticate = Some(Arc::new(auth));
+        self
+    }
+}
+
+/// The authentication of an OpenAI-compatible server: `authenticate` when
+/// set, else `api_key` as a bearer token or, with an Azure `api-version`,
+/// as `api-key`; and the query every request carries.
+pub(crate) fn auth_and_query(
+    api_key: &str,
+    azure_api_version: Option<String>,
+    authenticate: Option<Arc<dyn Authenticate>>,
+) -> Result<(Arc<dyn Authenticate>, Query)> {
+    let auth: Arc<dyn Authenticate> = match (authenticate, &azure_api_version) {
+        (Some(auth), _) => auth,
+        (None, Some(_)) => Arc::new(HeaderKey::new("api-key", api_key)?),
+        (None, None) => Arc::new(Bearer(api_key.to_owned())),
+    };
+    let query = azure_api_version
+        .map(|v| vec![("api-version".to_owned(), v)])
+        .unwrap_or_default();
+    Ok((auth, query))
 }
 
 /// A chat model behind an OpenAI-compatible API.
@@ -132,10 +167,15 @@ impl OpenAiChatModel {
     /// A client for `config`. Fails only if the HTTP client cannot be built.
     pub fn new(config: OpenAiConfig) -> Result<Self> {
         let timeout = super::http::timeout(config.timeout_secs)?;
-        let transport = Transport::new(
-            &config.base_url,
+        let (auth, query) = auth_and_query(
             &config.api_key,
             config.azure_api_version,
+            config.authenticate,
+        )?;
+        let transport = Transport::new(
+            &config.base_url,
+            auth,
+            query,
             config.headers,
             timeout,
             config.max_retries,

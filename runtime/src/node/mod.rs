@@ -15,7 +15,7 @@ mod supply;
 
 pub use execute::ExecuteContext;
 pub use pools::SharedPools;
-pub use supply::{ChatModelOptions, Credentials, SupplyContext};
+pub use supply::{Credentials, IntoChatModel, IntoEmbedder, SupplyContext};
 
 use std::marker::PhantomData;
 use std::sync::Arc;

@@ -21,7 +21,6 @@ use crate::embed::{EmbeddingsConfig, OpenAiEmbedder};
 use crate::error::{Error, Result};
 use crate::memory::Memory;
 use crate::model::ChatModel;
-use crate::model::custom::CustomChatModel;
 #[cfg(feature = "openai")]
 use crate::model::openai::{OpenAiChatModel, OpenAiConfig};
 use crate::run_log::{self, RunLog};
@@ -29,13 +28,49 @@ use crate::text_splitter::TextSplitter;
 use crate::tool::Tool;
 use crate::vector_store::{DocumentStore, VectorStoreOptions};
 
-/// How `ctx.create_chat_model(..)` makes a model (the AI Node SDK's `createChatModel` options).
-pub enum ChatModelOptions {
-    /// An OpenAI-compatible API.
-    #[cfg(feature = "openai")]
-    OpenAiCompatible(OpenAiConfig),
-    /// Author-supplied invoke (and optionally stream).
-    Custom(CustomChatModel),
+/// What `ctx.create_chat_model(..)` makes a model from (the AI Node SDK's
+/// `createChatModel` options): a provider's settings, such as
+/// [`OpenAiConfig`](crate::model::openai::OpenAiConfig), a
+/// [`CustomChatModel`](crate::model::custom::CustomChatModel), or any
+/// [`ChatModel`]. A provider's crate implements it for its own settings.
+pub trait IntoChatModel {
+    /// The model these settings describe.
+    fn into_chat_model(self) -> Result<Arc<dyn ChatModel>>;
+}
+
+impl<M: ChatModel + 'static> IntoChatModel for M {
+    fn into_chat_model(self) -> Result<Arc<dyn ChatModel>> {
+        Ok(Arc::new(self))
+    }
+}
+
+#[cfg(feature = "openai")]
+impl IntoChatModel for OpenAiConfig {
+    fn into_chat_model(self) -> Result<Arc<dyn ChatModel>> {
+        Ok(Arc::new(OpenAiChatModel::new(self)?))
+    }
+}
+
+/// What `ctx.create_embeddings(..)` makes an embeddings model from: a
+/// provider's settings, such as
+/// [`EmbeddingsConfig`](crate::embed::EmbeddingsConfig), or any
+/// [`Embedder`]. A provider's crate implements it for its own settings.
+pub trait IntoEmbedder {
+    /// The embedder these settings describe.
+    fn into_embedder(self) -> Result<Arc<dyn Embedder>>;
+}
+
+impl<E: Embedder + 'static> IntoEmbedder for E {
+    fn into_embedder(self) -> Result<Arc<dyn Embedder>> {
+        Ok(Arc::new(self))
+    }
+}
+
+#[cfg(feature = "openai")]
+impl IntoEmbedder for EmbeddingsConfig {
+    fn into_embedder(self) -> Result<Arc<dyn Embedder>> {
+        Ok(Arc::new(OpenAiEmbedder::new(self)?))
+    }
 }
 
 /// Credentials by type name, as resolved for one node.
@@ -144,20 +179,20 @@ impl SupplyContext {
             })
     }
 
-    /// A chat model, wrapped for the run log.
-    pub fn create_chat_model(&self, options: ChatModelOptions) -> Result<Arc<dyn ChatModel>> {
-        let inner: Arc<dyn ChatModel> = match options {
-            #[cfg(feature = "openai")]
-            ChatModelOptions::OpenAiCompatible(config) => Arc::new(OpenAiChatModel::new(config)?),
-            ChatModelOptions::Custom(model) => Arc::new(model),
-        };
-        Ok(run_log::logged_model(inner, &self.node, &self.log))
+    /// A chat model made from `options` (a provider's settings, or a
+    /// model), wrapped for the run log.
+    pub fn create_chat_model(&self, options: impl IntoChatModel) -> Result<Arc<dyn ChatModel>> {
+        Ok(run_log::logged_model(
+            options.into_chat_model()?,
+            &self.node,
+            &self.log,
+        ))
     }
 
-    /// An OpenAI-compatible embeddings model, wrapped for the run log.
-    #[cfg(feature = "openai")]
-    pub fn create_embeddings(&self, config: EmbeddingsConfig) -> Result<Arc<dyn Embedder>> {
-        Ok(self.wrap_embedder(Arc::new(OpenAiEmbedder::new(config)?)))
+    /// An embeddings model made from `options` (a provider's settings, or
+    /// an embedder), wrapped for the run log.
+    pub fn create_embeddings(&self, options: impl IntoEmbedder) -> Result<Arc<dyn Embedder>> {
+        Ok(self.wrap_embedder(options.into_embedder()?))
     }
 
     /// Any embedder, wrapped for the run log.
