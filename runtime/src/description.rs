@@ -48,6 +48,7 @@ pub fn number_to_json(v: f64) -> Value {
 /// The description of one node type, as n8n's `INodeTypeDescription`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct NodeDescription {
     /// Name shown in the editor, e.g. `Redis Memory`.
     pub display_name: String,

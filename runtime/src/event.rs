@@ -8,6 +8,7 @@ use tokio::sync::mpsc;
 /// Progress of a run, for streaming to a user.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
+#[non_exhaustive]
 pub enum AgentEvent {
     /// More answer text from the model.
     TextDelta {

@@ -96,6 +96,7 @@ impl From<String> for Content {
 /// One part of a multi-part message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ContentPart {
     /// Text.
     Text {

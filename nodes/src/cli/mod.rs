@@ -654,6 +654,8 @@ async fn run_once(
                         output.chars().take(200).collect::<String>()
                     );
                 }
+                // Events added later print nothing here.
+                _ => {}
             }
         }
         Ok::<bool, io::Error>(printed)

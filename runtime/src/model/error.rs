@@ -2,6 +2,7 @@
 
 /// What kind of failure a model call had.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ModelErrorKind {
     /// The API key was refused (401/403).
     Auth,

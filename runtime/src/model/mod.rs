@@ -214,6 +214,7 @@ pub enum ResponseFormat {
 /// Why the model stopped.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum FinishReason {
     /// A natural end or a stop sequence.
     Stop,
@@ -254,6 +255,7 @@ impl FinishReason {
 /// One piece of a streamed answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum StreamChunk {
     /// More answer text.
     TextDelta {

@@ -45,6 +45,7 @@ pub trait Node: Params {
 
 /// What a sub-node hands to the root node it is connected to.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum Supply {
     /// For `ai_languageModel`.
     ChatModel(Arc<dyn ChatModel>),
