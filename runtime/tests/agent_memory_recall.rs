@@ -800,7 +800,7 @@ async fn thread_memory_recalls_by_the_input() {
     use nodekit::agent_memory::{MemoryConfig, ThreadMemory};
     use nodekit::memory::Memory;
     let store = sqlite().await;
-    // 384 dimensions, as in the benchmarks: with few, the hashed
+    // 384 dimensions, as in the benchmarks: with few, the hashed
     // words of short replies collide with the query's.
     let server = EmbedServer::start(384).await;
     let config = MemoryConfig::default()

@@ -1,5 +1,6 @@
 //! The OpenAI-compatible client against scripted servers on 127.0.0.1:
-//! every tolerance the issue lists, retries, timeouts and cancellation.
+//! every tolerance of the wire format, retries, timeouts, cancellation
+//! and authentication.
 
 use nodekit_test_support::openai as support;
 

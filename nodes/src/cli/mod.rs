@@ -145,7 +145,7 @@ enum Command {
         #[command(flatten)]
         credentials: CredentialArgs,
     },
-    /// Write an n8n community node package of this program's nodes (see the README's "n8n" section).
+    /// Write an n8n community node package of this program's nodes (see the guide runtime/docs/n8n.md).
     Package {
         /// The folder to write.
         #[arg(long, value_name = "DIR")]
