@@ -26,6 +26,9 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 section "docs"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 
+section "public API"
+scripts/public-api.sh
+
 # The library crates as crates.io would take them (nothing is uploaded).
 # All four are packaged; the three nodekit needs are also built from their
 # packages, nodekit with authoring only: its features compile in the
