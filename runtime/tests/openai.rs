@@ -947,3 +947,25 @@ async fn review_fixes_streams() {
         "I can't help with that."
     );
 }
+
+#[tokio::test]
+async fn a_transport_failure_is_kept_as_the_source() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let m = OpenAiChatModel::new(OpenAiConfig {
+        max_retries: 0,
+        ..OpenAiConfig::new(KEY, "gpt-test").base_url(format!("http://127.0.0.1:{port}/v1"))
+    })
+    .unwrap();
+    let e = m
+        .invoke(&[Message::human("hi")], &CallOptions::default())
+        .await
+        .unwrap_err();
+    // Through nodekit's error too, which wraps it transparently.
+    let source = std::error::Error::source(&e).expect("the HTTP client's error");
+    assert!(!source.to_string().contains(KEY), "{source}");
+    assert_eq!(model_error(e).kind, ModelErrorKind::Connection);
+}

@@ -27,7 +27,8 @@ pub enum ModelErrorKind {
 }
 
 /// A failed model call: what, the HTTP status, and the provider's message.
-/// Never contains the API key.
+/// Never contains the API key. The transport's own failure (an HTTP or I/O
+/// error), when there was one, is its [`source`](std::error::Error::source).
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{}", self.render())]
 pub struct ModelError {
@@ -41,6 +42,10 @@ pub struct ModelError {
     pub code: Option<String>,
     /// How many attempts were made.
     pub attempts: u32,
+    /// What failed underneath, kept for inspection (a provider's crate
+    /// sets it with [`ModelError::with_source`]).
+    #[source]
+    source: Option<std::sync::Arc<dyn std::error::Error + Send + Sync>>,
 }
 
 impl ModelError {
@@ -52,7 +57,27 @@ impl ModelError {
             message: message.into(),
             code: None,
             attempts: 1,
+            source: None,
         }
+    }
+
+    /// The same error with the HTTP status `status`.
+    pub fn with_status(mut self, status: u16) -> Self {
+        self.status = Some(status);
+        self
+    }
+
+    /// The same error with the provider's error code `code`.
+    pub fn with_code(mut self, code: impl Into<String>) -> Self {
+        self.code = Some(code.into());
+        self
+    }
+
+    /// The same error caused by `source` (an HTTP client's or an I/O
+    /// error). Its text must hold no secret: it is shown as the cause.
+    pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.source = Some(std::sync::Arc::new(source));
+        self
     }
 
     /// The error without the provider's message text: its kind, HTTP

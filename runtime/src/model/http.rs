@@ -378,11 +378,12 @@ impl Transport {
         } else {
             ModelErrorKind::Connection
         };
-        let mut message = crate::error::with_causes(&e.without_url());
+        let e = e.without_url();
+        let mut message = crate::error::with_causes(&e);
         if kind == ModelErrorKind::Timeout {
             message = format!("no answer within {:?} ({message})", self.timeout);
         }
-        self.scrub(ModelError::new(kind, message))
+        self.scrub(ModelError::new(kind, message).with_source(e))
     }
 
     /// Reads a provider's error body, whatever its shape.
@@ -406,12 +407,10 @@ impl Transport {
         } else {
             kind
         };
-        self.scrub(ModelError {
-            kind,
-            status: Some(status),
-            message,
-            code,
-            attempts: 1,
+        let error = ModelError::new(kind, message).with_status(status);
+        self.scrub(match code {
+            Some(code) => error.with_code(code),
+            None => error,
         })
     }
 

@@ -467,13 +467,10 @@ fn embedded_error(v: &Value) -> Option<ModelError> {
         Some(400..=499) => ModelErrorKind::BadRequest,
         _ => ModelErrorKind::Server,
     };
-    Some(ModelError {
-        kind,
-        status,
-        message,
-        code,
-        attempts: 1,
-    })
+    let mut error = ModelError::new(kind, message);
+    error.status = status;
+    error.code = code;
+    Some(error)
 }
 
 /// Reads a whole (non-streamed) completion.
@@ -775,10 +772,9 @@ impl StreamState {
             let error = embedded_error(&value).or_else(|| {
                 (event.event.as_deref() == Some("error")).then(|| {
                     let (message, code) = error_fields(&value);
-                    ModelError {
-                        code,
-                        ..ModelError::new(ModelErrorKind::Server, message)
-                    }
+                    let mut error = ModelError::new(ModelErrorKind::Server, message);
+                    error.code = code;
+                    error
                 })
             });
             if let Some(e) = error {
