@@ -5,8 +5,11 @@ use crate::from_ai::{ArgumentsError, FromAiError};
 mod agent;
 #[cfg(feature = "_agent-memory")]
 mod agent_memory;
+mod catalog;
 #[cfg(feature = "mcp")]
 mod mcp;
+mod package;
+mod param;
 #[cfg(feature = "serve")]
 mod serve;
 mod store;
@@ -16,8 +19,11 @@ mod workflow;
 pub use agent::AgentError;
 #[cfg(feature = "_agent-memory")]
 pub use agent_memory::AgentMemoryError;
+pub use catalog::CatalogError;
 #[cfg(feature = "mcp")]
 pub use mcp::McpError;
+pub use package::PackageError;
+pub use param::ParamError;
 #[cfg(feature = "serve")]
 pub use serve::ServeError;
 pub use store::{Backend, StoreError, StoreErrorKind};
@@ -34,88 +40,12 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// A required parameter has no value and no default.
-    #[error(
-        "node `{}`: parameter `{}` is required but has no value; set it in the node's parameters",
-        quoted(.node),
-        quoted(.path)
-    )]
-    MissingParameter {
-        /// Node type or node name.
-        node: String,
-        /// Parameter path, e.g. `options.temperature`.
-        path: String,
-    },
-    /// A parameter value has the wrong JSON type.
-    #[error(
-        "node `{}`: parameter `{}` must be {expected}, but it is {found}",
-        quoted(.node),
-        quoted(.path)
-    )]
-    WrongType {
-        /// Node type or node name.
-        node: String,
-        /// Parameter path.
-        path: String,
-        /// What the parameter accepts.
-        expected: String,
-        /// The value found, shortened.
-        found: String,
-    },
-    /// A number parameter is outside its bounds.
-    #[error(
-        "node `{}`: parameter `{}` is {value}, but it must be {range}",
-        quoted(.node),
-        quoted(.path)
-    )]
-    OutOfRange {
-        /// Node type or node name.
-        node: String,
-        /// Parameter path.
-        path: String,
-        /// The value found.
-        value: String,
-        /// The allowed range, e.g. `from 1 to 100` or `at least 1`.
-        range: String,
-    },
-    /// A parameter holds an expression that nothing resolved.
-    #[error(
-        "node `{}`: parameter `{}` holds the expression {expression}, which was not resolved before the node ran",
-        quoted(.node),
-        quoted(.path)
-    )]
-    UnresolvedExpression {
-        /// Node type or node name.
-        node: String,
-        /// Parameter path.
-        path: String,
-        /// The expression, shortened.
-        expression: String,
-    },
-    /// The parameters of a node are not a JSON object.
-    #[error("node `{}`: parameters must be a JSON object, but they are {found}", quoted(.node))]
-    ParametersNotObject {
-        /// Node type or node name.
-        node: String,
-        /// The value found, shortened.
-        found: String,
-    },
-    /// No registered node has this name.
-    #[error("unknown node `{}`{hint}", quoted(.name))]
-    UnknownNode {
-        /// The name asked for.
-        name: String,
-        /// ` (did you mean ...?)`, or a list of candidates, or empty.
-        hint: String,
-    },
-    /// Two registered nodes share one catalog name.
-    #[error(
-        "two registered nodes are both named `{name}`; node names must be unique within a package"
-    )]
-    DuplicateNode {
-        /// The full catalog name.
-        name: String,
-    },
+    /// A node's parameters do not fit its declaration.
+    #[error(transparent)]
+    Param(#[from] ParamError),
+    /// The catalog has no such node, or two of one name.
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
     /// A `$fromAI` expression in the parameters is malformed.
     #[error("node `{}`: {source}", quoted(.node))]
     FromAi {
@@ -231,11 +161,8 @@ pub enum Error {
     #[error(transparent)]
     Workflow(#[from] WorkflowError),
     /// The n8n community package cannot be written.
-    #[error("n8n package: {what}")]
-    Package {
-        /// What is wrong, and what to do.
-        what: String,
-    },
+    #[error(transparent)]
+    Package(#[from] PackageError),
     /// The agent could not finish.
     #[error(transparent)]
     Agent(#[from] AgentError),
@@ -376,13 +303,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_package_error_keeps_the_file_systems_error() {
+        let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
+        let e = Error::from(PackageError::io("cannot write `out`: denied", io));
+        assert_eq!(e.to_string(), "n8n package: cannot write `out`: denied");
+        let source = std::error::Error::source(&e).expect("the I/O error");
+        let io = source.downcast_ref::<std::io::Error>().expect("an I/O error");
+        assert_eq!(io.kind(), std::io::ErrorKind::PermissionDenied);
+    }
+
+    #[test]
     fn user_input_is_quoted_cut_short() {
         let long = "a".repeat(100_000);
         let unknown = |name: &str| {
-            Error::UnknownNode {
+            Error::from(CatalogError::UnknownNode {
                 name: name.to_owned(),
                 hint: String::new(),
-            }
+            })
             .to_string()
         };
         assert_eq!(

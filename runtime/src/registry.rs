@@ -12,7 +12,7 @@ use std::sync::{Arc, OnceLock};
 use serde_json::Value;
 
 use crate::description::NodeDescription;
-use crate::error::{Error, Result};
+use crate::error::{CatalogError, Error, Result};
 use crate::node::{Credentials, NodeRuntime, SupplyContext};
 use crate::run_log::RunLog;
 use crate::tool::Tool;
@@ -216,9 +216,10 @@ impl Catalog {
     pub fn check_unique(&self) -> Result<()> {
         for pair in self.entries.windows(2) {
             if pair[0].full_name() == pair[1].full_name() {
-                return Err(Error::DuplicateNode {
+                return Err(CatalogError::DuplicateNode {
                     name: pair[0].full_name(),
-                });
+                }
+                .into());
             }
         }
         Ok(())
@@ -271,12 +272,13 @@ impl Catalog {
                     }
                     None => " (run `nodekit catalog` to list the nodes)".into(),
                 };
-                Err(Error::UnknownNode {
+                Err(CatalogError::UnknownNode {
                     name: name.to_owned(),
                     hint,
-                })
+                }
+                .into())
             }
-            many => Err(Error::UnknownNode {
+            many => Err(CatalogError::UnknownNode {
                 name: name.to_owned(),
                 hint: format!(
                     " (ambiguous: {}; use the full name)",
@@ -285,7 +287,8 @@ impl Catalog {
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
-            }),
+            }
+            .into()),
         }
     }
 

@@ -148,7 +148,7 @@ fn unresolved_expressions_are_errors() {
     );
     let e = build(json!({"query": "={{ $json.q }}", "session": "s"})).unwrap_err();
     assert!(
-        matches!(e, nodekit::Error::UnresolvedExpression { ref path, .. } if path == "query"),
+        matches!(e, nodekit::Error::Param(nodekit::error::ParamError::UnresolvedExpression { ref path, .. }) if path == "query"),
         "{e}"
     );
 }

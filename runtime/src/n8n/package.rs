@@ -47,7 +47,7 @@ use serde_json::{Value, json};
 use super::platform;
 use crate::credential;
 use crate::description::ConnectionType;
-use crate::error::{Error, Result, quoted};
+use crate::error::{Error, PackageError, Result, quoted};
 use crate::registry::{Catalog, CatalogEntry};
 
 /// The shims' shared code.
@@ -685,14 +685,12 @@ fn pretty(v: &Value) -> String {
 }
 
 fn package_error(what: impl Into<String>) -> Error {
-    Error::Package { what: what.into() }
+    PackageError::new(what).into()
 }
 
 fn io(path: &Path, e: std::io::Error) -> Error {
-    package_error(format!(
-        "cannot write {}: {e}",
-        quoted(&path.display().to_string())
-    ))
+    let what = format!("cannot write {}: {e}", quoted(&path.display().to_string()));
+    PackageError::io(what, e).into()
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use object::elf::{FileHeader32, FileHeader64};
 use object::read::elf::{FileHeader, ProgramHeader};
 use object::{Architecture, Object, ReadCache};
 
-use crate::error::{Error, Result, quoted};
+use crate::error::{Error, PackageError, Result, quoted};
 
 /// What a program file is built for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,13 +26,15 @@ pub struct ProgramFile {
 /// Reads what `path` is built for. An error names a file that is not a
 /// program of a platform Node.js runs on.
 pub fn read(path: &Path) -> Result<ProgramFile> {
-    let not_a_program = |why: String| Error::Package {
-        what: format!(
+    let what = |why: String| {
+        format!(
             "{} is not a program nodekit can package: {why}",
             quoted(&path.display().to_string())
-        ),
+        )
     };
-    let file = std::fs::File::open(path).map_err(|e| not_a_program(e.to_string()))?;
+    let not_a_program = |why: String| Error::from(PackageError::new(what(why)));
+    let file = std::fs::File::open(path)
+        .map_err(|e| Error::from(PackageError::io(what(e.to_string()), e)))?;
     let data = ReadCache::new(file);
     let parsed = object::File::parse(&data).map_err(|e| not_a_program(e.to_string()))?;
     let (os, dynamic) = match &parsed {

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::property_spec::{schema_of, shape_of};
 use super::{Location, Params};
 use crate::description::{PropertyType, number_to_json};
-use crate::error::{Error, Result, describe_value, shorten};
+use crate::error::{Error, ParamError, Result, describe_value, shorten};
 
 /// Checks on a parameter value beyond its type.
 #[derive(Debug, Clone, Copy, Default)]
@@ -64,11 +64,12 @@ pub fn lookup<'v>(
 }
 
 fn unresolved(expression: &str, parent: &Location<'_>, name: &str) -> Error {
-    Error::UnresolvedExpression {
+    ParamError::UnresolvedExpression {
         node: parent.node.to_owned(),
         path: parent.field(name).path.into_owned(),
         expression: shorten(expression, 80),
     }
+    .into()
 }
 
 /// Converts one present parameter value to `T`, with the type's checks.
@@ -88,7 +89,7 @@ pub fn convert<T: DeserializeOwned + JsonSchema>(
         // Empty JSON text is an unset parameter.
         Value::String(text) if checks.json_text && text.trim().is_empty() => &Value::Null,
         Value::String(text) if checks.json_text => {
-            parsed = serde_json::from_str::<Value>(text).map_err(|e| Error::WrongType {
+            parsed = serde_json::from_str::<Value>(text).map_err(|e| ParamError::WrongType {
                 node: parent.node.to_owned(),
                 path: at().path.into_owned(),
                 expected: format!("JSON text ({e})"),
@@ -104,12 +105,13 @@ pub fn convert<T: DeserializeOwned + JsonSchema>(
         let below = checks.min.is_some_and(|m| x < m);
         let above = checks.max.is_some_and(|m| x > m);
         if below || above {
-            return Err(Error::OutOfRange {
+            return Err(ParamError::OutOfRange {
                 node: parent.node.to_owned(),
                 path: at().path.into_owned(),
                 value: n.to_string(),
                 range: describe_range(checks.min, checks.max),
-            });
+            }
+            .into());
         }
     }
     if !checks.options.is_empty() && !value.as_str().is_some_and(|s| checks.options.contains(&s)) {
@@ -151,11 +153,12 @@ pub fn expression_default<T: DeserializeOwned + JsonSchema>(
 
 /// The error for a `#[from_ai]` parameter that no tool arguments filled.
 pub fn unresolved_from_ai(parent: &Location<'_>, name: &str) -> Error {
-    Error::UnresolvedExpression {
+    ParamError::UnresolvedExpression {
         node: parent.node.to_owned(),
         path: parent.field(name).path.into_owned(),
         expression: "$fromAI(...) (the LLM fills it: run the node as a tool with arguments)".into(),
     }
+    .into()
 }
 
 /// `from 1 to 50`, `at least 1` or `at most 50`.
@@ -203,12 +206,13 @@ pub fn missing(name: &str, at: &Location<'_>) -> Error {
 }
 
 fn wrong_type(value: &Value, at: &Location<'_>, expected: impl FnOnce() -> String) -> Error {
-    Error::WrongType {
+    ParamError::WrongType {
         node: at.node.to_owned(),
         path: at.path.to_string(),
         expected: expected(),
         found: describe_value(value),
     }
+    .into()
 }
 
 /// Describes what values `T` accepts, for error messages.

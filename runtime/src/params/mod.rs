@@ -27,7 +27,7 @@ use std::borrow::Cow;
 use serde_json::{Map, Value};
 
 use crate::description::{NodeProperty, PropertyType};
-use crate::error::{Error, Result, describe_value};
+use crate::error::{Error, ParamError, Result, describe_value};
 
 /// A set of node parameters; implemented by `#[ai_node]` structs and by
 /// `#[derive(NodeParams)]` structs used as collections.
@@ -43,10 +43,11 @@ pub trait Params: Sized {
     fn from_params(values: &Value, node: &str) -> Result<Self> {
         match values {
             Value::Object(map) => Self::from_params_at(map, &Location::root(node)),
-            other => Err(Error::ParametersNotObject {
+            other => Err(ParamError::NotObject {
                 node: node.to_owned(),
                 found: describe_value(other),
-            }),
+            }
+            .into()),
         }
     }
 }
@@ -99,10 +100,11 @@ impl<'a> Location<'a> {
     }
 
     pub(crate) fn missing(&self) -> Error {
-        Error::MissingParameter {
+        ParamError::Missing {
             node: self.node.to_owned(),
             path: self.path.to_string(),
         }
+        .into()
     }
 }
 
@@ -115,10 +117,11 @@ pub(crate) fn parameter_object<'v>(
     match values {
         Value::Object(m) => Ok(Cow::Borrowed(m)),
         Value::Null => Ok(Cow::Owned(Map::new())),
-        other => Err(Error::ParametersNotObject {
+        other => Err(ParamError::NotObject {
             node: node.to_owned(),
             found: describe_value(other),
-        }),
+        }
+        .into()),
     }
 }
 
