@@ -8,7 +8,9 @@ SRC defaults to runtime/src. Each .rs file is a module (`model/error.rs` is
 `use` or in code, is an import of the longest module path it names; so is a
 `super::X`. Comments and `#[cfg(test)] mod tests` blocks are left out. The
 circles are the strongly connected components of that graph with more than
-one module. `pub` items are lines declaring a `pub` fn, struct, enum, trait,
+one module; the top-level circles are those of the graph of the crate's
+top-level modules, each standing for everything inside it (so `a::x` using
+`b` and `b::y` using `a` is a circle there). `pub` items are lines declaring a `pub` fn, struct, enum, trait,
 type, const, static, mod or use (`pub(crate)` ones not counted). With
 --edges, prints the imports among the named modules.
 """
@@ -111,6 +113,19 @@ def circles(edges):
     return out
 
 
+def top_level(edges):
+    """The graph of the top-level modules: `a` uses `b` when anything in
+    `a` uses anything in `b`."""
+    top = {}
+    for a, targets in edges.items():
+        top.setdefault(a[:1], set())
+        for b in targets:
+            if a[:1] != b[:1]:
+                top[a[:1]].add(b[:1])
+                top.setdefault(b[:1], set())
+    return top
+
+
 def name(module):
     return "::".join(module) or "crate"
 
@@ -127,6 +142,10 @@ def main():
     found_circles = circles(edges)
     print(f"modules: {len(found)}, pub items: {public}, import circles: {len(found_circles)}")
     for c in found_circles:
+        print(f"  {' <-> '.join(c)}")
+    top_circles = circles(top_level(edges))
+    print(f"top-level import circles: {len(top_circles)}")
+    for c in top_circles:
         print(f"  {' <-> '.join(c)}")
     if shown:
         for a in sorted(edges):

@@ -3,29 +3,17 @@
 use crate::from_ai::{ArgumentsError, FromAiError};
 
 mod agent;
-#[cfg(feature = "_agent-memory")]
-mod agent_memory;
 mod catalog;
-#[cfg(feature = "mcp")]
-mod mcp;
-mod package;
+mod model;
 mod param;
-#[cfg(feature = "serve")]
-mod serve;
 mod store;
 mod vector_store;
 mod workflow;
 
 pub use agent::AgentError;
-#[cfg(feature = "_agent-memory")]
-pub use agent_memory::AgentMemoryError;
 pub use catalog::CatalogError;
-#[cfg(feature = "mcp")]
-pub use mcp::McpError;
-pub use package::PackageError;
+pub use model::{ModelError, ModelErrorKind};
 pub use param::ParamError;
-#[cfg(feature = "serve")]
-pub use serve::ServeError;
 pub use store::{Backend, StoreError, StoreErrorKind};
 pub use vector_store::VectorStoreError;
 pub use workflow::WorkflowError;
@@ -146,34 +134,15 @@ pub enum Error {
         /// What went wrong.
         message: String,
     },
-    /// A SQL tool node could not reach its database or was refused; the
-    /// tool's error (category, reason, SQLSTATE) is the source.
-    #[cfg(feature = "_sql-tools")]
-    #[error("node `{}`: {source}", quoted(.node))]
-    SqlTool {
-        /// The node.
-        node: String,
-        /// The tool's error.
-        #[source]
-        source: crate::sql::ToolError,
-    },
     /// A workflow export cannot be read or run as it is.
     #[error(transparent)]
     Workflow(#[from] WorkflowError),
-    /// The n8n community package cannot be written.
-    #[error(transparent)]
-    Package(#[from] PackageError),
     /// The agent could not finish.
     #[error(transparent)]
     Agent(#[from] AgentError),
     /// A chat model or embeddings call failed.
     #[error(transparent)]
-    Model(#[from] crate::model::error::ModelError),
-    /// Agent memory failed or refused a request (a database error, an
-    /// invalid id, another resource's thread, an import that does not fit).
-    #[cfg(feature = "_agent-memory")]
-    #[error(transparent)]
-    AgentMemory(#[from] AgentMemoryError),
+    Model(#[from] ModelError),
     /// A vector store failed or refused a request.
     #[error(transparent)]
     VectorStore(#[from] VectorStoreError),
@@ -185,14 +154,13 @@ pub enum Error {
         /// What it supplies instead: its connection type (e.g. `ai_memory`), or `nothing`.
         supplies: String,
     },
-    /// Serving tools over MCP, or using an MCP server's tools, failed.
-    #[cfg(feature = "mcp")]
+    /// A failure of a part built on the core, in its own error type: the
+    /// SQL tools' [`SqlToolError`](crate::sql::SqlToolError), agent
+    /// memory's, MCP's, `serve`'s, the n8n package's, or an outside
+    /// crate's. [`Error::downcast_ref`] gives it back; its text and source
+    /// are its own.
     #[error(transparent)]
-    Mcp(#[from] McpError),
-    /// Serving a workflow over HTTP cannot start.
-    #[cfg(feature = "serve")]
-    #[error(transparent)]
-    Serve(#[from] ServeError),
+    Other(Box<dyn std::error::Error + Send + Sync + 'static>),
     /// Text that should be JSON is not.
     #[error("{what} is not valid JSON: {source}")]
     Json {
@@ -204,6 +172,19 @@ pub enum Error {
 }
 
 impl Error {
+    /// `error`, a failure of a part built on the core ([`Error::Other`]).
+    pub fn other(error: impl std::error::Error + Send + Sync + 'static) -> Error {
+        Error::Other(Box::new(error))
+    }
+
+    /// The error of type `E` this is ([`Error::Other`]), if it is one.
+    pub fn downcast_ref<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        match self {
+            Error::Other(e) => e.downcast_ref(),
+            _ => None,
+        }
+    }
+
     /// The text a remote client of a server (`nodekit serve`, `nodekit mcp
     /// serve`) is shown: the error's own text, except that a model
     /// provider's message is left out (kind, HTTP status and error code
@@ -224,14 +205,11 @@ impl Error {
     /// names a node (or is not of the kinds a sub-node's use fails with).
     pub(crate) fn in_node(self, node: &str) -> Error {
         match self {
-            Error::Model(_) | Error::Database(_) | Error::Store { .. } | Error::VectorStore(_) => {
-                Error::Node {
-                    node: node.to_owned(),
-                    source: Box::new(self),
-                }
-            }
-            #[cfg(feature = "_agent-memory")]
-            Error::AgentMemory(_) => Error::Node {
+            Error::Model(_)
+            | Error::Database(_)
+            | Error::Store { .. }
+            | Error::VectorStore(_)
+            | Error::Other(_) => Error::Node {
                 node: node.to_owned(),
                 source: Box::new(self),
             },
@@ -301,16 +279,6 @@ pub fn shorten(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_package_error_keeps_the_file_systems_error() {
-        let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
-        let e = Error::from(PackageError::io("cannot write `out`: denied", io));
-        assert_eq!(e.to_string(), "n8n package: cannot write `out`: denied");
-        let source = std::error::Error::source(&e).expect("the I/O error");
-        let io = source.downcast_ref::<std::io::Error>().expect("an I/O error");
-        assert_eq!(io.kind(), std::io::ErrorKind::PermissionDenied);
-    }
 
     #[test]
     fn user_input_is_quoted_cut_short() {

@@ -209,8 +209,8 @@ async fn isolation(store: Store) {
     let owned = |e: Error| {
         assert!(
             matches!(
-                e,
-                Error::AgentMemory(nodekit::agent_memory::AgentMemoryError::ThreadOwnership { .. })
+                e.downcast_ref(),
+                Some(nodekit::agent_memory::AgentMemoryError::ThreadOwnership { .. })
             ),
             "expected an ownership error, got {e}"
         );
@@ -799,7 +799,7 @@ async fn a_driver_error_keeps_its_cause() {
         Ok(())
     }
     let e = two(&store).await.unwrap_err();
-    let Error::AgentMemory(AgentMemoryError::Store(cause)) = &e else {
+    let Some(AgentMemoryError::Store(cause)) = e.downcast_ref() else {
         panic!("expected a database error, got {e:?}")
     };
     assert_eq!(cause.kind(), StoreErrorKind::UniqueViolation, "{e}");

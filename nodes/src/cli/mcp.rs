@@ -110,7 +110,7 @@ async fn serve(
         .await
         .map_err(|e| e.to_string())?;
     if tools.is_empty() {
-        let none = nodekit::error::McpError::NoTools {
+        let none = nodekit::mcp::McpError::NoTools {
             hint: ": no node of the workflow is connected to another as a tool (`ai_tool`)".into(),
         };
         return Err(none.to_string().into());

@@ -70,13 +70,14 @@ pub mod recall;
 pub mod store;
 pub mod working_memory;
 
-pub use crate::error::AgentMemoryError;
+mod error;
 pub use agent::ThreadMemory;
 pub use config::{MemoryConfig, Storage};
 pub use context::{
     AssembleOptions, AssembledContext, ContextPart, PartKind, assemble, assemble_with,
 };
 pub use db::Db;
+pub use error::AgentMemoryError;
 pub use observe::Observer;
 pub use recall::{IndexKind, Recall, RecallCache, RecallIndex, Recaller};
 pub use store::{

@@ -15,8 +15,9 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::{Map, Value};
 
+use super::McpError;
 use super::sse;
-use crate::error::{McpError, Result, shorten};
+use crate::error::{Result, shorten};
 use crate::tool::{Tool, ToolDefinition};
 
 /// How to reach an MCP server.

@@ -17,8 +17,9 @@ use rmcp::transport::streamable_http_server::session::{
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 
+use super::McpError;
 use super::McpServer;
-use crate::error::{McpError, Result};
+use crate::error::Result;
 use crate::http_server::{Body, Policy, RequestBody};
 
 /// The path the server answers on; every other path gets 404.

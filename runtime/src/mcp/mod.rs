@@ -41,6 +41,7 @@
 //! ```
 
 mod client;
+mod error;
 mod http;
 mod server;
 mod sse;
@@ -51,13 +52,14 @@ use rmcp::ServiceExt;
 use rmcp::transport::async_rw::AsyncRwTransport;
 
 pub use client::{ALLOW_STDIO_IN_N8N, McpClient, ServerTransport, ToolFilter};
+pub use error::McpError;
 pub use http::{
     DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS, HttpOptions, MCP_PATH, bind, serve_http,
     serve_http_until,
 };
 pub use server::McpServer;
 
-use crate::error::{McpError, Result};
+use crate::error::Result;
 use crate::tool::Tool;
 
 /// The longest message accepted on standard input: 4 MiB, as over HTTP.

@@ -14,7 +14,8 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value};
 use tokio_util::task::TaskTracker;
 
-use crate::error::{McpError, Result, shorten};
+use super::McpError;
+use crate::error::{Result, shorten};
 use crate::tool::Tool;
 
 /// Tools served over the Model Context Protocol.

@@ -4,7 +4,6 @@
 //! OpenAI-compatible client (`openai`).
 
 pub mod custom;
-pub(crate) mod error;
 #[cfg(feature = "openai")]
 pub mod http;
 #[cfg(feature = "openai")]
@@ -24,7 +23,7 @@ use crate::error::Result;
 use crate::message::{Message, Role, ToolCall, Usage};
 use crate::tool::ToolDefinition;
 
-pub use error::{ModelError, ModelErrorKind};
+pub use crate::error::{ModelError, ModelErrorKind};
 /// A boxed, sendable future (what object-safe async methods return).
 pub use futures::future::BoxFuture;
 

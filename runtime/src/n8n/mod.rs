@@ -15,5 +15,7 @@
 //! The cost is one JSON round trip over a pipe per call (see BENCHMARKS.md).
 
 pub mod bridge;
+mod error;
+pub use error::PackageError;
 pub mod package;
 pub mod platform;

@@ -44,10 +44,11 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::PackageError;
 use super::platform;
 use crate::credential;
 use crate::description::ConnectionType;
-use crate::error::{Error, PackageError, Result, quoted};
+use crate::error::{Error, Result, quoted};
 use crate::registry::{Catalog, CatalogEntry};
 
 /// The shims' shared code.

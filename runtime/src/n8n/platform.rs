@@ -10,7 +10,8 @@ use object::elf::{FileHeader32, FileHeader64};
 use object::read::elf::{FileHeader, ProgramHeader};
 use object::{Architecture, Object, ReadCache};
 
-use crate::error::{Error, PackageError, Result, quoted};
+use super::PackageError;
+use crate::error::{Error, Result, quoted};
 
 /// What a program file is built for.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -32,9 +32,11 @@
 //! ```
 
 mod chat;
+mod error;
 mod http;
 mod openai;
 
+pub use error::ServeError;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -45,7 +47,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use self::http::{Body, json_error};
-use crate::error::{Result, ServeError};
+use crate::error::Result;
 use crate::event::{AgentEvent, EventSender};
 use crate::http_server::{LOOPBACK_HOSTS, Policy, RequestBody};
 use crate::node::{Credentials, SharedPools};

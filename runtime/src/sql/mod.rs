@@ -144,6 +144,7 @@ pub use request::{
     UpsertRequest,
 };
 pub use response::{ErrorType, Reason, ToolError};
+pub use tool::SqlToolError;
 pub use writer::Bind;
 
 /// The engine's internals, for nodekit's own benchmarks (through

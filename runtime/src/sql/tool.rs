@@ -22,6 +22,24 @@ use crate::node::SupplyContext;
 use crate::postgres::PostgresConfig;
 use crate::tool::{NodeTool, Tool, ToolDefinition};
 
+/// A SQL tool node could not reach its database or was refused: the
+/// node, and the tool's error (category, reason, SQLSTATE) as the source.
+#[derive(Debug, thiserror::Error)]
+#[error("node `{}`: {source}", crate::error::quoted(.node))]
+pub struct SqlToolError {
+    /// The node.
+    pub node: String,
+    /// The tool's error.
+    #[source]
+    pub source: ToolError,
+}
+
+impl From<SqlToolError> for Error {
+    fn from(e: SqlToolError) -> Self {
+        Error::other(e)
+    }
+}
+
 /// The database of a tool node, from whichever credential it was given:
 /// `postgres` (n8n's PostgreSQL credential; Neon hosts get SSL) or `sqlite`
 /// (`{"databasePath": "..."}`). A credential for a database this build has
@@ -33,9 +51,11 @@ pub fn database_from_credentials(ctx: &SupplyContext) -> Result<Database> {
         credential: kind.to_owned(),
         problem: format!("is invalid; it needs {fields}"),
     };
-    let refused = |source: ToolError| Error::SqlTool {
-        node: ctx.node_name().to_owned(),
-        source,
+    let refused = |source: ToolError| {
+        Error::from(SqlToolError {
+            node: ctx.node_name().to_owned(),
+            source,
+        })
     };
     if let Ok(value) = ctx.credentials("postgres") {
         #[cfg(not(feature = "sql-tools-postgres"))]

@@ -126,8 +126,8 @@ async fn run(
                 Err(e) => {
                     tracing::warn!(resource = %key.0, thread = %key.1, error = %e, "semantic recall: indexing failed; will retry");
                     if matches!(
-                        e,
-                        Error::AgentMemory(AgentMemoryError::ThreadOwnership { .. })
+                        e.downcast_ref(),
+                        Some(AgentMemoryError::ThreadOwnership { .. })
                     ) {
                         queued.remove(&key);
                     }

@@ -132,8 +132,8 @@ async fn working_memory_versions_and_conflicts() {
         .unwrap_err();
     assert!(
         matches!(
-            err,
-            Error::AgentMemory(
+            err.downcast_ref(),
+            Some(
                 crate::agent_memory::AgentMemoryError::WorkingMemoryConflict {
                     expected: 0,
                     actual: 1,
@@ -199,8 +199,8 @@ async fn append_is_atomic_and_keeps_content() {
             .unwrap_err();
         assert!(
             matches!(
-                err,
-                Error::AgentMemory(crate::agent_memory::AgentMemoryError::ThreadOwnership { .. })
+                err.downcast_ref(),
+                Some(crate::agent_memory::AgentMemoryError::ThreadOwnership { .. })
             ),
             "{err}"
         );

@@ -1,4 +1,4 @@
-//! What a failed model call reports. A leaf: it names nothing else of the crate.
+//! What a failed model call reports: [`ModelError`]. A leaf: it names nothing else of the crate.
 
 /// What kind of failure a model call had.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -32,3 +32,27 @@ impl PackageError {
         &self.what
     }
 }
+
+impl From<PackageError> for crate::Error {
+    fn from(e: PackageError) -> Self {
+        crate::Error::other(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PackageError;
+
+    #[test]
+    fn a_package_error_keeps_the_file_systems_error() {
+        let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
+        let e = crate::Error::from(PackageError::io("cannot write `out`: denied", io));
+        assert_eq!(e.to_string(), "n8n package: cannot write `out`: denied");
+        assert!(e.downcast_ref::<PackageError>().is_some());
+        let source = std::error::Error::source(&e).expect("the I/O error");
+        let io = source
+            .downcast_ref::<std::io::Error>()
+            .expect("an I/O error");
+        assert_eq!(io.kind(), std::io::ErrorKind::PermissionDenied);
+    }
+}

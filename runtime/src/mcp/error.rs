@@ -1,7 +1,7 @@
 //! Why serving tools over the Model Context Protocol, or using an MCP
 //! server's tools, failed: [`McpError`].
 
-use super::quoted;
+use crate::error::quoted;
 
 /// Serving tools to MCP clients, or reaching an MCP server, failed.
 #[derive(Debug, thiserror::Error)]
@@ -59,4 +59,10 @@ pub enum McpError {
         /// The server's error text, or what happened.
         message: String,
     },
+}
+
+impl From<McpError> for crate::Error {
+    fn from(e: McpError) -> Self {
+        crate::Error::other(e)
+    }
 }

@@ -1,6 +1,6 @@
 //! Why a workflow cannot be served as a chat service: [`ServeError`].
 
-use super::quoted;
+use crate::error::quoted;
 
 /// Serving a workflow over HTTP ([`crate::serve`]) cannot start, or a
 /// message could not be answered to its end.
@@ -31,4 +31,10 @@ pub enum ServeError {
         /// The workflow's name.
         workflow: String,
     },
+}
+
+impl From<ServeError> for crate::Error {
+    fn from(e: ServeError) -> Self {
+        crate::Error::other(e)
+    }
 }

@@ -1,6 +1,6 @@
 //! What agent memory's failures are: [`AgentMemoryError`].
 
-use super::StoreError;
+use crate::error::StoreError;
 
 /// Agent memory failed or refused a request. Messages never hold a
 /// connection string or another resource's data.
@@ -85,5 +85,11 @@ impl AgentMemoryError {
             AgentMemoryError::Store(e) => Some(e),
             _ => None,
         }
+    }
+}
+
+impl From<AgentMemoryError> for crate::Error {
+    fn from(e: AgentMemoryError) -> Self {
+        crate::Error::other(e)
     }
 }
