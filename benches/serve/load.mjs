@@ -7,28 +7,12 @@
 //
 // CONFIG: {"servers": [{"name", "url"}], "model": URL of /v1/chat/completions,
 //          "levels": [1, 16, 64], "messages": N a level, "warmup": N}
-import http from 'node:http';
 import fs from 'node:fs';
+import { post, pct } from '../lib/http.mjs';
 
 const config = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
-const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
 const run = `${process.pid}-${Date.now()}`;
 
-function post(url, body) {
-  return new Promise((resolve, reject) => {
-    const data = JSON.stringify(body);
-    const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode, text }));
-    });
-    req.on('error', reject);
-    req.end(data);
-  });
-}
-
-const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 const summary = (times, elapsed) => {
   const s = [...times].sort((a, b) => a - b);
   return { messages: s.length, p50_ms: pct(s, 50), p99_ms: pct(s, 99), mean_ms: s.reduce((a, b) => a + b, 0) / s.length, per_second: s.length / (elapsed / 1000) };

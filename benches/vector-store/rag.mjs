@@ -16,32 +16,16 @@
 //          "bridge": {"table", "postgres", "openAiApi", "queries": [text]},
 //          "levels": [1, 16], "requests": N a level, "levelSeconds": S (a level
 //          starts no request after S seconds), "warmup": N, "uncached": bool}
-import http from 'node:http';
 import fs from 'node:fs';
+import { post, pct } from '../lib/http.mjs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { execFile } from 'node:child_process';
 
 const config = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
 const require = createRequire(import.meta.url);
-const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
 const run = `${process.pid}-${Date.now()}`;
 
-function post(url, body) {
-  return new Promise((resolve, reject) => {
-    const data = JSON.stringify(body);
-    const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode, text }));
-    });
-    req.on('error', reject);
-    req.end(data);
-  });
-}
-
-const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
 /** How many TCP connections process `pid` has open to PostgreSQL. */
 const connections = (pid) => new Promise((resolve) => {

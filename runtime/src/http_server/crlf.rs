@@ -98,6 +98,17 @@ const HEAD: At = At::Head {
     begun: false,
 };
 
+impl At {
+    /// Where a body framed by `framing` begins.
+    fn body(framing: BodyFraming) -> At {
+        match framing {
+            BodyFraming::Length(0) => HEAD,
+            BodyFraming::Length(n) => At::Body(n),
+            BodyFraming::Chunked => At::ChunkLine(Vec::new()),
+        }
+    }
+}
+
 /// A connection whose request heads are checked for lone LFs before hyper
 /// reads them (see the [module](self)).
 pub(crate) struct CrlfHeads<S> {
@@ -195,12 +206,10 @@ impl<S: AsyncRead + Unpin> AsyncRead for CrlfHeads<S> {
     ) -> Poll<std::io::Result<()>> {
         let this = &mut *self;
         if matches!(this.at, At::Framing) {
-            this.at = match this.framing.take(cx.waker()) {
+            match this.framing.take(cx.waker()) {
                 None => return Poll::Pending,
-                Some(BodyFraming::Length(0)) => HEAD,
-                Some(BodyFraming::Length(n)) => At::Body(n),
-                Some(BodyFraming::Chunked) => At::ChunkLine(Vec::new()),
-            };
+                Some(framing) => this.at = At::body(framing),
+            }
         }
         if !this.held.is_empty() {
             let mut held = std::mem::take(&mut this.held);
@@ -266,11 +275,7 @@ mod tests {
         let mut rest = input;
         while !rest.is_empty() || !pending.is_empty() {
             if matches!(heads.at, At::Framing) {
-                heads.at = match framings.next().expect("a framing per head") {
-                    BodyFraming::Length(0) => HEAD,
-                    BodyFraming::Length(n) => At::Body(*n),
-                    BodyFraming::Chunked => At::ChunkLine(Vec::new()),
-                };
+                heads.at = At::body(*framings.next().expect("a framing per head"));
             }
             if pending.is_empty() {
                 let n = step.min(rest.len());

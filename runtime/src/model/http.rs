@@ -73,14 +73,8 @@ pub struct HeaderKey {
 impl HeaderKey {
     /// `key` sent as header `name`; fails when `name` is no header name.
     pub fn new(name: &str, key: impl Into<String>) -> Result<HeaderKey, ModelError> {
-        let name = http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
-            ModelError::new(
-                ModelErrorKind::BadRequest,
-                format!("{:?} is not a header name", shorten(name, 60)),
-            )
-        })?;
         Ok(HeaderKey {
-            name,
+            name: header_name(name)?,
             key: key.into(),
         })
     }
@@ -146,6 +140,16 @@ impl Authenticate for QueryKey {
     }
 }
 
+/// A header name, or the error that says it is none.
+fn header_name(name: &str) -> Result<http::HeaderName, ModelError> {
+    http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+        ModelError::new(
+            ModelErrorKind::BadRequest,
+            format!("{:?} is not a header name", shorten(name, 60)),
+        )
+    })
+}
+
 /// A header value; the text is not shown, as it holds a secret.
 fn header_value(text: &str) -> Result<http::HeaderValue, ModelError> {
     let mut value = http::HeaderValue::from_str(text).map_err(|_| {
@@ -167,9 +171,12 @@ pub(crate) struct Transport {
     client: reqwest::Client,
     base_url: String,
     auth: Arc<dyn Authenticate>,
-    /// Query parameters every request carries (Azure's `api-version`).
-    query: Query,
-    headers: Vec<(String, String)>,
+    /// `?name=value&…` of the parameters every request carries (Azure's
+    /// `api-version`), or nothing.
+    query: String,
+    /// The extra headers, read once; one that cannot be sent fails every
+    /// call, before anything is sent, as a configuration error.
+    headers: Result<http::HeaderMap, ModelError>,
     pub(crate) timeout: Duration,
     max_retries: u32,
     pub(crate) max_response_bytes: usize,
@@ -215,6 +222,24 @@ impl Transport {
         max_retries: u32,
         max_response_bytes: usize,
     ) -> Result<Self, ModelError> {
+        let headers = headers
+            .iter()
+            .map(|(name, value)| {
+                let name = header_name(name)?;
+                let value = http::HeaderValue::from_str(value).map_err(|_| {
+                    ModelError::new(
+                        ModelErrorKind::BadRequest,
+                        format!("the header {name} holds a character a header cannot carry"),
+                    )
+                })?;
+                Ok((name, value))
+            })
+            .collect();
+        let mut parameters = String::new();
+        for (i, (name, value)) in query.iter().enumerate() {
+            parameters.push(if i == 0 { '?' } else { '&' });
+            parameters.push_str(&format!("{name}={value}"));
+        }
         let client = super::shared_http_client(Some(timeout)).map_err(|e| {
             ModelError::new(
                 ModelErrorKind::Connection,
@@ -225,23 +250,12 @@ impl Transport {
             client,
             base_url: base_url.trim_end_matches('/').to_owned(),
             auth,
-            query,
+            query: parameters,
             headers,
             timeout,
             max_retries,
             max_response_bytes,
         })
-    }
-
-    fn url(&self, path: &str) -> String {
-        let mut url = format!("{}/{path}", self.base_url);
-        for (i, (name, value)) in self.query.iter().enumerate() {
-            url.push(if i == 0 { '?' } else { '&' });
-            url.push_str(name);
-            url.push('=');
-            url.push_str(value);
-        }
-        url
     }
 
     /// The request for one attempt, authenticated.
@@ -252,20 +266,11 @@ impl Transport {
         whole_timeout: bool,
     ) -> Result<reqwest::Request, ModelError> {
         let bad = |what: &str| ModelError::new(ModelErrorKind::BadRequest, what.to_owned());
-        let mut request = http::Request::post(self.url(path))
+        let mut request = http::Request::post(format!("{}/{path}{}", self.base_url, self.query))
             .header(http::header::CONTENT_TYPE, "application/json")
             .body(body.clone())
             .map_err(|_| bad("the model's URL cannot be read"))?;
-        for (name, value) in &self.headers {
-            let name = http::HeaderName::from_bytes(name.as_bytes())
-                .map_err(|_| bad(&format!("{:?} is not a header name", shorten(name, 60))))?;
-            let value = http::HeaderValue::from_str(value).map_err(|_| {
-                bad(&format!(
-                    "the header {name} holds a character a header cannot carry"
-                ))
-            })?;
-            request.headers_mut().append(name, value);
-        }
+        request.headers_mut().extend(self.headers.clone()?);
         self.auth.authenticate(&mut request)?;
         let mut request = reqwest::Request::try_from(request)
             .map_err(|_| bad("the model's URL cannot be read"))?;
@@ -407,21 +412,19 @@ impl Transport {
         } else {
             kind
         };
-        let error = ModelError::new(kind, message).with_status(status);
-        self.scrub(match code {
-            Some(code) => error.with_code(code),
-            None => error,
-        })
+        let mut error = ModelError::new(kind, message).with_status(status);
+        error.code = code;
+        self.scrub(error)
     }
 
     /// Removes the credentials' secrets and header values from a message,
     /// in case a server quotes them, whole or cut short ([`hide`]).
     pub(crate) fn scrub(&self, mut e: ModelError) -> ModelError {
-        let secrets = self
-            .auth
-            .secrets()
-            .into_iter()
-            .chain(self.headers.iter().map(|(_, v)| v.as_str()));
+        let secrets = self.auth.secrets().into_iter().chain(
+            self.headers
+                .iter()
+                .flat_map(|h| h.values().filter_map(|v| v.to_str().ok())),
+        );
         for secret in secrets.filter(|s| s.len() >= 4) {
             e.message = hide(&e.message, secret);
         }
