@@ -40,12 +40,33 @@ fn node_available() -> bool {
 
 /// A fresh package folder under the target directory, alone in its own
 /// folder (as in n8n's custom folder: packages beside it are checked).
-fn scratch(name: &str) -> PathBuf {
+/// Both are removed when it is dropped: each package holds a copy of the
+/// program (over 100 MB in a debug build).
+struct Scratch {
+    custom: PathBuf,
+    dir: PathBuf,
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.custom);
+    }
+}
+
+fn scratch(name: &str) -> Scratch {
     let custom = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("n8n-{name}"));
     let _ = std::fs::remove_dir_all(&custom);
     let dir = custom.join("n8n-nodes-text");
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    Scratch { custom, dir }
 }
 
 /// Runs `package --out <dir>` with `args`.
@@ -140,7 +161,7 @@ fn defaults(class_file: &Path) -> serde_json::Map<String, Value> {
 }
 
 /// Packages `node` alone into a fresh folder: the folder and the parameters n8n gives a new node of it.
-fn packaged(name: &str, node: &str, class: &str) -> (PathBuf, serde_json::Map<String, Value>) {
+fn packaged(name: &str, node: &str, class: &str) -> (Scratch, serde_json::Map<String, Value>) {
     let dir = scratch(name);
     package(&dir, &[node]);
     let params = defaults(&dir.join(format!("nodes/{class}/{class}.node.js")));
@@ -283,7 +304,7 @@ fn descriptions_are_byte_identical_to_the_catalog() {
              out.sqlite = JSON.stringify(new s.Sqlite());\
              console.log(JSON.stringify(out));",
         )
-        .arg(&dir)
+        .arg(&*dir)
         .output()
         .unwrap();
     assert!(
@@ -894,7 +915,7 @@ fn an_execution_loads_its_memory_once_until_it_saves() {
 
 /// The packaged select tool (in `name`'s folder) with a harness case for a
 /// SQLite shop of two customers: its parameters and credentials.
-fn select_tool_on_a_shop(name: &str) -> (PathBuf, Value) {
+fn select_tool_on_a_shop(name: &str) -> (Scratch, Value) {
     let (dir, params) = packaged(name, "selectQueryTool", "SelectQueryTool");
     let db = dir.join("shop.db");
     create_shop(&db);

@@ -5,8 +5,6 @@
 //! bag-of-words model served over real HTTP on 127.0.0.1 in the OpenAI
 //! embeddings protocol.
 
-mod stores;
-
 use nodekit::postgres::Postgres;
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -20,9 +18,9 @@ use nodekit::vector_store::{
     DocumentStore, Entry, Filter, Found, InProcessVectorStore, Scores, Selection, VectorStore,
 };
 use nodekit_test_support::embeddings::EmbedServer;
+use nodekit_test_support::{Schema, unique};
 use serde_json::{Value, json};
 use sqlx::postgres::{PgPool, PgPoolOptions};
-use stores::{Schema, unique};
 
 async fn embedder(server: &EmbedServer) -> Arc<dyn Embedder> {
     let mut c = EmbeddingsConfig::new("sk-test", "bow");

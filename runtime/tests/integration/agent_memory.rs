@@ -10,13 +10,11 @@ use std::collections::{BTreeMap, HashSet};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 
+use crate::stores::{Pg, sqlite, temp_db, unique};
 use nodekit::Error;
 use nodekit::agent_memory::{MemoryConfig, Store, ThreadMemory, assemble};
 use nodekit::message::{Message, ToolCall};
 use serde_json::json;
-use stores::{Pg, sqlite, temp_db, unique};
-
-mod stores;
 
 fn tool_exchange(id: &str) -> Vec<Message> {
     vec![

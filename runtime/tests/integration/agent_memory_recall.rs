@@ -10,6 +10,7 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use crate::stores::Pg;
 use nodekit::agent_memory::{
     AssembleOptions, IndexKind, MemoryConfig, PartKind, Recall, Recaller, Store, StoredMessage,
     assemble_with,
@@ -18,12 +19,9 @@ use nodekit::embed::{Embedder, EmbeddingsConfig, OpenAiEmbedder};
 use nodekit::message::Message;
 use nodekit_test_support::embeddings::bag_of_words;
 use serde_json::json;
-use stores::Pg;
-
-mod stores;
 
 async fn sqlite() -> Store {
-    stores::sqlite("recall").await
+    crate::stores::sqlite("recall").await
 }
 
 /// How the store's vectors are indexed, once it has some.
@@ -523,7 +521,7 @@ async fn recall_cache_stays_within_its_budget() {
     let http = EmbedServer::start(384).await;
     let embedder = http.embedder();
     // About 62 KB a thread of 40 messages: room for three.
-    let store = stores::sqlite("budget").await;
+    let store = crate::stores::sqlite("budget").await;
     let recall = Recall::new(store.db()).with_cache_bytes(200_000);
     let texts = overlapping_texts(40);
     let messages: Vec<Message> = texts.iter().map(|t| Message::human(t.as_str())).collect();
@@ -562,7 +560,7 @@ async fn recall_cache_stays_within_its_budget() {
 async fn sqlite_stores_share_graphs() {
     let http = EmbedServer::start(384).await;
     let embedder = http.embedder();
-    let path = stores::temp_db("shared");
+    let path = crate::stores::temp_db("shared");
     let first = Store::open_sqlite(&path).await.unwrap();
     let first_recall = Recall::new(first.db()).with_exact_limit(10);
     let messages: Vec<Message> = (1..=40)
@@ -582,7 +580,7 @@ async fn sqlite_stores_share_graphs() {
     first.close().await;
     let second = Store::open_sqlite(&path).await.unwrap();
     assert_eq!(graphs(&Recall::new(second.db())), (1, 40));
-    let elsewhere = stores::sqlite("elsewhere").await;
+    let elsewhere = crate::stores::sqlite("elsewhere").await;
     assert_eq!(graphs(&Recall::new(elsewhere.db())), (0, 0));
 }
 
@@ -630,7 +628,7 @@ async fn recalled_tool_pairs(store: &Store) {
 
 #[tokio::test]
 async fn sqlite_graph_search() {
-    let path = stores::temp_db("graph");
+    let path = crate::stores::temp_db("graph");
     let store = Store::open_sqlite(&path).await.unwrap();
     // Another process: a store with graphs of its own.
     let url = format!("sqlite://{}", path.display());

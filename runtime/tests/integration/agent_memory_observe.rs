@@ -3,13 +3,13 @@
 //! a reason otherwise, a failure under `CI=true`) with the observer model
 //! behind a scripted OpenAI-compatible server on 127.0.0.1.
 
-mod stores;
 use nodekit_test_support::openai as support;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use crate::stores::Pg;
 use nodekit::agent_memory::observe::{BLOCK_HEADER, MAX_MESSAGE_CHARS};
 use nodekit::agent_memory::{
     MemoryConfig, Observer, PartKind, Recaller, Store, assemble, working_memory,
@@ -20,7 +20,6 @@ use nodekit::model::ChatModel;
 use nodekit::model::openai::{OpenAiChatModel, OpenAiConfig};
 use nodekit_test_support::embeddings::EmbedServer;
 use serde_json::{Value, json};
-use stores::Pg;
 use support::{Reply, Server, Step};
 
 const R: &str = "user-1";
@@ -35,7 +34,7 @@ struct Db {
 impl Db {
     async fn sqlite() -> Db {
         Db {
-            store: stores::sqlite("observe").await,
+            store: crate::stores::sqlite("observe").await,
             pg: None,
         }
     }

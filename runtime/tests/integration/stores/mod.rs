@@ -3,7 +3,7 @@
 //! failure under `CI=true`), unique names per run, and an agent-memory
 //! store in a PostgreSQL schema of its own.
 
-// Each test crate uses the part it needs.
+// Each test module uses the part it needs.
 #![allow(dead_code)]
 
 use nodekit::agent_memory::Store;
