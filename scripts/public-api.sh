@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# nodekit's public API (every feature) against the listing checked in as
-# runtime/public-api.txt, so that every change to the API is deliberate.
+# The public API of nodekit's library crates (every feature) against the
+# listings checked in beside them (runtime/public-api.txt for nodekit,
+# core/public-api.txt, ...), so that every change to an API is deliberate.
+# What the facade re-exports from nodekit-core is listed in core's.
 #
 #   scripts/public-api.sh           compare; on a difference, print it and fail
-#   scripts/public-api.sh --bless   write the listing anew (after a change
-#                                   made on purpose), to be committed with it
+#   scripts/public-api.sh --bless   write the listings anew (after a change
+#                                   made on purpose), to be committed with them
 #
 # The listing comes from rustdoc's JSON (tools/api-listing), which rustdoc
 # writes only behind an unstable flag: RUSTC_BOOTSTRAP=1 lets the stable
@@ -13,22 +15,29 @@
 # names the mismatch otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-listing=runtime/public-api.txt
 target=$(cargo metadata --format-version 1 --no-deps --locked \
   | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
-
-RUSTC_BOOTSTRAP=1 cargo rustdoc -q -p nodekit --lib --locked -- -Z unstable-options --output-format json
 now=$(mktemp)
 trap 'rm -f "$now"' EXIT
-cargo run -q -p api-listing --locked -- "$target/doc/nodekit.json" > "$now"
+failed=0
 
-if [ "${1:-}" = --bless ]; then
-  cp "$now" "$listing"
-  echo "public API: $listing written ($(wc -l < "$listing") items)"
-elif diff -u "$listing" "$now"; then
-  echo "public API: unchanged ($(wc -l < "$listing") items)"
-else
-  echo "public API: it differs from $listing (above: - the listing, + the code)." >&2
-  echo "If the change is meant, run scripts/public-api.sh --bless and commit the listing." >&2
+# Each crate and the folder its listing is in.
+for crate in nodekit:runtime nodekit-core:core nodekit-vector-index:vector-index; do
+  name=${crate%%:*}
+  listing=${crate#*:}/public-api.txt
+  RUSTC_BOOTSTRAP=1 cargo rustdoc -q -p "$name" --lib --all-features --locked -- -Z unstable-options --output-format json
+  cargo run -q -p api-listing --locked -- "$target/doc/${name//-/_}.json" > "$now"
+  if [ "${1:-}" = --bless ]; then
+    cp "$now" "$listing"
+    echo "public API: $listing written ($(wc -l < "$listing") items)"
+  elif diff -u "$listing" "$now"; then
+    echo "public API of $name: unchanged ($(wc -l < "$listing") items)"
+  else
+    echo "public API of $name: it differs from $listing (above: - the listing, + the code)." >&2
+    failed=1
+  fi
+done
+if [ "$failed" = 1 ]; then
+  echo "If the change is meant, run scripts/public-api.sh --bless and commit the listings." >&2
   exit 1
 fi

@@ -29,14 +29,18 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 section "public API"
 scripts/public-api.sh
 
+section "crate graph"
+scripts/crate-graph.py
+
 # The library crates as crates.io would take them (nothing is uploaded).
-# All four are packaged; the three nodekit needs are also built from their
+# All are packaged; those nodekit needs are also built from their
 # packages, nodekit with authoring only: its features compile in the
 # features' lints below, and a verified full build would redo every
 # dependency (~4 min).
 section "packages"
-cargo package -p nodekit-rules -p nodekit-macros -p nodekit -p nodekit-nodes --no-verify --locked
-cargo package -p nodekit-rules -p nodekit-macros -p nodekit --no-default-features --locked
+libraries=(-p nodekit-rules -p nodekit-macros -p nodekit-vector-index -p nodekit-core -p nodekit)
+cargo package "${libraries[@]}" -p nodekit-nodes --no-verify --locked
+cargo package "${libraries[@]}" --no-default-features --locked
 
 section "services (PostgreSQL, PostgreSQL with pgvector, Redis)"
 if services=$(scripts/services.sh); then

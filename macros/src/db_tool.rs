@@ -128,6 +128,12 @@ pub fn db_tool(args: TokenStream, item: TokenStream) -> TokenStream {
                 impl ::nodekit::__private::sql::DbTool for #ident {
                     #body
                 }
+                #[automatically_derived]
+                impl ::nodekit::__private::OwnSupply for #ident {
+                    fn supply_fn() -> ::nodekit::__private::SupplyFn {
+                        ::nodekit::__private::sql::supply_db_tool::<#ident>
+                    }
+                }
             };
         }
     });

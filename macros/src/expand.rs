@@ -656,7 +656,7 @@ fn node_impl(attrs: &NodeAttrs, c: &Container, versions: &[f64]) -> TokenStream 
             use ::nodekit::__private::ProbeFallback as _;
             let probe = ::nodekit::__private::Probe::<#ident>::new();
             ::nodekit::__private::NodeRuntime {
-                supply: probe.supply_data().or(probe.tool_node()).or(probe.db_tool()),
+                supply: probe.supply_data().or(probe.tool_node()).or(probe.own_supply()),
                 execute: probe.execute(),
             }
         }

@@ -5,6 +5,12 @@
 //! of the arguments an LLM fills through `$fromAI`, a typed constructor from
 //! the node's parameter JSON, and the node's entry in the global [`Catalog`].
 //!
+//! The contract (the node traits and contexts, descriptions, parameters,
+//! messages, the traits of models, memory, tools and stores, the run log
+//! and the errors) is the crate `nodekit-core`, which a provider's or a
+//! store's crate can build on alone; this crate re-exports it under the
+//! same paths and adds the clients, stores and hosts.
+//!
 //! # Modules
 //!
 //! | module | what it holds | feature |
@@ -202,32 +208,19 @@ pub mod agent;
     doc(cfg(any(feature = "agent-memory-sqlite", feature = "agent-memory-postgres")))
 )]
 pub mod agent_memory;
-pub mod credential;
-pub mod description;
-pub mod document;
 pub mod embed;
-pub mod error;
-pub mod event;
 pub mod expression;
-pub mod from_ai;
 pub mod history;
 #[cfg(feature = "_http-server")]
 mod http_server;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
-pub mod memory;
-pub mod message;
 pub mod model;
 #[cfg(feature = "n8n")]
 pub mod n8n;
-pub mod node;
-pub mod params;
 #[cfg(feature = "postgres")]
 pub mod postgres;
-pub mod process_local;
-pub mod registry;
-pub mod run_log;
 #[cfg(feature = "serve")]
 #[cfg_attr(docsrs, doc(cfg(feature = "serve")))]
 pub mod serve;
@@ -240,16 +233,26 @@ pub mod sql;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod text;
-pub mod text_splitter;
-pub mod tool;
-mod vector_index;
 pub mod vector_store;
 #[cfg(feature = "agent")]
 pub mod workflow;
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod db;
+
+pub use nodekit_core::{
+    credential, credential_type, description, document, error, event, from_ai, memory, message,
+    n8n_credentials, node, params, process_local, registry, run_log, text_splitter, tool,
+};
+
+/// What the macros' expansions name (not public API).
 #[doc(hidden)]
-#[path = "private/mod.rs"]
-pub mod __private;
+pub mod __private {
+    #[cfg(feature = "_sql-tools")]
+    pub use crate::sql;
+    pub use nodekit_core::__private::*;
+    pub use nodekit_macros::ai_node;
+}
 
 /// Internals that nodekit's own benchmarks measure. Not public API: names
 /// here may change in any release.

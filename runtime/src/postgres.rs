@@ -4,8 +4,9 @@
 //! or a `postgres://` URL. [`Postgres`] is a connection pool to it with
 //! nodekit's pool policy. Chat histories, agent memory, vector stores and
 //! the SQL tools all take a [`Postgres`]; a node gets the one its process
-//! shares from its context's [`SharedPools`](crate::node::SharedPools), so
-//! every node with the same login uses the same connections.
+//! shares ([`Postgres::shared`], from its context's
+//! [`SharedPools`]), so every node with the same
+//! login uses the same connections.
 //!
 //! ```no_run
 //! # async fn f() -> nodekit::Result<()> {
@@ -24,6 +25,7 @@ use std::time::Duration;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgSslMode};
 
 use crate::error::{Backend, Error, Result, StoreError};
+use crate::node::SharedPools;
 
 /// Most connections a pool nodekit makes opens: as many as an n8n worker
 /// runs executions at once by default.
@@ -247,7 +249,7 @@ impl Postgres {
     /// [`POOL_SIZE`] connections, opened when first needed, 10 seconds to
     /// wait for one, and a connection idle for over a second checked before
     /// use. A node should take the pool its process shares instead:
-    /// [`SharedPools::postgres`](crate::node::SharedPools::postgres).
+    /// [`Postgres::shared`].
     pub fn new(config: &PostgresConfig) -> Result<Postgres> {
         Ok(Postgres::from_options(config.options()?))
     }
@@ -258,6 +260,30 @@ impl Postgres {
         Postgres {
             pool: pool_options(POOL_SIZE).connect_lazy_with(options),
         }
+    }
+
+    /// The pool `pools` keeps for `config`'s server and login (a node's
+    /// context hands out its owner's set: `ctx.pools()`), made on first
+    /// use with nodekit's policy ([`Postgres::new`]); it connects when a
+    /// connection is first needed. A closed pool is replaced.
+    pub fn shared(pools: &SharedPools, config: &PostgresConfig) -> Result<Postgres> {
+        Postgres::shared_with(pools, config, "", |options| options)
+    }
+
+    /// The same for a pool whose connections start with the session
+    /// settings `settings` adds (named `name`, which tells it apart from
+    /// the plain pool and other settings).
+    pub(crate) fn shared_with(
+        pools: &SharedPools,
+        config: &PostgresConfig,
+        name: &'static str,
+        settings: impl FnOnce(PgConnectOptions) -> PgConnectOptions,
+    ) -> Result<Postgres> {
+        pools.get_or_make(
+            (config.clone(), name),
+            |pg: &Postgres| !pg.is_closed(),
+            || Ok(Postgres::from_options(settings(config.options()?))),
+        )
     }
 
     /// A pool of one's own (sqlx's), as it is: its size, timeouts and
@@ -276,10 +302,9 @@ impl Postgres {
     /// is reported at once.
     pub async fn check(&self) -> std::result::Result<(), StoreError> {
         let connection = refused_at_once(&self.pool, self.pool.acquire()).await;
-        drop(
-            connection
-                .map_err(|e| StoreError::new(Backend::Postgres, e).during("cannot connect"))?,
-        );
+        drop(connection.map_err(|e| {
+            crate::db::store_error(Some(Backend::Postgres), e).during("cannot connect")
+        })?);
         Ok(())
     }
 
@@ -315,6 +340,8 @@ impl std::fmt::Debug for Postgres {
 
 #[cfg(test)]
 mod tests {
+    use sqlx::Connection;
+
     use super::*;
 
     fn config(host: &str, ssl: &str) -> PostgresConfig {
@@ -365,5 +392,59 @@ mod tests {
             let e = bad.parse::<PostgresConfig>().unwrap_err().to_string();
             assert!(!e.contains("pw-secret"), "{e}");
         }
+    }
+
+    fn named(database: &str) -> PostgresConfig {
+        serde_json::from_value(serde_json::json!({
+            "host": "127.0.0.1", "database": database, "user": "u", "password": "p"
+        }))
+        .unwrap()
+    }
+
+    // Lazy pools open nothing, so no server is needed: closing one handle
+    // shows which others share its pool.
+    #[tokio::test]
+    async fn one_pool_per_server_and_login_shared_by_clones() {
+        let pools = SharedPools::default();
+        let first = Postgres::shared(&pools, &named("a")).unwrap();
+        let same = Postgres::shared(&pools.clone(), &named("a")).unwrap();
+        let other = Postgres::shared(&pools, &named("b")).unwrap();
+        let unshared = Postgres::shared(&SharedPools::default(), &named("a")).unwrap();
+        first.close().await;
+        assert!(same.is_closed());
+        assert!(!other.is_closed() && !unshared.is_closed());
+        // A closed pool is replaced, not handed out.
+        assert!(!Postgres::shared(&pools, &named("a")).unwrap().is_closed());
+    }
+
+    #[tokio::test]
+    async fn a_connection_the_server_closed_while_idle_is_replaced() {
+        let Some(url) = nodekit_test_support::server("DATABASE_URL") else {
+            return;
+        };
+        let config: PostgresConfig =
+            serde_json::from_value(nodekit_test_support::postgres_credential(&url)).unwrap();
+        let pg = Postgres::shared(&SharedPools::default(), &config).unwrap();
+        let backend =
+            || sqlx::query_scalar::<_, i32>("SELECT pg_backend_pid()").fetch_one(pg.pool());
+        let first = backend().await.unwrap();
+        let mut other = sqlx::PgConnection::connect(&url).await.unwrap();
+        let killed: bool = sqlx::query_scalar("SELECT pg_terminate_backend($1)")
+            .bind(first)
+            .fetch_one(&mut other)
+            .await
+            .unwrap();
+        assert!(killed);
+        tokio::time::sleep(PING_AFTER_IDLE + std::time::Duration::from_millis(200)).await;
+        // The pool's only connection is dead: the ping finds it, a new one answers.
+        assert_ne!(backend().await.unwrap(), first);
+    }
+
+    #[test]
+    fn a_bad_ssl_mode_is_refused_without_a_pool() {
+        let mut bad = named("a");
+        bad.ssl = "sometimes".into();
+        let e = Postgres::shared(&SharedPools::default(), &bad).unwrap_err();
+        assert!(e.to_string().contains("unknown ssl mode"), "{e}");
     }
 }

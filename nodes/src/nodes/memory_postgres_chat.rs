@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use nodekit::history::postgres::{DEFAULT_TABLE, PostgresChatHistory};
 use nodekit::memory::MemoryOptions;
+use nodekit::postgres::Postgres;
 use nodekit::prelude::*;
 
 use super::memory_buffer_window::SessionParams;
@@ -40,7 +41,7 @@ impl SupplyData for MemoryPostgresChat {
             &self.table_name
         };
         // The context's shared pool: a new session does not connect again.
-        let pg = ctx.pools().postgres(&config)?;
+        let pg = Postgres::shared(ctx.pools(), &config)?;
         let history = Arc::new(PostgresChatHistory::open(&pg, table, &session).await?);
         Ok(ctx
             .create_memory(MemoryOptions::buffer_window(

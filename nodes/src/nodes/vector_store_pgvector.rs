@@ -156,7 +156,7 @@ impl VectorStorePgVector {
         };
         let what = format!("PGVector store {options:?}");
         pools
-            .made_once(&config, what, || async {
+            .made_once((config.clone(), what), || async {
                 let pg = PgVectorStore::shared_postgres(pools, &config)?;
                 PgVectorStore::open(&pg, options).await
             })

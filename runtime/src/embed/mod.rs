@@ -1,27 +1,11 @@
-//! Embeddings: the object-safe [`Embedder`] trait and, with the `openai`
-//! feature, the OpenAI-compatible `/embeddings` client (batching,
-//! `dimensions`, float or base64 encoding).
+//! Embeddings: the object-safe [`Embedder`] trait (from `nodekit-core`)
+//! and, with the `openai` feature, the OpenAI-compatible `/embeddings`
+//! client (batching, `dimensions`, float or base64 encoding).
+
+pub use nodekit_core::embed::*;
 
 #[cfg(feature = "openai")]
 mod openai;
 
 #[cfg(feature = "openai")]
 pub use openai::{EmbeddingsConfig, Encoding, OpenAiEmbedder};
-
-use futures::future::BoxFuture;
-
-use crate::error::Result;
-
-/// Turns texts into vectors. Object-safe: memory holds `Arc<dyn Embedder>`.
-pub trait Embedder: Send + Sync + std::fmt::Debug {
-    /// The model's name.
-    fn name(&self) -> &str;
-
-    /// One vector per text, in order.
-    fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>>>;
-    /// Whether this object already writes to a run log (nodekit's wrappers say yes).
-    #[doc(hidden)]
-    fn is_logged(&self) -> bool {
-        false
-    }
-}

@@ -111,6 +111,13 @@ impl EmbeddingsConfig {
     }
 }
 
+/// `ctx.create_embeddings(config)` makes an [`OpenAiEmbedder`].
+impl crate::node::IntoEmbedder for EmbeddingsConfig {
+    fn into_embedder(self) -> Result<Arc<dyn Embedder>> {
+        Ok(Arc::new(OpenAiEmbedder::new(self)?))
+    }
+}
+
 /// An embeddings model behind an OpenAI-compatible API.
 #[derive(Debug, Clone)]
 pub struct OpenAiEmbedder {

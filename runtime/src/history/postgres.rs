@@ -5,7 +5,7 @@ use sqlx::Row;
 use sqlx::postgres::PgPool;
 
 use super::store::{check_session, decode, quoted_table, sql_history_common};
-use crate::error::{Backend, StoreError};
+use crate::error::Backend;
 use crate::error::{Error, Result};
 use crate::history::ChatHistory;
 use crate::message::Message;
@@ -15,12 +15,12 @@ const STORE: &str = "PostgreSQL";
 
 /// A failure of this store's database, with the driver's error kept.
 fn db_error(e: sqlx::Error) -> Error {
-    StoreError::new(Backend::Postgres, e).into()
+    crate::db::store_error(Some(Backend::Postgres), e).into()
 }
 
 /// No connection to this store's database.
 fn cannot_connect(e: sqlx::Error) -> Error {
-    StoreError::new(Backend::Postgres, e)
+    crate::db::store_error(Some(Backend::Postgres), e)
         .during("cannot connect")
         .into()
 }

@@ -8,7 +8,7 @@ use redis::aio::ConnectionManager;
 use serde_json::Value;
 
 use super::store::{check_session, decode, refused};
-use crate::error::{Backend, StoreError};
+use crate::error::{Backend, StoreError, StoreErrorKind};
 use crate::error::{Error, Result};
 use crate::history::ChatHistory;
 use crate::message::Message;
@@ -75,12 +75,11 @@ impl RedisChatHistory {
     /// Connects to `url` (`redis://[:password@]host:port[/db]`); `ttl_secs` of `None` or 0 keeps the list forever.
     pub async fn connect(url: &str, session: &str, ttl_secs: Option<u64>) -> Result<Self> {
         check_session(session, STORE)?;
-        let client = redis::Client::open(url).map_err(|e| {
-            Error::from(StoreError::new(Backend::Redis, e).during("invalid address"))
-        })?;
-        let connection = ConnectionManager::new(client).await.map_err(|e| {
-            Error::from(StoreError::new(Backend::Redis, e).during("cannot connect"))
-        })?;
+        let client = redis::Client::open(url)
+            .map_err(|e| Error::from(redis_error(e).during("invalid address")))?;
+        let connection = ConnectionManager::new(client)
+            .await
+            .map_err(|e| Error::from(redis_error(e).during("cannot connect")))?;
         Ok(RedisChatHistory {
             connection,
             key: session.to_owned(),
@@ -110,8 +109,20 @@ impl RedisChatHistory {
                 ),
             );
         }
-        StoreError::new(Backend::Redis, e).into()
+        redis_error(e).into()
     }
+}
+
+/// Redis's failure, of the kind it says.
+fn redis_error(e: redis::RedisError) -> StoreError {
+    let kind = if e.is_timeout() {
+        StoreErrorKind::Timeout
+    } else if e.is_connection_refusal() || e.is_connection_dropped() || e.is_io_error() {
+        StoreErrorKind::Connection
+    } else {
+        StoreErrorKind::Other
+    };
+    StoreError::from_source(Some(Backend::Redis), kind, e)
 }
 
 impl ChatHistory for RedisChatHistory {

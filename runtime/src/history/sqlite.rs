@@ -9,7 +9,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool};
 
 use super::store::{check_session, decode, quoted_table, sql_history_common};
 use crate::error::Result;
-use crate::error::{Backend, Error, StoreError};
+use crate::error::{Backend, Error};
 use crate::history::ChatHistory;
 use crate::message::Message;
 
@@ -17,7 +17,7 @@ const STORE: &str = "SQLite";
 
 /// A failure of this store's database, with the driver's error kept.
 fn db_error(e: sqlx::Error) -> Error {
-    StoreError::new(Backend::Sqlite, e).into()
+    crate::db::store_error(Some(Backend::Sqlite), e).into()
 }
 
 /// One session's messages in a SQLite table.
@@ -42,7 +42,8 @@ impl SqliteChatHistory {
             .map_err(|e| {
                 let path = crate::error::quoted(path);
                 Error::from(
-                    StoreError::new(Backend::Sqlite, e).during(format!("cannot open {path}")),
+                    crate::db::store_error(Some(Backend::Sqlite), e)
+                        .during(format!("cannot open {path}")),
                 )
             })?;
         Self::with_pool(pool, table, session).await

@@ -154,6 +154,13 @@ pub(crate) fn auth_and_query(
     Ok((auth, query))
 }
 
+/// `ctx.create_chat_model(config)` makes an [`OpenAiChatModel`].
+impl crate::node::IntoChatModel for OpenAiConfig {
+    fn into_chat_model(self) -> Result<Arc<dyn ChatModel>> {
+        Ok(Arc::new(OpenAiChatModel::new(self)?))
+    }
+}
+
 /// A chat model behind an OpenAI-compatible API.
 #[derive(Debug, Clone)]
 pub struct OpenAiChatModel {

@@ -726,16 +726,7 @@ async fn call(op: Op, supply: Supply, input: Value, node: &str) -> Outcome<Value
             Ok(json!({ "documents": documents }))
         }
         _ => {
-            let what = match supply {
-                Supply::ChatModel(_) => "a chat model",
-                Supply::Memory(_) => "memory",
-                Supply::Tool(_) => "a tool",
-                Supply::Toolkit(_) => "several tools",
-                Supply::Embedder(_) => "an embedder",
-                Supply::VectorStore(_) => "a vector store",
-                Supply::Documents(_) => "a document loader",
-                Supply::TextSplitter(_) => "a text splitter",
-            };
+            let what = supply.what();
             Err(Fail::Refused(format!(
                 "node `{node}` supplies {what}, which cannot answer `{op:?}`"
             )))

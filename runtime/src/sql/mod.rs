@@ -145,6 +145,8 @@ pub use request::{
 };
 pub use response::{ErrorType, Reason, ToolError};
 pub use tool::SqlToolError;
+#[doc(hidden)]
+pub use tool::supply_db_tool;
 pub use writer::Bind;
 
 /// The engine's internals, for nodekit's own benchmarks (through
@@ -157,3 +159,6 @@ pub mod bench {
     pub use super::schema::{Column, ColumnKind, Dialect, Table};
     pub use super::writer::SqlWriter;
 }
+
+// n8n has no SQLite credential type: the SQL tools define theirs.
+nodekit_core::credential_type!(SqliteConfig, name = "sqlite", display_name = "SQLite");

@@ -73,9 +73,7 @@ pub fn database_from_credentials(ctx: &SupplyContext) -> Result<Database> {
                 )
             })?;
             // The context's shared pool: a new item or session does not connect again.
-            let pg = ctx
-                .pools()
-                .postgres(&config)
+            let pg = crate::postgres::Postgres::shared(ctx.pools(), &config)
                 .map_err(|e| refused(connection_error(e)))?;
             return Ok(Database::postgres(&pg));
         }
@@ -106,7 +104,7 @@ fn not_built(database: &str, feature: &str, _credential: &Value) -> ToolError {
 }
 
 /// Builds the tool a [`DbTool`] node supplies.
-pub(crate) fn supply_db_tool<T: DbTool>(
+pub fn supply_db_tool<T: DbTool>(
     params: Value,
     ctx: SupplyContext,
 ) -> BoxFuture<'static, Result<Supply>> {

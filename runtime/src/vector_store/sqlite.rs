@@ -31,14 +31,14 @@ use serde_json::{Map, Value};
 use sqlx::Row;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqliteRow};
 
-use super::filter::{Bind, Dialect};
+use super::{Bind, SqlDialect};
 use super::{
     EXACT_LIMIT, Entry, Filter, Found, Selection, VectorStore, check_dimensions, check_vector,
     last_of_each_id, store_error,
 };
 use crate::document::Document;
 use crate::error::{Result, quoted};
-use crate::vector_index::{
+use nodekit_vector_index::{
     Breadth, Index, Throttle, absorb_later, bytes_vector, dot, normalised, vector_bytes,
 };
 
@@ -100,8 +100,8 @@ struct Held {
 }
 
 fn db_error(e: sqlx::Error) -> crate::error::Error {
-    super::VectorStoreError::Store(crate::error::StoreError::new(
-        crate::error::Backend::Sqlite,
+    super::VectorStoreError::Store(crate::db::store_error(
+        Some(crate::error::Backend::Sqlite),
         e,
     ))
     .into()
@@ -120,7 +120,7 @@ fn databases() -> std::sync::MutexGuard<'static, HashMap<String, Arc<Db>>> {
 /// bound path, lists bound as JSON arrays.
 struct Sqlite;
 
-impl Dialect for Sqlite {
+impl SqlDialect for Sqlite {
     fn key(&self, key: &str) -> String {
         format!("$.\"{key}\"")
     }

@@ -666,9 +666,11 @@ async fn durability_child() {
 }
 
 fn spawn_child(path: &std::path::Path, tag: &str, count: Option<u64>) -> std::process::Child {
+    // The test's name in this program: its module path without the crate's.
+    let child = module_path!().split_once("::").map_or("", |(_, m)| m);
     let mut cmd = Command::new(std::env::current_exe().unwrap());
     cmd.args([
-        "durability_child",
+        &format!("{child}::durability_child"),
         "--exact",
         "--nocapture",
         "--test-threads=1",

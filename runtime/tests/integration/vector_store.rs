@@ -964,7 +964,9 @@ async fn pgvector_in_process_index() {
     );
     write("DROP TRIGGER slow_commit ON n8n_vectors").await;
 
-    // A second store on the table shares the loaded graph.
+    // A second store on the table shares the loaded graph (once the
+    // landed row is in it, which the background may take a moment for).
+    settled(&store, &probes[7]).await;
     let other = pg.store(options.clone()).await;
     assert_eq!(nearest(&other, &probes[1]).await.as_deref(), Some("unseen"));
     assert!(!other.indexing());

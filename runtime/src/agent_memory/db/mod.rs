@@ -215,7 +215,7 @@ impl Db {
             .busy_timeout(BUSY_TIMEOUT);
         let cannot = |e: sqlx::Error| {
             AgentMemoryError::Store(
-                StoreError::new(crate::error::Backend::Sqlite, e)
+                crate::db::store_error(Some(crate::error::Backend::Sqlite), e)
                     .during(format!("cannot open {}", path.display())),
             )
         };
@@ -387,7 +387,7 @@ async fn migrate_postgres(pool: &PgPool) -> Result<()> {
 
 /// A failed query (or transaction, or row), with the driver's error kept.
 pub(crate) fn db_err(e: sqlx::Error) -> Error {
-    AgentMemoryError::Store(StoreError::from(e)).into()
+    AgentMemoryError::Store(crate::db::store_error(None, e)).into()
 }
 
 pub(crate) fn now_ms() -> i64 {

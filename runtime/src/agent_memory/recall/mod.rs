@@ -69,7 +69,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::embed::Embedder;
-use crate::error::{Error, Result, StoreError};
+use crate::error::{Error, Result};
 use crate::message::{Message, Role};
 
 use super::AgentMemoryError;
@@ -152,8 +152,8 @@ fn embed_text(m: &Message) -> String {
 }
 
 #[cfg(feature = "agent-memory-postgres")]
-use crate::vector_index::pg_vector;
-use crate::vector_index::{bytes_vector, vector_bytes};
+use nodekit_vector_index::pg_vector;
+use nodekit_vector_index::{bytes_vector, vector_bytes};
 
 #[cfg(feature = "agent-memory-postgres")]
 fn cosine_distance(a: &[f32], b: &[f32]) -> f32 {
@@ -178,7 +178,7 @@ fn err(reason: impl Into<String>) -> Error {
 
 /// A failed query of semantic recall, with the driver's error kept.
 fn db(e: sqlx::Error) -> Error {
-    AgentMemoryError::Store(StoreError::from(e).during("semantic recall")).into()
+    AgentMemoryError::Store(crate::db::store_error(None, e).during("semantic recall")).into()
 }
 
 /// How a store's vectors are indexed (fixed at the first vector).

@@ -51,7 +51,7 @@ use super::Recall;
 use super::{Mark, RecallIndex, bytes_vector, db, err};
 use crate::agent_memory::db::{Pools, ThreadInfo};
 use crate::error::Result;
-use crate::vector_index::{self, Breadth, Index, IndexError, Nearest, Throttle};
+use nodekit_vector_index::{self as vector_index, Breadth, Index, IndexError, Nearest, Throttle};
 
 /// Threads with at most this many vectors are searched exactly, in memory;
 /// longer ones through a graph (the default of [`Recall::with_exact_limit`]).

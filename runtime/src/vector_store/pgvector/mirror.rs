@@ -45,10 +45,10 @@ use uuid::Uuid;
 
 use super::{PgVectorStore, db_error};
 use crate::error::Result;
-use crate::vector_index::{
+use crate::vector_store::{EXACT_LIMIT, store_error};
+use nodekit_vector_index::{
     Breadth, Index, IndexError, Throttle, absorb_later, normalise, normalised,
 };
-use crate::vector_store::{EXACT_LIMIT, store_error};
 
 /// The trigger's and its function's name.
 const TRIGGER: &str = "nodekit_vector_version";

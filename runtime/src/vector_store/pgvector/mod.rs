@@ -61,7 +61,7 @@ use sqlx::Row;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgRow};
 
 use self::mirror::Mirrored;
-use super::filter::{Bind, Dialect, Sql};
+use super::{Bind, SqlDialect, SqlFilter};
 use super::{
     Entry, Filter, Found, Scores, Selection, VectorStore, check_dimensions, check_vector,
     last_of_each_id, store_error,
@@ -70,8 +70,8 @@ use crate::document::Document;
 use crate::error::Result;
 use crate::node::SharedPools;
 use crate::postgres::{Postgres, PostgresConfig};
-use crate::vector_index::pg_vector;
 use futures::future::BoxFuture;
+use nodekit_vector_index::pg_vector;
 
 /// Documents below which a table is scanned rather than indexed.
 const INDEX_FROM: i64 = 1_000;
@@ -218,8 +218,8 @@ pub struct PgVectorStore {
 }
 
 fn db_error(e: sqlx::Error) -> crate::error::Error {
-    crate::vector_store::VectorStoreError::Store(crate::error::StoreError::new(
-        crate::error::Backend::Postgres,
+    crate::vector_store::VectorStoreError::Store(crate::db::store_error(
+        Some(crate::error::Backend::Postgres),
         e,
     ))
     .into()
@@ -241,7 +241,7 @@ struct Pg<'a> {
     metadata: &'a str,
 }
 
-impl Dialect for Pg<'_> {
+impl SqlDialect for Pg<'_> {
     fn key(&self, key: &str) -> String {
         key.to_owned()
     }
@@ -305,7 +305,7 @@ impl PgVectorStore {
     /// The same pool, the one `pools` shares (a node's:
     /// [`SupplyContext::pools`](crate::node::SupplyContext::pools)).
     pub fn shared_postgres(pools: &SharedPools, config: &PostgresConfig) -> Result<Postgres> {
-        pools.postgres_with(config, "pgvector", PgVectorStore::session_options)
+        Postgres::shared_with(pools, config, "pgvector", PgVectorStore::session_options)
     }
 
     /// The store in `pg`'s database; creates the extension, the table (and
@@ -523,7 +523,7 @@ impl PgVectorStore {
 
     /// [`PgVectorStore::in_collection`] and `filter` as SQL, its
     /// placeholders after the collection's.
-    fn scoped(&self, filter: &Filter, n: usize) -> (String, Sql) {
+    fn scoped(&self, filter: &Filter, n: usize) -> (String, SqlFilter) {
         let (scope, next) = self.in_collection(n);
         let pg = Pg {
             metadata: &self.metadata,

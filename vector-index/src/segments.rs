@@ -160,7 +160,6 @@ impl<T: Element> Segments<T> {
         self.snapshot().len()
     }
 
-    #[cfg(feature = "_agent-memory")]
     /// Bytes held.
     pub(super) fn bytes(&self) -> usize {
         self.snapshot().0.iter().map(|s| s.bytes()).sum()

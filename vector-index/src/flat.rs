@@ -93,7 +93,6 @@ impl<T: Element> Rows<T> {
         self.seqs.is_empty()
     }
 
-    #[cfg(feature = "_agent-memory")]
     /// Bytes held.
     pub(super) fn bytes(&self) -> usize {
         self.data.capacity() * std::mem::size_of::<T>() + self.seqs.capacity() * 8
@@ -218,14 +217,14 @@ pub(super) fn best(scored: impl IntoIterator<Item = (f32, i64)>, k: usize) -> Ve
 }
 
 /// `v` scaled to length 1 (a zero vector stays zero).
-pub(crate) fn normalised(v: &[f32]) -> Vec<f32> {
+pub fn normalised(v: &[f32]) -> Vec<f32> {
     let mut v = v.to_vec();
     normalise(&mut v);
     v
 }
 
 /// Scales `v` to length 1 in place (a zero vector stays zero).
-pub(crate) fn normalise(v: &mut [f32]) {
+pub fn normalise(v: &mut [f32]) {
     let norm = dot(v, v).sqrt();
     let scale = if norm > 0.0 { 1.0 / norm } else { 0.0 };
     for x in v {
@@ -234,7 +233,7 @@ pub(crate) fn normalise(v: &mut [f32]) {
 }
 
 /// The dot product, in 16 independent sums so the compiler vectorises it.
-pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     const LANES: usize = 16;
     let n = a.len().min(b.len());
     let (a, b) = (&a[..n], &b[..n]);

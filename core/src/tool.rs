@@ -107,7 +107,7 @@ impl NodeTool {
 
     /// A tool of parameters whose defaults are already applied at the node's
     /// version (what a node's run-time entry points receive).
-    pub(crate) fn prepared(
+    pub fn prepared(
         description: &NodeDescription,
         node_name: &str,
         parameters: Value,

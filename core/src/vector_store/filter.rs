@@ -262,30 +262,30 @@ fn condition(key: &str, op: &str, arg: &Value) -> Result<Condition> {
     })
 }
 
-/// A filter as SQL: the condition and the values to bind after the
+/// A filter as SQL ([`Filter::to_sql`]), for a store on a SQL database: the condition and the values to bind after the
 /// statement's own. `text` renders a key's text (`->>` semantics) and
 /// `number` its value when it is a JSON number, each given the SQL of the
 /// bound key; `contains` renders "the array at the key holds one of these".
-#[cfg(any(feature = "vector-store-sqlite", feature = "vector-store-postgres"))]
-pub(crate) struct Sql {
+pub struct SqlFilter {
     /// `AND`-joined conditions; `TRUE` for the empty filter.
-    pub(crate) condition: String,
+    pub condition: String,
     /// Values to bind, in placeholder order.
-    pub(crate) binds: Vec<Bind>,
+    pub binds: Vec<Bind>,
 }
 
 /// A value a filter's SQL binds.
-#[cfg(any(feature = "vector-store-sqlite", feature = "vector-store-postgres"))]
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Bind {
+pub enum Bind {
+    /// A text.
     Text(String),
+    /// A number.
     Number(f64),
+    /// A list of texts.
     Texts(Vec<String>),
 }
 
 /// How a database spells a filter's parts.
-#[cfg(any(feature = "vector-store-sqlite", feature = "vector-store-postgres"))]
-pub(crate) trait Dialect {
+pub trait SqlDialect {
     /// The key's text (`NULL` when missing or `null`), given the key's placeholder.
     fn text(&self, key: &str) -> String;
     /// The key's value when it is a JSON number, else `NULL`.
@@ -298,10 +298,9 @@ pub(crate) trait Dialect {
     fn key(&self, key: &str) -> String;
 }
 
-#[cfg(any(feature = "vector-store-sqlite", feature = "vector-store-postgres"))]
 impl Filter {
     /// The filter as SQL whose placeholders start at `$first`.
-    pub(crate) fn to_sql(&self, dialect: &dyn Dialect, first: usize) -> Sql {
+    pub fn to_sql(&self, dialect: &dyn SqlDialect, first: usize) -> SqlFilter {
         let mut binds = Vec::new();
         let mut next = |bind: Bind| {
             binds.push(bind);
@@ -337,7 +336,7 @@ impl Filter {
                 }
             });
         }
-        Sql {
+        SqlFilter {
             condition: if parts.is_empty() {
                 "TRUE".into()
             } else {
@@ -404,10 +403,8 @@ mod tests {
         assert!(e(json!("x")).contains("must be an object"));
     }
 
-    #[cfg(any(feature = "vector-store-sqlite", feature = "vector-store-postgres"))]
     struct Test;
-    #[cfg(any(feature = "vector-store-sqlite", feature = "vector-store-postgres"))]
-    impl Dialect for Test {
+    impl SqlDialect for Test {
         fn text(&self, key: &str) -> String {
             format!("T({key})")
         }
@@ -425,7 +422,6 @@ mod tests {
         }
     }
 
-    #[cfg(any(feature = "vector-store-sqlite", feature = "vector-store-postgres"))]
     #[test]
     fn filters_render_as_bound_sql() {
         let f = Filter::from_json(&json!({"a": "x", "b": {"in": ["p", "q"], "gte": 2}})).unwrap();

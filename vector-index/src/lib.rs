@@ -2,8 +2,8 @@
 //! memory's recall and the vector stores.
 //!
 //! An [`Index`] holds vectors under integer keys. While it has at most its
-//! exact limit of them it is a plain block ([`flat`]), normalised and
-//! scanned exactly; past it, an HNSW graph ([`ann`], with the `ann`
+//! exact limit of them it is a plain block (`flat`), normalised and
+//! scanned exactly; past it, an HNSW graph (`ann`, with the `ann`
 //! feature) whose best candidates are put in order again by a
 //! half-precision copy of the vectors. Keys with the same vector share one
 //! node of the graph: repeated text costs it one node, not one a copy.
@@ -16,7 +16,7 @@
 //! caller's thread or in the background ([`absorb_later`]).
 //!
 //! Searches do not wait for writers. The block and the graph's copy of
-//! its vectors are [`segments`]: a search reads a snapshot while writers
+//! its vectors are `segments`: a search reads a snapshot while writers
 //! build the next one. The graph itself (usearch) takes additions and
 //! removals beside searches; growing its capacity (rare: it doubles) waits
 //! for a moment no search runs, and only when none comes within 20 ms do
@@ -30,15 +30,15 @@ mod segments;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
-pub(crate) use ann::Breadth;
+pub use ann::Breadth;
 use ann::Graph;
 use segments::Segments;
 
-pub(crate) use flat::{dot, normalise, normalised};
+pub use flat::{dot, normalise, normalised};
 
 /// Whether this build has graphs (the `ann` feature); without it every
 /// index is searched exactly.
-pub(crate) const GRAPHS: bool = ann::AVAILABLE;
+pub const GRAPHS: bool = ann::AVAILABLE;
 
 /// How many vectors an absorber adds to a graph before it takes them out
 /// of the block (about half a second at 100,000 vectors on one core): the
@@ -46,22 +46,19 @@ pub(crate) const GRAPHS: bool = ann::AVAILABLE;
 const ABSORB_PART: usize = 1_024;
 
 /// A vector as little-endian `f32`s (sqlite-vec's blob format).
-#[cfg(any(feature = "_agent-memory", feature = "vector-store-sqlite"))]
-pub(crate) fn vector_bytes(v: &[f32]) -> Vec<u8> {
+pub fn vector_bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|f| f.to_le_bytes()).collect()
 }
 
 /// A vector from little-endian `f32`s.
-#[cfg(any(feature = "_agent-memory", feature = "vector-store-sqlite"))]
-pub(crate) fn bytes_vector(b: &[u8]) -> Vec<f32> {
+pub fn bytes_vector(b: &[u8]) -> Vec<f32> {
     b.chunks_exact(4)
         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect()
 }
 
 /// A vector in pgvector's text form, `[1,0.5,-2]`.
-#[cfg(any(feature = "agent-memory-postgres", feature = "vector-store-postgres"))]
-pub(crate) fn pg_vector(v: &[f32]) -> String {
+pub fn pg_vector(v: &[f32]) -> String {
     let mut s = String::with_capacity(v.len() * 10 + 2);
     s.push('[');
     for (i, f) in v.iter().enumerate() {
@@ -76,27 +73,17 @@ pub(crate) fn pg_vector(v: &[f32]) -> String {
 
 /// Says yes at most once a period: how often a search of a held index
 /// looks for rows another process wrote to the database.
-#[cfg(any(
-    feature = "_agent-memory",
-    feature = "vector-store-sqlite",
-    feature = "vector-store-postgres"
-))]
 #[derive(Debug)]
-pub(crate) struct Throttle {
+pub struct Throttle {
     born: std::time::Instant,
     /// When the next yes may come, in ms since `born`.
     next: std::sync::atomic::AtomicU64,
     every: std::time::Duration,
 }
 
-#[cfg(any(
-    feature = "_agent-memory",
-    feature = "vector-store-sqlite",
-    feature = "vector-store-postgres"
-))]
 impl Throttle {
     /// Yes now, then at most once every `every`.
-    pub(crate) fn new(every: std::time::Duration) -> Throttle {
+    pub fn new(every: std::time::Duration) -> Throttle {
         Throttle {
             born: std::time::Instant::now(),
             next: std::sync::atomic::AtomicU64::new(0),
@@ -105,7 +92,7 @@ impl Throttle {
     }
 
     /// Whether the period has passed; if so, the next one starts now.
-    pub(crate) fn due(&self) -> bool {
+    pub fn due(&self) -> bool {
         let now = u64::try_from(self.born.elapsed().as_millis()).unwrap_or(u64::MAX);
         let due = self.next.load(Ordering::Relaxed);
         let next = now.saturating_add(self.every.as_millis() as u64);
@@ -119,7 +106,7 @@ impl Throttle {
 
 /// Why an index operation failed (a graph could not be built or searched).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct IndexError(pub(crate) String);
+pub struct IndexError(pub String);
 
 impl std::fmt::Display for IndexError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -127,7 +114,8 @@ impl std::fmt::Display for IndexError {
     }
 }
 
-pub(crate) type IndexResult<T> = std::result::Result<T, IndexError>;
+/// An index operation's result.
+pub type IndexResult<T> = std::result::Result<T, IndexError>;
 
 fn err(what: impl Into<String>) -> IndexError {
     IndexError(what.into())
@@ -141,7 +129,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// The keys nearest a query, nearest first.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Nearest {
+pub enum Nearest {
     /// By an exact scan.
     Exact(Vec<i64>),
     /// Through a graph.
@@ -150,7 +138,7 @@ pub(crate) enum Nearest {
 
 impl Nearest {
     /// The keys, however they were found.
-    pub(crate) fn into_keys(self) -> Vec<i64> {
+    pub fn into_keys(self) -> Vec<i64> {
         match self {
             Nearest::Exact(keys) | Nearest::Approximate(keys) => keys,
         }
@@ -158,7 +146,7 @@ impl Nearest {
 }
 
 /// Vectors of one length under integer keys; see the module docs.
-pub(crate) struct Index {
+pub struct Index {
     dims: usize,
     breadth: Breadth,
     /// The vectors not in the graph: all of them while it has none.
@@ -193,7 +181,7 @@ impl std::fmt::Debug for Index {
 impl Index {
     /// An empty index of `dims`-long vectors, whose graph (when it has
     /// one) searches as widely as `breadth`.
-    pub(crate) fn new(dims: usize, breadth: Breadth) -> Index {
+    pub fn new(dims: usize, breadth: Breadth) -> Index {
         Index {
             dims,
             breadth,
@@ -207,7 +195,7 @@ impl Index {
     }
 
     /// The length of its vectors.
-    pub(crate) fn dims(&self) -> usize {
+    pub fn dims(&self) -> usize {
         self.dims
     }
 
@@ -216,20 +204,19 @@ impl Index {
     }
 
     /// Bytes held.
-    #[cfg(feature = "_agent-memory")]
-    pub(crate) fn bytes(&self) -> usize {
+    pub fn bytes(&self) -> usize {
         self.block.bytes() + self.graph().map_or(0, |g| g.bytes())
     }
 
     /// (vectors scanned exactly, those waiting for the graph included;
     /// vectors in a graph).
-    pub(crate) fn sizes(&self) -> (usize, usize) {
+    pub fn sizes(&self) -> (usize, usize) {
         (self.block.len(), self.graph().map_or(0, |g| g.size()))
     }
 
     /// How many vectors wait to go into the graph (none while the block
     /// is within the exact limit and there is no graph yet).
-    pub(crate) fn pending(&self) -> usize {
+    pub fn pending(&self) -> usize {
         let block = self.block.len();
         let waits =
             GRAPHS && (self.graph().is_some() || block > self.exact_limit.load(Ordering::Relaxed));
@@ -240,7 +227,7 @@ impl Index {
     /// similar first; with `keep`, only keys it accepts. Searches on the
     /// caller's thread: under 0.1 ms for a block of a few thousand vectors,
     /// about 0.6 ms for a graph of 100,000 (384 dimensions).
-    pub(crate) fn search(
+    pub fn search(
         &self,
         query: &[f32],
         k: usize,
@@ -274,7 +261,7 @@ impl Index {
     /// (without the `ann` feature the block just grows). If any of the keys
     /// is held already, nothing is added and the count of those keys is
     /// returned. One caller adds at a time.
-    pub(crate) fn add(&self, rows: &[(i64, &[f32])], exact_limit: usize) -> IndexResult<usize> {
+    pub fn add(&self, rows: &[(i64, &[f32])], exact_limit: usize) -> IndexResult<usize> {
         self.exact_limit.store(exact_limit, Ordering::Relaxed);
         // The block first, as a search reads them.
         let block = self.block.snapshot();
@@ -293,7 +280,7 @@ impl Index {
     /// from the whole block the first time (beside it: searches go on),
     /// then a part at a time. Blocking, and long for a large batch (a graph
     /// spreads it over all cores but one): run it on a blocking thread.
-    pub(crate) fn absorb(&self) -> IndexResult<()> {
+    pub fn absorb(&self) -> IndexResult<()> {
         let _one = lock(&self.absorbing);
         while self.pending() > 0 {
             let waiting = {
@@ -337,7 +324,7 @@ impl Index {
     /// Removes the vectors under `keys` (keys not held are ignored);
     /// a removed key is not added again (the stores never reuse a key;
     /// agent memory removes none).
-    pub(crate) fn remove(&self, keys: &[i64]) -> IndexResult<()> {
+    pub fn remove(&self, keys: &[i64]) -> IndexResult<()> {
         if keys.is_empty() {
             return Ok(());
         }
@@ -355,7 +342,7 @@ impl Index {
 
 /// Absorbs `index`'s pending vectors on a blocking thread, unless an
 /// absorber is already scheduled (it takes these too).
-pub(crate) fn absorb_later(index: &Arc<Index>) {
+pub fn absorb_later(index: &Arc<Index>) {
     if index.absorb_scheduled.swap(true, Ordering::AcqRel) {
         return;
     }

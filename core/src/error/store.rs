@@ -58,6 +58,7 @@ pub enum StoreErrorKind {
 #[derive(Debug, thiserror::Error)]
 pub struct StoreError {
     backend: Option<Backend>,
+    kind: StoreErrorKind,
     operation: Option<Cow<'static, str>>,
     #[source]
     source: Box<dyn std::error::Error + Send + Sync>,
@@ -80,11 +81,28 @@ impl StoreError {
         backend: Backend,
         source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
     ) -> Self {
+        StoreError::from_source(Some(backend), StoreErrorKind::Other, source)
+    }
+
+    /// `source`, a failure of `kind`, of `backend` when known: what a
+    /// store's crate makes of its driver's error.
+    pub fn from_source(
+        backend: Option<Backend>,
+        kind: StoreErrorKind,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
         StoreError {
-            backend: Some(backend),
+            backend,
+            kind,
             operation: None,
             source: source.into(),
         }
+    }
+
+    /// This error, of kind `kind`.
+    pub fn with_kind(mut self, kind: StoreErrorKind) -> Self {
+        self.kind = kind;
+        self
     }
 
     /// This error, saying what was being done (e.g. `cannot connect`).
@@ -105,82 +123,11 @@ impl StoreError {
 
     /// What kind of failure this is.
     pub fn kind(&self) -> StoreErrorKind {
-        #[cfg(any(feature = "sqlite", feature = "postgres"))]
-        if let Some(e) = self.source.downcast_ref::<sqlx::Error>() {
-            return sqlx_kind(e);
-        }
-        #[cfg(feature = "redis")]
-        if let Some(e) = self.source.downcast_ref::<redis::RedisError>() {
-            if e.is_timeout() {
-                return StoreErrorKind::Timeout;
-            }
-            if e.is_connection_refusal() || e.is_connection_dropped() || e.is_io_error() {
-                return StoreErrorKind::Connection;
-            }
-        }
-        StoreErrorKind::Other
+        self.kind
     }
 
     /// Whether a row with the same unique key exists.
     pub fn is_unique_violation(&self) -> bool {
         self.kind() == StoreErrorKind::UniqueViolation
-    }
-}
-
-/// A failure of sqlx, on whichever database it names (the backend is
-/// `None` when the error does not say, e.g. a pool timeout).
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-impl From<sqlx::Error> for StoreError {
-    fn from(e: sqlx::Error) -> Self {
-        let backend = e.as_database_error().and_then(|d| {
-            #[cfg(feature = "postgres")]
-            if d.try_downcast_ref::<sqlx::postgres::PgDatabaseError>()
-                .is_some()
-            {
-                return Some(Backend::Postgres);
-            }
-            #[cfg(feature = "sqlite")]
-            if d.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() {
-                return Some(Backend::Sqlite);
-            }
-            None
-        });
-        StoreError {
-            backend,
-            operation: None,
-            source: Box::new(e),
-        }
-    }
-}
-
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-fn sqlx_kind(e: &sqlx::Error) -> StoreErrorKind {
-    use sqlx::error::ErrorKind;
-    match e {
-        sqlx::Error::Database(d) => {
-            // PostgreSQL's query_canceled (statement_timeout, lock_timeout),
-            // SQLite's SQLITE_BUSY and SQLITE_LOCKED with their extended codes.
-            let code = d.code();
-            let timed_out = match code.as_deref() {
-                Some("57014" | "55P03") => true,
-                Some(c) => c.parse::<i32>().is_ok_and(|n| matches!(n & 0xff, 5 | 6)),
-                None => false,
-            };
-            match d.kind() {
-                _ if timed_out => StoreErrorKind::Timeout,
-                ErrorKind::UniqueViolation => StoreErrorKind::UniqueViolation,
-                ErrorKind::ForeignKeyViolation => StoreErrorKind::ForeignKeyViolation,
-                ErrorKind::NotNullViolation | ErrorKind::CheckViolation => {
-                    StoreErrorKind::ConstraintViolation
-                }
-                _ => StoreErrorKind::Other,
-            }
-        }
-        sqlx::Error::PoolTimedOut => StoreErrorKind::Timeout,
-        sqlx::Error::Io(_)
-        | sqlx::Error::Tls(_)
-        | sqlx::Error::PoolClosed
-        | sqlx::Error::WorkerCrashed => StoreErrorKind::Connection,
-        _ => StoreErrorKind::Other,
     }
 }

@@ -123,9 +123,3 @@ macro_rules! n8n_credentials {
 
 // The credential types nodekit's own code reads.
 crate::n8n_credentials!("openAiApi", "postgres", "redis");
-#[cfg(feature = "_sql-tools")]
-crate::credential_type!(
-    crate::sql::SqliteConfig,
-    name = "sqlite",
-    display_name = "SQLite",
-);

@@ -8,7 +8,7 @@ use futures::future::BoxFuture;
 
 use super::{EXACT_LIMIT, Entry, Filter, Found, Selection, VectorStore, check_vector, store_error};
 use crate::error::Result;
-use crate::vector_index::{Breadth, Index, absorb_later, dot, normalise, normalised};
+use nodekit_vector_index::{Breadth, Index, absorb_later, dot, normalise, normalised};
 
 /// Documents kept in this process's memory, searched by cosine
 /// similarity (scores: similarity, highest first, ties in insertion

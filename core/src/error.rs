@@ -155,7 +155,7 @@ pub enum Error {
         supplies: String,
     },
     /// A failure of a part built on the core, in its own error type: the
-    /// SQL tools' [`SqlToolError`](crate::sql::SqlToolError), agent
+    /// SQL tools' `nodekit::sql::SqlToolError`, agent
     /// memory's, MCP's, `serve`'s, the n8n package's, or an outside
     /// crate's. [`Error::downcast_ref`] gives it back; its text and source
     /// are its own.
@@ -219,7 +219,7 @@ impl Error {
 }
 
 /// Renders a JSON value for an error message: its kind and a shortened text.
-pub(crate) fn describe_value(v: &serde_json::Value) -> String {
+pub fn describe_value(v: &serde_json::Value) -> String {
     use serde_json::Value;
     const MAX: usize = 60;
     let kind = match v {
@@ -238,14 +238,13 @@ pub(crate) fn describe_value(v: &serde_json::Value) -> String {
 pub const QUOTE_MAX: usize = 200;
 
 /// `s` cut to [`QUOTE_MAX`] characters, for quoting user input in a message.
-pub(crate) fn quoted(s: &str) -> String {
+pub fn quoted(s: &str) -> String {
     shorten(s, QUOTE_MAX)
 }
 
 /// A JSON parser's message with the value it quotes cut short, keeping
 /// where the problem is: serde quotes a mistyped string whole.
-#[cfg(any(feature = "agent", feature = "n8n", test))]
-pub(crate) fn quoted_json_error(e: &serde_json::Error) -> String {
+pub fn quoted_json_error(e: &serde_json::Error) -> String {
     let text = e.to_string();
     let place = format!(" at line {} column {}", e.line(), e.column());
     match text.strip_suffix(&place) {
@@ -256,8 +255,7 @@ pub(crate) fn quoted_json_error(e: &serde_json::Error) -> String {
 
 /// An error's text followed by its sources', joined with `: ` (reqwest's
 /// own text alone is "error sending request").
-#[cfg(feature = "openai")]
-pub(crate) fn with_causes(e: &dyn std::error::Error) -> String {
+pub fn with_causes(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
     let mut source = e.source();
     while let Some(cause) = source {

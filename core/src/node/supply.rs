@@ -16,13 +16,9 @@ use serde_json::{Map, Value};
 use super::{Inputs, SharedPools, Supply};
 use crate::document::DocumentLoader;
 use crate::embed::Embedder;
-#[cfg(feature = "openai")]
-use crate::embed::{EmbeddingsConfig, OpenAiEmbedder};
 use crate::error::{Error, Result};
 use crate::memory::Memory;
 use crate::model::ChatModel;
-#[cfg(feature = "openai")]
-use crate::model::openai::{OpenAiChatModel, OpenAiConfig};
 use crate::run_log::{self, RunLog};
 use crate::text_splitter::TextSplitter;
 use crate::tool::Tool;
@@ -30,7 +26,7 @@ use crate::vector_store::{DocumentStore, VectorStoreOptions};
 
 /// What `ctx.create_chat_model(..)` makes a model from (the AI Node SDK's
 /// `createChatModel` options): a provider's settings, such as
-/// [`OpenAiConfig`](crate::model::openai::OpenAiConfig), a
+/// `nodekit::model::openai::OpenAiConfig`, a
 /// [`CustomChatModel`](crate::model::custom::CustomChatModel), or any
 /// [`ChatModel`]. A provider's crate implements it for its own settings.
 pub trait IntoChatModel {
@@ -44,16 +40,9 @@ impl<M: ChatModel + 'static> IntoChatModel for M {
     }
 }
 
-#[cfg(feature = "openai")]
-impl IntoChatModel for OpenAiConfig {
-    fn into_chat_model(self) -> Result<Arc<dyn ChatModel>> {
-        Ok(Arc::new(OpenAiChatModel::new(self)?))
-    }
-}
-
 /// What `ctx.create_embeddings(..)` makes an embeddings model from: a
 /// provider's settings, such as
-/// [`EmbeddingsConfig`](crate::embed::EmbeddingsConfig), or any
+/// `nodekit::embed::EmbeddingsConfig`, or any
 /// [`Embedder`]. A provider's crate implements it for its own settings.
 pub trait IntoEmbedder {
     /// The embedder these settings describe.
@@ -63,13 +52,6 @@ pub trait IntoEmbedder {
 impl<E: Embedder + 'static> IntoEmbedder for E {
     fn into_embedder(self) -> Result<Arc<dyn Embedder>> {
         Ok(Arc::new(self))
-    }
-}
-
-#[cfg(feature = "openai")]
-impl IntoEmbedder for EmbeddingsConfig {
-    fn into_embedder(self) -> Result<Arc<dyn Embedder>> {
-        Ok(Arc::new(OpenAiEmbedder::new(self)?))
     }
 }
 

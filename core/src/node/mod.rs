@@ -79,6 +79,20 @@ impl Supply {
         }
     }
 
+    /// What this is, for messages: "a chat model", "several tools", ...
+    pub fn what(&self) -> &'static str {
+        match self {
+            Supply::ChatModel(_) => "a chat model",
+            Supply::Memory(_) => "memory",
+            Supply::Tool(_) => "a tool",
+            Supply::Toolkit(_) => "several tools",
+            Supply::Embedder(_) => "an embedder",
+            Supply::VectorStore(_) => "a vector store",
+            Supply::Documents(_) => "a document loader",
+            Supply::TextSplitter(_) => "a text splitter",
+        }
+    }
+
     /// The tools, or an error saying that node `node` supplies something else.
     pub fn into_tools(self, node: &str) -> crate::Result<Vec<Arc<dyn Tool>>> {
         match self {

@@ -20,12 +20,10 @@ pub use crate::description::{NodeDescription, NodeKind, NodeProperty, NodeSpec, 
 pub use crate::error::Result;
 pub use crate::node::{Node, NodeRuntime};
 pub use crate::params::{Location, Params};
-#[cfg(feature = "_sql-tools")]
-pub use crate::sql;
-pub use nodekit_macros::ai_node;
 
 use crate::description::DisplayOptions;
-use crate::node::{Execute, ExecuteFn, SupplyData, SupplyFn, ToolNode};
+pub use crate::node::SupplyFn;
+use crate::node::{Execute, ExecuteFn, SupplyData, ToolNode};
 pub use crate::registry::registration::Registration;
 pub use request_arg::RequestArg;
 
@@ -183,10 +181,15 @@ impl<T: ToolNode> Probe<T> {
     }
 }
 
-#[cfg(feature = "_sql-tools")]
-impl<T: crate::sql::DbTool> Probe<T> {
-    pub fn db_tool(&self) -> Option<SupplyFn> {
-        Some(crate::sql::tool::supply_db_tool::<T>)
+/// A node whose supply function the macro that declared it names, as
+/// `#[db_tool]` names the SQL tools' one.
+pub trait OwnSupply {
+    fn supply_fn() -> SupplyFn;
+}
+
+impl<T: OwnSupply> Probe<T> {
+    pub fn own_supply(&self) -> Option<SupplyFn> {
+        Some(T::supply_fn())
     }
 }
 
@@ -204,7 +207,7 @@ pub trait ProbeFallback {
     fn tool_node(&self) -> Option<SupplyFn> {
         None
     }
-    fn db_tool(&self) -> Option<SupplyFn> {
+    fn own_supply(&self) -> Option<SupplyFn> {
         None
     }
     fn execute(&self) -> Option<ExecuteFn> {

@@ -40,7 +40,7 @@ pub(super) const AVAILABLE: bool = hnsw::AVAILABLE;
 /// How widely a graph searches: more is slower and finds more of the
 /// exact answer.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Breadth {
+pub struct Breadth {
     /// The graph's breadth while searching (usearch's `expansion_search`).
     search: usize,
     /// The fewest candidates a graph returns for the `k` wanted (at least
@@ -53,15 +53,14 @@ impl Breadth {
     /// For agent memory's messages (dense embeddings, top 5): at 100,000
     /// the top 40 of a breadth of 128, reordered, hold 96% of the exact
     /// top 5.
-    #[cfg(feature = "_agent-memory")]
-    pub(crate) const MESSAGES: Breadth = Breadth {
+    pub const MESSAGES: Breadth = Breadth {
         search: 128,
         candidates: 40,
     };
     /// For vector stores' documents: at 100,000 chunks embedded by
     /// feature hashing (sparse vectors, many tied scores) a breadth of 128 and 40 candidates give 95% of the right top
     /// 4; 192 and 48, 96%, for 0.15 ms more a search.
-    pub(crate) const DOCUMENTS: Breadth = Breadth {
+    pub const DOCUMENTS: Breadth = Breadth {
         search: 192,
         candidates: 48,
     };
@@ -111,7 +110,6 @@ struct Nodes {
     by_row: HashMap<u64, u64>,
     next_id: u64,
     /// Keys in [`Keys::Many`] sets, for [`Graph::bytes`].
-    #[cfg_attr(not(feature = "_agent-memory"), allow(dead_code))]
     shared_keys: usize,
 }
 
@@ -291,7 +289,6 @@ impl Graph {
         self.index.size()
     }
 
-    #[cfg(feature = "_agent-memory")]
     /// Bytes held: usearch's own count, the copy and the nodes' maps.
     pub(super) fn bytes(&self) -> usize {
         let nodes = {
@@ -572,7 +569,7 @@ mod hnsw {
     pub(super) const AVAILABLE: bool = false;
 
     pub(super) fn new(_dims: usize, _expansion_search: usize) -> Result<Index, String> {
-        Err("nodekit was built without its `ann` feature".into())
+        Err("nodekit-vector-index was built without its `ann` feature".into())
     }
 
     pub(super) struct Found {
@@ -586,7 +583,6 @@ mod hnsw {
         pub(super) fn capacity(&self) -> usize {
             match *self {}
         }
-        #[cfg(feature = "_agent-memory")]
         pub(super) fn memory_usage(&self) -> usize {
             match *self {}
         }
