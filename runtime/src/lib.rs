@@ -261,12 +261,12 @@ pub mod __bench {
     /// Agent memory's nearest-message search, without the neighbours.
     #[cfg(feature = "_agent-memory")]
     pub use crate::agent_memory::recall::bench as recall;
-    /// The OpenAI client's server-sent-events parser.
-    #[cfg(feature = "openai")]
-    pub use crate::model::sse::{SseEvent, SseParser};
     /// The SQL tools' engine.
     #[cfg(feature = "_sql-tools")]
     pub use crate::sql::bench as sql;
+    /// The OpenAI client's server-sent-events parser.
+    #[cfg(feature = "openai")]
+    pub use nodekit_openai::sse::{SseEvent, SseParser};
 }
 
 pub use error::{Error, Result};

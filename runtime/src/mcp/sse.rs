@@ -14,7 +14,7 @@ use reqwest::header::{ACCEPT, HeaderMap};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 
 use crate::error::with_causes;
-use crate::model::sse::{SseEvent, SseParser};
+use nodekit_openai::sse::{SseEvent, SseParser};
 
 /// The largest event accepted on the stream: 16 MiB.
 const MAX_EVENT_BYTES: usize = 16 << 20;

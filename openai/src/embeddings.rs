@@ -4,15 +4,15 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use crate::model::CancelToken;
 use base64::Engine;
+use nodekit_core::model::CancelToken;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::Embedder;
-use crate::error::Result;
-use crate::model::http::{Authenticate, Transport};
-use crate::model::{ModelError, ModelErrorKind};
+use crate::http::{Authenticate, Transport};
+use nodekit_core::embed::Embedder;
+use nodekit_core::error::Result;
+use nodekit_core::model::{ModelError, ModelErrorKind};
 
 /// How vectors travel over the wire.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,7 +55,7 @@ pub struct EmbeddingsConfig {
     #[serde(default)]
     pub azure_api_version: Option<String>,
     /// How requests authenticate instead of by `api_key`, as for chat
-    /// models ([`OpenAiConfig::authenticate`](crate::model::openai::OpenAiConfig::authenticate)).
+    /// models ([`OpenAiConfig::authenticate`](crate::OpenAiConfig::authenticate)).
     #[serde(skip)]
     pub authenticate: Option<Arc<dyn Authenticate>>,
 }
@@ -74,7 +74,7 @@ impl std::fmt::Debug for EmbeddingsConfig {
 }
 
 fn default_base_url() -> String {
-    crate::model::openai::OPENAI_BASE_URL.into()
+    crate::chat::OPENAI_BASE_URL.into()
 }
 fn default_batch() -> usize {
     512
@@ -112,7 +112,7 @@ impl EmbeddingsConfig {
 }
 
 /// `ctx.create_embeddings(config)` makes an [`OpenAiEmbedder`].
-impl crate::node::IntoEmbedder for EmbeddingsConfig {
+impl nodekit_core::node::IntoEmbedder for EmbeddingsConfig {
     fn into_embedder(self) -> Result<Arc<dyn Embedder>> {
         Ok(Arc::new(OpenAiEmbedder::new(self)?))
     }
@@ -131,8 +131,8 @@ pub struct OpenAiEmbedder {
 impl OpenAiEmbedder {
     /// A client for `config`.
     pub fn new(config: EmbeddingsConfig) -> Result<Self> {
-        let timeout = crate::model::http::timeout(config.timeout_secs)?;
-        let (auth, query) = crate::model::openai::auth_and_query(
+        let timeout = crate::http::timeout(config.timeout_secs)?;
+        let (auth, query) = crate::chat::auth_and_query(
             &config.api_key,
             config.azure_api_version,
             config.authenticate,
@@ -199,7 +199,7 @@ fn parse_embeddings(v: &Value, expected: usize) -> std::result::Result<Vec<Vec<f
     let data = v.get("data").and_then(Value::as_array).ok_or_else(|| {
         protocol(format!(
             "the embeddings answer has no `data` list: {}",
-            crate::error::shorten(&v.to_string(), 200)
+            nodekit_core::error::shorten(&v.to_string(), 200)
         ))
     })?;
     if data.len() != expected {

@@ -13,18 +13,18 @@ use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::model::CancelToken;
+use nodekit_core::model::CancelToken;
 
 use std::sync::Arc;
 
-use super::http::{Authenticate, Bearer, HeaderKey, Query, Transport, error_fields};
-use super::sse::SseParser;
-use super::{
+use crate::http::{Authenticate, Bearer, HeaderKey, Query, Transport, error_fields};
+use crate::sse::SseParser;
+use nodekit_core::error::Result;
+use nodekit_core::message::{Content, Message, Role, Usage};
+use nodekit_core::model::{
     BoxFuture, CallOptions, ChatModel, ChunkStream, FinishReason, ModelError, ModelErrorKind,
     ModelSettings, ResponseFormat, StreamAccumulator, StreamChunk, ToolChoice, message_chunks,
 };
-use crate::error::Result;
-use crate::message::{Content, Message, Role, Usage};
 
 /// Settings of an OpenAI-compatible chat model (the AI Node SDK's `openaiCompatible` options).
 #[derive(Clone, Serialize, Deserialize)]
@@ -155,7 +155,7 @@ pub(crate) fn auth_and_query(
 }
 
 /// `ctx.create_chat_model(config)` makes an [`OpenAiChatModel`].
-impl crate::node::IntoChatModel for OpenAiConfig {
+impl nodekit_core::node::IntoChatModel for OpenAiConfig {
     fn into_chat_model(self) -> Result<Arc<dyn ChatModel>> {
         Ok(Arc::new(OpenAiChatModel::new(self)?))
     }
@@ -173,7 +173,7 @@ pub struct OpenAiChatModel {
 impl OpenAiChatModel {
     /// A client for `config`. Fails only if the HTTP client cannot be built.
     pub fn new(config: OpenAiConfig) -> Result<Self> {
-        let timeout = super::http::timeout(config.timeout_secs)?;
+        let timeout = crate::http::timeout(config.timeout_secs)?;
         let (auth, query) = auth_and_query(
             &config.api_key,
             config.azure_api_version,
@@ -285,7 +285,7 @@ impl OpenAiChatModel {
             None => read.await?,
         };
         serde_json::from_slice(&bytes).map_err(|e| {
-            let shown = crate::error::shorten(&String::from_utf8_lossy(&bytes), 200);
+            let shown = nodekit_core::error::shorten(&String::from_utf8_lossy(&bytes), 200);
             ModelError::new(
                 ModelErrorKind::Protocol,
                 format!("the answer is not JSON ({e}): {shown}"),
@@ -492,7 +492,7 @@ fn parse_completion(v: &Value) -> Result<Message, ModelError> {
         .ok_or_else(|| {
             protocol(format!(
                 "the answer has no choices: {}",
-                crate::error::shorten(&v.to_string(), 200)
+                nodekit_core::error::shorten(&v.to_string(), 200)
             ))
         })?;
     let m = choice
@@ -662,7 +662,7 @@ struct StreamState {
     deltas: DeltaState,
     /// Chunks (or the final error) parsed but not yet handed out.
     pending: std::collections::VecDeque<Result<StreamChunk>>,
-    events: Vec<super::sse::SseEvent>,
+    events: Vec<crate::sse::SseEvent>,
     finish: Option<FinishReason>,
     usage: Option<Usage>,
     saw_tool_calls: bool,
@@ -769,7 +769,7 @@ impl StreamState {
             let value: Value = match serde_json::from_str(data) {
                 Ok(v) => v,
                 Err(e) => {
-                    let shown = crate::error::shorten(data, 200);
+                    let shown = nodekit_core::error::shorten(data, 200);
                     self.fail(protocol(format!(
                         "a streamed event is not JSON ({e}): {shown}"
                     )));

@@ -7,12 +7,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::model::CancelToken;
 use backon::{BackoffBuilder, ExponentialBuilder};
+use nodekit_core::model::CancelToken;
 use serde_json::Value;
 
-use super::{ModelError, ModelErrorKind};
-use crate::error::shorten;
+use nodekit_core::error::shorten;
+use nodekit_core::model::{ModelError, ModelErrorKind};
 
 /// A request to a model API, as [`Authenticate`] sees it: method, URL,
 /// headers and the whole body, all there for a signature.
@@ -240,7 +240,7 @@ impl Transport {
             parameters.push(if i == 0 { '?' } else { '&' });
             parameters.push_str(&format!("{name}={value}"));
         }
-        let client = super::shared_http_client(Some(timeout)).map_err(|e| {
+        let client = shared_http_client(Some(timeout)).map_err(|e| {
             ModelError::new(
                 ModelErrorKind::Connection,
                 format!("cannot build the HTTP client: {e}"),
@@ -384,7 +384,7 @@ impl Transport {
             ModelErrorKind::Connection
         };
         let e = e.without_url();
-        let mut message = crate::error::with_causes(&e);
+        let mut message = nodekit_core::error::with_causes(&e);
         if kind == ModelErrorKind::Timeout {
             message = format!("no answer within {:?} ({message})", self.timeout);
         }
@@ -528,6 +528,47 @@ async fn cancellable<T>(
             result = work => result,
         },
     }
+}
+
+/// A `reqwest` client builder with nodekit's TLS set up: rustls on ring,
+/// installed as the process's default provider unless one is installed
+/// already. nodekit's models and HTTP tools build their clients with it;
+/// build yours with it too, since reqwest alone (without a provider
+/// feature) panics when it builds a client.
+pub fn http_client() -> reqwest::ClientBuilder {
+    static PROVIDER: std::sync::Once = std::sync::Once::new();
+    PROVIDER.call_once(|| {
+        // Err: the application installed its own first, which is then used.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+    reqwest::Client::builder()
+}
+
+/// The process's client from [`http_client`] with these connect and read
+/// timeouts (`None`: reqwest's defaults), built once and shared. A client
+/// holds the connection pool and the TLS settings: a model or HTTP tool
+/// made anew for each run (each message of a chat server, each execution
+/// in n8n) reuses the connections and TLS sessions of the runs before,
+/// instead of building its TLS settings and connecting again.
+pub fn shared_http_client(
+    timeout: Option<std::time::Duration>,
+) -> reqwest::Result<reqwest::Client> {
+    use std::collections::HashMap;
+    use std::sync::{LazyLock, Mutex};
+    use std::time::Duration;
+    static CLIENTS: LazyLock<Mutex<HashMap<Option<Duration>, reqwest::Client>>> =
+        LazyLock::new(Default::default);
+    let mut clients = CLIENTS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(client) = clients.get(&timeout) {
+        return Ok(client.clone());
+    }
+    let mut builder = http_client();
+    if let Some(timeout) = timeout {
+        builder = builder.connect_timeout(timeout).read_timeout(timeout);
+    }
+    let client = builder.build()?;
+    clients.insert(timeout, client.clone());
+    Ok(client)
 }
 
 #[cfg(test)]
