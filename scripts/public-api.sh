@@ -22,7 +22,8 @@ trap 'rm -f "$now"' EXIT
 failed=0
 
 # Each crate and the folder its listing is in.
-for crate in nodekit:runtime nodekit-core:core nodekit-openai:openai nodekit-vector-index:vector-index; do
+for crate in nodekit:runtime nodekit-core:core nodekit-openai:openai nodekit-db:db \
+  nodekit-history:history nodekit-vector-index:vector-index; do
   name=${crate%%:*}
   listing=${crate#*:}/public-api.txt
   RUSTC_BOOTSTRAP=1 cargo rustdoc -q -p "$name" --lib --all-features --locked -- -Z unstable-options --output-format json

@@ -38,7 +38,8 @@ scripts/crate-graph.py
 # features' lints below, and a verified full build would redo every
 # dependency (~4 min).
 section "packages"
-libraries=(-p nodekit-rules -p nodekit-macros -p nodekit-vector-index -p nodekit-core -p nodekit-openai -p nodekit)
+libraries=(-p nodekit-rules -p nodekit-macros -p nodekit-vector-index -p nodekit-core -p nodekit-openai
+  -p nodekit-db -p nodekit-history -p nodekit)
 cargo package "${libraries[@]}" -p nodekit-nodes --no-verify --locked
 cargo package "${libraries[@]}" --no-default-features --locked
 

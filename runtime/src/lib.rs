@@ -220,7 +220,7 @@ pub mod model;
 #[cfg(feature = "n8n")]
 pub mod n8n;
 #[cfg(feature = "postgres")]
-pub mod postgres;
+pub use nodekit_db::postgres;
 #[cfg(feature = "serve")]
 #[cfg_attr(docsrs, doc(cfg(feature = "serve")))]
 pub mod serve;
@@ -230,15 +230,10 @@ pub mod serve;
     doc(cfg(any(feature = "sql-tools-sqlite", feature = "sql-tools-postgres")))
 )]
 pub mod sql;
-#[cfg(feature = "sqlite")]
-mod sqlite;
 mod text;
 pub mod vector_store;
 #[cfg(feature = "agent")]
 pub mod workflow;
-
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-mod db;
 
 pub use nodekit_core::{
     credential, credential_type, description, document, error, event, from_ai, memory, message,

@@ -1,21 +1,8 @@
 //! Small text helpers.
 
-/// Whether `name` can be a SQL identifier nodekit quotes itself: 1 to
-/// `max` ASCII letters, digits and `_`, not starting with a digit.
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) fn is_plain_identifier(name: &str, max: usize) -> bool {
-    !name.is_empty()
-        && name.len() <= max
-        && name
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
 /// Percent-encodes everything but RFC 3986's unreserved characters, for
 /// user names and passwords inside connection URLs.
-#[cfg(any(feature = "redis", feature = "_agent-memory"))]
+#[cfg(feature = "_agent-memory")]
 pub(crate) fn percent_encode(s: &str) -> String {
     use std::fmt::Write as _;
     let mut out = String::with_capacity(s.len());

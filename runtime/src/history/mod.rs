@@ -22,10 +22,8 @@
 pub use nodekit_core::history::*;
 
 #[cfg(feature = "postgres")]
-pub mod postgres;
+pub use nodekit_history::postgres;
 #[cfg(feature = "redis")]
-pub mod redis;
+pub use nodekit_history::redis;
 #[cfg(feature = "sqlite")]
-pub mod sqlite;
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
-mod store;
+pub use nodekit_history::sqlite;

@@ -100,7 +100,7 @@ struct Held {
 }
 
 fn db_error(e: sqlx::Error) -> crate::error::Error {
-    super::VectorStoreError::Store(crate::db::store_error(
+    super::VectorStoreError::Store(nodekit_db::store_error(
         Some(crate::error::Backend::Sqlite),
         e,
     ))
@@ -232,7 +232,7 @@ impl SqliteVectorStore {
                 collection: collection.to_owned(),
             });
         }
-        crate::sqlite::register_sqlite_vec();
+        nodekit_db::sqlite::register_sqlite_vec();
         let options = SqliteConnectOptions::from_str(&format!("sqlite://{}", path.display()))
             .map_err(db_error)?
             .create_if_missing(true)
@@ -244,7 +244,7 @@ impl SqliteVectorStore {
                 quoted(&path.display().to_string())
             ))
         };
-        let write = crate::sqlite::pool_options(1)
+        let write = nodekit_db::sqlite::pool_options(1)
             .connect_with(options.clone())
             .await
             .map_err(cannot)?;
@@ -252,7 +252,7 @@ impl SqliteVectorStore {
             .execute(&write)
             .await
             .map_err(db_error)?;
-        let read = crate::sqlite::pool_options(4)
+        let read = nodekit_db::sqlite::pool_options(4)
             .connect_with(options)
             .await
             .map_err(cannot)?;

@@ -205,7 +205,7 @@ impl Db {
     /// a busy timeout, one writing and four reading connections, and
     /// migrates it.
     pub async fn open_sqlite(path: impl AsRef<Path>, durability: Durability) -> Result<Db> {
-        crate::sqlite::register_sqlite_vec();
+        nodekit_db::sqlite::register_sqlite_vec();
         let path = path.as_ref();
         let options = SqliteConnectOptions::new()
             .filename(path)
@@ -215,12 +215,12 @@ impl Db {
             .busy_timeout(BUSY_TIMEOUT);
         let cannot = |e: sqlx::Error| {
             AgentMemoryError::Store(
-                crate::db::store_error(Some(crate::error::Backend::Sqlite), e)
+                nodekit_db::store_error(Some(crate::error::Backend::Sqlite), e)
                     .during(format!("cannot open {}", path.display())),
             )
         };
-        let write = crate::sqlite::retry_locked(BUSY_TIMEOUT, || {
-            crate::sqlite::pool_options(1)
+        let write = nodekit_db::sqlite::retry_locked(BUSY_TIMEOUT, || {
+            nodekit_db::sqlite::pool_options(1)
                 .acquire_timeout(BUSY_TIMEOUT)
                 .connect_with(options.clone())
         })
@@ -228,8 +228,8 @@ impl Db {
         .map_err(cannot)?;
         // Migrate before the readers connect: the file then has its schema.
         migrate_sqlite(&write).await?;
-        let read = crate::sqlite::retry_locked(BUSY_TIMEOUT, || {
-            crate::sqlite::pool_options(4).connect_with(options.clone())
+        let read = nodekit_db::sqlite::retry_locked(BUSY_TIMEOUT, || {
+            nodekit_db::sqlite::pool_options(4).connect_with(options.clone())
         })
         .await
         .map_err(cannot)?;
@@ -248,10 +248,10 @@ impl Db {
     /// Uses existing SQLite pools, `write` ideally with one connection;
     /// migrates. Give them WAL mode and a busy timeout yourself. Semantic
     /// recall needs sqlite-vec in every connection: call
-    /// [`register_sqlite_vec`](crate::sqlite::register_sqlite_vec) before
+    /// [`register_sqlite_vec`](nodekit_db::sqlite::register_sqlite_vec) before
     /// the pools connect.
     pub async fn from_sqlite_pools(read: SqlitePool, write: SqlitePool) -> Result<Db> {
-        crate::sqlite::register_sqlite_vec();
+        nodekit_db::sqlite::register_sqlite_vec();
         migrate_sqlite(&write).await?;
         Ok(Db::new(
             Pools::Sqlite {
@@ -387,7 +387,7 @@ async fn migrate_postgres(pool: &PgPool) -> Result<()> {
 
 /// A failed query (or transaction, or row), with the driver's error kept.
 pub(crate) fn db_err(e: sqlx::Error) -> Error {
-    AgentMemoryError::Store(crate::db::store_error(None, e)).into()
+    AgentMemoryError::Store(nodekit_db::store_error(None, e)).into()
 }
 
 pub(crate) fn now_ms() -> i64 {

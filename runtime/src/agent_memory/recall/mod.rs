@@ -136,7 +136,7 @@ pub const CONTEXT_AFTER: i64 = 1;
 const MAX_K: usize = 4096;
 
 #[cfg(feature = "agent-memory-sqlite")]
-pub use crate::sqlite::register_sqlite_vec;
+pub use nodekit_db::sqlite::register_sqlite_vec;
 
 /// The text embedded for a message: its text, or its tool calls.
 fn embed_text(m: &Message) -> String {
@@ -178,7 +178,7 @@ fn err(reason: impl Into<String>) -> Error {
 
 /// A failed query of semantic recall, with the driver's error kept.
 fn db(e: sqlx::Error) -> Error {
-    AgentMemoryError::Store(crate::db::store_error(None, e).during("semantic recall")).into()
+    AgentMemoryError::Store(nodekit_db::store_error(None, e).during("semantic recall")).into()
 }
 
 /// How a store's vectors are indexed (fixed at the first vector).

@@ -218,7 +218,7 @@ pub struct PgVectorStore {
 }
 
 fn db_error(e: sqlx::Error) -> crate::error::Error {
-    crate::vector_store::VectorStoreError::Store(crate::db::store_error(
+    crate::vector_store::VectorStoreError::Store(nodekit_db::store_error(
         Some(crate::error::Backend::Postgres),
         e,
     ))
@@ -227,7 +227,7 @@ fn db_error(e: sqlx::Error) -> crate::error::Error {
 
 /// A name for SQL: letters, digits and `_`, up to 63 bytes, quoted.
 fn quoted(what: &str, name: &str) -> Result<String> {
-    if !crate::text::is_plain_identifier(name, 63) {
+    if !nodekit_db::is_plain_identifier(name, 63) {
         return Err(store_error(format!(
             "invalid {what} {:?}: use 1 to 63 letters, digits and `_`, starting with a letter or `_`",
             crate::error::shorten(name, 70)

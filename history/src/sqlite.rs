@@ -8,16 +8,16 @@ use sqlx::Row;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool};
 
 use super::store::{check_session, decode, quoted_table, sql_history_common};
-use crate::error::Result;
-use crate::error::{Backend, Error};
-use crate::history::ChatHistory;
-use crate::message::Message;
+use nodekit_core::error::Result;
+use nodekit_core::error::{Backend, Error};
+use nodekit_core::history::ChatHistory;
+use nodekit_core::message::Message;
 
 const STORE: &str = "SQLite";
 
 /// A failure of this store's database, with the driver's error kept.
 fn db_error(e: sqlx::Error) -> Error {
-    crate::db::store_error(Some(Backend::Sqlite), e).into()
+    nodekit_db::store_error(Some(Backend::Sqlite), e).into()
 }
 
 /// One session's messages in a SQLite table.
@@ -36,13 +36,13 @@ impl SqliteChatHistory {
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             .busy_timeout(Duration::from_secs(10));
-        let pool = crate::sqlite::pool_options(4)
+        let pool = nodekit_db::sqlite::pool_options(4)
             .connect_with(options)
             .await
             .map_err(|e| {
-                let path = crate::error::quoted(path);
+                let path = nodekit_core::error::quoted(path);
                 Error::from(
-                    crate::db::store_error(Some(Backend::Sqlite), e)
+                    nodekit_db::store_error(Some(Backend::Sqlite), e)
                         .during(format!("cannot open {path}")),
                 )
             })?;

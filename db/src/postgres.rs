@@ -24,8 +24,8 @@ use std::time::Duration;
 
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgSslMode};
 
-use crate::error::{Backend, Error, Result, StoreError};
-use crate::node::SharedPools;
+use nodekit_core::error::{Backend, Error, Result, StoreError};
+use nodekit_core::node::SharedPools;
 
 /// Most connections a pool nodekit makes opens: as many as an n8n worker
 /// runs executions at once by default.
@@ -39,7 +39,7 @@ const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 /// timeout): a restart takes longer than this, so a connection that
 /// outlived one is always checked. One in steady use is not pinged, which
 /// saves a round trip per query under load (sqlx's default pings each).
-pub(crate) const PING_AFTER_IDLE: Duration = Duration::from_secs(1);
+pub const PING_AFTER_IDLE: Duration = Duration::from_secs(1);
 
 /// Where a PostgreSQL server is, and the login (n8n's `postgres`
 /// credential). A `postgres://user:password@host:port/database?sslmode=…`
@@ -128,9 +128,9 @@ impl PostgresConfig {
     /// Connection options. Neon hosts (`*.neon.tech`) always get at least
     /// `require`: Neon refuses unencrypted connections, and a weaker mode
     /// would only fail later with a less helpful message.
-    pub(crate) fn options(&self) -> Result<PgConnectOptions> {
+    pub fn options(&self) -> Result<PgConnectOptions> {
         let mut ssl = self.ssl.parse::<PgSslMode>().map_err(|_| {
-            let shown = crate::error::quoted(&self.ssl);
+            let shown = nodekit_core::error::quoted(&self.ssl);
             refused(format!("unknown ssl mode {shown:?}"))
         })?;
         if self.is_neon()
@@ -182,7 +182,7 @@ impl FromStr for PostgresConfig {
                 other => {
                     return Err(refused(format!(
                         "the connection URL's parameter {:?} is not supported (only sslmode is)",
-                        crate::error::shorten(other, 40)
+                        nodekit_core::error::shorten(other, 40)
                     )));
                 }
             }
@@ -216,7 +216,7 @@ pub fn pool_options(max_connections: u32) -> PgPoolOptions {
 /// listens on its server's port. sqlx takes a refusal for a server starting
 /// up and tries again until the acquire timeout, so a stopped or wrong
 /// server would otherwise be reported 10 seconds later, as a timeout.
-pub(crate) async fn refused_at_once<T>(
+pub async fn refused_at_once<T>(
     pool: &PgPool,
     connect: impl std::future::Future<Output = std::result::Result<T, sqlx::Error>>,
 ) -> std::result::Result<T, sqlx::Error> {
@@ -273,7 +273,7 @@ impl Postgres {
     /// The same for a pool whose connections start with the session
     /// settings `settings` adds (named `name`, which tells it apart from
     /// the plain pool and other settings).
-    pub(crate) fn shared_with(
+    pub fn shared_with(
         pools: &SharedPools,
         config: &PostgresConfig,
         name: &'static str,
@@ -303,7 +303,7 @@ impl Postgres {
     pub async fn check(&self) -> std::result::Result<(), StoreError> {
         let connection = refused_at_once(&self.pool, self.pool.acquire()).await;
         drop(connection.map_err(|e| {
-            crate::db::store_error(Some(Backend::Postgres), e).during("cannot connect")
+            crate::store_error(Some(Backend::Postgres), e).during("cannot connect")
         })?);
         Ok(())
     }

@@ -1,11 +1,11 @@
-//! What the stores on sqlx share: their errors, as [`StoreError`]s.
+//! sqlx's errors as [`StoreError`]s, of the kind they are.
 
-use crate::error::{Backend, StoreError, StoreErrorKind};
+use nodekit_core::error::{Backend, StoreError, StoreErrorKind};
 
 /// A failure of sqlx, of the kind it is, on `backend`, or when that is
 /// `None` on whichever database the error names (none for an error raised
 /// before reaching one, such as a pool timeout).
-pub(crate) fn store_error(backend: Option<Backend>, e: sqlx::Error) -> StoreError {
+pub fn store_error(backend: Option<Backend>, e: sqlx::Error) -> StoreError {
     let backend = backend.or_else(|| {
         let d = e.as_database_error()?;
         #[cfg(feature = "postgres")]

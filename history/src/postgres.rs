@@ -5,22 +5,22 @@ use sqlx::Row;
 use sqlx::postgres::PgPool;
 
 use super::store::{check_session, decode, quoted_table, sql_history_common};
-use crate::error::Backend;
-use crate::error::{Error, Result};
-use crate::history::ChatHistory;
-use crate::message::Message;
-use crate::postgres::Postgres;
+use nodekit_core::error::Backend;
+use nodekit_core::error::{Error, Result};
+use nodekit_core::history::ChatHistory;
+use nodekit_core::message::Message;
+use nodekit_db::postgres::Postgres;
 
 const STORE: &str = "PostgreSQL";
 
 /// A failure of this store's database, with the driver's error kept.
 fn db_error(e: sqlx::Error) -> Error {
-    crate::db::store_error(Some(Backend::Postgres), e).into()
+    nodekit_db::store_error(Some(Backend::Postgres), e).into()
 }
 
 /// No connection to this store's database.
 fn cannot_connect(e: sqlx::Error) -> Error {
-    crate::db::store_error(Some(Backend::Postgres), e)
+    nodekit_db::store_error(Some(Backend::Postgres), e)
         .during("cannot connect")
         .into()
 }
@@ -73,7 +73,7 @@ impl PostgresChatHistory {
              CREATE TABLE IF NOT EXISTS {table} (id SERIAL PRIMARY KEY, session_id VARCHAR(255) NOT NULL, message JSONB NOT NULL);
              CREATE INDEX IF NOT EXISTS \"{name}_session_id_id_idx\" ON {table} (session_id, id);"
         );
-        let mut tx = crate::postgres::refused_at_once(&pool, pool.begin())
+        let mut tx = nodekit_db::postgres::refused_at_once(&pool, pool.begin())
             .await
             .map_err(cannot_connect)?;
         sqlx::raw_sql(sqlx::AssertSqlSafe(ddl))

@@ -15,7 +15,7 @@ use sqlx::sqlite::{LockedSqliteHandle, SqlitePoolOptions};
 ///   costs more than a short read itself (the 20 newest messages of a
 ///   thread: 0.14 → 0.10 ms). The stores' statements are written for one
 ///   plan whatever their values.
-pub(crate) fn pool_options(max: u32) -> SqlitePoolOptions {
+pub fn pool_options(max: u32) -> SqlitePoolOptions {
     SqlitePoolOptions::new()
         .max_connections(max)
         .test_before_acquire(false)
@@ -31,8 +31,7 @@ pub(crate) fn pool_options(max: u32) -> SqlitePoolOptions {
 /// for up to `within`. Two processes opening one new file at once can get
 /// it outside the busy timeout's reach: switching a new file to WAL mode
 /// returns it at once when another connection is doing the same.
-#[cfg(feature = "agent-memory-sqlite")]
-pub(crate) async fn retry_locked<T, F>(
+pub async fn retry_locked<T, F>(
     within: std::time::Duration,
     mut open: impl FnMut() -> F,
 ) -> Result<T, sqlx::Error>
@@ -54,7 +53,7 @@ where
 
 /// Registers sqlite-vec with SQLite for every connection opened afterwards
 /// in this process (idempotent).
-#[cfg(any(feature = "agent-memory-sqlite", feature = "vector-store-sqlite"))]
+#[cfg(feature = "sqlite-vec")]
 #[allow(unsafe_code)]
 pub fn register_sqlite_vec() {
     static ONCE: std::sync::Once = std::sync::Once::new();

@@ -8,11 +8,10 @@ use redis::aio::ConnectionManager;
 use serde_json::Value;
 
 use super::store::{check_session, decode, refused};
-use crate::error::{Backend, StoreError, StoreErrorKind};
-use crate::error::{Error, Result};
-use crate::history::ChatHistory;
-use crate::message::Message;
-use crate::text::percent_encode;
+use nodekit_core::error::{Backend, StoreError, StoreErrorKind};
+use nodekit_core::error::{Error, Result};
+use nodekit_core::history::ChatHistory;
+use nodekit_core::message::Message;
 
 const STORE: &str = "Redis";
 
@@ -111,6 +110,18 @@ impl RedisChatHistory {
         }
         redis_error(e).into()
     }
+}
+
+/// Everything but RFC 3986's unreserved characters percent-encoded, for a
+/// user name or password inside the URL.
+fn percent_encode(s: &str) -> String {
+    use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+    const USERINFO: &AsciiSet = &NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'.')
+        .remove(b'_')
+        .remove(b'~');
+    utf8_percent_encode(s, USERINFO).to_string()
 }
 
 /// Redis's failure, of the kind it says.

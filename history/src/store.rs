@@ -1,19 +1,19 @@
 //! What every store shares: checks of session ids and table names, reading
 //! a stored row, and errors without connection strings.
 
-use super::MAX_SESSION_ID_CHARS;
-use crate::error::{Error, Result};
-use crate::message::Message;
+use nodekit_core::error::{Error, Result};
+use nodekit_core::history::MAX_SESSION_ID_CHARS;
+use nodekit_core::message::Message;
 
 /// A validated, double-quoted SQL identifier for a table name.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) fn quoted_table(name: &str, store: &'static str) -> Result<String> {
-    if !crate::text::is_plain_identifier(name, 50) {
+    if !nodekit_db::is_plain_identifier(name, 50) {
         return Err(Error::Store {
             store,
             message: format!(
                 "invalid table name {:?}: use 1 to 50 letters, digits and `_`, starting with a letter or `_`",
-                crate::error::shorten(name, 60)
+                nodekit_core::error::shorten(name, 60)
             ),
         });
     }
