@@ -21,12 +21,16 @@ now=$(mktemp)
 trap 'rm -f "$now"' EXIT
 failed=0
 
+# One rustdoc run writes every crate's JSON (one resolution of features:
+# a run per crate would build the dependencies again for each).
+RUSTC_BOOTSTRAP=1 RUSTDOCFLAGS="-Z unstable-options --output-format json" \
+  cargo doc -q --workspace --no-deps --lib --all-features --locked
+
 # Each crate and the folder its listing is in.
 for crate in nodekit:runtime nodekit-core:core nodekit-openai:openai nodekit-db:db \
-  nodekit-history:history nodekit-vector-index:vector-index; do
+  nodekit-history:history nodekit-vector-stores:vector-stores nodekit-vector-index:vector-index; do
   name=${crate%%:*}
   listing=${crate#*:}/public-api.txt
-  RUSTC_BOOTSTRAP=1 cargo rustdoc -q -p "$name" --lib --all-features --locked -- -Z unstable-options --output-format json
   cargo run -q -p api-listing --locked -- "$target/doc/${name//-/_}.json" > "$now"
   if [ "${1:-}" = --bless ]; then
     cp "$now" "$listing"

@@ -61,16 +61,16 @@ use sqlx::Row;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgRow};
 
 use self::mirror::Mirrored;
-use super::{Bind, SqlDialect, SqlFilter};
-use super::{
+use futures::future::BoxFuture;
+use nodekit_core::document::Document;
+use nodekit_core::error::Result;
+use nodekit_core::node::SharedPools;
+use nodekit_core::vector_store::{Bind, SqlDialect, SqlFilter};
+use nodekit_core::vector_store::{
     Entry, Filter, Found, Scores, Selection, VectorStore, check_dimensions, check_vector,
     last_of_each_id, store_error,
 };
-use crate::document::Document;
-use crate::error::Result;
-use crate::node::SharedPools;
-use crate::postgres::{Postgres, PostgresConfig};
-use futures::future::BoxFuture;
+use nodekit_db::postgres::{Postgres, PostgresConfig};
 use nodekit_vector_index::pg_vector;
 
 /// Documents below which a table is scanned rather than indexed.
@@ -217,9 +217,9 @@ pub struct PgVectorStore {
     mirrored: Option<Arc<Mirrored>>,
 }
 
-fn db_error(e: sqlx::Error) -> crate::error::Error {
-    crate::vector_store::VectorStoreError::Store(nodekit_db::store_error(
-        Some(crate::error::Backend::Postgres),
+fn db_error(e: sqlx::Error) -> nodekit_core::error::Error {
+    nodekit_core::vector_store::VectorStoreError::Store(nodekit_db::store_error(
+        Some(nodekit_core::error::Backend::Postgres),
         e,
     ))
     .into()
@@ -230,7 +230,7 @@ fn quoted(what: &str, name: &str) -> Result<String> {
     if !nodekit_db::is_plain_identifier(name, 63) {
         return Err(store_error(format!(
             "invalid {what} {:?}: use 1 to 63 letters, digits and `_`, starting with a letter or `_`",
-            crate::error::shorten(name, 70)
+            nodekit_core::error::shorten(name, 70)
         )));
     }
     Ok(format!("\"{name}\""))
@@ -303,7 +303,7 @@ impl PgVectorStore {
     }
 
     /// The same pool, the one `pools` shares (a node's:
-    /// [`SupplyContext::pools`](crate::node::SupplyContext::pools)).
+    /// [`SupplyContext::pools`](nodekit_core::node::SupplyContext::pools)).
     pub fn shared_postgres(pools: &SharedPools, config: &PostgresConfig) -> Result<Postgres> {
         Postgres::shared_with(pools, config, "pgvector", PgVectorStore::session_options)
     }
@@ -316,7 +316,7 @@ impl PgVectorStore {
     pub async fn open(pg: &Postgres, options: PgVectorOptions) -> Result<PgVectorStore> {
         pg.check()
             .await
-            .map_err(crate::vector_store::VectorStoreError::Store)?;
+            .map_err(nodekit_core::vector_store::VectorStoreError::Store)?;
         let pool = pg.pool().clone();
         let c = &options.columns;
         let mut store = PgVectorStore {
@@ -572,7 +572,7 @@ impl PgVectorStore {
                 Some(id) => uuid::Uuid::parse_str(id).map_err(|_| {
                     store_error(format!(
                         "document id {:?} is not a UUID, which a PGVector table's ids are",
-                        crate::error::shorten(id, 60)
+                        nodekit_core::error::shorten(id, 60)
                     ))
                 })?,
                 // Time-ordered: the primary key's index takes them at its

@@ -31,13 +31,13 @@ use serde_json::{Map, Value};
 use sqlx::Row;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqliteRow};
 
-use super::{Bind, SqlDialect};
-use super::{
+use nodekit_core::document::Document;
+use nodekit_core::error::{Result, quoted};
+use nodekit_core::vector_store::{Bind, SqlDialect};
+use nodekit_core::vector_store::{
     EXACT_LIMIT, Entry, Filter, Found, Selection, VectorStore, check_dimensions, check_vector,
     last_of_each_id, store_error,
 };
-use crate::document::Document;
-use crate::error::{Result, quoted};
 use nodekit_vector_index::{
     Breadth, Index, Throttle, absorb_later, bytes_vector, dot, normalised, vector_bytes,
 };
@@ -99,9 +99,9 @@ struct Held {
     catch_up: Throttle,
 }
 
-fn db_error(e: sqlx::Error) -> crate::error::Error {
-    super::VectorStoreError::Store(nodekit_db::store_error(
-        Some(crate::error::Backend::Sqlite),
+fn db_error(e: sqlx::Error) -> nodekit_core::error::Error {
+    nodekit_core::vector_store::VectorStoreError::Store(nodekit_db::store_error(
+        Some(nodekit_core::error::Backend::Sqlite),
         e,
     ))
     .into()
@@ -437,7 +437,7 @@ impl SqliteVectorStore {
                     adding.index.absorb().map_err(|e| store_error(e.0))?;
                 }
                 adding.max_id.fetch_max(last, Ordering::AcqRel);
-                Ok::<(), crate::error::Error>(())
+                Ok::<(), nodekit_core::error::Error>(())
             })
             .await
             .map_err(|e| store_error(format!("loading a collection stopped: {e}")))??;

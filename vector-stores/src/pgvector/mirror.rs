@@ -44,8 +44,8 @@ use sqlx::postgres::PgConnection;
 use uuid::Uuid;
 
 use super::{PgVectorStore, db_error};
-use crate::error::Result;
-use crate::vector_store::{EXACT_LIMIT, store_error};
+use nodekit_core::error::Result;
+use nodekit_core::vector_store::{EXACT_LIMIT, store_error};
 use nodekit_vector_index::{
     Breadth, Index, IndexError, Throttle, absorb_later, normalise, normalised,
 };
@@ -141,11 +141,11 @@ impl Stamp {
     }
 }
 
-fn index_error(e: IndexError) -> crate::error::Error {
+fn index_error(e: IndexError) -> nodekit_core::error::Error {
     store_error(e.0)
 }
 
-fn poisoned(e: impl std::fmt::Display) -> crate::error::Error {
+fn poisoned(e: impl std::fmt::Display) -> nodekit_core::error::Error {
     store_error(format!("a PGVector graph's lock was poisoned: {e}"))
 }
 
@@ -342,7 +342,7 @@ impl Mirror {
 
     /// After a failed change the graph may not match its ids: it is
     /// loaded again from nothing by the next catch-up.
-    fn fail(&self, e: &crate::error::Error) {
+    fn fail(&self, e: &nodekit_core::error::Error) {
         tracing::warn!(error = %e, "vector store: the PGVector table's in-process graph is out of step; it is read again");
         self.version.store(NOT_LOADED, Ordering::Release);
         // The maps are emptied under the lock, the graph after it: a key
@@ -772,9 +772,9 @@ impl PgVectorStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::document::Document;
-    use crate::vector_store::pgvector::PgVectorOptions;
-    use crate::vector_store::{Entry, Filter, VectorStore};
+    use crate::pgvector::PgVectorOptions;
+    use nodekit_core::document::Document;
+    use nodekit_core::vector_store::{Entry, Filter, VectorStore};
 
     /// A write of this process lands, its transaction is rolled back, and
     /// another writer's commit takes the version the landing one announced
@@ -785,12 +785,12 @@ mod tests {
         let Some(schema) = nodekit_test_support::Schema::pgvector().await else {
             return;
         };
-        let pool = crate::postgres::pool_options(2)
+        let pool = nodekit_db::postgres::pool_options(2)
             .connect_with(PgVectorStore::session_options(schema.options.clone()))
             .await
             .unwrap();
         let store = PgVectorStore::open(
-            &crate::postgres::Postgres::from_pool(pool.clone()),
+            &nodekit_db::postgres::Postgres::from_pool(pool.clone()),
             PgVectorOptions {
                 in_process_index: true,
                 ..PgVectorOptions::default()
