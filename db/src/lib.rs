@@ -27,3 +27,15 @@ pub fn is_plain_identifier(name: &str, max: usize) -> bool {
             .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
+
+/// `s` with everything but RFC 3986's unreserved characters
+/// percent-encoded: a user name or password inside a connection URL.
+pub fn encode_userinfo(s: &str) -> String {
+    use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+    const USERINFO: &AsciiSet = &NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'.')
+        .remove(b'_')
+        .remove(b'~');
+    utf8_percent_encode(s, USERINFO).to_string()
+}

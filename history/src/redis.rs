@@ -12,6 +12,7 @@ use nodekit_core::error::{Backend, StoreError, StoreErrorKind};
 use nodekit_core::error::{Error, Result};
 use nodekit_core::history::ChatHistory;
 use nodekit_core::message::Message;
+use nodekit_db::encode_userinfo;
 
 const STORE: &str = "Redis";
 
@@ -66,7 +67,7 @@ impl RedisChatHistory {
         };
         let auth = match (text("user"), text("password")) {
             ("", "") => String::new(),
-            (user, password) => format!("{}:{}@", percent_encode(user), percent_encode(password)),
+            (user, password) => format!("{}:{}@", encode_userinfo(user), encode_userinfo(password)),
         };
         Ok(format!("{scheme}://{auth}{host}:{port}/{db}"))
     }
@@ -110,18 +111,6 @@ impl RedisChatHistory {
         }
         redis_error(e).into()
     }
-}
-
-/// Everything but RFC 3986's unreserved characters percent-encoded, for a
-/// user name or password inside the URL.
-fn percent_encode(s: &str) -> String {
-    use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
-    const USERINFO: &AsciiSet = &NON_ALPHANUMERIC
-        .remove(b'-')
-        .remove(b'.')
-        .remove(b'_')
-        .remove(b'~');
-    utf8_percent_encode(s, USERINFO).to_string()
 }
 
 /// Redis's failure, of the kind it says.

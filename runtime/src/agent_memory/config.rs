@@ -262,7 +262,7 @@ fn postgres_from_vars(var: &impl Fn(&str) -> Option<String>) -> Result<Storage> 
     if port.parse::<u16>().is_err() {
         return Err(invalid("DB_POSTGRESDB_PORT", &port, "a port number"));
     }
-    let enc = |s: String| crate::text::percent_encode(&s);
+    let enc = |s: String| nodekit_db::encode_userinfo(&s);
     let url = format!(
         "postgres://{}:{}@{}:{port}/{}",
         enc(get("DB_POSTGRESDB_USER", "postgres")),
