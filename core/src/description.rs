@@ -221,6 +221,7 @@ impl<'de> Deserialize<'de> for Connections {
 
 /// n8n's connection types (`NodeConnectionTypes`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub enum ConnectionType {
     /// Ordinary item flow.
     #[serde(rename = "main")]
@@ -252,6 +253,9 @@ pub enum ConnectionType {
     /// A retriever.
     #[serde(rename = "ai_retriever")]
     Retriever,
+    /// A reranker.
+    #[serde(rename = "ai_reranker")]
+    Reranker,
     /// An agent.
     #[serde(rename = "ai_agent")]
     Agent,

@@ -46,10 +46,4 @@ pub trait DocumentLoader: Send + Sync + std::fmt::Debug {
     /// The documents of `item` (its JSON), split into chunks if the loader
     /// has a text splitter.
     fn load<'a>(&'a self, item: &'a Value) -> BoxFuture<'a, Result<Vec<Document>>>;
-
-    /// Whether this object already writes to a run log (nodekit's wrappers say yes).
-    #[doc(hidden)]
-    fn is_logged(&self) -> bool {
-        false
-    }
 }

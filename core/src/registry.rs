@@ -144,7 +144,7 @@ impl CatalogEntry {
             RunLog::per_call(),
         )
         .with_type_version(version);
-        supply(params, ctx).await?.into_tools(node_name)
+        ctx.supply(supply, params).await?.into_tools(node_name)
     }
 
     /// The description as n8n lists it in `types/nodes.json`: with the full name.

@@ -1,6 +1,13 @@
 //! The run log: every model, memory, tool and embedder call of a workflow
-//! run, in n8n's `runData` shape, and the decorators that write it. The
-//! node contexts' factories wrap each object they return in one of these.
+//! run, in n8n's `runData` shape, and the one wrapper that writes it.
+//!
+//! Every object a sub-node supplies travels in a [`Logged`], made in one
+//! place as the object leaves its node: the object's calls are timed,
+//! written to the run log as the supplying node's and traced as spans. A
+//! crate that adds a kind of sub-node of its own writes the
+//! `impl MyTrait for Logged<dyn MyTrait>` beside its trait, recording each
+//! call with [`LogScope::call`], and supplies it as
+//! [`Supply::Other`](crate::node::Supply::Other).
 
 use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -165,64 +172,129 @@ impl RunLog {
     }
 }
 
-/// Times a call and records it in the log (and as a tracing event).
-pub(crate) struct Logged {
+/// Where a logged object's calls go: the node that supplied it and the
+/// run log of its run.
+#[derive(Debug, Clone)]
+pub struct LogScope {
+    node: Arc<str>,
     log: Arc<RunLog>,
-    node: String,
+}
+
+impl LogScope {
+    /// Calls logged as node `node`'s, in `log`.
+    pub fn new(node: &str, log: &Arc<RunLog>) -> LogScope {
+        LogScope {
+            node: node.into(),
+            log: log.clone(),
+        }
+    }
+
+    /// The supplying node's name.
+    pub fn node(&self) -> &str {
+        &self.node
+    }
+
+    /// The run log the calls go to.
+    pub fn log(&self) -> &Arc<RunLog> {
+        &self.log
+    }
+
+    /// `work` as one logged call of `action` (its entry's `action`, and
+    /// the name of its tracing span). `input` and `output` build the
+    /// entry's JSON, only when the log keeps the entry.
+    pub fn call<'a, T: Send + 'a>(
+        &'a self,
+        action: &'static str,
+        input: impl FnOnce() -> Value + Send + 'a,
+        work: impl Future<Output = Result<T>> + Send + 'a,
+        output: impl FnOnce(&T) -> Value + Send + 'a,
+    ) -> BoxFuture<'a, Result<T>> {
+        self.call_with_usage(action, input, work, output, |_| None)
+    }
+
+    /// [`call`](Self::call) for a call that reports token counts (`usage`).
+    pub fn call_with_usage<'a, T: Send + 'a>(
+        &'a self,
+        action: &'static str,
+        input: impl FnOnce() -> Value + Send + 'a,
+        work: impl Future<Output = Result<T>> + Send + 'a,
+        output: impl FnOnce(&T) -> Value + Send + 'a,
+        usage: impl FnOnce(&T) -> Option<Usage> + Send + 'a,
+    ) -> BoxFuture<'a, Result<T>> {
+        self.traced(action, async move {
+            let call = self.start(action, input);
+            let result = work.await;
+            call.finish(&result, output, usage);
+            result
+        })
+    }
+
+    /// `work` inside a tracing span naming the node and the action.
+    fn traced<'a, T>(
+        &self,
+        action: &'static str,
+        work: impl Future<Output = T> + Send + 'a,
+    ) -> BoxFuture<'a, T> {
+        use tracing::Instrument;
+        Box::pin(work.instrument(tracing::info_span!("nodekit", node = %self.node, action)))
+    }
+
+    /// Starts timing a call; `input` is built only if the log keeps the entry.
+    fn start(&self, action: &'static str, input: impl FnOnce() -> Value) -> Call {
+        let start_time = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        Call {
+            scope: self.clone(),
+            action,
+            input: if self.log.keeps() {
+                input()
+            } else {
+                Value::Null
+            },
+            start: Instant::now(),
+            start_time,
+        }
+    }
+}
+
+/// A call being timed, recorded in the log (and as a tracing event) when it ends.
+struct Call {
+    scope: LogScope,
     action: &'static str,
     input: Value,
     start: Instant,
     start_time: u64,
 }
 
-impl Logged {
-    /// Starts timing a call; `input` is built only if the log keeps the entry.
-    pub(crate) fn start(
-        log: &Arc<RunLog>,
-        node: &str,
-        action: &'static str,
-        input: impl FnOnce() -> Value,
-    ) -> Self {
-        let start_time = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
-        Logged {
-            log: log.clone(),
-            node: node.to_owned(),
-            action,
-            input: if log.keeps() { input() } else { Value::Null },
-            start: Instant::now(),
-            start_time,
-        }
-    }
-
-    pub(crate) fn finish<T>(
+impl Call {
+    fn finish<T>(
         self,
         result: &Result<T>,
         output: impl FnOnce(&T) -> Value,
-        usage: Option<Usage>,
+        usage: impl FnOnce(&T) -> Option<Usage>,
     ) {
         match result {
             // An entry nothing keeps (a per-call log outside a capture
             // scope, as `nodekit mcp serve`'s) is not worth building: the
             // output can be a thousand rows. The input was skipped likewise.
-            Ok(_) if !self.log.keeps() => self.record(Value::Null, usage, None),
-            Ok(v) => self.record(output(v), usage, None),
+            Ok(v) if !self.scope.log.keeps() => self.record(Value::Null, usage(v), None),
+            Ok(v) => self.record(output(v), usage(v), None),
             Err(e) => self.record(Value::Null, None, Some(e.to_string())),
         }
     }
 
-    pub(crate) fn record(self, output: Value, usage: Option<Usage>, error: Option<String>) {
+    fn record(self, output: Value, usage: Option<Usage>, error: Option<String>) {
         let execution_time = self.start.elapsed().as_secs_f64() * 1000.0;
         tracing::info!(
-            node = self.node.as_str(),
+            node = &*self.scope.node,
             action = self.action,
             ms = execution_time,
             error = error.as_deref(),
             "nodekit call"
         );
-        self.log.push(LogEntry {
-            node: self.node,
+        self.scope.log.push(LogEntry {
+            node: self.scope.node.to_string(),
             action: self.action.into(),
             input: self.input,
             output,
@@ -234,210 +306,140 @@ impl Logged {
     }
 }
 
-/// `work` inside a tracing span naming the node and the action.
-fn traced<'a, T>(
-    node: &str,
-    action: &'static str,
-    work: impl Future<Output = T> + Send + 'a,
-) -> BoxFuture<'a, T> {
-    use tracing::Instrument;
-    Box::pin(work.instrument(tracing::info_span!("nodekit", node = %node, action)))
+/// An object whose calls go to the run log as the node's that supplied
+/// it. Made by the node contexts; a crate with a trait of its own
+/// implements that trait for `Logged<dyn ItsTrait>`.
+pub struct Logged<T: ?Sized> {
+    inner: Arc<T>,
+    scope: LogScope,
+}
+
+impl<T: ?Sized> Logged<T> {
+    /// `inner` with its calls logged in `scope`.
+    pub fn new(inner: Arc<T>, scope: LogScope) -> Logged<T> {
+        Logged { inner, scope }
+    }
+
+    /// The wrapped object.
+    pub fn inner(&self) -> &Arc<T> {
+        &self.inner
+    }
+
+    /// Where its calls are logged.
+    pub fn scope(&self) -> &LogScope {
+        &self.scope
+    }
+}
+
+impl<T: ?Sized> std::fmt::Debug for Logged<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Logged")
+            .field("node", &self.scope.node)
+            .finish_non_exhaustive()
+    }
 }
 
 fn messages_json(messages: &[Message]) -> Value {
     json!({"messages": messages})
 }
 
-/// `inner` with its calls logged as node `node`'s.
-pub(crate) fn logged_model(
-    inner: Arc<dyn ChatModel>,
-    node: &str,
-    log: &Arc<RunLog>,
-) -> Arc<dyn ChatModel> {
-    Arc::new(LoggedModel {
-        inner,
-        node: node.to_owned(),
-        log: log.clone(),
-    })
-}
-
-/// `inner` with its loads and saves logged as node `node`'s.
-pub(crate) fn logged_memory(
-    inner: Arc<dyn Memory>,
-    node: &str,
-    log: &Arc<RunLog>,
-) -> Arc<dyn Memory> {
-    Arc::new(LoggedMemory {
-        inner,
-        node: node.to_owned(),
-        log: log.clone(),
-    })
-}
-
-/// `inner` with its calls logged as node `node`'s.
-pub(crate) fn logged_tool(inner: Arc<dyn Tool>, node: &str, log: &Arc<RunLog>) -> Arc<dyn Tool> {
-    Arc::new(LoggedTool {
-        inner,
-        node: node.to_owned(),
-        log: log.clone(),
-    })
-}
-
-/// `inner` with its calls logged as node `node`'s.
-pub(crate) fn logged_embedder(
-    inner: Arc<dyn Embedder>,
-    node: &str,
-    log: &Arc<RunLog>,
-) -> Arc<dyn Embedder> {
-    Arc::new(LoggedEmbedder {
-        inner,
-        node: node.to_owned(),
-        log: log.clone(),
-    })
-}
-
-/// Memory whose loads and saves go to the run log.
-#[derive(Debug)]
-struct LoggedMemory {
-    inner: Arc<dyn Memory>,
-    node: String,
-    log: Arc<RunLog>,
-}
-
-impl Memory for LoggedMemory {
+impl Memory for Logged<dyn Memory> {
     fn messages(&self) -> BoxFuture<'_, Result<Vec<Message>>> {
         Box::pin(async move {
             self.inner
                 .messages()
                 .await
-                .map_err(|e| e.in_node(&self.node))
+                .map_err(|e| e.in_node(self.scope.node()))
         })
     }
 
     fn load(&self) -> BoxFuture<'_, Result<Vec<Message>>> {
-        traced(&self.node, "loadMemory", async move {
-            let call = Logged::start(&self.log, &self.node, "loadMemory", || Value::Null);
-            let result = self.inner.load().await.map_err(|e| e.in_node(&self.node));
-            call.finish(&result, |m| json!({"messages": m}), None);
-            result
-        })
+        let node = self.scope.node();
+        self.scope.call(
+            "loadMemory",
+            || Value::Null,
+            async move { self.inner.load().await.map_err(|e| e.in_node(node)) },
+            |m| json!({"messages": m}),
+        )
     }
 
     fn load_for<'a>(&'a self, input: &'a str) -> BoxFuture<'a, Result<Vec<Message>>> {
-        traced(&self.node, "loadMemory", async move {
-            let call = Logged::start(
-                &self.log,
-                &self.node,
-                "loadMemory",
-                || json!({"input": input}),
-            );
-            let result = self
-                .inner
-                .load_for(input)
-                .await
-                .map_err(|e| e.in_node(&self.node));
-            call.finish(&result, |m| json!({"messages": m}), None);
-            result
-        })
+        let node = self.scope.node();
+        self.scope.call(
+            "loadMemory",
+            move || json!({"input": input}),
+            async move {
+                self.inner
+                    .load_for(input)
+                    .await
+                    .map_err(|e| e.in_node(node))
+            },
+            |m| json!({"messages": m}),
+        )
     }
 
     fn save<'a>(&'a self, input: &'a str, output: &'a str) -> BoxFuture<'a, Result<()>> {
-        traced(&self.node, "saveMemory", async move {
-            let call = Logged::start(
-                &self.log,
-                &self.node,
-                "saveMemory",
-                || json!({"input": input, "output": output}),
-            );
-            let result = self
-                .inner
-                .save(input, output)
-                .await
-                .map_err(|e| e.in_node(&self.node));
-            call.finish(&result, |_| json!({"saved": true}), None);
-            result
-        })
+        let node = self.scope.node();
+        self.scope.call(
+            "saveMemory",
+            move || json!({"input": input, "output": output}),
+            async move {
+                self.inner
+                    .save(input, output)
+                    .await
+                    .map_err(|e| e.in_node(node))
+            },
+            |_| json!({"saved": true}),
+        )
     }
 
     fn save_turn<'a>(&'a self, input: &'a str, turn: &'a [Message]) -> BoxFuture<'a, Result<()>> {
-        traced(&self.node, "saveMemory", async move {
-            let call = Logged::start(
-                &self.log,
-                &self.node,
-                "saveMemory",
-                // The same entry as `save`'s: the input and the final answer.
-                || {
-                    json!({
-                        "input": input,
-                        "output": turn.last().map(Message::text).unwrap_or_default(),
-                    })
-                },
-            );
-            let result = self
-                .inner
-                .save_turn(input, turn)
-                .await
-                .map_err(|e| e.in_node(&self.node));
-            call.finish(&result, |_| json!({"saved": true}), None);
-            result
-        })
+        let node = self.scope.node();
+        self.scope.call(
+            "saveMemory",
+            // The same entry as `save`'s: the input and the final answer.
+            move || {
+                json!({
+                    "input": input,
+                    "output": turn.last().map(Message::text).unwrap_or_default(),
+                })
+            },
+            async move {
+                self.inner
+                    .save_turn(input, turn)
+                    .await
+                    .map_err(|e| e.in_node(node))
+            },
+            |_| json!({"saved": true}),
+        )
     }
 
     fn tools(&self) -> Vec<Arc<dyn Tool>> {
         self.inner
             .tools()
             .into_iter()
-            .map(|inner| {
-                Arc::new(LoggedTool {
-                    inner,
-                    node: self.node.clone(),
-                    log: self.log.clone(),
-                }) as Arc<dyn Tool>
-            })
+            .map(|inner| Arc::new(Logged::new(inner, self.scope.clone())) as Arc<dyn Tool>)
             .collect()
     }
-
-    fn is_logged(&self) -> bool {
-        true
-    }
 }
 
-/// A tool whose calls go to the run log.
-#[derive(Debug)]
-struct LoggedTool {
-    inner: Arc<dyn Tool>,
-    node: String,
-    log: Arc<RunLog>,
-}
-
-impl Tool for LoggedTool {
+impl Tool for Logged<dyn Tool> {
     fn definition(&self) -> &ToolDefinition {
         self.inner.definition()
     }
 
     fn call<'a>(&'a self, args: Value) -> BoxFuture<'a, Result<Value>> {
-        traced(&self.node, "tool", async move {
-            let call = Logged::start(&self.log, &self.node, "tool", || args.clone());
-            let result = self.inner.call(args).await;
-            call.finish(&result, |v| json!({"response": v}), None);
-            result
-        })
-    }
-
-    fn is_logged(&self) -> bool {
-        true
+        let input = args.clone();
+        self.scope.call(
+            "tool",
+            move || input,
+            self.inner.call(args),
+            |v| json!({"response": v}),
+        )
     }
 }
 
-/// A chat model whose calls go to the run log.
-#[derive(Debug)]
-struct LoggedModel {
-    inner: Arc<dyn ChatModel>,
-    node: String,
-    log: Arc<RunLog>,
-}
-
-impl ChatModel for LoggedModel {
+impl ChatModel for Logged<dyn ChatModel> {
     fn name(&self) -> &str {
         self.inner.name()
     }
@@ -447,17 +449,19 @@ impl ChatModel for LoggedModel {
         messages: &'a [Message],
         options: &'a CallOptions,
     ) -> BoxFuture<'a, Result<Message>> {
-        traced(&self.node, "invoke", async move {
-            let call = Logged::start(&self.log, &self.node, "invoke", || messages_json(messages));
-            let result = self
-                .inner
-                .invoke(messages, options)
-                .await
-                .map_err(|e| e.in_node(&self.node));
-            let usage = result.as_ref().ok().and_then(|m| m.usage);
-            call.finish(&result, |m| json!({"message": m}), usage);
-            result
-        })
+        let node = self.scope.node();
+        self.scope.call_with_usage(
+            "invoke",
+            move || messages_json(messages),
+            async move {
+                self.inner
+                    .invoke(messages, options)
+                    .await
+                    .map_err(|e| e.in_node(node))
+            },
+            |m| json!({"message": m}),
+            |m| m.usage,
+        )
     }
 
     fn stream<'a>(
@@ -465,35 +469,29 @@ impl ChatModel for LoggedModel {
         messages: &'a [Message],
         options: &'a CallOptions,
     ) -> BoxFuture<'a, Result<ChunkStream>> {
-        traced(&self.node, "stream", async move {
-            let call = Logged::start(&self.log, &self.node, "stream", || messages_json(messages));
+        self.scope.traced("stream", async move {
+            let call = self.scope.start("stream", || messages_json(messages));
             match self.inner.stream(messages, options).await {
                 Ok(inner) => Ok(Box::pin(LoggedStream {
                     inner,
-                    node: self.node.clone(),
                     acc: StreamAccumulator::default(),
                     call: Some(call),
                 }) as ChunkStream),
                 Err(e) => {
-                    let e = e.in_node(&self.node);
+                    let e = e.in_node(self.scope.node());
                     call.record(Value::Null, None, Some(e.to_string()));
                     Err(e)
                 }
             }
         })
     }
-
-    fn is_logged(&self) -> bool {
-        true
-    }
 }
 
 /// A model stream that records its merged answer when it ends, fails, or is dropped early.
 struct LoggedStream {
     inner: ChunkStream,
-    node: String,
     acc: StreamAccumulator,
-    call: Option<Logged>,
+    call: Option<Call>,
 }
 
 impl futures::Stream for LoggedStream {
@@ -503,8 +501,13 @@ impl futures::Stream for LoggedStream {
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Option<Self::Item>> {
-        let item = futures::ready!(self.inner.as_mut().poll_next(cx))
-            .map(|item| item.map_err(|e| e.in_node(&self.node)));
+        let item = futures::ready!(self.inner.as_mut().poll_next(cx));
+        let item = item.map(|item| {
+            item.map_err(|e| match &self.call {
+                Some(call) => e.in_node(call.scope.node()),
+                None => e,
+            })
+        });
         match &item {
             Some(Ok(chunk)) => {
                 self.acc.push(chunk);
@@ -540,119 +543,42 @@ impl Drop for LoggedStream {
     }
 }
 
-/// An embedder whose calls go to the run log.
-#[derive(Debug)]
-struct LoggedEmbedder {
-    inner: Arc<dyn Embedder>,
-    node: String,
-    log: Arc<RunLog>,
-}
-
-impl Embedder for LoggedEmbedder {
+impl Embedder for Logged<dyn Embedder> {
     fn name(&self) -> &str {
         self.inner.name()
     }
 
     fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>>> {
-        traced(&self.node, "embed", async move {
-            let call = Logged::start(
-                &self.log,
-                &self.node,
-                "embed",
-                || json!({"texts": texts.len()}),
-            );
-            let result = self
-                .inner
-                .embed(texts)
-                .await
-                .map_err(|e| e.in_node(&self.node));
-            call.finish(
-                &result,
-                |v| json!({"vectors": v.len(), "dimensions": v.first().map_or(0, Vec::len)}),
-                None,
-            );
-            result
-        })
-    }
-
-    fn is_logged(&self) -> bool {
-        true
+        let node = self.scope.node();
+        self.scope.call(
+            "embed",
+            move || json!({"texts": texts.len()}),
+            async move { self.inner.embed(texts).await.map_err(|e| e.in_node(node)) },
+            |v| json!({"vectors": v.len(), "dimensions": v.first().map_or(0, Vec::len)}),
+        )
     }
 }
 
-/// `inner` with its splits logged as node `node`'s (action `splitText`).
-pub(crate) fn logged_text_splitter(
-    inner: Arc<dyn TextSplitter>,
-    node: &str,
-    log: &Arc<RunLog>,
-) -> Arc<dyn TextSplitter> {
-    Arc::new(LoggedTextSplitter {
-        inner,
-        node: node.to_owned(),
-        log: log.clone(),
-    })
-}
-
-/// `inner` with its loads logged as node `node`'s (action `loadDocuments`).
-pub(crate) fn logged_document_loader(
-    inner: Arc<dyn DocumentLoader>,
-    node: &str,
-    log: &Arc<RunLog>,
-) -> Arc<dyn DocumentLoader> {
-    Arc::new(LoggedDocumentLoader {
-        inner,
-        node: node.to_owned(),
-        log: log.clone(),
-    })
-}
-
-/// A text splitter whose splits go to the run log: the text's length in,
-/// the chunks out (n8n logs the text itself; a long document would fill
-/// the log).
-#[derive(Debug)]
-struct LoggedTextSplitter {
-    inner: Arc<dyn TextSplitter>,
-    node: String,
-    log: Arc<RunLog>,
-}
-
-impl TextSplitter for LoggedTextSplitter {
+/// Splits are logged with the text's length in and the chunks out (n8n
+/// logs the text itself; a long document would fill the log).
+impl TextSplitter for Logged<dyn TextSplitter> {
     fn split_text(&self, text: &str) -> Vec<String> {
-        let call = Logged::start(
-            &self.log,
-            &self.node,
-            "splitText",
-            || json!({"characters": text.chars().count()}),
-        );
+        let call = self
+            .scope
+            .start("splitText", || json!({"characters": text.chars().count()}));
         let chunks = self.inner.split_text(text);
         call.record(json!({"response": chunks}), None, None);
         chunks
     }
-
-    fn is_logged(&self) -> bool {
-        true
-    }
 }
 
-/// A document loader whose loads go to the run log.
-#[derive(Debug)]
-struct LoggedDocumentLoader {
-    inner: Arc<dyn DocumentLoader>,
-    node: String,
-    log: Arc<RunLog>,
-}
-
-impl DocumentLoader for LoggedDocumentLoader {
+impl DocumentLoader for Logged<dyn DocumentLoader> {
     fn load<'a>(&'a self, item: &'a Value) -> BoxFuture<'a, Result<Vec<Document>>> {
-        traced(&self.node, "loadDocuments", async move {
-            let call = Logged::start(&self.log, &self.node, "loadDocuments", || item.clone());
-            let result = self.inner.load(item).await;
-            call.finish(&result, |docs| json!({"response": docs}), None);
-            result
-        })
-    }
-
-    fn is_logged(&self) -> bool {
-        true
+        self.scope.call(
+            "loadDocuments",
+            move || item.clone(),
+            self.inner.load(item),
+            |docs| json!({"response": docs}),
+        )
     }
 }

@@ -239,11 +239,6 @@ pub trait Tool: Send + Sync + std::fmt::Debug {
 
     /// Runs the tool; a string result is sent to the model as it is, anything else as JSON.
     fn call<'a>(&'a self, args: Value) -> futures::future::BoxFuture<'a, Result<Value>>;
-    /// Whether this object already writes to a run log (nodekit's wrappers say yes).
-    #[doc(hidden)]
-    fn is_logged(&self) -> bool {
-        false
-    }
 }
 
 type ToolFn = dyn Fn(Value) -> futures::future::BoxFuture<'static, Result<Value>> + Send + Sync;

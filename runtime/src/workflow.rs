@@ -401,7 +401,7 @@ impl Workflow {
         .with_inputs(inputs)
         .with_pools(run.pools.clone());
         let params = self.params(entry, node, item)?;
-        Ok(Some(supply(params, ctx).await?))
+        Ok(Some(ctx.supply(supply, params).await?))
     }
 
     /// Every node connected to another as a tool (an `ai_tool` connection,

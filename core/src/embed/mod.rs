@@ -13,9 +13,4 @@ pub trait Embedder: Send + Sync + std::fmt::Debug {
 
     /// One vector per text, in order.
     fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>>>;
-    /// Whether this object already writes to a run log (nodekit's wrappers say yes).
-    #[doc(hidden)]
-    fn is_logged(&self) -> bool {
-        false
-    }
 }

@@ -53,9 +53,4 @@ pub trait Memory: Send + Sync + std::fmt::Debug {
     fn tools(&self) -> Vec<std::sync::Arc<dyn crate::tool::Tool>> {
         Vec::new()
     }
-    /// Whether this object already writes to a run log (nodekit's wrappers say yes).
-    #[doc(hidden)]
-    fn is_logged(&self) -> bool {
-        false
-    }
 }

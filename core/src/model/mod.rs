@@ -42,11 +42,6 @@ pub trait ChatModel: Send + Sync + fmt::Debug {
         messages: &'a [Message],
         options: &'a CallOptions,
     ) -> BoxFuture<'a, Result<ChunkStream>>;
-    /// Whether this object already writes to a run log (nodekit's wrappers say yes).
-    #[doc(hidden)]
-    fn is_logged(&self) -> bool {
-        false
-    }
 }
 
 impl dyn ChatModel {

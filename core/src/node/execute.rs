@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::event::EventSender;
 use crate::memory::Memory;
 use crate::model::ChatModel;
-use crate::run_log::RunLog;
+use crate::run_log::{LogScope, RunLog};
 use crate::text_splitter::TextSplitter;
 use crate::tool::Tool;
 use crate::vector_store::{DocumentStore, VectorStoreOptions};
@@ -170,7 +170,7 @@ impl ExecuteContext {
     /// A vector store filled and searched through an embedder, its calls
     /// logged as this node's.
     pub fn create_vector_store(&self, options: VectorStoreOptions) -> Arc<DocumentStore> {
-        Arc::new(DocumentStore::from_options(options).logged(&self.node, &self.log))
+        Arc::new(DocumentStore::from_options(options).logged(LogScope::new(&self.node, &self.log)))
     }
 
     /// Every connected tool.

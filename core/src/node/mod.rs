@@ -63,6 +63,29 @@ pub enum Supply {
     Documents(Arc<dyn DocumentLoader>),
     /// For `ai_textSplitter`.
     TextSplitter(Arc<dyn TextSplitter>),
+    /// An object of a kind nodekit does not name (an output parser, a
+    /// retriever, a reranker), supplied by the crate that defines the kind.
+    Other {
+        /// The connection it travels on.
+        connection: ConnectionType,
+        /// The object; its consumer downcasts it.
+        object: Arc<dyn SupplyObject>,
+    },
+}
+
+/// A supplied object of a kind of sub-node a crate of its own adds. The
+/// crate defines the kind's trait, implements it for
+/// [`Logged<dyn ItsTrait>`](crate::run_log::Logged), and supplies a handle
+/// that implements this trait as [`Supply::Other`]; the consumer turns the
+/// object into an `Arc<dyn Any + Send + Sync>` and downcasts it to the
+/// handle.
+pub trait SupplyObject: std::any::Any + Send + Sync + std::fmt::Debug {
+    /// The same object with its calls logged in `scope`: the node contexts
+    /// call it once, as the object leaves the node that made it.
+    fn logged(self: Arc<Self>, scope: &crate::run_log::LogScope) -> Arc<dyn SupplyObject>;
+
+    /// What it is, for messages: "an output parser".
+    fn what(&self) -> &'static str;
 }
 
 impl Supply {
@@ -76,6 +99,7 @@ impl Supply {
             Supply::VectorStore(_) => ConnectionType::VectorStore,
             Supply::Documents(_) => ConnectionType::Document,
             Supply::TextSplitter(_) => ConnectionType::TextSplitter,
+            Supply::Other { connection, .. } => *connection,
         }
     }
 
@@ -90,6 +114,7 @@ impl Supply {
             Supply::VectorStore(_) => "a vector store",
             Supply::Documents(_) => "a document loader",
             Supply::TextSplitter(_) => "a text splitter",
+            Supply::Other { object, .. } => object.what(),
         }
     }
 
@@ -206,7 +231,8 @@ pub trait Execute: Params + Send + 'static {
 
 /// Builds a node's supply from its resolved parameters: defaults applied
 /// once, at the node's `typeVersion` ([`CatalogEntry::parameters_at`](crate::registry::CatalogEntry::parameters_at)),
-/// which the context carries.
+/// which the context carries. Run it with [`SupplyContext::supply`], which
+/// logs what it supplies.
 pub type SupplyFn = fn(Value, SupplyContext) -> BoxFuture<'static, Result<Supply>>;
 
 /// Runs a root node on its resolved parameters (prepared as for [`SupplyFn`]).
@@ -234,9 +260,7 @@ pub(crate) fn supply_with<T: SupplyData>(
 ) -> BoxFuture<'static, Result<Supply>> {
     Box::pin(async move {
         let node = T::from_params(&params, ctx.node_name())?;
-        let supply = node.supply_data(&ctx).await?;
-        // There is no unlogged path, even for objects made without the factories.
-        Ok(ctx.ensure_logged(supply))
+        node.supply_data(&ctx).await
     })
 }
 
@@ -251,7 +275,7 @@ pub(crate) fn tool_with<T: ToolNode>(
             ctx: ctx.clone(),
             node: PhantomData,
         });
-        Ok(Supply::Tool(ctx.wrap_tool(runner)))
+        Ok(Supply::Tool(runner))
     })
 }
 

@@ -3,23 +3,27 @@
 //! embeddings model), and the run log. Method names say what they do:
 //! `create_*` makes an object (`ctx.create_chat_model(..)`,
 //! `ctx.create_embeddings(..)`, `ctx.create_memory(..)`,
-//! `ctx.create_vector_store(..)`), `wrap_*` wraps one the node made itself,
-//! and `connected_*` reads what the node's own sub-nodes supplied. Every
-//! object the first two return is wrapped: each call appends an entry to
-//! the supplying node's run log and emits a tracing span. There is no
-//! unwrapped path.
+//! `ctx.create_vector_store(..)`) and `connected_*` reads what the node's
+//! own sub-nodes supplied.
+//!
+//! Every object a node supplies is logged in one place,
+//! [`SupplyContext::supply`], as it leaves the node: each call appends an
+//! entry to the supplying node's run log and emits a tracing span. The
+//! objects the factories make are logged already (a node may use them
+//! itself), and are not logged twice; [`SupplyContext::logged`] logs any
+//! other object a node uses itself. There is no unlogged path.
 
-use std::sync::Arc;
+use std::any::Any;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value};
 
-use super::{Inputs, SharedPools, Supply};
-use crate::document::DocumentLoader;
+use super::{Inputs, SharedPools, Supply, SupplyFn};
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::memory::Memory;
 use crate::model::ChatModel;
-use crate::run_log::{self, RunLog};
+use crate::run_log::{LogScope, Logged, RunLog};
 use crate::text_splitter::TextSplitter;
 use crate::tool::Tool;
 use crate::vector_store::{DocumentStore, VectorStoreOptions};
@@ -68,6 +72,8 @@ pub struct SupplyContext {
     type_version: Option<f64>,
     inputs: Arc<Inputs>,
     pools: SharedPools,
+    /// What the factories logged, held so that their addresses stay theirs.
+    logged: Arc<Mutex<Vec<Arc<dyn Any + Send + Sync>>>>,
 }
 
 impl SupplyContext {
@@ -86,6 +92,7 @@ impl SupplyContext {
             type_version: None,
             inputs: Arc::default(),
             pools: SharedPools::default(),
+            logged: Arc::default(),
         }
     }
 
@@ -162,24 +169,113 @@ impl SupplyContext {
     }
 
     /// A chat model made from `options` (a provider's settings, or a
-    /// model), wrapped for the run log.
+    /// model), logged as this node's.
     pub fn create_chat_model(&self, options: impl IntoChatModel) -> Result<Arc<dyn ChatModel>> {
-        Ok(run_log::logged_model(
-            options.into_chat_model()?,
-            &self.node,
-            &self.log,
-        ))
+        Ok(self.logged(options.into_chat_model()?))
     }
 
     /// An embeddings model made from `options` (a provider's settings, or
-    /// an embedder), wrapped for the run log.
+    /// an embedder), logged as this node's.
     pub fn create_embeddings(&self, options: impl IntoEmbedder) -> Result<Arc<dyn Embedder>> {
-        Ok(self.wrap_embedder(options.into_embedder()?))
+        Ok(self.logged(options.into_embedder()?))
     }
 
-    /// Any embedder, wrapped for the run log.
-    pub fn wrap_embedder(&self, inner: Arc<dyn Embedder>) -> Arc<dyn Embedder> {
-        run_log::logged_embedder(inner, &self.node, &self.log)
+    /// Conversation memory (the AI Node SDK's `createMemory`): buffer,
+    /// window or token buffer over a chat history, logged as this node's.
+    pub fn create_memory(&self, options: crate::memory::MemoryOptions) -> Arc<dyn Memory> {
+        self.logged(Arc::new(crate::memory::ConversationMemory::new(options)) as Arc<dyn Memory>)
+    }
+
+    /// A vector store filled and searched through an embedder (the AI
+    /// Node SDK's `createVectorStore`), its calls logged as this node's.
+    pub fn create_vector_store(&self, options: VectorStoreOptions) -> Arc<DocumentStore> {
+        let store = Arc::new(DocumentStore::from_options(options).logged(self.scope()));
+        self.remember(store.clone());
+        store
+    }
+
+    /// `inner` with its calls logged as this node's, for an object the
+    /// node uses itself (what it supplies is logged as it leaves).
+    pub fn logged<T>(&self, inner: Arc<T>) -> Arc<Logged<T>>
+    where
+        T: ?Sized + Send + Sync + 'static,
+    {
+        let logged = Arc::new(Logged::new(inner, self.scope()));
+        self.remember(logged.clone());
+        logged
+    }
+
+    fn remember(&self, object: Arc<dyn Any + Send + Sync>) {
+        self.logged
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(object);
+    }
+
+    /// Where this node's calls are logged.
+    pub fn scope(&self) -> LogScope {
+        LogScope::new(&self.node, &self.log)
+    }
+
+    /// Runs a node's supply function `make` on its prepared `params` in
+    /// this context, and logs what it supplies: the one place every
+    /// supplied object is wrapped for the run log.
+    pub async fn supply(self, make: SupplyFn, params: Value) -> Result<Supply> {
+        let supply = make(params, self.clone()).await?;
+        Ok(self.ensure_logged(supply))
+    }
+
+    /// `supply` with its objects logged as this node's, except those the
+    /// factories made here, which are logged already.
+    fn ensure_logged(&self, supply: Supply) -> Supply {
+        let made = self.logged.lock().unwrap_or_else(|e| e.into_inner());
+        let ours = |object: *const ()| {
+            made.iter()
+                .any(|m| std::ptr::addr_eq(Arc::as_ptr(m), object))
+        };
+        let scope = self.scope();
+        match supply {
+            Supply::ChatModel(m) if !ours(Arc::as_ptr(&m).cast()) => {
+                Supply::ChatModel(Arc::new(Logged::new(m, scope)))
+            }
+            Supply::Embedder(e) if !ours(Arc::as_ptr(&e).cast()) => {
+                Supply::Embedder(Arc::new(Logged::new(e, scope)))
+            }
+            Supply::Memory(m) if !ours(Arc::as_ptr(&m).cast()) => {
+                Supply::Memory(Arc::new(Logged::new(m, scope)))
+            }
+            Supply::Tool(t) if !ours(Arc::as_ptr(&t).cast()) => {
+                Supply::Tool(Arc::new(Logged::new(t, scope)))
+            }
+            Supply::Toolkit(tools) => Supply::Toolkit(
+                tools
+                    .into_iter()
+                    .map(|t| {
+                        if ours(Arc::as_ptr(&t).cast()) {
+                            t
+                        } else {
+                            Arc::new(Logged::new(t, scope.clone())) as Arc<dyn Tool>
+                        }
+                    })
+                    .collect(),
+            ),
+            Supply::VectorStore(d) if !ours(Arc::as_ptr(&d).cast()) => {
+                Supply::VectorStore(Arc::new(d.with_log(scope)))
+            }
+            Supply::Documents(d) if !ours(Arc::as_ptr(&d).cast()) => {
+                Supply::Documents(Arc::new(Logged::new(d, scope)))
+            }
+            Supply::TextSplitter(t) if !ours(Arc::as_ptr(&t).cast()) => {
+                Supply::TextSplitter(Arc::new(Logged::new(t, scope)))
+            }
+            Supply::Other { connection, object } if !ours(Arc::as_ptr(&object).cast()) => {
+                Supply::Other {
+                    connection,
+                    object: object.logged(&scope),
+                }
+            }
+            logged => logged,
+        }
     }
 }
 
@@ -192,67 +288,5 @@ impl std::fmt::Debug for SupplyContext {
             .field("item", &self.item)
             .field("type_version", &self.type_version)
             .finish_non_exhaustive()
-    }
-}
-
-impl SupplyContext {
-    /// `supply` with its object wrapped for the run log, unless a factory already did.
-    pub fn ensure_logged(&self, supply: Supply) -> Supply {
-        match supply {
-            Supply::ChatModel(m) if !m.is_logged() => {
-                Supply::ChatModel(run_log::logged_model(m, &self.node, &self.log))
-            }
-            Supply::Embedder(e) if !e.is_logged() => Supply::Embedder(self.wrap_embedder(e)),
-            Supply::Memory(m) if !m.is_logged() => Supply::Memory(self.wrap_memory(m)),
-            Supply::Tool(t) if !t.is_logged() => Supply::Tool(self.wrap_tool(t)),
-            Supply::Toolkit(tools) => Supply::Toolkit(
-                tools
-                    .into_iter()
-                    .map(|t| if t.is_logged() { t } else { self.wrap_tool(t) })
-                    .collect(),
-            ),
-            Supply::VectorStore(d) if !d.is_logged() => {
-                Supply::VectorStore(Arc::new(d.with_log(&self.node, &self.log)))
-            }
-            Supply::Documents(d) if !d.is_logged() => {
-                Supply::Documents(self.wrap_document_loader(d))
-            }
-            Supply::TextSplitter(t) if !t.is_logged() => {
-                Supply::TextSplitter(self.wrap_text_splitter(t))
-            }
-            logged => logged,
-        }
-    }
-
-    /// Conversation memory (the AI Node SDK's `createMemory`): buffer, window or
-    /// token buffer over a chat history, wrapped for the run log.
-    pub fn create_memory(&self, options: crate::memory::MemoryOptions) -> Arc<dyn Memory> {
-        self.wrap_memory(Arc::new(crate::memory::ConversationMemory::new(options)))
-    }
-
-    /// Any [`Memory`] implementation, wrapped for the run log.
-    pub fn wrap_memory(&self, memory: Arc<dyn Memory>) -> Arc<dyn Memory> {
-        run_log::logged_memory(memory, &self.node, &self.log)
-    }
-
-    /// A tool, wrapped for the run log.
-    pub fn wrap_tool(&self, tool: Arc<dyn Tool>) -> Arc<dyn Tool> {
-        run_log::logged_tool(tool, &self.node, &self.log)
-    }
-
-    /// A vector store filled and searched through an embedder (the AI
-    /// Node SDK's `createVectorStore`), its calls logged.
-    pub fn create_vector_store(&self, options: VectorStoreOptions) -> Arc<DocumentStore> {
-        Arc::new(DocumentStore::from_options(options).logged(&self.node, &self.log))
-    }
-
-    /// A text splitter, its splits logged.
-    pub fn wrap_text_splitter(&self, splitter: Arc<dyn TextSplitter>) -> Arc<dyn TextSplitter> {
-        run_log::logged_text_splitter(splitter, &self.node, &self.log)
-    }
-
-    /// A document loader, its loads logged.
-    pub fn wrap_document_loader(&self, loader: Arc<dyn DocumentLoader>) -> Arc<dyn DocumentLoader> {
-        run_log::logged_document_loader(loader, &self.node, &self.log)
     }
 }

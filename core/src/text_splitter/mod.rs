@@ -49,12 +49,6 @@ pub trait TextSplitter: Send + Sync + std::fmt::Debug {
     fn chunks<'t>(&self, text: &'t str) -> Vec<Cow<'t, str>> {
         self.split_text(text).into_iter().map(Cow::Owned).collect()
     }
-
-    /// Whether this object already writes to a run log (nodekit's wrappers say yes).
-    #[doc(hidden)]
-    fn is_logged(&self) -> bool {
-        false
-    }
 }
 
 /// Chunk size and overlap, checked as LangChain checks them.

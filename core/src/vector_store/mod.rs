@@ -50,7 +50,7 @@ use serde_json::{Value, json};
 use crate::document::Document;
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
-use crate::run_log::{Logged, RunLog};
+use crate::run_log::LogScope;
 
 /// A document and its vector, as [`VectorStore::add`] takes them. The
 /// document's `id`, if set, is kept; a store gives one to a document
@@ -206,7 +206,7 @@ pub struct DocumentStore {
     embedder: Arc<dyn Embedder>,
     batch: usize,
     filter: Filter,
-    log: Option<(String, Arc<RunLog>)>,
+    log: Option<LogScope>,
 }
 
 impl std::fmt::Debug for DocumentStore {
@@ -238,28 +238,21 @@ impl DocumentStore {
         }
     }
 
-    /// The same store, its calls logged as node `node`'s.
-    pub(crate) fn logged(mut self, node: &str, log: &Arc<RunLog>) -> DocumentStore {
-        self.log = Some((node.to_owned(), log.clone()));
+    /// The same store, its calls logged in `scope`.
+    pub(crate) fn logged(mut self, scope: LogScope) -> DocumentStore {
+        self.log = Some(scope);
         self
     }
 
-    /// A handle on the same store and embedder whose calls are logged as
-    /// node `node`'s.
-    pub(crate) fn with_log(&self, node: &str, log: &Arc<RunLog>) -> DocumentStore {
+    /// A handle on the same store and embedder whose calls are logged in `scope`.
+    pub(crate) fn with_log(&self, scope: LogScope) -> DocumentStore {
         DocumentStore {
             store: self.store.clone(),
             embedder: self.embedder.clone(),
             batch: self.batch,
             filter: self.filter.clone(),
-            log: None,
+            log: Some(scope),
         }
-        .logged(node, log)
-    }
-
-    /// Whether its calls go to a run log.
-    pub fn is_logged(&self) -> bool {
-        self.log.is_some()
     }
 
     /// The store.
@@ -272,20 +265,17 @@ impl DocumentStore {
         &self.embedder
     }
 
-    async fn logged_call<T>(
+    async fn logged_call<T: Send>(
         &self,
         action: &'static str,
-        input: impl FnOnce() -> Value,
-        work: impl Future<Output = Result<T>>,
-        output: impl FnOnce(&T) -> Value,
+        input: impl FnOnce() -> Value + Send,
+        work: impl Future<Output = Result<T>> + Send,
+        output: impl FnOnce(&T) -> Value + Send,
     ) -> Result<T> {
-        let Some((node, log)) = &self.log else {
-            return work.await;
-        };
-        let call = Logged::start(log, node, action, input);
-        let result = work.await;
-        call.finish(&result, output, None);
-        result
+        match &self.log {
+            Some(scope) => scope.call(action, input, work, output).await,
+            None => work.await,
+        }
     }
 
     /// Embeds and adds `documents`, returns their ids, in order. They are

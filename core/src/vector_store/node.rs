@@ -232,7 +232,7 @@ impl VectorStoreModes {
                     top_k: self.top_k.max(1) as usize,
                     metadata: self.include_document_metadata,
                 };
-                Ok(Supply::Tool(ctx.wrap_tool(Arc::new(tool))))
+                Ok(Supply::Tool(Arc::new(tool)))
             }
             Mode::Load | Mode::Insert => Err(failed(
                 ctx.node_name(),

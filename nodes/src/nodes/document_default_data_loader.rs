@@ -222,6 +222,6 @@ impl SupplyData for DocumentDefaultDataLoader {
             node: self,
             splitter,
         });
-        Ok(ctx.wrap_document_loader(loader).into())
+        Ok(loader.into())
     }
 }

@@ -93,6 +93,6 @@ impl SupplyData for MemoryAgent {
         if let Some(embedder) = embedder {
             memory = memory.with_recall(embedder);
         }
-        Ok(ctx.wrap_memory(Arc::new(memory)).into())
+        Ok(Supply::Memory(Arc::new(memory)))
     }
 }

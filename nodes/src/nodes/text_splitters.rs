@@ -105,7 +105,7 @@ impl SupplyData for TextSplitterRecursiveCharacterTextSplitter {
             splitter = splitter.language(code.language());
         }
         let splitter: Arc<dyn TextSplitter> = Arc::new(splitter);
-        Ok(ctx.wrap_text_splitter(splitter).into())
+        Ok(splitter.into())
     }
 }
 
@@ -139,6 +139,6 @@ impl SupplyData for TextSplitterCharacterTextSplitter {
         )
         .map_err(|e| refused(ctx, e))?;
         let splitter: Arc<dyn TextSplitter> = Arc::new(splitter);
-        Ok(ctx.wrap_text_splitter(splitter).into())
+        Ok(splitter.into())
     }
 }

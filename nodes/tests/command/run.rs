@@ -330,7 +330,7 @@ async fn the_embeddings_node_supplies_a_logged_embedder() {
         log.clone(),
     );
     let params = json!({"model": "nomic-embed-text", "options": {"dimensions": 2}});
-    let Supply::Embedder(embedder) = supply(params, ctx).await.unwrap() else {
+    let Supply::Embedder(embedder) = ctx.supply(supply, params).await.unwrap() else {
         panic!("expected an embedder")
     };
     assert_eq!(

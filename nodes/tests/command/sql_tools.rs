@@ -197,7 +197,7 @@ impl Fixture {
         let (params, version) = entry.parameters_at(node, &params, None).unwrap();
         let ctx = SupplyContext::new(node, Arc::new(credentials), Value::Null, RunLog::new())
             .with_type_version(version);
-        match supply(params, ctx).await.unwrap() {
+        match ctx.supply(supply, params).await.unwrap() {
             Supply::Tool(tool) => tool,
             _ => panic!("{node} is not a tool"),
         }

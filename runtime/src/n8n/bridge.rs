@@ -552,7 +552,7 @@ impl Bridge {
             .with_type_version(version)
             .with_inputs(self.inputs(target).await?)
             .with_pools(self.pools.clone());
-            let supply = make(params, ctx).await?;
+            let supply = ctx.supply(make, params).await?;
             self.lock().insert(key, supply.clone());
             Ok(supply)
         })

@@ -116,7 +116,7 @@ pub fn supply_db_tool<T: DbTool>(
             db,
             node: PhantomData,
         });
-        Ok(Supply::Tool(ctx.wrap_tool(runner)))
+        Ok(Supply::Tool(runner))
     })
 }
 

@@ -15,8 +15,8 @@ use nodekit::memory::{ConversationMemory, Memory, MemoryOptions};
 use nodekit::message::{Message, Role, ToolCall, Usage};
 use nodekit::model::custom::CustomChatModel;
 use nodekit::model::{CallOptions, ChatModel, StreamChunk};
-use nodekit::node::SupplyContext;
-use nodekit::run_log::RunLog;
+use nodekit::node::{SupplyContext, SupplyObject};
+use nodekit::run_log::{LogScope, Logged, RunLog};
 use nodekit::tool::{FnTool, Tool, ToolDefinition};
 use serde_json::{Value, json};
 
@@ -426,7 +426,7 @@ async fn factories_log_every_call() {
         .unwrap();
     assert!(failing.invoke(&[], &CallOptions::default()).await.is_err());
     let tool_ctx = SupplyContext::new("My Tool", Default::default(), json!({}), log.clone());
-    let t = tool_ctx.wrap_tool(tool("t", |_| Ok(json!("fine"))));
+    let t = tool_ctx.logged(tool("t", |_| Ok(json!("fine"))));
     t.call(json!({"q": 1})).await.unwrap();
 
     let entries = log.entries();
@@ -558,19 +558,35 @@ async fn review_fixes_logging_has_no_gaps() {
     use nodekit::node::Supply;
     let log = RunLog::new();
     let ctx = SupplyContext::new("Raw", Default::default(), json!({}), log.clone());
-    // A supply made without the factories is wrapped anyway, once.
-    let (raw, _) = scripted(vec![Message::ai("a")]);
-    let Supply::ChatModel(model) = ctx.ensure_logged(Supply::ChatModel(Arc::new(raw))) else {
-        unreachable!()
-    };
-    let Supply::ChatModel(model) = ctx.ensure_logged(Supply::ChatModel(model)) else {
-        unreachable!()
-    };
-    model
-        .invoke(&[Message::human("hi")], &CallOptions::default())
-        .await
-        .unwrap();
-    assert_eq!(log.entries().len(), 1);
+    // A supply made without the factories is logged anyway, and one made
+    // with them is not logged twice.
+    fn raw(
+        _: Value,
+        _: SupplyContext,
+    ) -> nodekit::model::BoxFuture<'static, nodekit::Result<Supply>> {
+        Box::pin(async {
+            Ok(Supply::ChatModel(Arc::new(
+                scripted(vec![Message::ai("a")]).0,
+            )))
+        })
+    }
+    fn made(
+        _: Value,
+        ctx: SupplyContext,
+    ) -> nodekit::model::BoxFuture<'static, nodekit::Result<Supply>> {
+        let (model, _) = scripted(vec![Message::ai("b")]);
+        Box::pin(async move { Ok(ctx.create_chat_model(model)?.into()) })
+    }
+    for make in [raw as nodekit::node::SupplyFn, made] {
+        let Supply::ChatModel(model) = ctx.clone().supply(make, Value::Null).await.unwrap() else {
+            unreachable!()
+        };
+        model
+            .invoke(&[Message::human("hi")], &CallOptions::default())
+            .await
+            .unwrap();
+    }
+    assert_eq!(log.entries().len(), 2);
     // A stream dropped before its end is logged as such.
     let streaming = CustomChatModel::new("s", |_, _| async { Ok(Message::ai("unused")) })
         .with_stream(|_, _| async {
@@ -590,6 +606,101 @@ async fn review_fixes_logging_has_no_gaps() {
         ("stream", Some("the stream was dropped before its end"))
     );
     assert!(!format!("{ctx:?}").contains("apiKey"));
+}
+
+/// A kind of sub-node nodekit does not name, as a crate of its own adds one.
+trait Reranker: Send + Sync + std::fmt::Debug {
+    fn rerank(
+        &self,
+        texts: Vec<String>,
+    ) -> nodekit::model::BoxFuture<'_, nodekit::Result<Vec<String>>>;
+}
+
+impl Reranker for Logged<dyn Reranker> {
+    fn rerank(
+        &self,
+        texts: Vec<String>,
+    ) -> nodekit::model::BoxFuture<'_, nodekit::Result<Vec<String>>> {
+        let input = json!({"texts": texts.len()});
+        self.scope().call(
+            "rerank",
+            move || input,
+            self.inner().rerank(texts),
+            |v| json!({"response": v}),
+        )
+    }
+}
+
+/// What the reranker's node supplies, and its consumer downcasts to.
+#[derive(Debug)]
+struct RerankerHandle(Arc<dyn Reranker>);
+
+impl SupplyObject for RerankerHandle {
+    fn logged(self: Arc<Self>, scope: &LogScope) -> Arc<dyn SupplyObject> {
+        Arc::new(RerankerHandle(Arc::new(Logged::new(
+            self.0.clone(),
+            scope.clone(),
+        ))))
+    }
+
+    fn what(&self) -> &'static str {
+        "a reranker"
+    }
+}
+
+#[derive(Debug)]
+struct Reverse;
+
+impl Reranker for Reverse {
+    fn rerank(
+        &self,
+        mut texts: Vec<String>,
+    ) -> nodekit::model::BoxFuture<'_, nodekit::Result<Vec<String>>> {
+        texts.reverse();
+        Box::pin(async move { Ok(texts) })
+    }
+}
+
+#[tokio::test]
+async fn an_outside_kind_of_sub_node_is_logged_as_it_leaves_its_node() {
+    use nodekit::description::ConnectionType;
+    use nodekit::node::Supply;
+    fn make(
+        _: Value,
+        _: SupplyContext,
+    ) -> nodekit::model::BoxFuture<'static, nodekit::Result<Supply>> {
+        Box::pin(async {
+            Ok(Supply::Other {
+                connection: ConnectionType::Reranker,
+                object: Arc::new(RerankerHandle(Arc::new(Reverse))),
+            })
+        })
+    }
+    let log = RunLog::new();
+    let ctx = SupplyContext::new("Rerank", Default::default(), json!({}), log.clone());
+    let supply = ctx.supply(make, Value::Null).await.unwrap();
+    assert_eq!(
+        (supply.connection(), supply.what()),
+        (ConnectionType::Reranker, "a reranker")
+    );
+    let Supply::Other { object, .. } = supply else {
+        unreachable!()
+    };
+    let object: Arc<dyn std::any::Any + Send + Sync> = object;
+    let reranker = object.downcast::<RerankerHandle>().unwrap();
+    let ranked = reranker
+        .0
+        .rerank(vec!["a".into(), "b".into()])
+        .await
+        .unwrap();
+    assert_eq!(ranked, ["b", "a"]);
+    let entries = log.entries();
+    assert_eq!(entries.len(), 1);
+    assert_eq!(
+        (entries[0].node.as_str(), entries[0].action.as_str()),
+        ("Rerank", "rerank")
+    );
+    assert_eq!(entries[0].output, json!({"response": ["b", "a"]}));
 }
 
 #[tokio::test]
