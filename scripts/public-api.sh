@@ -28,7 +28,8 @@ RUSTC_BOOTSTRAP=1 RUSTDOCFLAGS="-Z unstable-options --output-format json" \
 
 # Each crate and the folder its listing is in.
 for crate in nodekit:runtime nodekit-core:core nodekit-openai:openai nodekit-db:db \
-  nodekit-history:history nodekit-vector-stores:vector-stores nodekit-vector-index:vector-index; do
+  nodekit-history:history nodekit-vector-stores:vector-stores nodekit-vector-index:vector-index \
+  nodekit-sql:sql; do
   name=${crate%%:*}
   listing=${crate#*:}/public-api.txt
   cargo run -q -p api-listing --locked -- "$target/doc/${name//-/_}.json" > "$now"

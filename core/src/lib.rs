@@ -34,6 +34,7 @@ pub mod params;
 pub mod process_local;
 pub mod registry;
 pub mod run_log;
+pub mod run_scope;
 pub mod text_splitter;
 pub mod tool;
 pub mod vector_store;

@@ -170,14 +170,11 @@ impl Agent {
 
     /// Answers `input`; progress goes to `events` if given (the model is then streamed).
     ///
-    /// The run is one scope for the SQL tools' transactions
-    /// ([`crate::sql::transaction`]): one the model leaves open is rolled
-    /// back when the run ends.
+    /// The run is one [`run_scope`](crate::run_scope): what its tools
+    /// keep for it ends with it (a SQL transaction the model leaves open
+    /// is rolled back).
     pub async fn run(&self, input: &str, events: Option<&EventSender>) -> Result<AgentOutput> {
-        #[cfg(feature = "_sql-tools")]
-        return crate::sql::transaction::agent_run(self.answer(input, events)).await;
-        #[cfg(not(feature = "_sql-tools"))]
-        self.answer(input, events).await
+        crate::run_scope::scoped(self.answer(input, events)).await
     }
 
     async fn answer(&self, input: &str, events: Option<&EventSender>) -> Result<AgentOutput> {

@@ -229,7 +229,7 @@ pub mod serve;
     docsrs,
     doc(cfg(any(feature = "sql-tools-sqlite", feature = "sql-tools-postgres")))
 )]
-pub mod sql;
+pub use nodekit_sql as sql;
 mod text;
 pub mod vector_store;
 #[cfg(feature = "agent")]
@@ -237,16 +237,17 @@ pub mod workflow;
 
 pub use nodekit_core::{
     credential, credential_type, description, document, error, event, from_ai, memory, message,
-    n8n_credentials, node, params, process_local, registry, run_log, text_splitter, tool,
+    n8n_credentials, node, params, process_local, registry, run_log, run_scope, text_splitter,
+    tool,
 };
 
 /// What the macros' expansions name (not public API).
 #[doc(hidden)]
 pub mod __private {
-    #[cfg(feature = "_sql-tools")]
-    pub use crate::sql;
     pub use nodekit_core::__private::*;
     pub use nodekit_macros::ai_node;
+    #[cfg(feature = "_sql-tools")]
+    pub use nodekit_sql as sql;
 }
 
 /// Internals that nodekit's own benchmarks measure. Not public API: names
@@ -256,12 +257,12 @@ pub mod __bench {
     /// Agent memory's nearest-message search, without the neighbours.
     #[cfg(feature = "_agent-memory")]
     pub use crate::agent_memory::recall::bench as recall;
-    /// The SQL tools' engine.
-    #[cfg(feature = "_sql-tools")]
-    pub use crate::sql::bench as sql;
     /// The OpenAI client's server-sent-events parser.
     #[cfg(feature = "openai")]
     pub use nodekit_openai::sse::{SseEvent, SseParser};
+    /// The SQL tools' engine.
+    #[cfg(feature = "_sql-tools")]
+    pub use nodekit_sql::bench as sql;
 }
 
 pub use error::{Error, Result};

@@ -1565,7 +1565,7 @@ async fn stored(f: &Fixture, ids: &str) -> i64 {
 
 /// Transactions across tool calls, bound to the agent run.
 async fn run_transactions(f: &Fixture) {
-    use nodekit::sql::transaction::agent_run;
+    use nodekit::run_scope::scoped as agent_run;
     let ok = |v: Value| {
         assert_eq!(v["success"], true, "{:?}: {v}", f.db);
         v

@@ -1,5 +1,5 @@
 use super::*;
-use crate::sql::ErrorType;
+use crate::ErrorType;
 
 fn tables() -> Vec<String> {
     ["users", "orders", "Mixed Case"]

@@ -76,9 +76,9 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 use sqlx::error::DatabaseError;
-#[cfg(feature = "sql-tools-postgres")]
+#[cfg(feature = "postgres")]
 use sqlx::postgres::PgDatabaseError;
-#[cfg(feature = "sql-tools-sqlite")]
+#[cfg(feature = "sqlite")]
 use sqlx::sqlite::SqliteError;
 
 use super::response::{ErrorType, Reason, ToolError};
@@ -160,11 +160,11 @@ pub(super) fn unreadable(message: String) -> ToolError {
 }
 
 fn database(db: &dyn DatabaseError) -> ToolError {
-    #[cfg(feature = "sql-tools-postgres")]
+    #[cfg(feature = "postgres")]
     if let Some(pg) = db.try_downcast_ref::<PgDatabaseError>() {
         return postgres(pg);
     }
-    #[cfg(feature = "sql-tools-sqlite")]
+    #[cfg(feature = "sqlite")]
     if let Some(lite) = db.try_downcast_ref::<SqliteError>() {
         return sqlite(lite);
     }
@@ -176,7 +176,7 @@ fn database(db: &dyn DatabaseError) -> ToolError {
 
 /// The category and reason of a PostgreSQL SQLSTATE (the PostgreSQL rows
 /// of the table).
-#[cfg(feature = "sql-tools-postgres")]
+#[cfg(feature = "postgres")]
 fn pg_category(code: &str) -> (ErrorType, Option<Reason>) {
     use ErrorType::*;
     let category = match code {
@@ -205,7 +205,7 @@ fn pg_category(code: &str) -> (ErrorType, Option<Reason>) {
     (category, None)
 }
 
-#[cfg(feature = "sql-tools-postgres")]
+#[cfg(feature = "postgres")]
 fn postgres(e: &PgDatabaseError) -> ToolError {
     let code = e.code();
     let (error_type, reason) = pg_category(code);
@@ -292,7 +292,7 @@ fn postgres(e: &PgDatabaseError) -> ToolError {
 
 /// The category and reason of an SQLite extended result code with its
 /// message (the SQLite rows of the table).
-#[cfg(feature = "sql-tools-sqlite")]
+#[cfg(feature = "sqlite")]
 fn sqlite_category(code: i32, message: &str) -> (ErrorType, Option<Reason>) {
     use ErrorType::*;
     const DATATYPE: i32 = 3091; // SQLITE_CONSTRAINT_DATATYPE
@@ -328,7 +328,7 @@ fn sqlite_category(code: i32, message: &str) -> (ErrorType, Option<Reason>) {
     (category, None)
 }
 
-#[cfg(feature = "sql-tools-sqlite")]
+#[cfg(feature = "sqlite")]
 fn sqlite(e: &SqliteError) -> ToolError {
     let code_text = e.code().map(|c| c.into_owned()).unwrap_or_default();
     let code: i32 = code_text.parse().unwrap_or(1);
@@ -418,5 +418,5 @@ pub fn mask(text: &str) -> String {
     SQL_PASSWORD.replace_all(&text, "${1}'***'").into_owned()
 }
 
-#[cfg(all(test, feature = "sql-tools-sqlite", feature = "sql-tools-postgres"))]
+#[cfg(all(test, feature = "sqlite", feature = "postgres"))]
 mod tests;

@@ -2,7 +2,7 @@
 //! workflow author fixes. `#[db_tool]` builds a [`Request`] from the node's
 //! fields; the runtime checks it and writes the SQL.
 
-use crate::NodeParams;
+use nodekit_macros::NodeParams;
 
 use super::writer::Bind;
 
@@ -292,7 +292,7 @@ impl<T: ToBind> ToBind for Option<T> {
 }
 
 /// A node whose calls run SQL: what `#[db_tool]` implements.
-pub trait DbTool: crate::Node + Send + 'static {
+pub trait DbTool: nodekit_core::node::Node + Send + 'static {
     /// The operation's name in responses (`select`, ...); used when a call's
     /// arguments are refused before a request exists.
     const OPERATION: &'static str = "query";

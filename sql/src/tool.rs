@@ -8,24 +8,24 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::database::Database;
-#[cfg(feature = "sql-tools-sqlite")]
+#[cfg(feature = "sqlite")]
 use super::database::SqliteConfig;
-#[cfg(feature = "sql-tools-postgres")]
+#[cfg(feature = "postgres")]
 use super::database::connection_error;
 use super::operation::{error_response, run};
 use super::request::DbTool;
 use super::response::{Reason, ToolError};
-use crate::error::{Error, Result};
-use crate::node::Supply;
-use crate::node::SupplyContext;
-#[cfg(feature = "sql-tools-postgres")]
-use crate::postgres::PostgresConfig;
-use crate::tool::{NodeTool, Tool, ToolDefinition};
+use nodekit_core::error::{Error, Result};
+use nodekit_core::node::Supply;
+use nodekit_core::node::SupplyContext;
+use nodekit_core::tool::{NodeTool, Tool, ToolDefinition};
+#[cfg(feature = "postgres")]
+use nodekit_db::postgres::PostgresConfig;
 
 /// A SQL tool node could not reach its database or was refused: the
 /// node, and the tool's error (category, reason, SQLSTATE) as the source.
 #[derive(Debug, thiserror::Error)]
-#[error("node `{}`: {source}", crate::error::quoted(.node))]
+#[error("node `{}`: {source}", nodekit_core::error::quoted(.node))]
 pub struct SqlToolError {
     /// The node.
     pub node: String,
@@ -58,13 +58,13 @@ pub fn database_from_credentials(ctx: &SupplyContext) -> Result<Database> {
         })
     };
     if let Ok(value) = ctx.credentials("postgres") {
-        #[cfg(not(feature = "sql-tools-postgres"))]
+        #[cfg(not(feature = "postgres"))]
         return Err(refused(not_built(
             "PostgreSQL",
             "sql-tools-postgres",
             value,
         )));
-        #[cfg(feature = "sql-tools-postgres")]
+        #[cfg(feature = "postgres")]
         {
             let config: PostgresConfig = serde_json::from_value(value.clone()).map_err(|_| {
                 invalid(
@@ -73,15 +73,15 @@ pub fn database_from_credentials(ctx: &SupplyContext) -> Result<Database> {
                 )
             })?;
             // The context's shared pool: a new item or session does not connect again.
-            let pg = crate::postgres::Postgres::shared(ctx.pools(), &config)
+            let pg = nodekit_db::postgres::Postgres::shared(ctx.pools(), &config)
                 .map_err(|e| refused(connection_error(e)))?;
             return Ok(Database::postgres(&pg));
         }
     }
     if let Ok(value) = ctx.credentials("sqlite") {
-        #[cfg(not(feature = "sql-tools-sqlite"))]
+        #[cfg(not(feature = "sqlite"))]
         return Err(refused(not_built("SQLite", "sql-tools-sqlite", value)));
-        #[cfg(feature = "sql-tools-sqlite")]
+        #[cfg(feature = "sqlite")]
         {
             let config: SqliteConfig = serde_json::from_value(value.clone())
                 .map_err(|_| invalid("sqlite", "databasePath (text)"))?;
@@ -95,7 +95,7 @@ pub fn database_from_credentials(ctx: &SupplyContext) -> Result<Database> {
 }
 
 /// The answer to a credential for a database this build has no SQL tools for.
-#[cfg(not(all(feature = "sql-tools-postgres", feature = "sql-tools-sqlite")))]
+#[cfg(not(all(feature = "postgres", feature = "sqlite")))]
 fn not_built(database: &str, feature: &str, _credential: &Value) -> ToolError {
     ToolError::new(
         super::response::ErrorType::ConnectionError,

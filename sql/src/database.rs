@@ -5,49 +5,49 @@
 //! `pragma_table_info`) inside the same transaction as the statement, so
 //! the checks see the schema the statement runs against.
 
-#[cfg(feature = "sql-tools-sqlite")]
+#[cfg(feature = "sqlite")]
 use std::str::FromStr;
-#[cfg(feature = "sql-tools-sqlite")]
+#[cfg(feature = "sqlite")]
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-#[cfg(feature = "sql-tools-sqlite")]
+#[cfg(feature = "sqlite")]
 use std::time::Instant;
 
 use futures::TryStreamExt;
 use serde_json::{Map, Value};
-#[cfg(feature = "sql-tools-postgres")]
+#[cfg(feature = "postgres")]
 use sqlx::postgres::PgPool;
-#[cfg(feature = "sql-tools-sqlite")]
+#[cfg(feature = "sqlite")]
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
 use sqlx::{Arguments, AssertSqlSafe};
 
-#[cfg(feature = "sql-tools-postgres")]
-use crate::postgres::Postgres;
+#[cfg(feature = "postgres")]
+use nodekit_db::postgres::Postgres;
 
 use super::error::classify;
 use super::response::{ErrorType, Reason, ToolError};
 use super::schema::{Column, ColumnKind, Dialect, Table};
-#[cfg(feature = "sql-tools-postgres")]
+#[cfg(feature = "postgres")]
 use super::value::pg_row_keyed;
 use super::value::row_keys;
-#[cfg(feature = "sql-tools-sqlite")]
+#[cfg(feature = "sqlite")]
 use super::value::sqlite_row_keyed;
 use super::writer::Bind;
 
 /// Connections kept by each of a SQLite tool's pools.
-#[cfg(feature = "sql-tools-sqlite")]
+#[cfg(feature = "sqlite")]
 const POOL_SIZE: u32 = 4;
 /// SQLite VM steps between two deadline checks: about 0.1 ms of work. Every
 /// 100 steps cost a quarter of the time of reading rows; a single step is
 /// kept short by the limits of `sqlite_guard`.
-#[cfg(feature = "sql-tools-sqlite")]
+#[cfg(feature = "sqlite")]
 const PROGRESS_STEPS: i32 = 10_000;
 /// How long a call waits for a free connection.
-#[cfg(feature = "sql-tools-sqlite")]
+#[cfg(feature = "sqlite")]
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Where a SQLite tool's data lives (nodekit's `sqlite` credential).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, crate::NodeParams)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, nodekit_macros::NodeParams)]
 #[serde(rename_all = "camelCase")]
 pub struct SqliteConfig {
     /// Path of an existing database file; tools never create one.
@@ -65,10 +65,10 @@ pub struct Database {
 #[derive(Debug, Clone)]
 enum Pools {
     /// A PostgreSQL server.
-    #[cfg(feature = "sql-tools-postgres")]
+    #[cfg(feature = "postgres")]
     Postgres(PgPool),
     /// A SQLite file: a read-only pool for reads, a read-write one for writes.
-    #[cfg(feature = "sql-tools-sqlite")]
+    #[cfg(feature = "sqlite")]
     Sqlite {
         /// Opened read-only: reads cannot write whatever the SQL says.
         read: SqlitePool,
@@ -106,8 +106,8 @@ pub struct Limits {
 }
 
 /// A credential that cannot make a connection, masked like the driver's errors.
-#[cfg(feature = "sql-tools-postgres")]
-pub(crate) fn connection_error(e: crate::error::Error) -> ToolError {
+#[cfg(feature = "postgres")]
+pub(crate) fn connection_error(e: nodekit_core::error::Error) -> ToolError {
     ToolError::new(
         ErrorType::ConnectionError,
         super::error::mask(&e.to_string()),
@@ -116,7 +116,7 @@ pub(crate) fn connection_error(e: crate::error::Error) -> ToolError {
 
 impl Database {
     /// The database `pg` reaches.
-    #[cfg(feature = "sql-tools-postgres")]
+    #[cfg(feature = "postgres")]
     pub fn postgres(pg: &Postgres) -> Database {
         Database {
             target: pg.target().into(),
@@ -125,7 +125,7 @@ impl Database {
     }
 
     /// Pools for an existing SQLite file; opens it on first use.
-    #[cfg(feature = "sql-tools-sqlite")]
+    #[cfg(feature = "sqlite")]
     pub fn sqlite(config: &SqliteConfig) -> Result<Database, ToolError> {
         let path = config.database_path.trim();
         if path.is_empty() {
@@ -176,9 +176,9 @@ impl Database {
     /// The dialect of this database.
     pub fn dialect(&self) -> Dialect {
         match self.pools {
-            #[cfg(feature = "sql-tools-postgres")]
+            #[cfg(feature = "postgres")]
             Pools::Postgres(_) => Dialect::Postgres,
-            #[cfg(feature = "sql-tools-sqlite")]
+            #[cfg(feature = "sqlite")]
             Pools::Sqlite { .. } => Dialect::Sqlite,
         }
     }
@@ -186,9 +186,9 @@ impl Database {
     /// The schema used when the settings name none.
     pub fn default_schema(&self) -> &'static str {
         match self.pools {
-            #[cfg(feature = "sql-tools-postgres")]
+            #[cfg(feature = "postgres")]
             Pools::Postgres(_) => "public",
-            #[cfg(feature = "sql-tools-sqlite")]
+            #[cfg(feature = "sqlite")]
             Pools::Sqlite { .. } => "main",
         }
     }
@@ -196,7 +196,7 @@ impl Database {
     /// Opens a session for one call: a transaction with the call's limits.
     pub async fn session(&self, schema: &str, limits: Limits) -> Result<Session, ToolError> {
         match &self.pools {
-            #[cfg(feature = "sql-tools-postgres")]
+            #[cfg(feature = "postgres")]
             Pools::Postgres(pool) => {
                 let ms = limits.timeout.as_millis().max(1);
                 let mode = if limits.read_only { " READ ONLY" } else { "" };
@@ -211,10 +211,12 @@ impl Database {
                     cancel.tag
                 );
                 super::writer::quote_ident(&mut begin, schema);
-                let tx =
-                    crate::postgres::refused_at_once(pool, pool.begin_with(AssertSqlSafe(begin)))
-                        .await
-                        .map_err(|e| classify(&e))?;
+                let tx = nodekit_db::postgres::refused_at_once(
+                    pool,
+                    pool.begin_with(AssertSqlSafe(begin)),
+                )
+                .await
+                .map_err(|e| classify(&e))?;
                 let mut cancel = cancel;
                 cancel.armed = true;
                 Ok(Session::Postgres {
@@ -224,7 +226,7 @@ impl Database {
                     cancel,
                 })
             }
-            #[cfg(feature = "sql-tools-sqlite")]
+            #[cfg(feature = "sqlite")]
             Pools::Sqlite { read, write } => {
                 if schema != "main" {
                     return Err(ToolError::new(
@@ -267,7 +269,7 @@ impl Database {
 /// One call's connection, inside a transaction on PostgreSQL.
 pub enum Session {
     /// A PostgreSQL transaction.
-    #[cfg(feature = "sql-tools-postgres")]
+    #[cfg(feature = "postgres")]
     Postgres {
         /// The open transaction.
         tx: sqlx::Transaction<'static, sqlx::Postgres>,
@@ -279,7 +281,7 @@ pub enum Session {
         cancel: CancelOnDrop,
     },
     /// A read-only SQLite connection.
-    #[cfg(feature = "sql-tools-sqlite")]
+    #[cfg(feature = "sqlite")]
     SqliteRead {
         /// The connection.
         conn: sqlx::pool::PoolConnection<sqlx::Sqlite>,
@@ -287,7 +289,7 @@ pub enum Session {
         stop: StopOnDrop,
     },
     /// A SQLite transaction for writes.
-    #[cfg(feature = "sql-tools-sqlite")]
+    #[cfg(feature = "sqlite")]
     SqliteWrite {
         /// The open transaction.
         tx: sqlx::Transaction<'static, sqlx::Sqlite>,
@@ -299,11 +301,11 @@ pub enum Session {
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            #[cfg(feature = "sql-tools-postgres")]
+            #[cfg(feature = "postgres")]
             Session::Postgres { .. } => "Session::Postgres",
-            #[cfg(feature = "sql-tools-sqlite")]
+            #[cfg(feature = "sqlite")]
             Session::SqliteRead { .. } => "Session::SqliteRead",
-            #[cfg(feature = "sql-tools-sqlite")]
+            #[cfg(feature = "sqlite")]
             Session::SqliteWrite { .. } => "Session::SqliteWrite",
         })
     }
@@ -311,10 +313,10 @@ impl std::fmt::Debug for Session {
 
 impl Session {
     /// The SQLite connection of a SQLite session.
-    #[cfg(feature = "sql-tools-sqlite")]
+    #[cfg(feature = "sqlite")]
     pub(super) fn sqlite(&mut self) -> Option<&mut sqlx::SqliteConnection> {
         match self {
-            #[cfg(feature = "sql-tools-postgres")]
+            #[cfg(feature = "postgres")]
             Session::Postgres { .. } => None,
             Session::SqliteRead { conn, .. } => Some(&mut **conn),
             Session::SqliteWrite { tx, .. } => Some(&mut **tx),
@@ -324,7 +326,7 @@ impl Session {
     /// The names of the tables and views of the schema.
     pub async fn tables(&mut self) -> Result<Vec<String>, ToolError> {
         let rows: Vec<(String,)> = match self {
-            #[cfg(feature = "sql-tools-postgres")]
+            #[cfg(feature = "postgres")]
             Session::Postgres { tx, schema, .. } => sqlx::query_as(
                 "SELECT c.relname::text FROM pg_catalog.pg_class c \
                  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
@@ -335,7 +337,7 @@ impl Session {
             .fetch_all(&mut **tx)
             .await
             .map_err(|e| classify(&e))?,
-            #[cfg(feature = "sql-tools-sqlite")]
+            #[cfg(feature = "sqlite")]
             sqlite => sqlx::query_as(
                 "SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') \
                  AND name NOT LIKE 'sqlite!_%' ESCAPE '!' ORDER BY 1",
@@ -350,7 +352,7 @@ impl Session {
     /// Every (table, column) of the schema's tables and views, by table.
     pub async fn schema_columns(&mut self) -> Result<Vec<(String, String)>, ToolError> {
         match self {
-            #[cfg(feature = "sql-tools-postgres")]
+            #[cfg(feature = "postgres")]
             Session::Postgres { tx, schema, .. } => {
                 sqlx::query_as(
                     "SELECT c.relname::text, a.attname::text FROM pg_catalog.pg_attribute a \
@@ -363,7 +365,7 @@ impl Session {
                 .fetch_all(&mut **tx)
                 .await
             }
-            #[cfg(feature = "sql-tools-sqlite")]
+            #[cfg(feature = "sqlite")]
             sqlite => {
                 sqlx::query_as(
                     "SELECT s.name, p.name FROM sqlite_schema s, pragma_table_info(s.name) p \
@@ -380,7 +382,7 @@ impl Session {
     /// The columns of table `name` (exact catalog name), or `None` when it has none.
     pub async fn table(&mut self, name: &str) -> Result<Option<Table>, ToolError> {
         match self {
-            #[cfg(feature = "sql-tools-postgres")]
+            #[cfg(feature = "postgres")]
             Session::Postgres { tx, schema, .. } => {
                 let rows: Vec<(String, String, String, String)> = sqlx::query_as(
                     "SELECT a.attname::text, pg_catalog.format_type(a.atttypid, a.atttypmod), \
@@ -411,7 +413,7 @@ impl Session {
                     columns,
                 }))
             }
-            #[cfg(feature = "sql-tools-sqlite")]
+            #[cfg(feature = "sqlite")]
             sqlite => {
                 // Only user tables and views: `pragma_table_info` alone also
                 // describes `sqlite_schema` and the `sqlite_stat*` tables.
@@ -445,9 +447,9 @@ impl Session {
     /// The schema qualifier to write before table names.
     pub fn schema(&self) -> Option<&str> {
         match self {
-            #[cfg(feature = "sql-tools-postgres")]
+            #[cfg(feature = "postgres")]
             Session::Postgres { schema, .. } => Some(schema),
-            #[cfg(feature = "sql-tools-sqlite")]
+            #[cfg(feature = "sqlite")]
             _ => None,
         }
     }
@@ -473,15 +475,15 @@ impl Session {
         let mut keys = None;
         // A read stops at a full answer; a write is counted to the end.
         let reading = match self {
-            #[cfg(feature = "sql-tools-postgres")]
+            #[cfg(feature = "postgres")]
             Session::Postgres { read_only, .. } => *read_only,
-            #[cfg(feature = "sql-tools-sqlite")]
+            #[cfg(feature = "sqlite")]
             Session::SqliteRead { .. } => true,
-            #[cfg(feature = "sql-tools-sqlite")]
+            #[cfg(feature = "sqlite")]
             Session::SqliteWrite { .. } => false,
         };
         match self {
-            #[cfg(feature = "sql-tools-postgres")]
+            #[cfg(feature = "postgres")]
             Session::Postgres { tx, .. } => {
                 let query =
                     sqlx::query_with(AssertSqlSafe(sql), arguments::<sqlx::Postgres>(binds)?);
@@ -504,7 +506,7 @@ impl Session {
                     }
                 }
             }
-            #[cfg(feature = "sql-tools-sqlite")]
+            #[cfg(feature = "sqlite")]
             sqlite => {
                 let query = sqlx::query_with(AssertSqlSafe(sql), arguments::<sqlx::Sqlite>(binds)?);
                 let mut stream = query.fetch_many(sqlite.sqlite().expect("a SQLite session"));
@@ -562,13 +564,13 @@ impl Session {
             }
         };
         match self {
-            #[cfg(feature = "sql-tools-postgres")]
+            #[cfg(feature = "postgres")]
             Session::Postgres { tx, .. } => {
                 sqlx::query_scalar(AssertSqlSafe(sql))
                     .fetch_one(&mut **tx)
                     .await
             }
-            #[cfg(feature = "sql-tools-sqlite")]
+            #[cfg(feature = "sqlite")]
             sqlite => {
                 sqlx::query_scalar(AssertSqlSafe(sql))
                     .fetch_one(sqlite.sqlite().expect("a SQLite session"))
@@ -591,7 +593,7 @@ impl Session {
         read_only: bool,
     ) -> Result<(), ToolError> {
         match self {
-            #[cfg(feature = "sql-tools-postgres")]
+            #[cfg(feature = "postgres")]
             Session::Postgres { tx, .. } => {
                 let ms = timeout.as_millis().max(1);
                 let read = if read_only {
@@ -606,7 +608,7 @@ impl Session {
                 .await
                 .map_err(|e| classify(&e))?;
             }
-            #[cfg(feature = "sql-tools-sqlite")]
+            #[cfg(feature = "sqlite")]
             sqlite => {
                 let conn = sqlite.sqlite().expect("a SQLite session");
                 let deadline = Instant::now() + timeout;
@@ -637,9 +639,9 @@ impl Session {
             "ROLLBACK TO SAVEPOINT nodekit_call; RELEASE SAVEPOINT nodekit_call"
         };
         match self {
-            #[cfg(feature = "sql-tools-postgres")]
+            #[cfg(feature = "postgres")]
             Session::Postgres { tx, .. } => sqlx::raw_sql(sql).execute(&mut **tx).await.map(drop),
-            #[cfg(feature = "sql-tools-sqlite")]
+            #[cfg(feature = "sqlite")]
             sqlite => {
                 let conn = sqlite.sqlite().expect("a SQLite session");
                 // Ending the savepoint must not be interrupted.
@@ -661,7 +663,7 @@ impl Session {
         match self {
             // A read has nothing to keep: dropping the transaction queues its
             // ROLLBACK, which the pool flushes off the call's critical path.
-            #[cfg(feature = "sql-tools-postgres")]
+            #[cfg(feature = "postgres")]
             Session::Postgres {
                 read_only: true,
                 mut cancel,
@@ -670,15 +672,15 @@ impl Session {
                 cancel.disarm();
                 Ok(())
             }
-            #[cfg(feature = "sql-tools-sqlite")]
+            #[cfg(feature = "sqlite")]
             Session::SqliteRead { .. } => Ok(()),
-            #[cfg(feature = "sql-tools-postgres")]
+            #[cfg(feature = "postgres")]
             Session::Postgres { tx, mut cancel, .. } => {
                 let committed = tx.commit().await;
                 cancel.disarm();
                 committed.map_err(|e| classify(&e))
             }
-            #[cfg(feature = "sql-tools-sqlite")]
+            #[cfg(feature = "sqlite")]
             Session::SqliteWrite { mut tx, .. } => {
                 release(&mut tx).await;
                 tx.commit().await.map_err(|e| classify(&e))
@@ -689,14 +691,14 @@ impl Session {
     /// Ends the call, undoing its changes.
     pub async fn rollback(self) {
         match self {
-            #[cfg(feature = "sql-tools-postgres")]
+            #[cfg(feature = "postgres")]
             Session::Postgres { tx, mut cancel, .. } => {
                 let _ = tx.rollback().await;
                 cancel.disarm();
             }
-            #[cfg(feature = "sql-tools-sqlite")]
+            #[cfg(feature = "sqlite")]
             Session::SqliteRead { .. } => {}
-            #[cfg(feature = "sql-tools-sqlite")]
+            #[cfg(feature = "sqlite")]
             Session::SqliteWrite { mut tx, .. } => {
                 release(&mut tx).await;
                 let _ = tx.rollback().await;
@@ -710,11 +712,11 @@ impl Session {
 /// away): SQLite runs it on a thread of its own, which would otherwise go
 /// on until the call's deadline, holding the connection (and, for a write,
 /// the database's write lock). The session's progress handler reads it.
-#[cfg(feature = "sql-tools-sqlite")]
+#[cfg(feature = "sqlite")]
 #[derive(Debug, Default)]
 pub struct StopOnDrop(std::sync::Arc<std::sync::atomic::AtomicBool>);
 
-#[cfg(feature = "sql-tools-sqlite")]
+#[cfg(feature = "sqlite")]
 impl Drop for StopOnDrop {
     fn drop(&mut self) {
         self.0.store(true, Ordering::Relaxed);
@@ -726,14 +728,14 @@ impl Drop for StopOnDrop {
 /// away): dropping the future leaves the statement running on the server
 /// until its time limit, and the connection busy until then. The session's
 /// backend is found by the application name its transaction set.
-#[cfg(feature = "sql-tools-postgres")]
+#[cfg(feature = "postgres")]
 pub struct CancelOnDrop {
     pool: PgPool,
     tag: String,
     armed: bool,
 }
 
-#[cfg(feature = "sql-tools-postgres")]
+#[cfg(feature = "postgres")]
 impl CancelOnDrop {
     /// A guard for a session of `pool`, armed once its transaction began.
     fn new(pool: &PgPool) -> CancelOnDrop {
@@ -750,7 +752,7 @@ impl CancelOnDrop {
     }
 }
 
-#[cfg(feature = "sql-tools-postgres")]
+#[cfg(feature = "postgres")]
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
@@ -787,11 +789,11 @@ impl Drop for CancelOnDrop {
 }
 
 /// How long a cancellation may take, connecting included.
-#[cfg(feature = "sql-tools-postgres")]
+#[cfg(feature = "postgres")]
 const CANCEL_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The cancellations [`CancelOnDrop`] sent that have not been answered yet.
-#[cfg(feature = "sql-tools-postgres")]
+#[cfg(feature = "postgres")]
 static CANCELLING: std::sync::LazyLock<tokio_util::task::TaskTracker> =
     std::sync::LazyLock::new(tokio_util::task::TaskTracker::new);
 
@@ -800,7 +802,7 @@ static CANCELLING: std::sync::LazyLock<tokio_util::task::TaskTracker> =
 /// cancelled on their servers. A program that stops right after its
 /// callers went away calls it last: otherwise those statements run on
 /// until their time limit. Returns at once when there are none.
-#[cfg(feature = "sql-tools-postgres")]
+#[cfg(feature = "postgres")]
 pub async fn settle(within: Duration) {
     let tracker = &*CANCELLING;
     tracker.close();
@@ -809,7 +811,7 @@ pub async fn settle(within: Duration) {
 }
 
 /// Removes the deadline before `COMMIT` or `ROLLBACK`, which must not be interrupted.
-#[cfg(feature = "sql-tools-sqlite")]
+#[cfg(feature = "sqlite")]
 async fn release(tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>) {
     if let Ok(mut handle) = tx.lock_handle().await {
         handle.remove_progress_handler();
@@ -846,7 +848,7 @@ fn keep(
 /// About the bytes of a SQLite row's values, read without copying them.
 /// Only text and blobs are read as bytes: reading a number as bytes would
 /// convert the value to text inside SQLite.
-#[cfg(feature = "sql-tools-sqlite")]
+#[cfg(feature = "sqlite")]
 fn sqlite_row_bytes(row: &sqlx::sqlite::SqliteRow) -> usize {
     use sqlx::{Decode, Row as _, Sqlite, TypeInfo as _, ValueRef as _};
     (0..row.len())
@@ -908,7 +910,7 @@ where
 }
 
 /// The kind of a PostgreSQL type, from its name and `typcategory`.
-#[cfg(feature = "sql-tools-postgres")]
+#[cfg(feature = "postgres")]
 fn pg_kind(typname: &str, category: &str) -> ColumnKind {
     match (typname, category) {
         ("int2" | "int4" | "int8" | "oid", _) => ColumnKind::Integer,
@@ -925,7 +927,7 @@ fn pg_kind(typname: &str, category: &str) -> ColumnKind {
 
 /// The kind of a SQLite column, from its declared type by SQLite's affinity
 /// rules (with booleans, dates and JSON told apart for JSON output).
-#[cfg(feature = "sql-tools-sqlite")]
+#[cfg(feature = "sqlite")]
 fn sqlite_kind(declared: &str) -> ColumnKind {
     let t = declared.to_ascii_uppercase();
     if t.starts_with("BOOL") {

@@ -8,7 +8,7 @@ fn table_lists_accept_how_authors_write_names() {
     );
     assert_eq!(parse_table_list("\"my.table\""), ["my.table"]);
 }
-use crate::sql::schema::ColumnKind;
+use crate::schema::ColumnKind;
 
 fn table() -> Table {
     let col = |name: &str| Column {

@@ -67,15 +67,15 @@
 //! `JSON` declaration, and guessing from the content would turn a text
 //! column holding `"42"` into a number.
 
-#[cfg(feature = "sql-tools-postgres")]
+#[cfg(feature = "postgres")]
 use std::fmt::Write as _;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Map, Number, Value};
-#[cfg(feature = "sql-tools-postgres")]
+#[cfg(feature = "postgres")]
 use sqlx::postgres::{PgRow, PgTypeInfo, PgTypeKind, PgValueFormat, PgValueRef, types::Oid};
-#[cfg(feature = "sql-tools-sqlite")]
+#[cfg(feature = "sqlite")]
 use sqlx::sqlite::SqliteRow;
 use sqlx::{Column as _, Row, TypeInfo as _, ValueRef as _};
 
@@ -83,26 +83,26 @@ use super::error::unreadable;
 use super::response::ToolError;
 
 // PostgreSQL's binary and text formats.
-#[cfg(feature = "sql-tools-postgres")]
+#[cfg(feature = "postgres")]
 mod binary;
-#[cfg(feature = "sql-tools-postgres")]
+#[cfg(feature = "postgres")]
 mod temporal;
-#[cfg(feature = "sql-tools-postgres")]
+#[cfg(feature = "postgres")]
 mod text;
 
-#[cfg(feature = "sql-tools-postgres")]
+#[cfg(feature = "postgres")]
 use {binary::*, temporal::*, text::*};
 
 /// Nesting limit for arrays, records and ranges inside each other: deeper
 /// than any real value, low enough that a hostile server cannot exhaust the
 /// stack.
-#[cfg(feature = "sql-tools-postgres")]
+#[cfg(feature = "postgres")]
 const MAX_DEPTH: u32 = 32;
 
 /// Days from 1970-01-01 to PostgreSQL's epoch, 2000-01-01.
-#[cfg(feature = "sql-tools-postgres")]
+#[cfg(feature = "postgres")]
 const PG_EPOCH_DAYS: i64 = 10_957;
-#[cfg(feature = "sql-tools-postgres")]
+#[cfg(feature = "postgres")]
 const USECS_PER_DAY: i64 = 86_400_000_000;
 
 /// The keys of a result's rows (see "Keys" above). Every row of one result
@@ -117,7 +117,7 @@ pub fn row_keys<R: Row>(row: &R) -> Vec<String> {
 ///
 /// Fails only when the server sends bytes that do not fit the column's
 /// declared type; unknown types become strings instead.
-#[cfg(feature = "sql-tools-postgres")]
+#[cfg(feature = "postgres")]
 pub fn pg_row_keyed(row: &PgRow, keys: &[String]) -> Result<Map<String, Value>, ToolError> {
     let columns = row.columns();
     let mut out = Map::with_capacity(columns.len());
@@ -140,7 +140,7 @@ pub fn pg_row_keyed(row: &PgRow, keys: &[String]) -> Result<Map<String, Value>, 
 /// One SQLite row as a JSON object, with keys from [`row_keys`] of the same
 /// result (see the module docs for the mapping and for duplicate column
 /// names).
-#[cfg(feature = "sql-tools-sqlite")]
+#[cfg(feature = "sqlite")]
 pub fn sqlite_row_keyed(row: &SqliteRow, keys: &[String]) -> Result<Map<String, Value>, ToolError> {
     use sqlx::{Decode, Sqlite};
     let columns = row.columns();
@@ -218,7 +218,7 @@ fn unique_keys<'a>(names: impl Iterator<Item = &'a str> + Clone) -> Vec<String> 
 }
 
 /// The type's name for messages; sqlx calls types it has not looked up `?`.
-#[cfg(feature = "sql-tools-postgres")]
+#[cfg(feature = "postgres")]
 fn type_name(ty: &PgTypeInfo) -> String {
     match (ty.name(), ty.oid()) {
         ("?", Some(oid)) => format!("oid {}", oid.0),
@@ -229,7 +229,7 @@ fn type_name(ty: &PgTypeInfo) -> String {
 /// The type's kind, or `None` when sqlx has only the OID: for such a type
 /// (`PgType::DeclareWithOid`, named `?`) `PgTypeInfo::kind()` panics. It
 /// happens for non-built-in types in simple-protocol results.
-#[cfg(feature = "sql-tools-postgres")]
+#[cfg(feature = "postgres")]
 fn kind_of(ty: &PgTypeInfo) -> Option<&PgTypeKind> {
     if ty.name() == "?" {
         None
@@ -238,7 +238,7 @@ fn kind_of(ty: &PgTypeInfo) -> Option<&PgTypeKind> {
     }
 }
 
-#[cfg(feature = "sql-tools-postgres")]
+#[cfg(feature = "postgres")]
 fn pg_value(raw: &PgValueRef<'_>) -> Result<Value, String> {
     if raw.is_null() {
         return Ok(Value::Null);
@@ -251,5 +251,5 @@ fn pg_value(raw: &PgValueRef<'_>) -> Result<Value, String> {
     }
 }
 
-#[cfg(all(test, feature = "sql-tools-sqlite", feature = "sql-tools-postgres"))]
+#[cfg(all(test, feature = "sqlite", feature = "postgres"))]
 mod tests;

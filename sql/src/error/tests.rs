@@ -1,5 +1,5 @@
 use super::*;
-use crate::sql::testing::pg;
+use crate::testing::pg;
 use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{ConnectOptions, Connection, Executor, SqliteConnection};
 use std::str::FromStr;

@@ -104,7 +104,7 @@ impl Session {
     /// The tables and views of the schema, with their kinds, by name.
     pub async fn relations(&mut self) -> Result<Vec<(String, RelationKind)>, ToolError> {
         let rows: Vec<(String, String)> = match self {
-            #[cfg(feature = "sql-tools-postgres")]
+            #[cfg(feature = "postgres")]
             Session::Postgres { tx, schema, .. } => sqlx::query_as(
                 "SELECT c.relname::text, CASE WHEN c.relkind IN ('v', 'm') THEN 'view' ELSE 'table' END \
                  FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
@@ -113,7 +113,7 @@ impl Session {
             .bind(schema.as_str())
             .fetch_all(&mut **tx)
             .await,
-            #[cfg(feature = "sql-tools-sqlite")]
+            #[cfg(feature = "sqlite")]
             sqlite => sqlx::query_as(
                 "SELECT name, type FROM sqlite_schema WHERE type IN ('table', 'view') \
                  AND name NOT LIKE 'sqlite!_%' ESCAPE '!' ORDER BY 1",
@@ -132,14 +132,14 @@ impl Session {
     /// `None` when the schema has no such relation.
     pub async fn describe(&mut self, table: &str) -> Result<Option<Description>, ToolError> {
         match self {
-            #[cfg(feature = "sql-tools-postgres")]
+            #[cfg(feature = "postgres")]
             Session::Postgres { .. } => self.describe_postgres(table).await,
-            #[cfg(feature = "sql-tools-sqlite")]
+            #[cfg(feature = "sqlite")]
             _ => self.describe_sqlite(table).await,
         }
     }
 
-    #[cfg(feature = "sql-tools-postgres")]
+    #[cfg(feature = "postgres")]
     async fn describe_postgres(&mut self, table: &str) -> Result<Option<Description>, ToolError> {
         let keys = self.keys(table).await?;
         // Irrefutable in a build without SQLite.
@@ -218,7 +218,7 @@ impl Session {
         }))
     }
 
-    #[cfg(feature = "sql-tools-sqlite")]
+    #[cfg(feature = "sqlite")]
     async fn describe_sqlite(&mut self, table: &str) -> Result<Option<Description>, ToolError> {
         let keys = self.keys(table).await?;
         let conn = self.sqlite().expect("a SQLite session");
@@ -298,7 +298,7 @@ impl Session {
     pub async fn keys(&mut self, table: &str) -> Result<Keys, ToolError> {
         let mut keys = Keys::default();
         match self {
-            #[cfg(feature = "sql-tools-postgres")]
+            #[cfg(feature = "postgres")]
             Session::Postgres { tx, schema, .. } => {
                 // Unique indexes over plain columns (a constraint has one too), the
                 // primary key first; INCLUDE columns are not part of the key.
@@ -326,7 +326,7 @@ impl Session {
                     }
                 }
             }
-            #[cfg(feature = "sql-tools-sqlite")]
+            #[cfg(feature = "sqlite")]
             sqlite => {
                 let conn = sqlite.sqlite().expect("a SQLite session");
                 keys.primary = sqlite_primary_key(conn, table).await?;
@@ -364,7 +364,7 @@ impl Session {
     /// [`COUNT_CAP`] (`true`: there are at least that many).
     pub async fn approximate_rows(&mut self, table: &str) -> Result<(i64, bool), ToolError> {
         // Irrefutable in a build without SQLite.
-        #[cfg(feature = "sql-tools-postgres")]
+        #[cfg(feature = "postgres")]
         #[allow(irrefutable_let_patterns)]
         if let Session::Postgres { tx, schema, .. } = self {
             let estimate: Option<f32> = sqlx::query_scalar(
@@ -388,7 +388,7 @@ impl Session {
 }
 
 /// The primary key's columns of SQLite table `table`, in key order.
-#[cfg(feature = "sql-tools-sqlite")]
+#[cfg(feature = "sqlite")]
 async fn sqlite_primary_key(
     conn: &mut sqlx::SqliteConnection,
     table: &str,

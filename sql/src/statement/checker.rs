@@ -15,9 +15,9 @@ use sqlparser::ast::{
     WildcardAdditionalOptions,
 };
 
-use crate::sql::response::{ErrorType, Reason, ToolError};
-use crate::sql::schema::Dialect;
-use crate::sql::writer::clip;
+use crate::response::{ErrorType, Reason, ToolError};
+use crate::schema::Dialect;
+use crate::writer::clip;
 
 use super::{
     AGGREGATE_FUNCTIONS, MAX_CAST_LENGTH, NILADIC_FUNCTIONS, POSTGRES_FUNCTIONS, SCALAR_FUNCTIONS,

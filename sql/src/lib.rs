@@ -96,6 +96,12 @@
 //! parser types them and `numeric` keeps its precision. On SQLite they must
 //! fit the column's declared type.
 
+// Without a database feature (`sqlite`, `postgres`) the crate is empty.
+#![cfg(any(feature = "sqlite", feature = "postgres"))]
+
+// The parameter derive's expansions name `::nodekit`: the core has what they name.
+extern crate nodekit_core as nodekit;
+
 mod catalog;
 mod database;
 mod error;
@@ -106,7 +112,7 @@ mod operation;
 mod request;
 mod response;
 mod schema;
-#[cfg(feature = "sql-tools-sqlite")]
+#[cfg(feature = "sqlite")]
 mod sqlite_guard;
 mod statement;
 pub(crate) mod tool;
@@ -115,7 +121,7 @@ mod value;
 mod writer;
 
 /// What the engine's unit tests share.
-#[cfg(all(test, feature = "sql-tools-sqlite", feature = "sql-tools-postgres"))]
+#[cfg(all(test, feature = "sqlite", feature = "postgres"))]
 mod testing {
     use sqlx::{Connection, PgConnection};
 
@@ -136,7 +142,7 @@ mod testing {
 }
 
 pub use database::SqliteConfig;
-#[cfg(feature = "sql-tools-postgres")]
+#[cfg(feature = "postgres")]
 pub use database::settle;
 pub use request::{
     DbTool, DeleteRequest, DescribeRequest, ExecuteRequest, InsertRequest, Request, RequestArgs,

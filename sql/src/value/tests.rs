@@ -1,5 +1,5 @@
 use super::*;
-use crate::sql::testing::pg;
+use crate::testing::pg;
 use serde_json::json;
 use sqlx::{Connection, Executor, PgConnection, SqliteConnection};
 

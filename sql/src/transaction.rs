@@ -13,7 +13,8 @@
 //! The rules:
 //! - One transaction per run at a time; a second `begin` is refused.
 //! - Only the run that began a transaction can see, commit or roll it back:
-//!   the transaction belongs to the run's task ([`agent_run`]), so another
+//!   the transaction belongs to the run's task
+//!   ([`run_scope::scoped`], which nodekit's agent runs each run in), so another
 //!   run's `commit` finds nothing open and is refused.
 //! - A transaction neither committed nor rolled back is rolled back when
 //!   the run ends (also when it fails or is cancelled) or at its time limit
@@ -26,9 +27,11 @@
 //! - Outside an agent run (a single tool call, n8n's own agent) the tool
 //!   answers that transactions need one.
 
-use std::future::Future;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use nodekit_core::run_scope::{self, RunState};
 
 use super::database::{Database, Limits, Session};
 use super::response::ToolError;
@@ -37,10 +40,6 @@ use super::response::ToolError;
 pub const DEFAULT_TIME_LIMIT_SECS: u32 = 60;
 /// The longest time limit a transaction may have, in seconds.
 pub const MAX_TIME_LIMIT_SECS: u32 = 3600;
-
-tokio::task_local! {
-    static RUN: Arc<Run>;
-}
 
 /// The SQL transaction of one agent run.
 #[derive(Default)]
@@ -82,22 +81,23 @@ impl State {
     }
 }
 
-/// Runs `work` as one agent run: the transaction tool's transaction is the
-/// run's, and one still open when `work` ends (or is dropped) is rolled
-/// back.
-pub async fn agent_run<T>(work: impl Future<Output = T>) -> T {
-    let run = Arc::new(Run::default());
-    let out = RUN.scope(run.clone(), work).await;
-    if let Some(open) = run.state.lock().await.take_open(State::Idle) {
-        tracing::warn!("SQL transaction left open at the end of the agent run; rolled back");
-        open.session.rollback().await;
+impl RunState for Run {
+    /// A transaction still open when the run ends is rolled back.
+    fn end(self: Arc<Self>) -> BoxFuture<'static, ()> {
+        Box::pin(async move {
+            if let Some(open) = self.state.lock().await.take_open(State::Idle) {
+                tracing::warn!(
+                    "SQL transaction left open at the end of the agent run; rolled back"
+                );
+                open.session.rollback().await;
+            }
+        })
     }
-    out
 }
 
-/// The run of the calling task, if it is inside [`agent_run`].
+/// The SQL transaction of the calling task's agent run, if it is inside one.
 fn current() -> Option<Arc<Run>> {
-    RUN.try_with(Arc::clone).ok()
+    run_scope::state::<Run>()
 }
 
 /// Runs one tool call in the run's open transaction when it is on `db`

@@ -9,7 +9,7 @@ use sqlparser::tokenizer::{Token, Tokenizer, Whitespace};
 use super::response::{Reason, ToolError};
 use super::schema::Dialect;
 use super::writer::clip;
-use crate::error::shorten;
+use nodekit_core::error::shorten;
 
 /// Size cap and character check applied before any parsing: at most `max`
 /// characters, and no NUL or other control characters except tab, newline
