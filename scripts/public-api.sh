@@ -29,7 +29,7 @@ RUSTC_BOOTSTRAP=1 RUSTDOCFLAGS="-Z unstable-options --output-format json" \
 # Each crate and the folder its listing is in.
 for crate in nodekit:runtime nodekit-core:core nodekit-openai:openai nodekit-db:db \
   nodekit-history:history nodekit-vector-stores:vector-stores nodekit-vector-index:vector-index \
-  nodekit-sql:sql; do
+  nodekit-sql:sql nodekit-agent-memory:agent-memory nodekit-n8n:n8n; do
   name=${crate%%:*}
   listing=${crate#*:}/public-api.txt
   cargo run -q -p api-listing --locked -- "$target/doc/${name//-/_}.json" > "$now"

@@ -39,7 +39,7 @@ scripts/crate-graph.py
 # dependency (~4 min).
 section "packages"
 libraries=(-p nodekit-rules -p nodekit-macros -p nodekit-vector-index -p nodekit-core -p nodekit-openai
-  -p nodekit-db -p nodekit-history -p nodekit-vector-stores -p nodekit-sql -p nodekit)
+  -p nodekit-db -p nodekit-history -p nodekit-vector-stores -p nodekit-sql -p nodekit-agent-memory -p nodekit-n8n -p nodekit)
 cargo package "${libraries[@]}" -p nodekit-nodes --no-verify --locked
 cargo package "${libraries[@]}" --no-default-features --locked
 

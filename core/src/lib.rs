@@ -26,6 +26,7 @@ pub mod error;
 pub mod event;
 pub mod from_ai;
 pub mod history;
+pub mod host;
 pub mod memory;
 pub mod message;
 pub mod model;

@@ -207,7 +207,7 @@ pub mod agent;
     docsrs,
     doc(cfg(any(feature = "agent-memory-sqlite", feature = "agent-memory-postgres")))
 )]
-pub mod agent_memory;
+pub use nodekit_agent_memory as agent_memory;
 pub mod embed;
 pub mod expression;
 pub mod history;
@@ -217,10 +217,10 @@ mod http_server;
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
 pub mod model;
-#[cfg(feature = "n8n")]
-pub mod n8n;
 #[cfg(feature = "postgres")]
 pub use nodekit_db::postgres;
+#[cfg(feature = "n8n")]
+pub use nodekit_n8n as n8n;
 #[cfg(feature = "serve")]
 #[cfg_attr(docsrs, doc(cfg(feature = "serve")))]
 pub mod serve;
@@ -236,9 +236,9 @@ pub mod vector_store;
 pub mod workflow;
 
 pub use nodekit_core::{
-    credential, credential_type, description, document, error, event, from_ai, memory, message,
-    n8n_credentials, node, params, process_local, registry, run_log, run_scope, text_splitter,
-    tool,
+    credential, credential_type, description, document, error, event, from_ai, host, memory,
+    message, n8n_credentials, node, params, process_local, registry, run_log, run_scope,
+    text_splitter, tool,
 };
 
 /// What the macros' expansions name (not public API).
@@ -256,7 +256,7 @@ pub mod __private {
 pub mod __bench {
     /// Agent memory's nearest-message search, without the neighbours.
     #[cfg(feature = "_agent-memory")]
-    pub use crate::agent_memory::recall::bench as recall;
+    pub use nodekit_agent_memory::recall::bench as recall;
     /// The OpenAI client's server-sent-events parser.
     #[cfg(feature = "openai")]
     pub use nodekit_openai::sse::{SseEvent, SseParser};

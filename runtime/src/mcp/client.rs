@@ -273,8 +273,7 @@ async fn open(transport: &ServerTransport, timeout: Duration) -> Result<Session>
                 ().serve(transport).await.map_err(|e| failed(e.to_string()))
             }
             ServerTransport::Stdio { command, args, env } => {
-                #[cfg(feature = "n8n")]
-                if crate::n8n::bridge::serving()
+                if nodekit_core::host::runs_editors_workflows()
                     && std::env::var(ALLOW_STDIO_IN_N8N).as_deref() != Ok("1")
                 {
                     return Err(failed(format!(

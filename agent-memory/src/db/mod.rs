@@ -9,23 +9,23 @@
 //! which tells it of deleted threads.
 
 use std::any::Any;
-#[cfg(feature = "agent-memory-sqlite")]
+#[cfg(feature = "sqlite")]
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
-#[cfg(feature = "agent-memory-sqlite")]
+#[cfg(feature = "sqlite")]
 use std::time::Duration;
 
 use sqlx::SqlSafeStr;
 use sqlx::migrate::{Migration, MigrationType, Migrator};
-#[cfg(feature = "agent-memory-postgres")]
+#[cfg(feature = "postgres")]
 use sqlx::postgres::PgPool;
-#[cfg(feature = "agent-memory-sqlite")]
+#[cfg(feature = "sqlite")]
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqliteSynchronous};
 
 use super::AgentMemoryError;
-use crate::error::{Error, Result, StoreError, shorten};
-#[cfg(feature = "agent-memory-postgres")]
-use crate::postgres::Postgres;
+use nodekit_core::error::{Error, Result, StoreError, shorten};
+#[cfg(feature = "postgres")]
+use nodekit_db::postgres::Postgres;
 
 mod reads;
 mod rows;
@@ -41,52 +41,52 @@ pub const DEFAULT_SQLITE_PATH: &str = "instance-ai-memory.db";
 pub const MAX_ID_CHARS: usize = 255;
 
 /// How long a SQLite writer waits for another process's write to finish.
-#[cfg(feature = "agent-memory-sqlite")]
+#[cfg(feature = "sqlite")]
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The table sqlx records applied migrations in: not `_sqlx_migrations`, so
 /// a host database that runs its own sqlx migrations is left alone.
 const MIGRATIONS_TABLE: &str = "_nodekit_am_migrations";
 
-#[cfg(feature = "agent-memory-sqlite")]
+#[cfg(feature = "sqlite")]
 const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (
         1,
         "init",
-        include_str!("../../../migrations/agent_memory/sqlite/0001_init.sql"),
+        include_str!("../../migrations/sqlite/0001_init.sql"),
     ),
     (
         2,
         "observations_buffer",
-        include_str!("../../../migrations/agent_memory/sqlite/0002_observations_buffer.sql"),
+        include_str!("../../migrations/sqlite/0002_observations_buffer.sql"),
     ),
     (
         3,
         "recall",
-        include_str!("../../../migrations/agent_memory/sqlite/0003_recall.sql"),
+        include_str!("../../migrations/sqlite/0003_recall.sql"),
     ),
 ];
-#[cfg(feature = "agent-memory-postgres")]
+#[cfg(feature = "postgres")]
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (
         1,
         "init",
-        include_str!("../../../migrations/agent_memory/postgres/0001_init.sql"),
+        include_str!("../../migrations/postgres/0001_init.sql"),
     ),
     (
         2,
         "observations_buffer",
-        include_str!("../../../migrations/agent_memory/postgres/0002_observations_buffer.sql"),
+        include_str!("../../migrations/postgres/0002_observations_buffer.sql"),
     ),
     (
         3,
         "recall",
-        include_str!("../../../migrations/agent_memory/postgres/0003_recall.sql"),
+        include_str!("../../migrations/postgres/0003_recall.sql"),
     ),
     (
         4,
         "embeddings_order",
-        include_str!("../../../migrations/agent_memory/postgres/0004_embeddings_order.sql"),
+        include_str!("../../migrations/postgres/0004_embeddings_order.sql"),
     ),
 ];
 
@@ -139,7 +139,7 @@ pub enum Durability {
     ProcessCrash,
 }
 
-#[cfg(feature = "agent-memory-sqlite")]
+#[cfg(feature = "sqlite")]
 impl Durability {
     fn synchronous(self) -> SqliteSynchronous {
         match self {
@@ -154,13 +154,13 @@ impl Durability {
 pub(crate) enum Pools {
     /// `write` has one connection: SQLite allows one writer at a time, and
     /// queueing in the pool is cheaper than spinning on `SQLITE_BUSY`.
-    #[cfg(feature = "agent-memory-sqlite")]
+    #[cfg(feature = "sqlite")]
     Sqlite {
         read: SqlitePool,
         write: SqlitePool,
         durability: Durability,
     },
-    #[cfg(feature = "agent-memory-postgres")]
+    #[cfg(feature = "postgres")]
     Postgres(PgPool),
 }
 
@@ -200,7 +200,7 @@ pub struct Db {
 }
 
 impl Db {
-    #[cfg(feature = "agent-memory-sqlite")]
+    #[cfg(feature = "sqlite")]
     /// Opens (creating if needed) the SQLite file at `path` in WAL mode with
     /// a busy timeout, one writing and four reading connections, and
     /// migrates it.
@@ -215,7 +215,7 @@ impl Db {
             .busy_timeout(BUSY_TIMEOUT);
         let cannot = |e: sqlx::Error| {
             AgentMemoryError::Store(
-                nodekit_db::store_error(Some(crate::error::Backend::Sqlite), e)
+                nodekit_db::store_error(Some(nodekit_core::error::Backend::Sqlite), e)
                     .during(format!("cannot open {}", path.display())),
             )
         };
@@ -244,7 +244,7 @@ impl Db {
         ))
     }
 
-    #[cfg(feature = "agent-memory-sqlite")]
+    #[cfg(feature = "sqlite")]
     /// Uses existing SQLite pools, `write` ideally with one connection;
     /// migrates. Give them WAL mode and a busy timeout yourself. Semantic
     /// recall needs sqlite-vec in every connection: call
@@ -263,7 +263,7 @@ impl Db {
         ))
     }
 
-    #[cfg(feature = "agent-memory-postgres")]
+    #[cfg(feature = "postgres")]
     /// The database `pg` reaches; connects and migrates (under sqlx's
     /// advisory lock, so concurrent starts are safe). The pool's options
     /// decide the database and, through `search_path`, the schema the
@@ -297,9 +297,9 @@ impl Db {
     /// Which database this is.
     pub fn backend(&self) -> Backend {
         match self.pools() {
-            #[cfg(feature = "agent-memory-sqlite")]
+            #[cfg(feature = "sqlite")]
             Pools::Sqlite { .. } => Backend::Sqlite,
-            #[cfg(feature = "agent-memory-postgres")]
+            #[cfg(feature = "postgres")]
             Pools::Postgres(_) => Backend::Postgres,
         }
     }
@@ -307,12 +307,12 @@ impl Db {
     /// Closes the pools, waiting for open connections to finish.
     pub async fn close(&self) {
         match self.pools() {
-            #[cfg(feature = "agent-memory-sqlite")]
+            #[cfg(feature = "sqlite")]
             Pools::Sqlite { read, write, .. } => {
                 read.close().await;
                 write.close().await;
             }
-            #[cfg(feature = "agent-memory-postgres")]
+            #[cfg(feature = "postgres")]
             Pools::Postgres(pool) => pool.close().await,
         }
     }
@@ -348,7 +348,7 @@ impl Db {
     }
 }
 
-#[cfg(feature = "agent-memory-sqlite")]
+#[cfg(feature = "sqlite")]
 /// SQLite has no migration lock: two processes opening a new file at once
 /// can collide (`database is locked`, or the second inserting an applied
 /// version). The migrations are idempotent and sqlx skips applied ones, so
@@ -366,7 +366,7 @@ async fn migrate_sqlite(pool: &SqlitePool) -> Result<()> {
             }
             Err(e) => {
                 return Err(AgentMemoryError::Store(
-                    StoreError::new(crate::error::Backend::Sqlite, e)
+                    StoreError::new(nodekit_core::error::Backend::Sqlite, e)
                         .during("cannot migrate the schema"),
                 )
                 .into());
@@ -375,11 +375,12 @@ async fn migrate_sqlite(pool: &SqlitePool) -> Result<()> {
     }
 }
 
-#[cfg(feature = "agent-memory-postgres")]
+#[cfg(feature = "postgres")]
 async fn migrate_postgres(pool: &PgPool) -> Result<()> {
     migrator(POSTGRES_MIGRATIONS).run(pool).await.map_err(|e| {
         AgentMemoryError::Store(
-            StoreError::new(crate::error::Backend::Postgres, e).during("cannot migrate the schema"),
+            StoreError::new(nodekit_core::error::Backend::Postgres, e)
+                .during("cannot migrate the schema"),
         )
         .into()
     })
@@ -441,10 +442,10 @@ pub(crate) fn no_thread(thread: &str) -> Error {
 macro_rules! on_reader {
     ($db:expr, $pool:ident => $body:expr) => {
         match $db.pools() {
-            #[cfg(feature = "agent-memory-sqlite")]
-            $crate::agent_memory::db::Pools::Sqlite { read: $pool, .. } => $body,
-            #[cfg(feature = "agent-memory-postgres")]
-            $crate::agent_memory::db::Pools::Postgres($pool) => $body,
+            #[cfg(feature = "sqlite")]
+            $crate::db::Pools::Sqlite { read: $pool, .. } => $body,
+            #[cfg(feature = "postgres")]
+            $crate::db::Pools::Postgres($pool) => $body,
         }
     };
 }
@@ -456,22 +457,19 @@ macro_rules! on_reader {
 macro_rules! in_write_tx {
     ($db:expr, $tx:ident => $body:expr) => {
         match $db.pools() {
-            #[cfg(feature = "agent-memory-sqlite")]
-            $crate::agent_memory::db::Pools::Sqlite { write, .. } => {
+            #[cfg(feature = "sqlite")]
+            $crate::db::Pools::Sqlite { write, .. } => {
                 #[allow(unused_mut)]
                 let mut $tx = write
                     .begin_with("BEGIN IMMEDIATE")
                     .await
-                    .map_err($crate::agent_memory::db::db_err)?;
+                    .map_err($crate::db::db_err)?;
                 $body
             }
-            #[cfg(feature = "agent-memory-postgres")]
-            $crate::agent_memory::db::Pools::Postgres(pool) => {
+            #[cfg(feature = "postgres")]
+            $crate::db::Pools::Postgres(pool) => {
                 #[allow(unused_mut)]
-                let mut $tx = pool
-                    .begin()
-                    .await
-                    .map_err($crate::agent_memory::db::db_err)?;
+                let mut $tx = pool.begin().await.map_err($crate::db::db_err)?;
                 $body
             }
         }

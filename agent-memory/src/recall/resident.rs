@@ -20,9 +20,9 @@
 //!   so a search never waits, and vectors another process wrote are found
 //!   a moment later). The recall indexer writes a thread's vectors oldest
 //!   first, so ids only grow; [`Recall::index_messages`] says so too;
-//! - the vectors of one database are shared by every [`Db`](crate::agent_memory::Db) this process
-//!   opens on it ([`Db::open_sqlite`](crate::agent_memory::Db::open_sqlite),
-//!   [`Db::postgres`](crate::agent_memory::Db::postgres)), so a
+//! - the vectors of one database are shared by every [`Db`](crate::Db) this process
+//!   opens on it ([`Db::open_sqlite`](crate::Db::open_sqlite),
+//!   [`Db::postgres`](crate::Db::postgres)), so a
 //!   node that opens its store for each run still finds them;
 //! - the memory they take is bounded: past the budget
 //!   ([`DEFAULT_CACHE_BYTES`], [`Recall::with_cache_bytes`]) the least
@@ -45,12 +45,12 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-#[cfg(feature = "agent-memory-postgres")]
+#[cfg(feature = "postgres")]
 use super::IndexKind;
 use super::Recall;
 use super::{Mark, RecallIndex, bytes_vector, db, err};
-use crate::agent_memory::db::{Pools, ThreadInfo};
-use crate::error::Result;
+use crate::db::{Pools, ThreadInfo};
+use nodekit_core::error::Result;
 use nodekit_vector_index::{self as vector_index, Breadth, Index, IndexError, Nearest, Throttle};
 
 /// Threads with at most this many vectors are searched exactly, in memory;
@@ -156,7 +156,7 @@ pub(crate) struct Early {
     found: Nearest,
 }
 
-fn index_error(e: IndexError) -> crate::error::Error {
+fn index_error(e: IndexError) -> nodekit_core::error::Error {
     err(e.0)
 }
 
@@ -552,7 +552,7 @@ impl Recall {
              JOIN nodekit_am_messages m ON m.id = e.message_id
              WHERE e.thread_id = $1 AND e.resource_id = $2 AND e.dims > 0 AND e.message_id > $3
              ORDER BY e.message_id LIMIT $4";
-        #[cfg(feature = "agent-memory-postgres")]
+        #[cfg(feature = "postgres")]
         const PGVECTOR: &str = "SELECT message_id, seq, embedding::real[] FROM nodekit_am_vectors
              WHERE thread_id = $1 AND resource_id = $2 AND message_id > $3
              ORDER BY message_id LIMIT $4";
@@ -577,11 +577,11 @@ impl Recall {
                     .collect()
             };
             let rows: Vec<(i64, i64, Vec<f32>)> = match (self.db.pools(), index.kind) {
-                #[cfg(feature = "agent-memory-sqlite")]
+                #[cfg(feature = "sqlite")]
                 (Pools::Sqlite { read, .. }, _) => decode(page!(BYTES, read)),
-                #[cfg(feature = "agent-memory-postgres")]
+                #[cfg(feature = "postgres")]
                 (Pools::Postgres(pool), IndexKind::PgVector) => page!(PGVECTOR, pool),
-                #[cfg(feature = "agent-memory-postgres")]
+                #[cfg(feature = "postgres")]
                 (Pools::Postgres(pool), _) => decode(page!(BYTES, pool)),
             };
             let Some(&(last, _, _)) = rows.last() else {
@@ -594,7 +594,7 @@ impl Recall {
             let held = tokio::task::spawn_blocking(move || {
                 let held = r.add(&vectors, exact_limit)?;
                 r.max_id.store(last, Ordering::Release);
-                Ok::<usize, crate::error::Error>(held)
+                Ok::<usize, nodekit_core::error::Error>(held)
             })
             .await
             .map_err(|e| err(format!("loading a thread's vectors stopped: {e}")))??;

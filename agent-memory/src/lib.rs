@@ -6,7 +6,7 @@
 //! | tier | scope | stored in |
 //! | --- | --- | --- |
 //! | 1. storage | — | a SQLite file ([`store::DEFAULT_SQLITE_PATH`], WAL) or PostgreSQL |
-//! | 2. recent messages | thread | `nodekit_am_messages`: one row per message, `seq` 1, 2, 3... per thread, the message in LangChain's stored form ([`Message::to_stored`](crate::message::Message::to_stored)), its token count computed once when written |
+//! | 2. recent messages | thread | `nodekit_am_messages`: one row per message, `seq` 1, 2, 3... per thread, the message in LangChain's stored form ([`Message::to_stored`](nodekit_core::message::Message::to_stored)), its token count computed once when written |
 //! | 3. working memory | resource | `nodekit_am_working_memory`: one markdown text per resource, with a version that grows by one per update |
 //! | 4. observational memory | thread | `nodekit_am_observations`: compressed history, by generation, each row covering the messages `first_seq..=last_seq`, buffered or active ([`observe`]) |
 //! | 5. semantic recall | thread | `nodekit_am_embeddings`: one row per indexed message, and the database's vector index (sqlite-vec on SQLite, pgvector on PostgreSQL); searches run in memory over each thread's vectors, exactly up to [`recall::EXACT_LIMIT`] messages and through an HNSW graph past it ([`recall::resident`]) |
@@ -49,7 +49,7 @@
 //! # Storage
 //!
 //! The schema is created and migrated when a store opens, by sqlx migrations
-//! embedded in the binary (`runtime/migrations/agent_memory/{sqlite,postgres}`,
+//! embedded in the binary (`migrations/{sqlite,postgres}` of this crate,
 //! tracked in `_nodekit_am_migrations` so a host database's own sqlx
 //! migrations are not disturbed). Both databases have the same tables and
 //! behave the same; times are Unix milliseconds.
@@ -59,6 +59,9 @@
 //! so writers in other processes queue on the busy timeout instead of failing
 //! halfway through. `synchronous = FULL`: a write that returned `Ok` survives
 //! a crash of the process and of the machine.
+
+// Without a database feature (`sqlite`, `postgres`) the crate is empty.
+#![cfg(any(feature = "sqlite", feature = "postgres"))]
 
 pub mod agent;
 pub mod config;
@@ -86,20 +89,21 @@ pub use store::{
 };
 
 /// Opens the store `config` names, creating or migrating its tables.
-pub async fn open(config: &MemoryConfig) -> crate::Result<Store> {
+pub async fn open(config: &MemoryConfig) -> nodekit_core::Result<Store> {
     match &config.storage {
-        #[cfg(feature = "agent-memory-sqlite")]
+        #[cfg(feature = "sqlite")]
         Storage::Sqlite { path } => Store::open_sqlite(path).await,
-        #[cfg(feature = "agent-memory-postgres")]
+        #[cfg(feature = "postgres")]
         Storage::Postgres { url, schema } => {
-            let config: crate::postgres::PostgresConfig =
-                url.parse().map_err(|_| crate::Error::InvalidSetting {
-                    name: "PostgreSQL connection".into(),
-                    value: "***".into(),
-                    expected: "postgres://user:password@host:port/database".into(),
-                })?;
+            let config: nodekit_db::postgres::PostgresConfig =
+                url.parse()
+                    .map_err(|_| nodekit_core::Error::InvalidSetting {
+                        name: "PostgreSQL connection".into(),
+                        value: "***".into(),
+                        expected: "postgres://user:password@host:port/database".into(),
+                    })?;
             let options = config.options()?;
-            let pg = crate::postgres::Postgres::from_options(if schema.is_empty() {
+            let pg = nodekit_db::postgres::Postgres::from_options(if schema.is_empty() {
                 options
             } else {
                 options.options([("search_path", schema.as_str())])
@@ -107,7 +111,7 @@ pub async fn open(config: &MemoryConfig) -> crate::Result<Store> {
             Store::postgres(&pg).await
         }
         #[allow(unreachable_patterns)]
-        other => Err(crate::Error::InvalidSetting {
+        other => Err(nodekit_core::Error::InvalidSetting {
             name: "agent-memory storage".into(),
             value: match other {
                 Storage::Sqlite { .. } => "SQLite".into(),
@@ -115,7 +119,7 @@ pub async fn open(config: &MemoryConfig) -> crate::Result<Store> {
             },
             expected: format!(
                 "the database this program was built for ({}); the other needs the feature agent-memory-sqlite or agent-memory-postgres",
-                if cfg!(feature = "agent-memory-sqlite") {
+                if cfg!(feature = "sqlite") {
                     "SQLite"
                 } else {
                     "PostgreSQL"

@@ -263,7 +263,7 @@ impl Recall {
         let k = k as i64;
         match (self.db.pools(), index.kind) {
             // A thread still loading: its newest vectors only.
-            #[cfg(feature = "agent-memory-sqlite")]
+            #[cfg(feature = "sqlite")]
             (Pools::Sqlite { read, .. }, IndexKind::SqliteVec) => sqlx::query_scalar(
                 "SELECT seq FROM nodekit_am_vec
                  WHERE embedding MATCH $1 AND k = $2 AND thread_id = $3 AND resource_id = $4
@@ -278,11 +278,11 @@ impl Recall {
             .fetch_all(read)
             .await
             .map_err(db),
-            #[cfg(feature = "agent-memory-postgres")]
+            #[cfg(feature = "postgres")]
             (Pools::Postgres(pool), IndexKind::PgVector) => {
                 self.pgvector_nearest(pool, resource, info, query, k).await
             }
-            #[cfg(feature = "agent-memory-postgres")]
+            #[cfg(feature = "postgres")]
             (Pools::Postgres(pool), IndexKind::BruteForce) => {
                 let rows: Vec<(i64, Vec<u8>)> = sqlx::query_as(
                     "SELECT m.seq, e.vector FROM nodekit_am_embeddings e
@@ -313,7 +313,7 @@ impl Recall {
         }
     }
 
-    #[cfg(feature = "agent-memory-postgres")]
+    #[cfg(feature = "postgres")]
     /// [`Recall::nearest`] through pgvector. A thread of at most
     /// [`EXACT_LIMIT`] messages is scanned exactly: its rows are read through
     /// the B-tree on `thread_id` first (a materialised CTE), so the HNSW
@@ -451,7 +451,7 @@ fn with_tool_pairs(around: Vec<StoredMessage>, a: i64, b: i64) -> Vec<StoredMess
         .collect()
 }
 
-/// How long [`assemble_with`](crate::agent_memory::context::assemble_with) waits for the
+/// How long [`assemble_with`](crate::context::assemble_with) waits for the
 /// query's embedding and the search before leaving recall out.
 pub const DEFAULT_RECALL_TIMEOUT: Duration = Duration::from_secs(2);
 

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::tool::ToolDefinition;
+use nodekit_core::tool::ToolDefinition;
 
 /// The name of the tool the agent calls.
 pub const TOOL_NAME: &str = "updatePlan";
@@ -105,9 +105,9 @@ pub fn tool(
     store: super::Store,
     resource: impl Into<String>,
     thread: impl Into<String>,
-) -> crate::tool::FnTool {
+) -> nodekit_core::tool::FnTool {
     let (resource, thread) = (resource.into(), thread.into());
-    crate::tool::FnTool::new(tool_definition(), move |args: Value| {
+    nodekit_core::tool::FnTool::new(tool_definition(), move |args: Value| {
         let (store, resource, thread) = (store.clone(), resource.clone(), thread.clone());
         async move {
             let plan = match Plan::from_args(&args) {

@@ -2,7 +2,7 @@
 
 use super::*;
 
-#[cfg(feature = "agent-memory-sqlite")]
+#[cfg(feature = "sqlite")]
 /// [`Store::append`] on SQLite as one command to the connection's thread:
 /// the transaction, the thread's claim and the inserts in one round trip
 /// (each statement is a hop to the SQLite worker thread and back, which
@@ -100,7 +100,7 @@ impl Store {
             token_count,
             created_at: now,
         };
-        #[cfg(feature = "agent-memory-sqlite")]
+        #[cfg(feature = "sqlite")]
         #[allow(irrefutable_let_patterns)]
         if let Pools::Sqlite { write, .. } = self.db.pools() {
             let ids = sqlite_append(write, resource, thread, &prepared, messages, now).await?;

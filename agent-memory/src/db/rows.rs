@@ -6,8 +6,8 @@ use sqlx::types::Json;
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
 use super::db_err;
-use crate::error::Result;
-use crate::message::Message;
+use nodekit_core::error::Result;
+use nodekit_core::message::Message;
 
 /// One thread (conversation).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -46,10 +46,10 @@ use serde_json::{Value, json};
 
 use super::PackageError;
 use super::platform;
-use crate::credential;
-use crate::description::ConnectionType;
-use crate::error::{Error, Result, quoted};
-use crate::registry::{Catalog, CatalogEntry};
+use nodekit_core::credential;
+use nodekit_core::description::ConnectionType;
+use nodekit_core::error::{Error, Result, quoted};
+use nodekit_core::registry::{Catalog, CatalogEntry};
 
 /// The shims' shared code.
 const SHIM_JS: &str = include_str!("js/nodekit-shim.js");
@@ -557,7 +557,11 @@ fn check_siblings<'a>(
 
 /// A node's codex as n8n reads it from `<Class>.node.json`: `categories`,
 /// `subcategories` and a `resources` object (which n8n requires).
-fn codex_json(package: &str, entry: &CatalogEntry, codex: &crate::description::Codex) -> String {
+fn codex_json(
+    package: &str,
+    entry: &CatalogEntry,
+    codex: &nodekit_core::description::Codex,
+) -> String {
     let mut v = json!({
         "node": format!("{package}.{}", entry.description.name),
         "nodeVersion": "1.0",
@@ -697,17 +701,17 @@ fn io(path: &Path, e: std::io::Error) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::node::{NodeRuntime, Supply};
+    use nodekit_core::node::{NodeRuntime, Supply};
 
     fn refuse(
         _: Value,
-        _: crate::node::SupplyContext,
+        _: nodekit_core::node::SupplyContext,
     ) -> futures::future::BoxFuture<'static, Result<Supply>> {
-        Box::pin(async { Err(Error::from(crate::error::AgentError::Cancelled)) })
+        Box::pin(async { Err(Error::from(nodekit_core::error::AgentError::Cancelled)) })
     }
 
     fn tool(name: &str, credential: &str) -> CatalogEntry {
-        let description: crate::description::NodeDescription = serde_json::from_value(json!({
+        let description: nodekit_core::description::NodeDescription = serde_json::from_value(json!({
             "displayName": name, "name": name, "group": ["transform"], "version": 1,
             "description": "A tool.", "defaults": {"name": name}, "inputs": [], "outputs": ["ai_tool"],
             "credentials": [{"name": credential, "required": true}], "properties": [],

@@ -76,15 +76,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead};
 
-use crate::description::ConnectionType;
-use crate::error::{Error, Result, quoted, quoted_json_error};
-use crate::message::Message;
-use crate::model::{CallOptions, ModelSettings, ToolChoice};
-use crate::node::{Credentials, ExecuteContext, Inputs, SharedPools, Supply, SupplyContext};
-use crate::registry::{Catalog, CatalogEntry};
-use crate::run_log::{LogEntry, RunLog};
-use crate::tool::ToolDefinition;
-use crate::vector_store::Filter;
+use nodekit_core::description::ConnectionType;
+use nodekit_core::error::{Error, Result, quoted, quoted_json_error};
+use nodekit_core::message::Message;
+use nodekit_core::model::{CallOptions, ModelSettings, ToolChoice};
+use nodekit_core::node::{Credentials, ExecuteContext, Inputs, SharedPools, Supply, SupplyContext};
+use nodekit_core::registry::{Catalog, CatalogEntry};
+use nodekit_core::run_log::{LogEntry, RunLog};
+use nodekit_core::tool::ToolDefinition;
+use nodekit_core::vector_store::Filter;
 
 /// How many supplied objects the bridge keeps between calls.
 pub const MAX_SUPPLIES: usize = 64;
@@ -264,14 +264,6 @@ impl From<Fail> for Failure {
 
 type Outcome<T> = std::result::Result<T, Fail>;
 
-static SERVING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Whether this process serves n8n as its bridge: nodes then run for
-/// whoever edits n8n's workflows, not for whoever started the program.
-pub fn serving() -> bool {
-    SERVING.load(std::sync::atomic::Ordering::Relaxed)
-}
-
 /// The sidecar: answers requests for the nodes of a catalog.
 #[derive(Debug)]
 pub struct Bridge {
@@ -425,7 +417,8 @@ impl Bridge {
     /// as a task of the runtime, so a request is read and answered on the
     /// worker its arrival wakes.
     pub async fn serve_stdio(self: Arc<Self>) -> std::io::Result<()> {
-        SERVING.store(true, std::sync::atomic::Ordering::Relaxed);
+        // Nodes now run for whoever edits n8n's workflows.
+        nodekit_core::host::set_runs_editors_workflows();
         let input = stdin_reader()?;
         tokio::spawn(self.serve(input, std::io::stdout()))
             .await
@@ -662,7 +655,7 @@ async fn call(op: Op, supply: Supply, input: Value, node: &str) -> Outcome<Value
                 let names: Vec<&str> = tools.iter().map(|t| t.definition().name.as_str()).collect();
                 return Err(Fail::Refused(format!(
                     "node `{node}` has no tool named `{}`; its tools: {}",
-                    crate::error::shorten(name, 200),
+                    nodekit_core::error::shorten(name, 200),
                     names.join(", ")
                 )));
             };
@@ -866,9 +859,9 @@ fn seconds(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tool::{FnTool, ToolDefinition};
+    use nodekit_core::tool::{FnTool, ToolDefinition};
 
-    fn tool() -> Arc<dyn crate::tool::Tool> {
+    fn tool() -> Arc<dyn nodekit_core::tool::Tool> {
         let definition = ToolDefinition {
             name: "t".into(),
             description: String::new(),

@@ -16,10 +16,10 @@
 
 use serde::Serialize;
 
-use crate::embed::Embedder;
-use crate::error::Result;
-use crate::memory::langchain::Tokenizer;
-use crate::message::Message;
+use nodekit_core::embed::Embedder;
+use nodekit_core::error::Result;
+use nodekit_core::memory::langchain::Tokenizer;
+use nodekit_core::message::Message;
 
 use super::config::MemoryConfig;
 use super::plan::Plan;

@@ -2,22 +2,22 @@
 //! events and embeddings in SQLite or PostgreSQL, scoped by resource and
 //! thread (see the [module docs](super)).
 
-#[cfg(feature = "agent-memory-sqlite")]
+#[cfg(feature = "sqlite")]
 use std::path::Path;
 
-#[cfg(feature = "agent-memory-postgres")]
-use crate::postgres::Postgres;
+#[cfg(feature = "postgres")]
+use nodekit_db::postgres::Postgres;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-#[cfg(feature = "agent-memory-sqlite")]
+#[cfg(feature = "sqlite")]
 use serde_json::json;
-#[cfg(feature = "agent-memory-sqlite")]
+#[cfg(feature = "sqlite")]
 use sqlx::sqlite::SqlitePool;
 use sqlx::types::Json;
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
 use super::AgentMemoryError;
-#[cfg(feature = "agent-memory-sqlite")]
+#[cfg(feature = "sqlite")]
 use super::db::Pools;
 pub use super::db::{
     Backend, DEFAULT_SQLITE_PATH, Db, Durability, MAX_ID_CHARS, StoredMessage, ThreadInfo,
@@ -25,9 +25,9 @@ pub use super::db::{
 use super::db::{
     check_id, db_err, in_write_tx, no_thread, now_ms, on_reader, ownership, thread_from_row,
 };
-use crate::error::{Error, Result, shorten};
-use crate::memory::langchain::Tokenizer;
-use crate::message::{Message, Role};
+use nodekit_core::error::{Error, Result, shorten};
+use nodekit_core::memory::langchain::Tokenizer;
+use nodekit_core::message::{Message, Role};
 
 /// Tokens added to every message's count for the role and the framing a chat
 /// API wraps around it (OpenAI's cookbook counts 3 to 4): the observer's
@@ -317,7 +317,7 @@ pub fn message_tokens(tokenizer: Tokenizer, message: &Message) -> i64 {
 }
 
 impl Store {
-    #[cfg(feature = "agent-memory-sqlite")]
+    #[cfg(feature = "sqlite")]
     /// Opens (creating if needed) the SQLite file at `path` in WAL mode with
     /// a busy timeout, one writing and four reading connections, and
     /// migrates it; writes survive a power loss ([`Durability::PowerLoss`]).
@@ -325,26 +325,26 @@ impl Store {
         Self::open_sqlite_with(path, Durability::PowerLoss).await
     }
 
-    #[cfg(feature = "agent-memory-sqlite")]
+    #[cfg(feature = "sqlite")]
     /// [`Store::open_sqlite`] with the durability of its writes chosen.
     pub async fn open_sqlite_with(path: impl AsRef<Path>, durability: Durability) -> Result<Store> {
         Ok(Self::new(Db::open_sqlite(path, durability).await?))
     }
 
-    #[cfg(feature = "agent-memory-sqlite")]
+    #[cfg(feature = "sqlite")]
     /// Uses one existing SQLite pool for reads and writes (tests, in-memory
     /// databases); migrates it. Give it WAL mode and a busy timeout yourself.
     pub async fn from_sqlite_pool(pool: SqlitePool) -> Result<Store> {
         Self::from_sqlite_pools(pool.clone(), pool).await
     }
 
-    #[cfg(feature = "agent-memory-sqlite")]
+    #[cfg(feature = "sqlite")]
     /// Uses existing SQLite pools ([`Db::from_sqlite_pools`]).
     pub async fn from_sqlite_pools(read: SqlitePool, write: SqlitePool) -> Result<Store> {
         Ok(Self::new(Db::from_sqlite_pools(read, write).await?))
     }
 
-    #[cfg(feature = "agent-memory-postgres")]
+    #[cfg(feature = "postgres")]
     /// The store in `pg`'s database; connects and migrates
     /// ([`Db::postgres`]).
     pub async fn postgres(pg: &Postgres) -> Result<Store> {
@@ -395,5 +395,5 @@ mod resource;
 mod threads;
 mod transfer;
 
-#[cfg(all(test, feature = "agent-memory-sqlite"))]
+#[cfg(all(test, feature = "sqlite"))]
 mod tests;

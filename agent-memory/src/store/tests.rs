@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::message::ToolCall;
+use nodekit_core::message::ToolCall;
 
 fn temp_db(name: &str) -> std::path::PathBuf {
     let nanos = std::time::SystemTime::now()
@@ -133,13 +133,11 @@ async fn working_memory_versions_and_conflicts() {
     assert!(
         matches!(
             err.downcast_ref(),
-            Some(
-                crate::agent_memory::AgentMemoryError::WorkingMemoryConflict {
-                    expected: 0,
-                    actual: 1,
-                    ..
-                }
-            )
+            Some(crate::AgentMemoryError::WorkingMemoryConflict {
+                expected: 0,
+                actual: 1,
+                ..
+            })
         ),
         "{err}"
     );
@@ -200,7 +198,7 @@ async fn append_is_atomic_and_keeps_content() {
         assert!(
             matches!(
                 err.downcast_ref(),
-                Some(crate::agent_memory::AgentMemoryError::ThreadOwnership { .. })
+                Some(crate::AgentMemoryError::ThreadOwnership { .. })
             ),
             "{err}"
         );
@@ -242,12 +240,12 @@ async fn token_sums_saturate() {
         store.unobserved_tokens("r", "big", 0).await.unwrap(),
         i64::MAX
     );
-    let config = crate::agent_memory::MemoryConfig::default().without_working_memory();
-    let big = crate::agent_memory::assemble(&store, &config, "r", "big", None)
+    let config = crate::MemoryConfig::default().without_working_memory();
+    let big = crate::assemble(&store, &config, "r", "big", None)
         .await
         .unwrap();
     assert_eq!(big.total_tokens, usize::MAX);
-    let negative = crate::agent_memory::assemble(&store, &config, "r", "negative", Some("hi"))
+    let negative = crate::assemble(&store, &config, "r", "negative", Some("hi"))
         .await
         .unwrap();
     assert_eq!(negative.parts[0].tokens, 0);

@@ -33,9 +33,9 @@ impl PackageError {
     }
 }
 
-impl From<PackageError> for crate::Error {
+impl From<PackageError> for nodekit_core::Error {
     fn from(e: PackageError) -> Self {
-        crate::Error::other(e)
+        nodekit_core::Error::other(e)
     }
 }
 
@@ -46,7 +46,7 @@ mod tests {
     #[test]
     fn a_package_error_keeps_the_file_systems_error() {
         let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
-        let e = crate::Error::from(PackageError::io("cannot write `out`: denied", io));
+        let e = nodekit_core::Error::from(PackageError::io("cannot write `out`: denied", io));
         assert_eq!(e.to_string(), "n8n package: cannot write `out`: denied");
         assert!(e.downcast_ref::<PackageError>().is_some());
         let source = std::error::Error::source(&e).expect("the I/O error");

@@ -11,7 +11,7 @@ use object::read::elf::{FileHeader, ProgramHeader};
 use object::{Architecture, Object, ReadCache};
 
 use super::PackageError;
-use crate::error::{Error, Result, quoted};
+use nodekit_core::error::{Error, Result, quoted};
 
 /// What a program file is built for.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,8 +5,8 @@ use std::collections::HashSet;
 
 use super::{Db, Pools, RawMessage, StoredMessage, ThreadInfo, check_id, db_err, on_reader};
 use super::{raw_from_row, thread_from_row};
-use crate::error::Result;
-use crate::message::Role;
+use nodekit_core::error::Result;
+use nodekit_core::message::Role;
 
 /// How far back [`Db::recent`] looks for the tool call of a tool result at
 /// the start of its window before giving up on it (messages).
@@ -71,18 +71,18 @@ impl Db {
         // driving the join so each range is one search of the (thread, seq)
         // index. PostgreSQL: the seqs themselves, as an array (its planner
         // may scan a large thread for a join on ranges computed from JSON).
-        #[cfg(feature = "agent-memory-sqlite")]
+        #[cfg(feature = "sqlite")]
         const SQLITE: &str =
             "SELECT m.id, m.thread_id, m.seq, m.content, m.token_count, m.created_at
              FROM json_each($3) AS r CROSS JOIN nodekit_am_messages AS m
                ON m.thread_id = $1 AND m.seq BETWEEN r.value ->> 0 AND r.value ->> 1
              WHERE m.resource_id = $2 ORDER BY m.seq";
-        #[cfg(feature = "agent-memory-postgres")]
+        #[cfg(feature = "postgres")]
         const POSTGRES: &str = "SELECT id, thread_id, seq, content, token_count, created_at
              FROM nodekit_am_messages
              WHERE thread_id = $1 AND resource_id = $2 AND seq = ANY($3) ORDER BY seq";
         let raw: Vec<RawMessage> = match self.pools() {
-            #[cfg(feature = "agent-memory-sqlite")]
+            #[cfg(feature = "sqlite")]
             Pools::Sqlite { read, .. } => {
                 let ranges = serde_json::to_string(ranges).expect("ranges serialise");
                 let rows = sqlx::query(SQLITE)
@@ -94,7 +94,7 @@ impl Db {
                     .map_err(db_err)?;
                 rows.iter().map(raw_from_row).collect::<Result<_>>()?
             }
-            #[cfg(feature = "agent-memory-postgres")]
+            #[cfg(feature = "postgres")]
             Pools::Postgres(pool) => {
                 let seqs: Vec<i64> = ranges.iter().flat_map(|&(a, b)| a..=b).collect();
                 let rows = sqlx::query(POSTGRES)

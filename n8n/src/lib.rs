@@ -1,7 +1,7 @@
 //! nodekit nodes inside a real n8n.
 //!
 //! [`package`] writes an n8n community node package for the nodes of a
-//! [`Catalog`](crate::Catalog): one JavaScript shim per node, with the
+//! [`Catalog`](nodekit_core::Catalog): one JavaScript shim per node, with the
 //! catalog's description, and the program itself as the shims' back end.
 //! The shims talk to that program through [`bridge`]: a long-lived sidecar
 //! process (`nodekit bridge`) that reads one JSON request per line on

@@ -86,9 +86,9 @@ use std::time::Duration;
 
 use tokio::task::JoinHandle;
 
-use crate::error::{Error, Result};
-use crate::message::{Message, Role};
-use crate::model::{CallOptions, ChatModel};
+use nodekit_core::error::{Error, Result};
+use nodekit_core::message::{Message, Role};
+use nodekit_core::model::{CallOptions, ChatModel};
 
 use super::AgentMemoryError;
 use super::config::MemoryConfig;

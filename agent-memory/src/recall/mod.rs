@@ -68,12 +68,12 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
-use crate::embed::Embedder;
-use crate::error::{Error, Result};
-use crate::message::{Message, Role};
+use nodekit_core::embed::Embedder;
+use nodekit_core::error::{Error, Result};
+use nodekit_core::message::{Message, Role};
 
 use super::AgentMemoryError;
-#[cfg(feature = "agent-memory-sqlite")]
+#[cfg(feature = "sqlite")]
 use super::db::Durability;
 use super::db::{Attachment, Db, Pools, StoredMessage, ThreadInfo, check_id, on_reader};
 
@@ -135,7 +135,7 @@ pub const CONTEXT_AFTER: i64 = 1;
 /// sqlite-vec's largest `k`.
 const MAX_K: usize = 4096;
 
-#[cfg(feature = "agent-memory-sqlite")]
+#[cfg(feature = "sqlite")]
 pub use nodekit_db::sqlite::register_sqlite_vec;
 
 /// The text embedded for a message: its text, or its tool calls.
@@ -151,11 +151,11 @@ fn embed_text(m: &Message) -> String {
         .join("\n")
 }
 
-#[cfg(feature = "agent-memory-postgres")]
+#[cfg(feature = "postgres")]
 use nodekit_vector_index::pg_vector;
 use nodekit_vector_index::{bytes_vector, vector_bytes};
 
-#[cfg(feature = "agent-memory-postgres")]
+#[cfg(feature = "postgres")]
 fn cosine_distance(a: &[f32], b: &[f32]) -> f32 {
     let (mut dot, mut na, mut nb) = (0f32, 0f32, 0f32);
     for (x, y) in a.iter().zip(b) {
@@ -358,7 +358,7 @@ impl Recall {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as i64);
         match self.db.pools() {
-            #[cfg(feature = "agent-memory-sqlite")]
+            #[cfg(feature = "sqlite")]
             Pools::Sqlite { write, .. } => {
                 let mut tx = write.begin_with("BEGIN IMMEDIATE").await.map_err(db)?;
                 let existing: Option<i64> =
@@ -392,7 +392,7 @@ impl Recall {
                 }
                 tx.commit().await.map_err(db)?;
             }
-            #[cfg(feature = "agent-memory-postgres")]
+            #[cfg(feature = "postgres")]
             Pools::Postgres(pool) => {
                 // Outside the transaction: a missing extension must not abort it.
                 let _ = sqlx::query("CREATE EXTENSION IF NOT EXISTS vector")
@@ -547,16 +547,16 @@ impl Recall {
              SELECT id, thread_id, resource_id, $4, $5 FROM nodekit_am_messages
              WHERE id = $1 AND thread_id = $2 AND resource_id = $3
              ON CONFLICT (message_id) DO NOTHING";
-        #[cfg(feature = "agent-memory-sqlite")]
+        #[cfg(feature = "sqlite")]
         const VEC_SQLITE: &str =
             "INSERT INTO nodekit_am_vec (rowid, thread_id, resource_id, seq, embedding)
              SELECT id, thread_id, resource_id, seq, $2 FROM nodekit_am_messages WHERE id = $1";
-        #[cfg(feature = "agent-memory-postgres")]
+        #[cfg(feature = "postgres")]
         const VEC_PG: &str = "INSERT INTO nodekit_am_vectors (message_id, thread_id, resource_id, seq, embedding)
              SELECT id, thread_id, resource_id, seq, $2::vector FROM nodekit_am_messages WHERE id = $1";
         let mut written = 0;
         match self.db.pools() {
-            #[cfg(feature = "agent-memory-sqlite")]
+            #[cfg(feature = "sqlite")]
             Pools::Sqlite {
                 write, durability, ..
             } => {
@@ -614,7 +614,7 @@ impl Recall {
                 }
                 written += wrote?;
             }
-            #[cfg(feature = "agent-memory-postgres")]
+            #[cfg(feature = "postgres")]
             Pools::Postgres(pool) => {
                 let mut tx = pool.begin().await.map_err(db)?;
                 // Keeps delete_thread (FOR UPDATE) from committing between

@@ -10,11 +10,11 @@ use super::db::check_id;
 use super::observe::Observer;
 use super::recall::{Recall, Recaller};
 use super::{AssembleOptions, MemoryConfig, Store, assemble_with, plan, working_memory};
-use crate::embed::Embedder;
-use crate::error::Result;
-use crate::memory::Memory;
-use crate::message::Message;
-use crate::tool::Tool;
+use nodekit_core::embed::Embedder;
+use nodekit_core::error::Result;
+use nodekit_core::memory::Memory;
+use nodekit_core::message::Message;
+use nodekit_core::tool::Tool;
 
 /// One (resource, thread) of agent memory, ready for an agent.
 #[derive(Debug, Clone)]

@@ -1,6 +1,6 @@
 //! What agent memory's failures are: [`AgentMemoryError`].
 
-use crate::error::StoreError;
+use nodekit_core::error::StoreError;
 
 /// Agent memory failed or refused a request. Messages never hold a
 /// connection string or another resource's data.
@@ -88,8 +88,8 @@ impl AgentMemoryError {
     }
 }
 
-impl From<AgentMemoryError> for crate::Error {
+impl From<AgentMemoryError> for nodekit_core::Error {
     fn from(e: AgentMemoryError) -> Self {
-        crate::Error::other(e)
+        nodekit_core::Error::other(e)
     }
 }

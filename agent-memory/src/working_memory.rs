@@ -8,8 +8,8 @@
 
 use serde_json::{Value, json};
 
-use crate::error::{Error, Result};
-use crate::tool::ToolDefinition;
+use nodekit_core::error::{Error, Result};
+use nodekit_core::tool::ToolDefinition;
 
 /// Largest working memory (and template), in bytes.
 pub const MAX_BYTES: usize = 16 * 1024;
@@ -23,7 +23,7 @@ pub const TOOL_NAME: &str = "updateWorkingMemory";
 pub fn check_template(template: &str) -> Result<()> {
     let bad = |expected: &str| Error::InvalidSetting {
         name: "working memory template".into(),
-        value: crate::error::shorten(template, 60),
+        value: nodekit_core::error::shorten(template, 60),
         expected: expected.into(),
     };
     if template.trim().is_empty() {
@@ -114,9 +114,9 @@ pub fn tool(
     store: super::Store,
     resource: impl Into<String>,
     template: impl Into<String>,
-) -> crate::tool::FnTool {
+) -> nodekit_core::tool::FnTool {
     let (resource, template) = (resource.into(), template.into());
-    crate::tool::FnTool::new(tool_definition(), move |args: Value| {
+    nodekit_core::tool::FnTool::new(tool_definition(), move |args: Value| {
         let (store, resource, template) = (store.clone(), resource.clone(), template.clone());
         async move {
             let content =
@@ -143,7 +143,7 @@ pub fn system_text(content: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent_memory::config::DEFAULT_TEMPLATE;
+    use crate::config::DEFAULT_TEMPLATE;
 
     #[test]
     fn templates_must_have_a_shape() {

@@ -16,7 +16,7 @@
 //! `_SCHEMA`); otherwise in the SQLite file `instance-ai-memory.db`.
 
 use super::store::DEFAULT_SQLITE_PATH;
-use crate::error::{Error, Result};
+use nodekit_core::error::{Error, Result};
 
 /// The default working-memory template.
 pub const DEFAULT_TEMPLATE: &str = "# User Context
@@ -245,7 +245,7 @@ impl MemoryConfig {
 fn invalid(name: &str, value: &str, expected: &str) -> Error {
     Error::InvalidSetting {
         name: name.to_owned(),
-        value: crate::error::shorten(value, 60),
+        value: nodekit_core::error::shorten(value, 60),
         expected: expected.to_owned(),
     }
 }
