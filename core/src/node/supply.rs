@@ -59,6 +59,9 @@ impl<E: Embedder + 'static> IntoEmbedder for E {
     }
 }
 
+/// An object a factory logged, kept while the node supplies.
+type Made = Arc<dyn Any + Send + Sync>;
+
 /// Credentials by type name, as resolved for one node.
 pub type Credentials = Map<String, Value>;
 
@@ -72,8 +75,10 @@ pub struct SupplyContext {
     type_version: Option<f64>,
     inputs: Arc<Inputs>,
     pools: SharedPools,
-    /// What the factories logged, held so that their addresses stay theirs.
-    logged: Arc<Mutex<Vec<Arc<dyn Any + Send + Sync>>>>,
+    /// What the factories logged while the node supplies, held so that
+    /// their addresses stay theirs; `None` once the supply is logged (a
+    /// tool node's context lives on, and its calls remember nothing).
+    made: Arc<Mutex<Option<Vec<Made>>>>,
 }
 
 impl SupplyContext {
@@ -92,7 +97,7 @@ impl SupplyContext {
             type_version: None,
             inputs: Arc::default(),
             pools: SharedPools::default(),
-            logged: Arc::default(),
+            made: Arc::new(Mutex::new(Some(Vec::new()))),
         }
     }
 
@@ -205,11 +210,11 @@ impl SupplyContext {
         logged
     }
 
-    fn remember(&self, object: Arc<dyn Any + Send + Sync>) {
-        self.logged
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(object);
+    fn remember(&self, object: Made) {
+        let mut made = self.made.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(made) = made.as_mut() {
+            made.push(object);
+        }
     }
 
     /// Where this node's calls are logged.
@@ -226,9 +231,15 @@ impl SupplyContext {
     }
 
     /// `supply` with its objects logged as this node's, except those the
-    /// factories made here, which are logged already.
+    /// factories made here, which are logged already. The context stops
+    /// remembering what it logs.
     fn ensure_logged(&self, supply: Supply) -> Supply {
-        let made = self.logged.lock().unwrap_or_else(|e| e.into_inner());
+        let made = self
+            .made
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .unwrap_or_default();
         let ours = |object: *const ()| {
             made.iter()
                 .any(|m| std::ptr::addr_eq(Arc::as_ptr(m), object))

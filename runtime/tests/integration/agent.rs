@@ -557,7 +557,6 @@ mod embeddings {
 async fn review_fixes_logging_has_no_gaps() {
     use nodekit::node::Supply;
     let log = RunLog::new();
-    let ctx = SupplyContext::new("Raw", Default::default(), json!({}), log.clone());
     // A supply made without the factories is logged anyway, and one made
     // with them is not logged twice.
     fn raw(
@@ -578,6 +577,8 @@ async fn review_fixes_logging_has_no_gaps() {
         Box::pin(async move { Ok(ctx.create_chat_model(model)?.into()) })
     }
     for make in [raw as nodekit::node::SupplyFn, made] {
+        // A context is made for each supply.
+        let ctx = SupplyContext::new("Raw", Default::default(), json!({}), log.clone());
         let Supply::ChatModel(model) = ctx.clone().supply(make, Value::Null).await.unwrap() else {
             unreachable!()
         };
@@ -587,6 +588,18 @@ async fn review_fixes_logging_has_no_gaps() {
             .unwrap();
     }
     assert_eq!(log.entries().len(), 2);
+    // Once a node has supplied, its context keeps nothing it logs later
+    // (a tool node's calls): an object is held by its caller alone.
+    let ctx = SupplyContext::new("Raw", Default::default(), json!({}), log.clone());
+    let kept = ctx.logged(tool("t", |_| Ok(json!("fine"))));
+    assert_eq!(
+        Arc::strong_count(&kept),
+        2,
+        "remembered while the node supplies"
+    );
+    ctx.clone().supply(raw, Value::Null).await.unwrap();
+    let later = ctx.logged(tool("t", |_| Ok(json!("fine"))));
+    assert_eq!(Arc::strong_count(&later), 1);
     // A stream dropped before its end is logged as such.
     let streaming = CustomChatModel::new("s", |_, _| async { Ok(Message::ai("unused")) })
         .with_stream(|_, _| async {
