@@ -38,9 +38,10 @@ scripts/crate-graph.py
 # features' lints below, and a verified full build would redo every
 # dependency (~4 min).
 section "packages"
-# Cargo keeps the sources it unpacked from these packages under CARGO_HOME,
-# by name and version, and would build an earlier run's instead of these.
-rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/nodekit*-0.1.0
+# Cargo takes a package of a registry to be the same by name and version:
+# it would build the sources it unpacked from an earlier run's packages
+# (kept under CARGO_HOME), and keep what it compiled from them.
+rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/nodekit*-0.1.0 target/debug/.fingerprint/nodekit*
 libraries=(-p nodekit-rules -p nodekit-macros -p nodekit-vector-index -p nodekit-core -p nodekit-openai
   -p nodekit-db -p nodekit-history -p nodekit-vector-stores -p nodekit-sql -p nodekit-agent-memory -p nodekit-n8n -p nodekit)
 cargo package "${libraries[@]}" -p nodekit-nodes --no-verify --locked
