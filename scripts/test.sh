@@ -40,8 +40,14 @@ scripts/crate-graph.py
 section "packages"
 # Cargo takes a package of a registry to be the same by name and version:
 # it would build the sources it unpacked from an earlier run's packages
-# (kept under CARGO_HOME), and keep what it compiled from them.
-rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/nodekit*-0.1.0 target/debug/.fingerprint/nodekit*
+# (kept under CARGO_HOME), and keep what it compiled from them (the units
+# whose dep-info names those sources; the workspace's own are kept).
+unpacked="${CARGO_HOME:-$HOME/.cargo}/registry/src"
+for info in $(grep -l "$unpacked/[^/]*/nodekit[a-z-]*-0\.1\.0/" target/debug/deps/*.d 2>/dev/null); do
+  unit=${info%.d}
+  rm -rf target/debug/.fingerprint/*-"${unit##*-}"
+done
+rm -rf "$unpacked"/*/nodekit*-0.1.0
 libraries=(-p nodekit-rules -p nodekit-macros -p nodekit-vector-index -p nodekit-core -p nodekit-openai
   -p nodekit-db -p nodekit-history -p nodekit-vector-stores -p nodekit-sql -p nodekit-agent-memory -p nodekit-n8n -p nodekit)
 cargo package "${libraries[@]}" -p nodekit-nodes --no-verify --locked

@@ -474,6 +474,7 @@ impl ChatModel for Logged<dyn ChatModel> {
             match self.inner.stream(messages, options).await {
                 Ok(inner) => Ok(Box::pin(LoggedStream {
                     inner,
+                    node: self.scope.node.clone(),
                     acc: StreamAccumulator::default(),
                     call: Some(call),
                 }) as ChunkStream),
@@ -490,6 +491,7 @@ impl ChatModel for Logged<dyn ChatModel> {
 /// A model stream that records its merged answer when it ends, fails, or is dropped early.
 struct LoggedStream {
     inner: ChunkStream,
+    node: Arc<str>,
     acc: StreamAccumulator,
     call: Option<Call>,
 }
@@ -501,13 +503,8 @@ impl futures::Stream for LoggedStream {
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Option<Self::Item>> {
-        let item = futures::ready!(self.inner.as_mut().poll_next(cx));
-        let item = item.map(|item| {
-            item.map_err(|e| match &self.call {
-                Some(call) => e.in_node(call.scope.node()),
-                None => e,
-            })
-        });
+        let item = futures::ready!(self.inner.as_mut().poll_next(cx))
+            .map(|item| item.map_err(|e| e.in_node(&self.node)));
         match &item {
             Some(Ok(chunk)) => {
                 self.acc.push(chunk);

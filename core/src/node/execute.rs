@@ -170,7 +170,9 @@ impl ExecuteContext {
     /// A vector store filled and searched through an embedder, its calls
     /// logged as this node's.
     pub fn create_vector_store(&self, options: VectorStoreOptions) -> Arc<DocumentStore> {
-        Arc::new(DocumentStore::from_options(options).logged(LogScope::new(&self.node, &self.log)))
+        Arc::new(
+            DocumentStore::from_options(options).with_log(LogScope::new(&self.node, &self.log)),
+        )
     }
 
     /// Every connected tool.

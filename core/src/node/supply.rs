@@ -25,7 +25,6 @@ use crate::memory::Memory;
 use crate::model::ChatModel;
 use crate::run_log::{LogScope, Logged, RunLog};
 use crate::text_splitter::TextSplitter;
-use crate::tool::Tool;
 use crate::vector_store::{DocumentStore, VectorStoreOptions};
 
 /// What `ctx.create_chat_model(..)` makes a model from (the AI Node SDK's
@@ -194,7 +193,7 @@ impl SupplyContext {
     /// A vector store filled and searched through an embedder (the AI
     /// Node SDK's `createVectorStore`), its calls logged as this node's.
     pub fn create_vector_store(&self, options: VectorStoreOptions) -> Arc<DocumentStore> {
-        let store = Arc::new(DocumentStore::from_options(options).logged(self.scope()));
+        let store = Arc::new(DocumentStore::from_options(options).with_log(self.scope()));
         self.remember(store.clone());
         store
     }
@@ -244,20 +243,15 @@ impl SupplyContext {
             made.iter()
                 .any(|m| std::ptr::addr_eq(Arc::as_ptr(m), object))
         };
+        if address(&supply).is_some_and(&ours) {
+            return supply;
+        }
         let scope = self.scope();
         match supply {
-            Supply::ChatModel(m) if !ours(Arc::as_ptr(&m).cast()) => {
-                Supply::ChatModel(Arc::new(Logged::new(m, scope)))
-            }
-            Supply::Embedder(e) if !ours(Arc::as_ptr(&e).cast()) => {
-                Supply::Embedder(Arc::new(Logged::new(e, scope)))
-            }
-            Supply::Memory(m) if !ours(Arc::as_ptr(&m).cast()) => {
-                Supply::Memory(Arc::new(Logged::new(m, scope)))
-            }
-            Supply::Tool(t) if !ours(Arc::as_ptr(&t).cast()) => {
-                Supply::Tool(Arc::new(Logged::new(t, scope)))
-            }
+            Supply::ChatModel(m) => Supply::ChatModel(Arc::new(Logged::new(m, scope))),
+            Supply::Embedder(e) => Supply::Embedder(Arc::new(Logged::new(e, scope))),
+            Supply::Memory(m) => Supply::Memory(Arc::new(Logged::new(m, scope))),
+            Supply::Tool(t) => Supply::Tool(Arc::new(Logged::new(t, scope))),
             Supply::Toolkit(tools) => Supply::Toolkit(
                 tools
                     .into_iter()
@@ -265,29 +259,36 @@ impl SupplyContext {
                         if ours(Arc::as_ptr(&t).cast()) {
                             t
                         } else {
-                            Arc::new(Logged::new(t, scope.clone())) as Arc<dyn Tool>
+                            Arc::new(Logged::new(t, scope.clone()))
                         }
                     })
                     .collect(),
             ),
-            Supply::VectorStore(d) if !ours(Arc::as_ptr(&d).cast()) => {
-                Supply::VectorStore(Arc::new(d.with_log(scope)))
-            }
-            Supply::Documents(d) if !ours(Arc::as_ptr(&d).cast()) => {
-                Supply::Documents(Arc::new(Logged::new(d, scope)))
-            }
-            Supply::TextSplitter(t) if !ours(Arc::as_ptr(&t).cast()) => {
-                Supply::TextSplitter(Arc::new(Logged::new(t, scope)))
-            }
-            Supply::Other { connection, object } if !ours(Arc::as_ptr(&object).cast()) => {
-                Supply::Other {
-                    connection,
-                    object: object.logged(&scope),
-                }
-            }
-            logged => logged,
+            Supply::VectorStore(d) => Supply::VectorStore(Arc::new(d.with_log(scope))),
+            Supply::Documents(d) => Supply::Documents(Arc::new(Logged::new(d, scope))),
+            Supply::TextSplitter(t) => Supply::TextSplitter(Arc::new(Logged::new(t, scope))),
+            Supply::Other { connection, object } => Supply::Other {
+                connection,
+                object: object.logged(&scope),
+            },
         }
     }
+}
+
+/// The address of the object `supply` holds (none for a toolkit, whose
+/// tools are told apart one by one).
+fn address(supply: &Supply) -> Option<*const ()> {
+    Some(match supply {
+        Supply::ChatModel(m) => Arc::as_ptr(m).cast(),
+        Supply::Embedder(e) => Arc::as_ptr(e).cast(),
+        Supply::Memory(m) => Arc::as_ptr(m).cast(),
+        Supply::Tool(t) => Arc::as_ptr(t).cast(),
+        Supply::Toolkit(_) => return None,
+        Supply::VectorStore(d) => Arc::as_ptr(d).cast(),
+        Supply::Documents(d) => Arc::as_ptr(d).cast(),
+        Supply::TextSplitter(t) => Arc::as_ptr(t).cast(),
+        Supply::Other { object, .. } => Arc::as_ptr(object).cast(),
+    })
 }
 
 impl std::fmt::Debug for SupplyContext {

@@ -238,12 +238,6 @@ impl DocumentStore {
         }
     }
 
-    /// The same store, its calls logged in `scope`.
-    pub(crate) fn logged(mut self, scope: LogScope) -> DocumentStore {
-        self.log = Some(scope);
-        self
-    }
-
     /// A handle on the same store and embedder whose calls are logged in `scope`.
     pub(crate) fn with_log(&self, scope: LogScope) -> DocumentStore {
         DocumentStore {
