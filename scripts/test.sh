@@ -32,26 +32,10 @@ scripts/public-api.sh
 section "crate graph"
 scripts/crate-graph.py
 
-# The library crates as crates.io would take them (nothing is uploaded).
-# All are packaged; those nodekit needs are also built from their
-# packages, nodekit with authoring only: its features compile in the
-# features' lints below, and a verified full build would redo every
-# dependency (~4 min).
+# The crates as crates.io would take them (nothing is uploaded): each
+# packaged, and the libraries checked as their packages hold them.
 section "packages"
-# Cargo takes a package of a registry to be the same by name and version:
-# it would build the sources it unpacked from an earlier run's packages
-# (kept under CARGO_HOME), and keep what it compiled from them (the units
-# whose dep-info names those sources; the workspace's own are kept).
-unpacked="${CARGO_HOME:-$HOME/.cargo}/registry/src"
-for info in $(grep -l "$unpacked/[^/]*/nodekit[a-z-]*-0\.1\.0/" target/debug/deps/*.d 2>/dev/null); do
-  unit=${info%.d}
-  rm -rf target/debug/.fingerprint/*-"${unit##*-}"
-done
-rm -rf "$unpacked"/*/nodekit*-0.1.0
-libraries=(-p nodekit-rules -p nodekit-macros -p nodekit-vector-index -p nodekit-core -p nodekit-openai
-  -p nodekit-db -p nodekit-history -p nodekit-vector-stores -p nodekit-sql -p nodekit-agent-memory -p nodekit-n8n -p nodekit)
-cargo package "${libraries[@]}" -p nodekit-nodes --no-verify --locked
-cargo package "${libraries[@]}" --no-default-features --locked
+scripts/packages.sh
 
 section "services (PostgreSQL, PostgreSQL with pgvector, Redis)"
 if services=$(scripts/services.sh); then
@@ -68,13 +52,16 @@ fi
 # The library alone each time: the tests are linted in the workspace build,
 # where every feature is on, and the authoring-only tests are built and run
 # after them. The first failure stops the check.
+# host-features, beside each, keeps syn's features (and so the proc
+# macros) the same in every check.
 check_features() {
-  cargo clippy -p nodekit --no-default-features --lib --locked -- -D warnings || return 1
+  local lint=(cargo clippy -p nodekit -p host-features --no-default-features --lib --locked)
+  "${lint[@]}" -- -D warnings || return 1
   for feature in openai agent tiktoken sqlite postgres redis \
     sql-tools-sqlite sql-tools-postgres agent-memory-sqlite agent-memory-postgres \
     vector-store-sqlite vector-store-postgres ann n8n mcp serve; do
-    echo "-- nodekit with --features $feature"
-    cargo clippy -p nodekit --no-default-features --features "$feature" --lib --locked -- -D warnings || return 1
+    echo "-- nodekit with --features $feature (at ${SECONDS} s)"
+    "${lint[@]}" --features "nodekit/$feature" -- -D warnings || return 1
   done
   cargo test -p nodekit --no-default-features --locked --no-run
 }
