@@ -63,6 +63,12 @@ check_features() {
     echo "-- nodekit with --features $feature (at ${SECONDS} s)"
     "${lint[@]}" --features "nodekit/$feature" -- -D warnings || return 1
   done
+  # An outside program's command line: alone, and with `mcp serve`.
+  for features in nodekit-nodes/cli nodekit-nodes/cli,nodekit-nodes/mcp; do
+    echo "-- nodekit-nodes with --features $features (at ${SECONDS} s)"
+    cargo clippy -p nodekit-nodes -p host-features --no-default-features --features "$features" \
+      --lib --bins --locked -- -D warnings || return 1
+  done
   cargo test -p nodekit --no-default-features --locked --no-run
 }
 

@@ -1,14 +1,15 @@
 //! Reading n8n's credential shapes into nodekit settings.
 
-use nodekit::model::openai::OpenAiConfig;
-use serde_json::Value;
-
 /// n8n's `openAiApi` credential (`apiKey`, optional `url` as the API root,
 /// optional `headerName`/`headerValue`, optional `azureApiVersion`) for `model`.
-pub fn openai(credential: &Value, model: &str) -> nodekit::Result<OpenAiConfig> {
+#[cfg(feature = "openai")]
+pub fn openai(
+    credential: &serde_json::Value,
+    model: &str,
+) -> nodekit::Result<nodekit::model::openai::OpenAiConfig> {
     let text = |k: &str| text(credential, k);
     let api_key = required(credential, "openAiApi", "apiKey")?;
-    let mut config = OpenAiConfig::new(api_key, model);
+    let mut config = nodekit::model::openai::OpenAiConfig::new(api_key, model);
     if let Some(url) = text("url") {
         config.base_url = url.to_owned();
     }
@@ -20,15 +21,21 @@ pub fn openai(credential: &Value, model: &str) -> nodekit::Result<OpenAiConfig> 
 }
 
 /// Field `key` of a credential, when it is a text that is not empty.
-fn text<'a>(credential: &'a Value, key: &str) -> Option<&'a str> {
+#[cfg(any(feature = "openai", feature = "mcp"))]
+fn text<'a>(credential: &'a serde_json::Value, key: &str) -> Option<&'a str> {
     credential
         .get(key)
-        .and_then(Value::as_str)
+        .and_then(serde_json::Value::as_str)
         .filter(|s| !s.is_empty())
 }
 
 /// Field `key` of credential type `name`, or an error saying it is missing.
-pub fn required<'a>(credential: &'a Value, name: &str, key: &str) -> nodekit::Result<&'a str> {
+#[cfg(any(feature = "openai", feature = "mcp"))]
+pub fn required<'a>(
+    credential: &'a serde_json::Value,
+    name: &str,
+    key: &str,
+) -> nodekit::Result<&'a str> {
     text(credential, key).ok_or_else(|| nodekit::Error::InvalidCredentials {
         credential: name.into(),
         problem: format!("has no `{key}`"),
@@ -37,7 +44,10 @@ pub fn required<'a>(credential: &'a Value, name: &str, key: &str) -> nodekit::Re
 
 /// n8n's `postgres` credential. serde's message is not shown: it may quote
 /// a value, and a value may be the password.
-pub fn postgres(credential: &Value) -> nodekit::Result<nodekit::postgres::PostgresConfig> {
+#[cfg(any(feature = "postgres", feature = "vector-store"))]
+pub fn postgres(
+    credential: &serde_json::Value,
+) -> nodekit::Result<nodekit::postgres::PostgresConfig> {
     serde_json::from_value(credential.clone()).map_err(|_| nodekit::Error::InvalidCredentials {
         credential: "postgres".into(),
         problem: "is invalid; it needs host, database and user (text), and optionally port (a number), password and ssl (text)".into(),
@@ -45,10 +55,11 @@ pub fn postgres(credential: &Value) -> nodekit::Result<nodekit::postgres::Postgr
 }
 
 /// The file of nodekit's `sqlite` credential (`{"databasePath": "..."}`).
-pub fn sqlite_path(credential: &Value) -> nodekit::Result<String> {
+#[cfg(feature = "vector-store")]
+pub fn sqlite_path(credential: &serde_json::Value) -> nodekit::Result<String> {
     credential
         .get("databasePath")
-        .and_then(Value::as_str)
+        .and_then(serde_json::Value::as_str)
         .filter(|p| !p.trim().is_empty())
         .map(str::to_owned)
         .ok_or_else(|| nodekit::Error::InvalidCredentials {

@@ -1,6 +1,7 @@
 //! nodekit's built-in nodes. Linking this crate registers them in the
 //! program's [`nodekit::Catalog`].
 
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod credentials;
 pub mod nodes;

@@ -125,7 +125,7 @@ async fn serve(
             );
             let served = server.serve_stdio().await;
             // Calls the client left behind are cancelled on their servers too.
-            nodekit::sql::settle(std::time::Duration::from_secs(2)).await;
+            super::settle().await;
             served.map_err(|e| e.to_string())?;
         }
         Some((addr, options)) => {
@@ -141,7 +141,7 @@ async fn serve(
             nodekit::mcp::serve_http_until(server, listener, options, super::stop_signal())
                 .await
                 .map_err(|e| e.to_string())?;
-            nodekit::sql::settle(std::time::Duration::from_secs(2)).await;
+            super::settle().await;
             say!("stopped");
         }
     }

@@ -19,6 +19,7 @@
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+#[cfg(feature = "agent")]
 use std::sync::Arc;
 
 /// Prints a line on standard error, after this program's name.
@@ -28,17 +29,23 @@ macro_rules! say {
     };
 }
 
+#[cfg(feature = "mcp")]
 mod mcp;
+mod new;
+#[cfg(feature = "serve")]
 mod serve;
+#[cfg(feature = "vector-store")]
 mod vectors;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use nodekit::Catalog;
 use nodekit::error::{QUOTE_MAX, shorten};
+#[cfg(feature = "agent")]
 use nodekit::event::{AgentEvent, EventSender};
 use nodekit::from_ai;
 use nodekit::node::Credentials;
 use nodekit::tool::NodeTool;
+#[cfg(feature = "agent")]
 use nodekit::workflow::{RunOptions, RunResult, Workflow};
 use serde_json::Value;
 
@@ -77,6 +84,8 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
+    /// Make a crate of one's own nodes: one tool node, this command line, a test, and the settings of a small first build.
+    New(new::NewArgs),
     /// Print one node's description.
     Describe {
         /// Node name: `package.nodeName`, or `nodeName` when it is unambiguous.
@@ -121,6 +130,7 @@ enum Command {
         #[command(flatten)]
         credentials: CredentialArgs,
     },
+    #[cfg(feature = "agent-memory")]
     /// Inspect and move agent memory (storage from the N8N_INSTANCE_AI_* and DB_* variables).
     Memory {
         #[command(subcommand)]
@@ -129,6 +139,7 @@ enum Command {
         #[arg(long, value_name = "FILE", global = true)]
         db: Option<PathBuf>,
     },
+    #[cfg(feature = "agent")]
     /// Run a workflow (n8n export format) on one chat message, printing the answer as it streams.
     Run {
         /// The workflow JSON file.
@@ -145,6 +156,7 @@ enum Command {
         #[command(flatten)]
         credentials: CredentialArgs,
     },
+    #[cfg(feature = "n8n")]
     /// Write an n8n community node package of this program's nodes (see the guide runtime/docs/n8n.md).
     Package {
         /// The folder to write.
@@ -166,8 +178,10 @@ enum Command {
         #[arg(long, value_name = "PROGRAM")]
         binary: Vec<PathBuf>,
     },
+    #[cfg(feature = "n8n")]
     /// Serve the n8n package's shims: JSON requests on standard input, one answer per line on standard output.
     Bridge,
+    #[cfg(feature = "vector-store")]
     /// Index a folder's text and Markdown files into a vector store: split, embed, insert.
     ///
     /// Each file's chunks replace those an earlier run indexed from it
@@ -184,6 +198,7 @@ enum Command {
         #[command(flatten)]
         credentials: CredentialArgs,
     },
+    #[cfg(feature = "vector-store")]
     /// Search a vector store; prints the documents found and their scores as JSON.
     Query {
         /// What to search for.
@@ -199,13 +214,16 @@ enum Command {
         #[command(flatten)]
         credentials: CredentialArgs,
     },
+    #[cfg(feature = "mcp")]
     /// Serve a workflow's tools over the Model Context Protocol (`nodekit mcp serve --help`).
     Mcp {
         #[command(subcommand)]
         command: mcp::McpCommand,
     },
+    #[cfg(feature = "serve")]
     /// Serve a workflow's agent as a chat service over HTTP: n8n's chat protocol at its Chat Trigger's path (with the hosted page when public), an OpenAI-compatible /v1/chat/completions, and /healthz.
     Serve(serve::ServeArgs),
+    #[cfg(feature = "agent")]
     /// Chat with a workflow: each line you type is one message; an empty line or end of input quits.
     Chat {
         /// The workflow JSON file.
@@ -219,6 +237,7 @@ enum Command {
 }
 
 /// What `nodekit memory` does.
+#[cfg(feature = "agent-memory")]
 #[derive(Subcommand, Debug)]
 enum MemoryCommand {
     /// List a resource's threads.
@@ -313,6 +332,7 @@ pub fn main() -> ExitCode {
         Err(e) => return usage_error(e),
     };
     let result: Result<Option<String>, CliError> = match cli.command {
+        #[cfg(feature = "agent")]
         Command::Run {
             workflow,
             message,
@@ -324,6 +344,7 @@ pub fn main() -> ExitCode {
             &workflow,
             &credentials,
         ),
+        #[cfg(feature = "agent")]
         Command::Chat {
             workflow,
             session,
@@ -340,10 +361,16 @@ pub fn main() -> ExitCode {
             node_version,
             credentials,
         } => tool_call(&node, &params, &args, node_version, &credentials).map_err(CliError::Failed),
+        #[cfg(feature = "agent-memory")]
         Command::Memory { command, db } => memory(command, db).map_err(CliError::Failed),
+        #[cfg(feature = "n8n")]
         Command::Bridge => bridge(),
+        Command::New(args) => new::run(args).map_err(CliError::Failed),
+        #[cfg(feature = "mcp")]
         Command::Mcp { command } => mcp::run(command),
+        #[cfg(feature = "serve")]
         Command::Serve(args) => serve::run(args),
+        #[cfg(feature = "vector-store")]
         Command::Index {
             dir,
             store,
@@ -354,6 +381,7 @@ pub fn main() -> ExitCode {
             .and_then(|creds| {
                 async_runtime()?.block_on(vectors::index(&dir, &store, &split, &creds))
             }),
+        #[cfg(feature = "vector-store")]
         Command::Query {
             text,
             k,
@@ -448,6 +476,7 @@ fn tool_call(
 }
 
 /// Runs a `nodekit memory` command.
+#[cfg(feature = "agent-memory")]
 fn memory(command: MemoryCommand, db: Option<PathBuf>) -> Result<Option<String>, String> {
     use nodekit::agent_memory::{self, MemoryConfig};
     let mut config = MemoryConfig::from_env().map_err(|e| e.to_string())?;
@@ -499,6 +528,7 @@ fn memory(command: MemoryCommand, db: Option<PathBuf>) -> Result<Option<String>,
 }
 
 /// Serves the n8n shims until standard input closes.
+#[cfg(feature = "n8n")]
 fn bridge() -> Result<Option<String>, CliError> {
     let catalog = Catalog::global();
     catalog.check_unique().map_err(|e| e.to_string())?;
@@ -518,6 +548,7 @@ fn bridge() -> Result<Option<String>, CliError> {
 }
 
 /// `IP:PORT`, or a port alone on 127.0.0.1.
+#[cfg(any(feature = "mcp", feature = "serve"))]
 fn http_address(text: &str) -> Result<std::net::SocketAddr, String> {
     match text.parse::<u16>() {
         Ok(port) => Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port))),
@@ -528,6 +559,7 @@ fn http_address(text: &str) -> Result<std::net::SocketAddr, String> {
 }
 
 /// A secret read from the environment variable `var` that `flag` names.
+#[cfg(any(feature = "mcp", feature = "serve"))]
 fn secret_from_env(flag: &str, var: &str) -> Result<String, String> {
     match std::env::var(var) {
         Ok(secret) if !secret.is_empty() => Ok(secret),
@@ -536,7 +568,16 @@ fn secret_from_env(flag: &str, var: &str) -> Result<String, String> {
     }
 }
 
+/// Gives the SQL statements of calls cut off at a server's end up to 2 s
+/// to be cancelled on their databases.
+#[cfg(any(feature = "mcp", feature = "serve"))]
+async fn settle() {
+    #[cfg(feature = "sql-tools")]
+    nodekit::sql::settle(std::time::Duration::from_secs(2)).await;
+}
+
 /// SIGINT (Ctrl-C) or SIGTERM.
+#[cfg(any(feature = "mcp", feature = "serve"))]
 async fn stop_signal() {
     let interrupt = tokio::signal::ctrl_c();
     #[cfg(unix)]
@@ -567,6 +608,7 @@ fn async_runtime() -> Result<tokio::runtime::Runtime, String> {
 }
 
 /// Loads the workflow and credentials, then runs `work` on a Tokio runtime.
+#[cfg(feature = "agent")]
 fn workflow_command(
     work: impl FnOnce(&tokio::runtime::Runtime, Workflow, Arc<Credentials>) -> Result<(), CliError>,
     path: &Path,
@@ -578,6 +620,7 @@ fn workflow_command(
 }
 
 /// The workflow file at `path` and the credentials of the command line.
+#[cfg(feature = "agent")]
 fn load_workflow(
     path: &Path,
     credentials: &CredentialArgs,
@@ -626,6 +669,7 @@ fn load_credentials(args: &CredentialArgs) -> Result<Credentials, String> {
 }
 
 /// Runs the workflow on one message; the answer streams to stdout, tool calls to stderr.
+#[cfg(feature = "agent")]
 async fn run_once(
     workflow: &Workflow,
     credentials: Arc<Credentials>,
@@ -694,6 +738,7 @@ async fn run_once(
     Ok(result)
 }
 
+#[cfg(feature = "agent")]
 async fn run_workflow(
     workflow: Workflow,
     credentials: Arc<Credentials>,
@@ -709,6 +754,7 @@ async fn run_workflow(
     Ok(())
 }
 
+#[cfg(feature = "agent")]
 async fn chat(
     workflow: Workflow,
     credentials: Arc<Credentials>,
@@ -794,6 +840,7 @@ fn run(command: Command) -> Result<Option<String>, String> {
                 .map_err(|e| e.to_string())?;
             Ok(Some(pretty(&tool.definition().to_openai())))
         }
+        #[cfg(feature = "n8n")]
         Command::Package {
             out,
             name,
@@ -849,22 +896,12 @@ fn run(command: Command) -> Result<Option<String>, String> {
                 &serde_json::to_value(&report).expect("a report serialises"),
             )))
         }
-        Command::Run { .. }
-        | Command::Chat { .. }
-        | Command::ToolCall { .. }
-        | Command::Memory { .. }
-        | Command::Bridge
-        | Command::Mcp { .. }
-        | Command::Serve(_)
-        | Command::Index { .. }
-        | Command::Query { .. } => {
-            unreachable!("handled in main")
-        }
         Command::FromAi { params } => {
             let params = read_json(&params, "--params")?;
             let calls = from_ai::collect_calls(&params).map_err(|e| e.to_string())?;
             Ok(Some(pretty(&from_ai::arguments_schema(&calls))))
         }
+        _ => unreachable!("handled in main"),
     }
 }
 

@@ -122,7 +122,7 @@ pub(super) fn run(args: ServeArgs) -> Result<Option<String>, CliError> {
             .await
             .map_err(|e| e.to_string())?;
         // Statements of runs cut off at the end are cancelled on their servers.
-        nodekit::sql::settle(Duration::from_secs(2)).await;
+        super::settle().await;
         say!("stopped");
         Ok(None)
     })

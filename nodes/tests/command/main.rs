@@ -6,6 +6,7 @@ mod agent_memory_run;
 mod cli;
 mod mcp;
 mod memory_cli;
+mod new;
 mod run;
 mod serve;
 mod sql_example;

@@ -1,0 +1,34 @@
+//! The node as an agent calls it: through the catalog, with the arguments
+//! a model would send.
+use nodekit::Catalog;
+use nodekit::serde_json::json;
+
+#[tokio::test]
+async fn word_count_counts_and_lists_the_most_frequent() {
+    {{crate}}::link();
+    let entry = Catalog::global().find("wordCountTool").expect("registered");
+    let tools = entry
+        .tools("Word Count", &json!({}), None, Default::default())
+        .await
+        .expect("supplied");
+    let answer = tools[0]
+        .call(json!({"text": "the cat saw the dog", "top": 1}))
+        .await
+        .expect("answered");
+    assert_eq!(answer, json!({"words": 5, "top": [["the", 2]]}));
+}
+
+#[tokio::test]
+async fn a_top_out_of_bounds_is_an_argument_error() {
+    {{crate}}::link();
+    let entry = Catalog::global().find("wordCountTool").expect("registered");
+    let tools = entry
+        .tools("Word Count", &json!({}), None, Default::default())
+        .await
+        .expect("supplied");
+    let error = tools[0]
+        .call(json!({"text": "a", "top": 99}))
+        .await
+        .expect_err("99 is above 20");
+    assert!(error.to_string().contains("top"), "{error}");
+}
