@@ -59,12 +59,13 @@ check_features() {
   "${lint[@]}" -- -D warnings || return 1
   for feature in openai agent tiktoken sqlite postgres redis \
     sql-tools-sqlite sql-tools-postgres agent-memory-sqlite agent-memory-postgres \
-    vector-store-sqlite vector-store-postgres ann n8n mcp serve; do
+    vector-store-sqlite vector-store-postgres ann n8n mcp-server mcp-client serve; do
     echo "-- nodekit with --features $feature (at ${SECONDS} s)"
     "${lint[@]}" --features "nodekit/$feature" -- -D warnings || return 1
   done
-  # An outside program's command line: alone, and with `mcp serve`.
-  for features in nodekit-nodes/cli nodekit-nodes/cli,nodekit-nodes/mcp; do
+  # An outside program's command line: alone, and with `mcp serve` (as
+  # `nodekit new` makes it).
+  for features in nodekit-nodes/cli nodekit-nodes/cli,nodekit-nodes/mcp-server; do
     echo "-- nodekit-nodes with --features $features (at ${SECONDS} s)"
     cargo clippy -p nodekit-nodes -p host-features --no-default-features --features "$features" \
       --lib --bins --locked -- -D warnings || return 1

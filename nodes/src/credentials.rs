@@ -21,7 +21,7 @@ pub fn openai(
 }
 
 /// Field `key` of a credential, when it is a text that is not empty.
-#[cfg(any(feature = "openai", feature = "mcp"))]
+#[cfg(any(feature = "openai", feature = "mcp-client"))]
 fn text<'a>(credential: &'a serde_json::Value, key: &str) -> Option<&'a str> {
     credential
         .get(key)
@@ -30,7 +30,7 @@ fn text<'a>(credential: &'a serde_json::Value, key: &str) -> Option<&'a str> {
 }
 
 /// Field `key` of credential type `name`, or an error saying it is missing.
-#[cfg(any(feature = "openai", feature = "mcp"))]
+#[cfg(any(feature = "openai", feature = "mcp-client"))]
 pub fn required<'a>(
     credential: &'a serde_json::Value,
     name: &str,

@@ -213,8 +213,8 @@ pub mod expression;
 pub mod history;
 #[cfg(feature = "_http-server")]
 mod http_server;
-#[cfg(feature = "mcp")]
-#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+#[cfg(feature = "_mcp")]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "mcp-server", feature = "mcp-client"))))]
 pub mod mcp;
 pub mod model;
 #[cfg(feature = "postgres")]

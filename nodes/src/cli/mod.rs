@@ -29,7 +29,7 @@ macro_rules! say {
     };
 }
 
-#[cfg(feature = "mcp")]
+#[cfg(feature = "mcp-server")]
 mod mcp;
 mod new;
 #[cfg(feature = "serve")]
@@ -214,7 +214,7 @@ enum Command {
         #[command(flatten)]
         credentials: CredentialArgs,
     },
-    #[cfg(feature = "mcp")]
+    #[cfg(feature = "mcp-server")]
     /// Serve a workflow's tools over the Model Context Protocol (`nodekit mcp serve --help`).
     Mcp {
         #[command(subcommand)]
@@ -366,7 +366,7 @@ pub fn main() -> ExitCode {
         #[cfg(feature = "n8n")]
         Command::Bridge => bridge(),
         Command::New(args) => new::run(args).map_err(CliError::Failed),
-        #[cfg(feature = "mcp")]
+        #[cfg(feature = "mcp-server")]
         Command::Mcp { command } => mcp::run(command),
         #[cfg(feature = "serve")]
         Command::Serve(args) => serve::run(args),
@@ -548,7 +548,7 @@ fn bridge() -> Result<Option<String>, CliError> {
 }
 
 /// `IP:PORT`, or a port alone on 127.0.0.1.
-#[cfg(any(feature = "mcp", feature = "serve"))]
+#[cfg(any(feature = "mcp-server", feature = "serve"))]
 fn http_address(text: &str) -> Result<std::net::SocketAddr, String> {
     match text.parse::<u16>() {
         Ok(port) => Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port))),
@@ -559,7 +559,7 @@ fn http_address(text: &str) -> Result<std::net::SocketAddr, String> {
 }
 
 /// A secret read from the environment variable `var` that `flag` names.
-#[cfg(any(feature = "mcp", feature = "serve"))]
+#[cfg(any(feature = "mcp-server", feature = "serve"))]
 fn secret_from_env(flag: &str, var: &str) -> Result<String, String> {
     match std::env::var(var) {
         Ok(secret) if !secret.is_empty() => Ok(secret),
@@ -570,14 +570,14 @@ fn secret_from_env(flag: &str, var: &str) -> Result<String, String> {
 
 /// Gives the SQL statements of calls cut off at a server's end up to 2 s
 /// to be cancelled on their databases.
-#[cfg(any(feature = "mcp", feature = "serve"))]
+#[cfg(any(feature = "mcp-server", feature = "serve"))]
 async fn settle() {
     #[cfg(feature = "sql-tools")]
     nodekit::sql::settle(std::time::Duration::from_secs(2)).await;
 }
 
 /// SIGINT (Ctrl-C) or SIGTERM.
-#[cfg(any(feature = "mcp", feature = "serve"))]
+#[cfg(any(feature = "mcp-server", feature = "serve"))]
 async fn stop_signal() {
     let interrupt = tokio::signal::ctrl_c();
     #[cfg(unix)]

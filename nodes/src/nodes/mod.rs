@@ -8,7 +8,7 @@ pub mod document_default_data_loader;
 pub mod embeddings_openai_compatible;
 #[cfg(feature = "openai")]
 pub mod lm_chat_openai_compatible;
-#[cfg(feature = "mcp")]
+#[cfg(feature = "mcp-client")]
 pub mod mcp_client_tool;
 #[cfg(feature = "agent-memory")]
 pub mod memory_agent;

@@ -40,29 +40,42 @@
 //! # }
 //! ```
 
+#[cfg(feature = "mcp-client")]
 mod client;
 mod error;
+#[cfg(feature = "mcp-server")]
 mod http;
+#[cfg(feature = "mcp-server")]
 mod server;
+#[cfg(feature = "mcp-client")]
 mod sse;
 
+#[cfg(feature = "mcp-server")]
 use std::sync::Arc;
 
+#[cfg(feature = "mcp-server")]
 use rmcp::ServiceExt;
+#[cfg(feature = "mcp-server")]
 use rmcp::transport::async_rw::AsyncRwTransport;
 
+#[cfg(feature = "mcp-client")]
 pub use client::{ALLOW_STDIO_IN_N8N, McpClient, ServerTransport, ToolFilter};
 pub use error::McpError;
+#[cfg(feature = "mcp-server")]
 pub use http::{
     DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS, HttpOptions, MCP_PATH, bind, serve_http,
     serve_http_until,
 };
+#[cfg(feature = "mcp-server")]
 pub use server::McpServer;
 
+#[cfg(feature = "mcp-server")]
 use crate::error::Result;
+#[cfg(feature = "mcp-server")]
 use crate::tool::Tool;
 
 /// The longest message accepted on standard input: 4 MiB, as over HTTP.
+#[cfg(feature = "mcp-server")]
 pub const MAX_STDIO_MESSAGE_BYTES: usize = DEFAULT_MAX_BODY_BYTES;
 
 /// Serves `tools` over standard input and output until the client closes
@@ -73,10 +86,12 @@ pub const MAX_STDIO_MESSAGE_BYTES: usize = DEFAULT_MAX_BODY_BYTES;
 /// runtime (`#[tokio::main(flavor = "current_thread")]`) answers them
 /// faster than a multi-thread one, which hands each wake-up to another
 /// thread.
+#[cfg(feature = "mcp-server")]
 pub async fn serve_stdio(tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Result<()> {
     McpServer::new(tools)?.serve_stdio().await
 }
 
+#[cfg(feature = "mcp-server")]
 impl McpServer {
     /// Serves over standard input and output (see [`serve_stdio`]).
     pub async fn serve_stdio(self) -> Result<()> {
