@@ -44,7 +44,7 @@ pub fn required<'a>(
 
 /// n8n's `postgres` credential. serde's message is not shown: it may quote
 /// a value, and a value may be the password.
-#[cfg(any(feature = "postgres", feature = "vector-store"))]
+#[cfg(any(feature = "postgres", feature = "vector-store-postgres"))]
 pub fn postgres(
     credential: &serde_json::Value,
 ) -> nodekit::Result<nodekit::postgres::PostgresConfig> {
@@ -55,7 +55,7 @@ pub fn postgres(
 }
 
 /// The file of nodekit's `sqlite` credential (`{"databasePath": "..."}`).
-#[cfg(feature = "vector-store")]
+#[cfg(feature = "vector-store-sqlite")]
 pub fn sqlite_path(credential: &serde_json::Value) -> nodekit::Result<String> {
     credential
         .get("databasePath")

@@ -34,7 +34,7 @@ mod mcp;
 mod new;
 #[cfg(feature = "serve")]
 mod serve;
-#[cfg(feature = "vector-store")]
+#[cfg(feature = "_vector-store")]
 mod vectors;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -130,7 +130,7 @@ enum Command {
         #[command(flatten)]
         credentials: CredentialArgs,
     },
-    #[cfg(feature = "agent-memory")]
+    #[cfg(feature = "_agent-memory")]
     /// Inspect and move agent memory (storage from the N8N_INSTANCE_AI_* and DB_* variables).
     Memory {
         #[command(subcommand)]
@@ -181,7 +181,7 @@ enum Command {
     #[cfg(feature = "n8n")]
     /// Serve the n8n package's shims: JSON requests on standard input, one answer per line on standard output.
     Bridge,
-    #[cfg(feature = "vector-store")]
+    #[cfg(feature = "_vector-store")]
     /// Index a folder's text and Markdown files into a vector store: split, embed, insert.
     ///
     /// Each file's chunks replace those an earlier run indexed from it
@@ -198,7 +198,7 @@ enum Command {
         #[command(flatten)]
         credentials: CredentialArgs,
     },
-    #[cfg(feature = "vector-store")]
+    #[cfg(feature = "_vector-store")]
     /// Search a vector store; prints the documents found and their scores as JSON.
     Query {
         /// What to search for.
@@ -237,7 +237,7 @@ enum Command {
 }
 
 /// What `nodekit memory` does.
-#[cfg(feature = "agent-memory")]
+#[cfg(feature = "_agent-memory")]
 #[derive(Subcommand, Debug)]
 enum MemoryCommand {
     /// List a resource's threads.
@@ -361,7 +361,7 @@ pub fn main() -> ExitCode {
             node_version,
             credentials,
         } => tool_call(&node, &params, &args, node_version, &credentials).map_err(CliError::Failed),
-        #[cfg(feature = "agent-memory")]
+        #[cfg(feature = "_agent-memory")]
         Command::Memory { command, db } => memory(command, db).map_err(CliError::Failed),
         #[cfg(feature = "n8n")]
         Command::Bridge => bridge(),
@@ -370,7 +370,7 @@ pub fn main() -> ExitCode {
         Command::Mcp { command } => mcp::run(command),
         #[cfg(feature = "serve")]
         Command::Serve(args) => serve::run(args),
-        #[cfg(feature = "vector-store")]
+        #[cfg(feature = "_vector-store")]
         Command::Index {
             dir,
             store,
@@ -381,7 +381,7 @@ pub fn main() -> ExitCode {
             .and_then(|creds| {
                 async_runtime()?.block_on(vectors::index(&dir, &store, &split, &creds))
             }),
-        #[cfg(feature = "vector-store")]
+        #[cfg(feature = "_vector-store")]
         Command::Query {
             text,
             k,
@@ -476,7 +476,7 @@ fn tool_call(
 }
 
 /// Runs a `nodekit memory` command.
-#[cfg(feature = "agent-memory")]
+#[cfg(feature = "_agent-memory")]
 fn memory(command: MemoryCommand, db: Option<PathBuf>) -> Result<Option<String>, String> {
     use nodekit::agent_memory::{self, MemoryConfig};
     let mut config = MemoryConfig::from_env().map_err(|e| e.to_string())?;
@@ -569,10 +569,10 @@ fn secret_from_env(flag: &str, var: &str) -> Result<String, String> {
 }
 
 /// Gives the SQL statements of calls cut off at a server's end up to 2 s
-/// to be cancelled on their databases.
+/// to be cancelled on their PostgreSQL servers.
 #[cfg(any(feature = "mcp-server", feature = "serve"))]
 async fn settle() {
-    #[cfg(feature = "sql-tools")]
+    #[cfg(feature = "sql-tools-postgres")]
     nodekit::sql::settle(std::time::Duration::from_secs(2)).await;
 }
 

@@ -10,7 +10,9 @@ use nodekit::embed::{EmbeddingsConfig, OpenAiEmbedder};
 use nodekit::error::{QUOTE_MAX, shorten};
 use nodekit::node::Credentials;
 use nodekit::text_splitter::{RecursiveCharacterTextSplitter, split_documents};
+#[cfg(feature = "vector-store-postgres")]
 use nodekit::vector_store::pgvector::{PgVectorOptions, PgVectorStore};
+#[cfg(feature = "vector-store-sqlite")]
 use nodekit::vector_store::sqlite::SqliteVectorStore;
 use nodekit::vector_store::{DocumentStore, Filter, Selection, VectorStore, VectorStoreOptions};
 use serde_json::{Value, json};
@@ -62,14 +64,25 @@ async fn open(
     batch: usize,
 ) -> Result<DocumentStore, String> {
     let store: Arc<dyn VectorStore> = match args.store.split_once(':') {
+        #[cfg(feature = "vector-store-sqlite")]
         Some(("sqlite", path)) if !path.is_empty() => Arc::new(
             SqliteVectorStore::open(path, args.collection.as_deref().unwrap_or("documents"))
                 .await
                 .map_err(|e| e.to_string())?,
         ),
+        #[cfg(feature = "vector-store-postgres")]
         None if args.store == "pgvector" => pgvector(args, credentials, None).await?,
+        #[cfg(feature = "vector-store-postgres")]
         Some(("pgvector", table)) if !table.is_empty() => {
             pgvector(args, credentials, Some(table)).await?
+        }
+        #[cfg(not(feature = "vector-store-sqlite"))]
+        Some(("sqlite", _)) => return Err(not_built("SQLite", "vector-store-sqlite")),
+        #[cfg(not(feature = "vector-store-postgres"))]
+        Some(("pgvector", _)) | None
+            if args.store == "pgvector" || args.store.starts_with("pgvector:") =>
+        {
+            return Err(not_built("PGVector", "vector-store-postgres"));
         }
         _ => {
             return Err(format!(
@@ -94,6 +107,13 @@ async fn open(
     }))
 }
 
+/// A store this program was built without.
+#[cfg(not(all(feature = "vector-store-sqlite", feature = "vector-store-postgres")))]
+fn not_built(store: &str, feature: &str) -> String {
+    format!("this program was built without the {store} store (nodekit-nodes' feature `{feature}`)")
+}
+
+#[cfg(feature = "vector-store-postgres")]
 async fn pgvector(
     args: &StoreArgs,
     credentials: &Credentials,

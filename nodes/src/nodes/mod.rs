@@ -10,7 +10,7 @@ pub mod embeddings_openai_compatible;
 pub mod lm_chat_openai_compatible;
 #[cfg(feature = "mcp-client")]
 pub mod mcp_client_tool;
-#[cfg(feature = "agent-memory")]
+#[cfg(feature = "_agent-memory")]
 pub mod memory_agent;
 pub mod memory_buffer_window;
 #[cfg(feature = "postgres")]
@@ -19,14 +19,14 @@ pub mod memory_postgres_chat;
 pub mod memory_redis_chat;
 #[cfg(feature = "sqlite")]
 pub mod memory_sqlite_chat;
-#[cfg(feature = "sql-tools")]
+#[cfg(feature = "_sql-tools")]
 pub mod sql_tools;
 pub mod text_splitters;
 #[cfg(feature = "http-request")]
 pub mod tool_http_request;
 pub mod tool_think;
 pub mod vector_store_in_memory;
-#[cfg(feature = "vector-store")]
+#[cfg(feature = "vector-store-postgres")]
 pub mod vector_store_pgvector;
-#[cfg(feature = "vector-store")]
+#[cfg(feature = "vector-store-sqlite")]
 pub mod vector_store_sqlite;
