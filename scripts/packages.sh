@@ -36,9 +36,9 @@ check="$target/package/check"
 rm -rf "$check"
 mkdir -p "$check"
 
-# A crate of its own depends on every library, each unpacked from its
-# package; the packages' dependencies on each other (by version, as on a
-# registry) are patched to those unpacked copies.
+# A crate of its own depends on every library by version, as on a
+# registry, and every such dependency (its own and the packages' on each
+# other) is patched to the copy unpacked from the package.
 {
   echo '[package]'
   echo 'name = "packages"'
@@ -52,7 +52,7 @@ mkdir -p "$check"
   sed -n '/^\[profile\./,/^$/p' Cargo.toml
   echo '[dependencies]'
   for name in "${libraries[@]}"; do
-    echo "$name = { path = \"$name-$version\", features = [${features[$name]:-}] }"
+    echo "$name = { version = \"=$version\", features = [${features[$name]:-}] }"
   done
   echo '[patch.crates-io]'
   for name in "${libraries[@]}"; do

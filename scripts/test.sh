@@ -55,20 +55,19 @@ fi
 # host-features, beside each, keeps syn's features (and so the proc
 # macros) the same in every check.
 check_features() {
-  local lint=(cargo clippy -p nodekit -p host-features --no-default-features --lib --locked)
-  "${lint[@]}" -- -D warnings || return 1
+  local lint=(cargo clippy -p host-features --no-default-features --lib --locked)
+  "${lint[@]}" -p nodekit -- -D warnings || return 1
   for feature in openai agent tiktoken sqlite postgres redis \
     sql-tools-sqlite sql-tools-postgres agent-memory-sqlite agent-memory-postgres \
     vector-store-sqlite vector-store-postgres ann n8n mcp-server mcp-client serve; do
     echo "-- nodekit with --features $feature (at ${SECONDS} s)"
-    "${lint[@]}" --features "nodekit/$feature" -- -D warnings || return 1
+    "${lint[@]}" -p nodekit --features "nodekit/$feature" -- -D warnings || return 1
   done
   # An outside program's command line: alone, and with `mcp serve` (as
   # `nodekit new` makes it).
   for features in nodekit-nodes/cli nodekit-nodes/cli,nodekit-nodes/mcp-server; do
     echo "-- nodekit-nodes with --features $features (at ${SECONDS} s)"
-    cargo clippy -p nodekit-nodes -p host-features --no-default-features --features "$features" \
-      --lib --bins --locked -- -D warnings || return 1
+    "${lint[@]}" -p nodekit-nodes --bins --features "$features" -- -D warnings || return 1
   done
   cargo test -p nodekit --no-default-features --locked --no-run
 }

@@ -79,9 +79,7 @@ async fn open(
         #[cfg(not(feature = "vector-store-sqlite"))]
         Some(("sqlite", _)) => return Err(not_built("SQLite", "vector-store-sqlite")),
         #[cfg(not(feature = "vector-store-postgres"))]
-        Some(("pgvector", _)) | None
-            if args.store == "pgvector" || args.store.starts_with("pgvector:") =>
-        {
+        _ if args.store.split(':').next() == Some("pgvector") => {
             return Err(not_built("PGVector", "vector-store-postgres"));
         }
         _ => {

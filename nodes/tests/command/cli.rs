@@ -4,7 +4,7 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
-fn nodekit(args: &[&str]) -> Output {
+pub(super) fn nodekit(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_nodekit"))
         .args(args)
         .output()
@@ -38,7 +38,7 @@ fn stdout_json(out: &Output) -> Value {
     serde_json::from_slice(&out.stdout).expect("stdout is JSON")
 }
 
-fn stderr(out: &Output) -> String {
+pub(super) fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 

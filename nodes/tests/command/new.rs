@@ -1,14 +1,9 @@
 //! `nodekit new`: the crate it makes builds, and its test passes.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn nodekit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nodekit"))
-        .args(args)
-        .output()
-        .expect("nodekit runs")
-}
+use super::cli::{nodekit, stderr};
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
@@ -19,7 +14,7 @@ fn a_new_crate_builds_and_its_node_answers() {
     let dir = nodekit_test_support::scratch_dir().join(nodekit_test_support::unique("new"));
     let crate_dir = dir.join("word-count");
     let out = nodekit(&["new", "word-count", "--path", crate_dir.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         text(&out.stdout).contains("cargo test"),
         "{}",
@@ -69,7 +64,7 @@ fn a_new_crate_builds_and_its_node_answers() {
         ])
         .output()
         .expect("the new program runs");
-    assert!(call.status.success(), "{}", text(&call.stderr));
+    assert!(call.status.success(), "{}", stderr(&call));
     let answer: serde_json::Value = serde_json::from_slice(&call.stdout).unwrap();
     assert_eq!(
         answer,
@@ -83,9 +78,9 @@ fn new_refuses_a_bad_name_and_a_folder_in_use() {
     let out = nodekit(&["new", "Word Count"]);
     assert!(!out.status.success());
     assert!(
-        text(&out.stderr).contains("not a crate name"),
+        stderr(&out).contains("not a crate name"),
         "{}",
-        text(&out.stderr)
+        stderr(&out)
     );
 
     let dir = nodekit_test_support::scratch_dir().join(nodekit_test_support::unique("used"));
@@ -93,11 +88,7 @@ fn new_refuses_a_bad_name_and_a_folder_in_use() {
     std::fs::write(dir.join("keep.txt"), "mine").unwrap();
     let out = nodekit(&["new", "demo", "--path", dir.to_str().unwrap()]);
     assert!(!out.status.success());
-    assert!(
-        text(&out.stderr).contains("not empty"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert!(stderr(&out).contains("not empty"), "{}", stderr(&out));
     assert_eq!(
         std::fs::read_to_string(dir.join("keep.txt")).unwrap(),
         "mine"

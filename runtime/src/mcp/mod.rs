@@ -49,14 +49,8 @@ mod http;
 mod server;
 #[cfg(feature = "mcp-client")]
 mod sse;
-
 #[cfg(feature = "mcp-server")]
-use std::sync::Arc;
-
-#[cfg(feature = "mcp-server")]
-use rmcp::ServiceExt;
-#[cfg(feature = "mcp-server")]
-use rmcp::transport::async_rw::AsyncRwTransport;
+mod stdio;
 
 #[cfg(feature = "mcp-client")]
 pub use client::{ALLOW_STDIO_IN_N8N, McpClient, ServerTransport, ToolFilter};
@@ -68,52 +62,5 @@ pub use http::{
 };
 #[cfg(feature = "mcp-server")]
 pub use server::McpServer;
-
 #[cfg(feature = "mcp-server")]
-use crate::error::Result;
-#[cfg(feature = "mcp-server")]
-use crate::tool::Tool;
-
-/// The longest message accepted on standard input: 4 MiB, as over HTTP.
-#[cfg(feature = "mcp-server")]
-pub const MAX_STDIO_MESSAGE_BYTES: usize = DEFAULT_MAX_BODY_BYTES;
-
-/// Serves `tools` over standard input and output until the client closes
-/// its end. Calls still running then get up to 5 seconds to answer before
-/// they are cancelled. Nothing else may write to standard output meanwhile.
-///
-/// There is one client, and its calls mostly wait on I/O: a current-thread
-/// runtime (`#[tokio::main(flavor = "current_thread")]`) answers them
-/// faster than a multi-thread one, which hands each wake-up to another
-/// thread.
-#[cfg(feature = "mcp-server")]
-pub async fn serve_stdio(tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Result<()> {
-    McpServer::new(tools)?.serve_stdio().await
-}
-
-#[cfg(feature = "mcp-server")]
-impl McpServer {
-    /// Serves over standard input and output (see [`serve_stdio`]).
-    pub async fn serve_stdio(self) -> Result<()> {
-        let transport = AsyncRwTransport::<rmcp::RoleServer, _, _>::new(
-            tokio::io::stdin(),
-            tokio::io::stdout(),
-        )
-        .with_max_line_length(MAX_STDIO_MESSAGE_BYTES);
-        let session_error = |reason: String| McpError::Session {
-            what: "stdio session".into(),
-            reason,
-        };
-        let running = self
-            .clone()
-            .serve(transport)
-            .await
-            .map_err(|e| session_error(e.to_string()))?;
-        let ended = running.waiting().await;
-        // The session cancelled its running calls; they stop (and drop what
-        // they hold) before this returns.
-        self.calls_ended(std::time::Duration::from_secs(2)).await;
-        ended.map_err(|e| session_error(e.to_string()))?;
-        Ok(())
-    }
-}
+pub use stdio::{MAX_STDIO_MESSAGE_BYTES, serve_stdio};
