@@ -1,7 +1,7 @@
 //! Tools over the Model Context Protocol (MCP), with the official Rust SDK
 //! (`rmcp`).
 //!
-//! [`McpServer`] serves any [`Tool`]s — nodes declared with
+//! [`McpServer`] serves any [`Tool`](crate::tool::Tool)s — nodes declared with
 //! `#[ai_node(output = tool)]`, nodekit's SQL tools, [`FnTool`](crate::tool::FnTool)s —
 //! to MCP clients (Claude Desktop, Cursor, n8n's MCP Client Tool,
 //! LangChain's and Mastra's adapters): over standard input and output with
@@ -11,7 +11,7 @@
 //!
 //! [`McpClient`] goes the other way: it connects to an MCP server (over
 //! Streamable HTTP, or a local command over stdio) and gives each of its
-//! tools as a [`Tool`] an agent can call (the `mcpClientTool` node).
+//! tools as a [`Tool`](crate::tool::Tool) an agent can call (the `mcpClientTool` node).
 //!
 //! ```no_run
 //! use std::sync::Arc;
