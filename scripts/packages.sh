@@ -14,8 +14,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-libraries=(nodekit-rules nodekit-macros nodekit-vector-index nodekit-core nodekit-openai
-  nodekit-db nodekit-history nodekit-vector-stores nodekit-sql nodekit-agent-memory nodekit-n8n nodekit)
+libraries=(nodekit-rules nodekit-macros nodekit-vector-index nodekit-core nodekit-http nodekit-openai
+  nodekit-db nodekit-history nodekit-vector-stores nodekit-sql nodekit-agent-memory nodekit-n8n
+  nodekit-workflow nodekit-http-server nodekit-mcp nodekit-serve nodekit)
 # The features each library is checked with, beyond its defaults.
 declare -A features=(
   [nodekit-db]='"sqlite", "postgres"'
@@ -23,6 +24,7 @@ declare -A features=(
   [nodekit-vector-stores]='"sqlite", "postgres"'
   [nodekit-sql]='"sqlite", "postgres"'
   [nodekit-agent-memory]='"sqlite", "postgres"'
+  [nodekit-mcp]='"server", "client"'
 )
 
 packages=()

@@ -27,9 +27,10 @@ RUSTC_BOOTSTRAP=1 RUSTDOCFLAGS="-Z unstable-options --output-format json" \
   cargo doc -q --workspace --no-deps --lib --all-features --locked
 
 # Each crate and the folder its listing is in.
-for crate in nodekit:runtime nodekit-core:core nodekit-openai:openai nodekit-db:db \
+for crate in nodekit:runtime nodekit-core:core nodekit-http:http nodekit-openai:openai nodekit-db:db \
   nodekit-history:history nodekit-vector-stores:vector-stores nodekit-vector-index:vector-index \
-  nodekit-sql:sql nodekit-agent-memory:agent-memory nodekit-n8n:n8n; do
+  nodekit-sql:sql nodekit-agent-memory:agent-memory nodekit-n8n:n8n \
+  nodekit-workflow:workflow nodekit-http-server:http-server nodekit-mcp:mcp nodekit-serve:serve; do
   name=${crate%%:*}
   listing=${crate#*:}/public-api.txt
   cargo run -q -p api-listing --locked -- "$target/doc/${name//-/_}.json" > "$now"

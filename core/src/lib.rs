@@ -5,7 +5,8 @@
 //!
 //! - the node traits and both contexts ([`node`]), their descriptions
 //!   ([`description`]), parameters ([`params`]) and `$fromAI` arguments
-//!   ([`from_ai`]), and the catalog ([`registry`]);
+//!   ([`from_ai`]), the `$json` expressions in them ([`expression`]), and
+//!   the catalog ([`registry`]);
 //! - messages ([`message`]) and the traits of what sub-nodes supply:
 //!   [`model::ChatModel`], [`embed::Embedder`], [`memory::Memory`],
 //!   [`history::ChatHistory`], [`tool::Tool`],
@@ -24,6 +25,7 @@ pub mod document;
 pub mod embed;
 pub mod error;
 pub mod event;
+pub mod expression;
 pub mod from_ai;
 pub mod history;
 pub mod host;

@@ -13,18 +13,15 @@ use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use nodekit_core::model::CancelToken;
-
 use std::sync::Arc;
 
-use crate::http::{Authenticate, Bearer, HeaderKey, Query, Transport, error_fields};
-use crate::sse::SseParser;
 use nodekit_core::error::Result;
 use nodekit_core::message::{Content, Message, Role, Usage};
 use nodekit_core::model::{
     BoxFuture, CallOptions, ChatModel, ChunkStream, FinishReason, ModelError, ModelErrorKind,
     ModelSettings, ResponseFormat, StreamAccumulator, StreamChunk, ToolChoice, message_chunks,
 };
+use nodekit_http::{Authenticate, Bearer, HeaderKey, Transport, TransportBuilder, error_fields};
 
 /// Settings of an OpenAI-compatible chat model (the AI Node SDK's `openaiCompatible` options).
 #[derive(Clone, Serialize, Deserialize)]
@@ -135,23 +132,26 @@ impl OpenAiConfig {
     }
 }
 
-/// The authentication of an OpenAI-compatible server: `authenticate` when
-/// set, else `api_key` as a bearer token or, with an Azure `api-version`,
-/// as `api-key`; and the query every request carries.
-pub(crate) fn auth_and_query(
+/// The transport to an OpenAI-compatible server at `base_url`,
+/// authenticated by `authenticate` when set, else by `api_key` as a bearer
+/// token or, with an Azure `api-version` (then sent in every query), as
+/// `api-key`.
+pub(crate) fn transport(
+    base_url: String,
     api_key: &str,
     azure_api_version: Option<String>,
     authenticate: Option<Arc<dyn Authenticate>>,
-) -> Result<(Arc<dyn Authenticate>, Query)> {
+) -> Result<TransportBuilder> {
     let auth: Arc<dyn Authenticate> = match (authenticate, &azure_api_version) {
         (Some(auth), _) => auth,
         (None, Some(_)) => Arc::new(HeaderKey::new("api-key", api_key)?),
         (None, None) => Arc::new(Bearer(api_key.to_owned())),
     };
-    let query = azure_api_version
-        .map(|v| vec![("api-version".to_owned(), v)])
-        .unwrap_or_default();
-    Ok((auth, query))
+    let builder = Transport::builder(base_url, auth);
+    Ok(match azure_api_version {
+        Some(version) => builder.query("api-version", version),
+        None => builder,
+    })
 }
 
 /// `ctx.create_chat_model(config)` makes an [`OpenAiChatModel`].
@@ -173,21 +173,18 @@ pub struct OpenAiChatModel {
 impl OpenAiChatModel {
     /// A client for `config`. Fails only if the HTTP client cannot be built.
     pub fn new(config: OpenAiConfig) -> Result<Self> {
-        let timeout = crate::http::timeout(config.timeout_secs)?;
-        let (auth, query) = auth_and_query(
+        let timeout = nodekit_http::timeout_secs(config.timeout_secs)?;
+        let transport = transport(
+            config.base_url,
             &config.api_key,
             config.azure_api_version,
             config.authenticate,
-        )?;
-        let transport = Transport::new(
-            &config.base_url,
-            auth,
-            query,
-            config.headers,
-            timeout,
-            config.max_retries,
-            config.max_response_bytes,
-        )?;
+        )?
+        .headers(config.headers)
+        .timeout(timeout)
+        .max_retries(config.max_retries)
+        .max_response_bytes(config.max_response_bytes)
+        .build()?;
         Ok(OpenAiChatModel {
             model: config.model,
             settings: config.settings,
@@ -266,31 +263,7 @@ impl OpenAiChatModel {
             .transport
             .post("chat/completions", &body, cancel, true)
             .await?;
-        parse_completion(&self.read_json(response, cancel).await?)
-    }
-
-    /// Reads a whole JSON answer, unless `cancel` fires first.
-    async fn read_json(
-        &self,
-        response: reqwest::Response,
-        cancel: Option<&CancelToken>,
-    ) -> Result<Value, ModelError> {
-        let read = self.transport.read_capped(response);
-        let bytes = match cancel {
-            Some(token) => tokio::select! {
-                biased;
-                _ = token.cancelled() => return Err(ModelError::new(ModelErrorKind::Cancelled, "the call was cancelled")),
-                bytes = read => bytes?,
-            },
-            None => read.await?,
-        };
-        serde_json::from_slice(&bytes).map_err(|e| {
-            let shown = nodekit_core::error::shorten(&String::from_utf8_lossy(&bytes), 200);
-            ModelError::new(
-                ModelErrorKind::Protocol,
-                format!("the answer is not JSON ({e}): {shown}"),
-            )
-        })
+        parse_completion(&self.transport.read_json(response, cancel).await?)
     }
 
     async fn stream_inner(
@@ -323,17 +296,20 @@ impl OpenAiChatModel {
             .is_some_and(|ct| ct.contains("text/event-stream"));
         if !is_sse {
             // A server that answers a stream request with one JSON body.
-            let message = parse_completion(&self.read_json(response, cancel.as_ref()).await?)?;
+            let message =
+                parse_completion(&self.transport.read_json(response, cancel.as_ref()).await?)?;
             let chunks = message_chunks(message);
             return Ok(Box::pin(futures::stream::iter(chunks.into_iter().map(Ok))));
         }
-        let bytes = response.bytes_stream();
-        let state = StreamState::new(self.transport.clone(), cancel);
+        let state = StreamState::new(
+            self.transport.clone(),
+            self.transport.events(response, cancel),
+        );
         Ok(Box::pin(futures::stream::unfold(
-            (bytes, state),
-            |(mut bytes, mut state)| async move {
-                let item = state.next(&mut bytes).await?;
-                Some((item, (bytes, state)))
+            state,
+            |mut state| async move {
+                let item = state.next().await?;
+                Some((item, state))
             },
         )))
     }
@@ -657,46 +633,39 @@ fn content_text(c: &Value) -> Option<String> {
 /// Reading an event stream, one chunk of model output at a time.
 struct StreamState {
     transport: Transport,
-    cancel: Option<CancelToken>,
-    parser: SseParser,
+    events: futures::stream::BoxStream<'static, Result<nodekit_http::sse::SseEvent, ModelError>>,
     deltas: DeltaState,
     /// Chunks (or the final error) parsed but not yet handed out.
     pending: std::collections::VecDeque<Result<StreamChunk>>,
-    events: Vec<crate::sse::SseEvent>,
     finish: Option<FinishReason>,
     usage: Option<Usage>,
     saw_tool_calls: bool,
-    received: usize,
-    /// When the last data event arrived; keep-alive comments do not count.
-    last_data: tokio::time::Instant,
     /// Nothing more will be read: the `Finish` chunk or an error is queued.
     done: bool,
 }
 
 impl StreamState {
-    fn new(transport: Transport, cancel: Option<CancelToken>) -> Self {
-        let parser = SseParser::new(transport.max_response_bytes);
+    fn new(
+        transport: Transport,
+        events: futures::stream::BoxStream<
+            'static,
+            Result<nodekit_http::sse::SseEvent, ModelError>,
+        >,
+    ) -> Self {
         StreamState {
             transport,
-            cancel,
-            parser,
+            events,
             deltas: DeltaState::default(),
             pending: Default::default(),
-            events: Vec::new(),
             finish: None,
             usage: None,
             saw_tool_calls: false,
-            received: 0,
-            last_data: tokio::time::Instant::now(),
             done: false,
         }
     }
 
     /// The next chunk; `None` after the `Finish` chunk or an error.
-    async fn next<S>(&mut self, bytes: &mut S) -> Option<Result<StreamChunk>>
-    where
-        S: futures::Stream<Item = reqwest::Result<bytes::Bytes>> + Unpin,
-    {
+    async fn next(&mut self) -> Option<Result<StreamChunk>> {
         loop {
             if let Some(item) = self.pending.pop_front() {
                 return Some(item);
@@ -704,110 +673,65 @@ impl StreamState {
             if self.done {
                 return None;
             }
-            // A server that only sends keep-alive comments must not hold the run forever.
-            let idle_until = self.last_data + self.transport.timeout;
-            let read = tokio::time::timeout_at(idle_until, bytes.next());
-            let next = match &self.cancel {
-                Some(token) => tokio::select! {
-                    biased;
-                    _ = token.cancelled() => {
-                        self.fail(ModelError::new(ModelErrorKind::Cancelled, "the stream was cancelled"));
-                        continue;
-                    }
-                    next = read => next,
-                },
-                None => read.await,
-            };
-            let Ok(next) = next else {
-                let idle = self.transport.timeout;
-                self.fail(ModelError::new(
-                    ModelErrorKind::Timeout,
-                    format!("no data for {idle:?}"),
-                ));
-                continue;
-            };
-
-            match next {
-                Some(Ok(piece)) => {
-                    self.received += piece.len();
-                    if self.received > self.transport.max_response_bytes {
-                        self.fail(self.transport.too_large());
-                    } else if let Err(e) = self.parser.feed(&piece, &mut self.events) {
-                        self.fail(ModelError::new(ModelErrorKind::TooLarge, e.to_string()));
-                    } else {
-                        self.handle_events();
-                    }
-                }
-                Some(Err(e)) => self.fail(self.transport.transport_error(e)),
+            match self.events.next().await {
+                Some(Ok(event)) => self.handle_event(event),
+                Some(Err(e)) => self.fail(e),
                 // The server closed the stream, with or without `[DONE]`.
-                None => match self.parser.finish(&mut self.events) {
-                    Err(e) => self.fail(ModelError::new(ModelErrorKind::TooLarge, e.to_string())),
-                    Ok(()) => {
-                        self.handle_events();
-                        self.end();
-                    }
-                },
+                None => self.end(),
             }
         }
     }
 
-    /// Turns parsed events into chunks, stopping at `[DONE]` or an error.
-    fn handle_events(&mut self) {
-        for event in std::mem::take(&mut self.events) {
-            if self.done {
+    /// Turns an event into chunks, stopping at `[DONE]` or an error.
+    fn handle_event(&mut self, event: nodekit_http::sse::SseEvent) {
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            self.end();
+            return;
+        }
+        if data.is_empty() {
+            return;
+        }
+        let value: Value = match serde_json::from_str(data) {
+            Ok(v) => v,
+            Err(e) => {
+                let shown = nodekit_core::error::shorten(data, 200);
+                self.fail(protocol(format!(
+                    "a streamed event is not JSON ({e}): {shown}"
+                )));
                 return;
             }
-            let data = event.data.trim();
-            if data == "[DONE]" {
-                self.end();
-                return;
+        };
+        let error = embedded_error(&value).or_else(|| {
+            (event.event.as_deref() == Some("error")).then(|| {
+                let (message, code) = error_fields(&value);
+                let mut error = ModelError::new(ModelErrorKind::Server, message);
+                error.code = code;
+                error
+            })
+        });
+        if let Some(e) = error {
+            self.fail(e);
+            return;
+        }
+        if let Some(u) = value.get("usage").and_then(parse_usage) {
+            self.usage = Some(u);
+        }
+        let Some(choices) = value.get("choices").and_then(Value::as_array) else {
+            return;
+        };
+        let first = |c: &&Value| c.get("index").and_then(Value::as_u64).unwrap_or(0) == 0;
+        for choice in choices.iter().filter(first) {
+            let mut out = Vec::new();
+            if let Some(d) = choice.get("delta").or_else(|| choice.get("message")) {
+                self.deltas.delta(d, &mut out);
             }
-            if data.is_empty() {
-                continue;
-            }
-            self.last_data = tokio::time::Instant::now();
-            let value: Value = match serde_json::from_str(data) {
-                Ok(v) => v,
-                Err(e) => {
-                    let shown = nodekit_core::error::shorten(data, 200);
-                    self.fail(protocol(format!(
-                        "a streamed event is not JSON ({e}): {shown}"
-                    )));
-                    return;
-                }
-            };
-            let error = embedded_error(&value).or_else(|| {
-                (event.event.as_deref() == Some("error")).then(|| {
-                    let (message, code) = error_fields(&value);
-                    let mut error = ModelError::new(ModelErrorKind::Server, message);
-                    error.code = code;
-                    error
-                })
-            });
-            if let Some(e) = error {
-                let e = self.transport.scrub(e);
-                self.fail(e);
-                return;
-            }
-            if let Some(u) = value.get("usage").and_then(parse_usage) {
-                self.usage = Some(u);
-            }
-            let Some(choices) = value.get("choices").and_then(Value::as_array) else {
-                continue;
-            };
-            let first = |c: &&Value| c.get("index").and_then(Value::as_u64).unwrap_or(0) == 0;
-            for choice in choices.iter().filter(first) {
-                let mut out = Vec::new();
-                if let Some(d) = choice.get("delta").or_else(|| choice.get("message")) {
-                    self.deltas.delta(d, &mut out);
-                }
-                self.saw_tool_calls |= out
-                    .iter()
-                    .any(|c| matches!(c, StreamChunk::ToolCallDelta { .. }));
-                self.pending.extend(out.into_iter().map(Ok));
-                if let Some(r) = choice.get("finish_reason").and_then(Value::as_str) {
-                    self.finish = Some(FinishReason::parse(r));
-                }
+            self.saw_tool_calls |= out
+                .iter()
+                .any(|c| matches!(c, StreamChunk::ToolCallDelta { .. }));
+            self.pending.extend(out.into_iter().map(Ok));
+            if let Some(r) = choice.get("finish_reason").and_then(Value::as_str) {
+                self.finish = Some(FinishReason::parse(r));
             }
         }
     }

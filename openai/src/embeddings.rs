@@ -9,10 +9,10 @@ use nodekit_core::model::CancelToken;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::http::{Authenticate, Transport};
 use nodekit_core::embed::Embedder;
 use nodekit_core::error::Result;
 use nodekit_core::model::{ModelError, ModelErrorKind};
+use nodekit_http::{Authenticate, Transport};
 
 /// How vectors travel over the wire.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -131,21 +131,17 @@ pub struct OpenAiEmbedder {
 impl OpenAiEmbedder {
     /// A client for `config`.
     pub fn new(config: EmbeddingsConfig) -> Result<Self> {
-        let timeout = crate::http::timeout(config.timeout_secs)?;
-        let (auth, query) = crate::chat::auth_and_query(
+        let timeout = nodekit_http::timeout_secs(config.timeout_secs)?;
+        let transport = crate::chat::transport(
+            config.base_url,
             &config.api_key,
             config.azure_api_version,
             config.authenticate,
-        )?;
-        let transport = Transport::new(
-            &config.base_url,
-            auth,
-            query,
-            Vec::new(),
-            timeout,
-            config.max_retries,
-            256 * 1024 * 1024,
-        )?;
+        )?
+        .timeout(timeout)
+        .max_retries(config.max_retries)
+        .max_response_bytes(256 * 1024 * 1024)
+        .build()?;
         Ok(OpenAiEmbedder {
             model: config.model,
             dimensions: config.dimensions,

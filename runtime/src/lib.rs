@@ -69,7 +69,7 @@
 //! | `vector-store` | the SQLite (sqlite-vec) and PostgreSQL (pgvector, n8n's table layout) vector stores: `vector-store-sqlite` (turns on `sqlite`) and `vector-store-postgres` (turns on `postgres`) | sqlx, sqlite-vec |
 //! | `ann` | HNSW graphs for searches of many vectors (agent-memory recall in long threads, large vector stores); without it they are scanned exactly | usearch |
 //! | `n8n` | the n8n community package writer and bridge | |
-//! | `mcp` | tools over the Model Context Protocol (stdio, Streamable HTTP), served and used (turns on `openai`) | rmcp, hyper |
+//! | `mcp` | tools over the Model Context Protocol (stdio, Streamable HTTP), served (`mcp-server`) and used (`mcp-client`) | rmcp, hyper (server), reqwest (client) |
 //! | `serve` | a workflow's agent over HTTP: n8n's Chat Trigger protocol and page, an OpenAI-compatible endpoint (turns on `agent`) | hyper |
 //! | `full` | all of the above (default) | |
 //!
@@ -200,22 +200,20 @@
 // Lets the crate use its own macros, whose expansions name `::nodekit`.
 extern crate self as nodekit;
 
-#[cfg(feature = "agent")]
-pub mod agent;
 #[cfg(feature = "_agent-memory")]
 #[cfg_attr(
     docsrs,
     doc(cfg(any(feature = "agent-memory-sqlite", feature = "agent-memory-postgres")))
 )]
 pub use nodekit_agent_memory as agent_memory;
+#[cfg(feature = "agent")]
+#[cfg_attr(docsrs, doc(cfg(feature = "agent")))]
+pub use nodekit_workflow::agent;
 pub mod embed;
-pub mod expression;
 pub mod history;
-#[cfg(feature = "_http-server")]
-mod http_server;
-#[cfg(feature = "_mcp")]
+#[cfg(any(feature = "mcp-server", feature = "mcp-client"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "mcp-server", feature = "mcp-client"))))]
-pub mod mcp;
+pub use nodekit_mcp as mcp;
 pub mod model;
 #[cfg(feature = "postgres")]
 pub use nodekit_db::postgres;
@@ -223,21 +221,21 @@ pub use nodekit_db::postgres;
 pub use nodekit_n8n as n8n;
 #[cfg(feature = "serve")]
 #[cfg_attr(docsrs, doc(cfg(feature = "serve")))]
-pub mod serve;
+pub use nodekit_serve as serve;
 #[cfg(feature = "_sql-tools")]
 #[cfg_attr(
     docsrs,
     doc(cfg(any(feature = "sql-tools-sqlite", feature = "sql-tools-postgres")))
 )]
 pub use nodekit_sql as sql;
-mod text;
 pub mod vector_store;
 #[cfg(feature = "agent")]
-pub mod workflow;
+#[cfg_attr(docsrs, doc(cfg(feature = "agent")))]
+pub use nodekit_workflow as workflow;
 
 pub use nodekit_core::{
-    credential, credential_type, description, document, error, event, from_ai, host, memory,
-    message, n8n_credentials, node, params, process_local, registry, run_log, run_scope,
+    credential, credential_type, description, document, error, event, expression, from_ai, host,
+    memory, message, n8n_credentials, node, params, process_local, registry, run_log, run_scope,
     text_splitter, tool,
 };
 
@@ -259,7 +257,7 @@ pub mod __bench {
     pub use nodekit_agent_memory::recall::bench as recall;
     /// The OpenAI client's server-sent-events parser.
     #[cfg(feature = "openai")]
-    pub use nodekit_openai::sse::{SseEvent, SseParser};
+    pub use nodekit_http::sse::{SseEvent, SseParser};
     /// The SQL tools' engine.
     #[cfg(feature = "_sql-tools")]
     pub use nodekit_sql::bench as sql;

@@ -11,19 +11,19 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use crate::model::CancelToken;
 use futures::StreamExt;
+use nodekit_core::model::CancelToken;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::error::{AgentError, Result, shorten};
-use crate::event::{AgentEvent, EventSender};
-use crate::memory::Memory;
-use crate::message::{Message, Role, ToolCall, Usage};
-use crate::model::{
+use nodekit_core::error::{AgentError, Result, shorten};
+use nodekit_core::event::{AgentEvent, EventSender};
+use nodekit_core::memory::Memory;
+use nodekit_core::message::{Message, Role, ToolCall, Usage};
+use nodekit_core::model::{
     CallOptions, ChatModel, RAW_ARGUMENTS, ResponseFormat, StreamAccumulator, StreamChunk,
 };
-use crate::tool::{Tool, ToolDefinition};
+use nodekit_core::tool::{Tool, ToolDefinition};
 
 /// n8n's default system message.
 pub const DEFAULT_SYSTEM_MESSAGE: &str = "You are a helpful assistant";
@@ -141,7 +141,7 @@ impl Agent {
         for t in &tools {
             if !names.insert(t.definition().name.clone()) {
                 return Err(AgentError::DuplicateTool {
-                    name: shorten(&t.definition().name, crate::error::QUOTE_MAX),
+                    name: shorten(&t.definition().name, nodekit_core::error::QUOTE_MAX),
                 }
                 .into());
             }
@@ -170,11 +170,11 @@ impl Agent {
 
     /// Answers `input`; progress goes to `events` if given (the model is then streamed).
     ///
-    /// The run is one [`run_scope`](crate::run_scope): what its tools
+    /// The run is one [`run_scope`](nodekit_core::run_scope): what its tools
     /// keep for it ends with it (a SQL transaction the model leaves open
     /// is rolled back).
     pub async fn run(&self, input: &str, events: Option<&EventSender>) -> Result<AgentOutput> {
-        crate::run_scope::scoped(self.answer(input, events)).await
+        nodekit_core::run_scope::scoped(self.answer(input, events)).await
     }
 
     async fn answer(&self, input: &str, events: Option<&EventSender>) -> Result<AgentOutput> {

@@ -1,5 +1,6 @@
-//! How nodekit's HTTP servers (`serve`, `mcp serve --http`) take
-//! connections, one policy for both:
+//! How nodekit's HTTP hosts (`serve`, `mcp serve --http`) take
+//! connections, one policy for all; a host of one's own is served by
+//! [`serve`] with a [`Handler`] and gets the same:
 //!
 //! - at most [`Policy::max_connections`] at once; when they are all taken,
 //!   the oldest connection that is not in the middle of a request (one that
@@ -17,8 +18,8 @@
 //! - `Connection: close` on an answer given before the request's body was
 //!   read, so a keep-alive client does not send its next request into a
 //!   connection that is closing;
-//! - request heads whose lines end with CRLF, not a lone LF (400; see
-//!   [`crlf`]);
+//! - request heads whose lines end with CRLF, not a lone LF (400), which
+//!   hyper alone would take;
 //! - `TCP_NODELAY`: an answer written in pieces (an event stream's first
 //!   event, then the result) is not held back waiting for the client's
 //!   delayed acknowledgement.
@@ -47,18 +48,20 @@ use tokio::sync::{Notify, oneshot};
 use tokio::time::{Instant, Sleep};
 
 /// A response body: whole, or streamed.
-pub(crate) type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
+pub type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
 
 /// What a server does with one request.
-pub(crate) type Handler =
+pub type Handler =
     Arc<dyn Fn(Request<RequestBody>) -> BoxFuture<'static, Response<Body>> + Send + Sync>;
 
 /// How a server answers a request the policy refuses, in its own format.
-pub(crate) type Refusal = fn(StatusCode, &str) -> Response<Body>;
+pub type Refusal = fn(StatusCode, &str) -> Response<Body>;
 
-/// The limits and checks every connection and request goes through.
+/// The limits and checks every connection and request goes through;
+/// [`Policy::new`] has the defaults, which a host changes field by field.
 #[derive(Clone, Debug)]
-pub(crate) struct Policy {
+#[non_exhaustive]
+pub struct Policy {
     /// Connections open at once.
     pub max_connections: usize,
     /// How long a client may take to send a request's headers.
@@ -78,11 +81,11 @@ pub(crate) struct Policy {
 }
 
 /// Connections served at once, by default.
-pub(crate) const MAX_CONNECTIONS: usize = 1024;
+pub const MAX_CONNECTIONS: usize = 1024;
 
 impl Policy {
     /// The defaults, accepting the `Host` names `allowed_hosts`.
-    pub(crate) fn new(allowed_hosts: &[String]) -> Policy {
+    pub fn new(allowed_hosts: &[String]) -> Policy {
         Policy {
             max_connections: MAX_CONNECTIONS,
             header_timeout: Duration::from_secs(30),
@@ -97,16 +100,16 @@ impl Policy {
 }
 
 /// The loopback names every server accepts as `Host` by default.
-pub(crate) const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+pub const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
 /// `Host` names (any port) and `name:port`s, read once rather than for
 /// every request.
 #[derive(Clone, Debug)]
-pub(crate) struct AllowedHosts(Vec<(String, Option<u16>)>);
+pub struct AllowedHosts(Vec<(String, Option<u16>)>);
 
 impl AllowedHosts {
     /// The entries of `list` that are authorities; the others allow nothing.
-    pub(crate) fn new(list: &[String]) -> AllowedHosts {
+    pub fn new(list: &[String]) -> AllowedHosts {
         AllowedHosts(
             list.iter()
                 .filter_map(|entry| split_authority(entry))
@@ -117,7 +120,7 @@ impl AllowedHosts {
 
     /// Whether the authority `host` (`name[:port]`, IPv6 in brackets) is
     /// allowed (names match any port; `name:port` only that port).
-    pub(crate) fn allows(&self, host: &str) -> bool {
+    pub fn allows(&self, host: &str) -> bool {
         let Some((name, port)) = split_authority(host) else {
             return false;
         };
@@ -128,7 +131,7 @@ impl AllowedHosts {
 }
 
 /// `name[:port]` split, brackets of an IPv6 address removed.
-pub(crate) fn split_authority(text: &str) -> Option<(&str, Option<u16>)> {
+pub fn split_authority(text: &str) -> Option<(&str, Option<u16>)> {
     // A bare IPv6 address (`::1`) has colons but no port.
     if text.parse::<std::net::Ipv6Addr>().is_ok() {
         return Some((text, None));
@@ -148,7 +151,7 @@ struct BodyTimeout(String);
 
 /// A request's body, read within the policy's time limits. Holds the
 /// request's place among the unfinished bodies until it ends.
-pub(crate) struct RequestBody {
+pub struct RequestBody {
     inner: Incoming,
     /// `None` for a body that was empty from the start.
     timers: Option<Timers>,
@@ -398,7 +401,7 @@ impl hyper::body::Body for Guarded {
 /// Serves `handler` on `listener` under `policy` until `shutdown`
 /// completes; then stops accepting and gives the requests in flight up to
 /// `grace` to finish.
-pub(crate) async fn serve(
+pub async fn serve(
     listener: TcpListener,
     policy: Policy,
     handler: Handler,
@@ -519,7 +522,7 @@ async fn finish(
 }
 
 /// A JSON answer.
-pub(crate) fn json_answer(status: StatusCode, value: &serde_json::Value) -> Response<Body> {
+pub fn json_answer(status: StatusCode, value: &serde_json::Value) -> Response<Body> {
     let mut response =
         Response::new(http_body_util::Full::new(Bytes::from(value.to_string())).boxed());
     *response.status_mut() = status;
@@ -606,11 +609,31 @@ fn check_host<B>(request: &Request<B>, allowed: &AllowedHosts) -> Result<(), (St
             StatusCode::FORBIDDEN,
             format!(
                 "the Host {} is not served here: add it to the server's allowed hosts (--allow-host)",
-                crate::error::shorten(host, 100)
+                nodekit_core::error::shorten(host, 100)
             ),
         ));
     }
     Ok(())
+}
+
+/// Whether an `Authorization` header's value is `Bearer <token>` (the
+/// scheme in any case, as HTTP allows).
+pub fn bearer_matches(header: Option<&[u8]>, token: &[u8]) -> bool {
+    let Some((scheme, given)) = header.unwrap_or_default().split_at_checked(7) else {
+        return false;
+    };
+    scheme.eq_ignore_ascii_case(b"Bearer ") && same_secret(given, token)
+}
+
+/// Whether a secret someone sent equals the expected one, compared in a
+/// time that does not depend on where they differ.
+pub fn same_secret(given: &[u8], expected: &[u8]) -> bool {
+    given.len() == expected.len()
+        && given
+            .iter()
+            .zip(expected)
+            .fold(0u8, |diff, (a, b)| diff | (a ^ b))
+            == 0
 }
 
 #[cfg(test)]

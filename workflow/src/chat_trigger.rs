@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::WorkflowNode;
-use crate::error::{Result, WorkflowError};
+use nodekit_core::error::{Result, WorkflowError};
 
 /// The Chat Trigger's node type, as n8n exports it.
 pub const CHAT_TRIGGER_TYPE: &str = "@n8n/n8n-nodes-langchain.chatTrigger";

@@ -1,173 +1,51 @@
-//! The HTTP side of model APIs, shared by chat models and embeddings:
-//! authentication ([`Authenticate`]: a bearer token, a key in a header or
-//! in the query, or a scheme of one's own such as a signature), retries
-//! with exponential backoff and jitter that honour `Retry-After`,
-//! cancellation, timeouts, size-capped bodies, and provider errors.
+//! [`Transport`]: one model server as its client reaches it. Retries with
+//! exponential backoff and jitter that honour `Retry-After`, cancellation,
+//! timeouts, size-capped bodies, server-sent event streams, and provider
+//! errors with the credentials scrubbed out.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use backon::{BackoffBuilder, ExponentialBuilder};
+use futures::StreamExt;
+use futures::stream::BoxStream;
 use nodekit_core::model::CancelToken;
 use serde_json::Value;
 
+use crate::auth::{Authenticate, header_name};
+use crate::client::shared_http_client;
+use crate::sse::{SseEvent, SseParser};
 use nodekit_core::error::shorten;
 use nodekit_core::model::{ModelError, ModelErrorKind};
 
-/// A request to a model API, as [`Authenticate`] sees it: method, URL,
-/// headers and the whole body, all there for a signature.
-pub type Request = http::Request<bytes::Bytes>;
-
-/// How a request says who sends it. nodekit has [`Bearer`] (OpenAI and
-/// most compatible servers), [`HeaderKey`] (Azure's `api-key`,
-/// Anthropic's `x-api-key`) and [`QueryKey`] (Gemini's `?key=`); a
-/// provider that needs another scheme (a signature over the request, a
-/// token fetched and refreshed) implements this. It runs on every attempt,
-/// retries included, just before the request is sent.
-pub trait Authenticate: Send + Sync + std::fmt::Debug {
-    /// Adds the credentials to `request`.
-    fn authenticate(&self, request: &mut Request) -> Result<(), ModelError>;
-
-    /// The secrets a server might quote back: hidden from every error
-    /// message, whole or cut short.
-    fn secrets(&self) -> Vec<&str> {
-        Vec::new()
-    }
-}
-
-/// `Authorization: Bearer <token>`; an empty token sends nothing (a local
-/// server without keys).
+/// A model server as its client reaches it: the base URL, the
+/// credentials, the query parameters and headers every request carries,
+/// and the limits (timeout, retries, answer size). Cheap to clone: clones
+/// share the process's connection pool ([`shared_http_client`]).
+///
+/// A provider's client holds one, sends its requests with
+/// [`post`](Transport::post), and reads the answers with
+/// [`read_json`](Transport::read_json) or, streamed,
+/// [`events`](Transport::events). Every error it returns has the
+/// credentials' secrets hidden ([`scrub`](Transport::scrub)).
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use nodekit_http::{HeaderKey, Transport};
+///
+/// let transport = Transport::builder(
+///     "https://api.anthropic.com/v1",
+///     Arc::new(HeaderKey::new("x-api-key", "sk-ant-…")?),
+/// )
+/// .header("anthropic-version", "2023-06-01")
+/// .timeout(Duration::from_secs(120))
+/// .build()?;
+/// assert_eq!(transport.timeout(), Duration::from_secs(120));
+/// # Ok::<(), nodekit_core::model::ModelError>(())
+/// ```
 #[derive(Clone)]
-pub struct Bearer(pub String);
-
-impl std::fmt::Debug for Bearer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Bearer(***)")
-    }
-}
-
-impl Authenticate for Bearer {
-    fn authenticate(&self, request: &mut Request) -> Result<(), ModelError> {
-        if !self.0.is_empty() {
-            let value = header_value(&format!("Bearer {}", self.0))?;
-            request
-                .headers_mut()
-                .insert(http::header::AUTHORIZATION, value);
-        }
-        Ok(())
-    }
-
-    fn secrets(&self) -> Vec<&str> {
-        vec![&self.0]
-    }
-}
-
-/// The key in a header of its own, e.g. `api-key` (Azure OpenAI) or
-/// `x-api-key` (Anthropic).
-#[derive(Clone)]
-pub struct HeaderKey {
-    name: http::HeaderName,
-    key: String,
-}
-
-impl HeaderKey {
-    /// `key` sent as header `name`; fails when `name` is no header name.
-    pub fn new(name: &str, key: impl Into<String>) -> Result<HeaderKey, ModelError> {
-        Ok(HeaderKey {
-            name: header_name(name)?,
-            key: key.into(),
-        })
-    }
-}
-
-impl std::fmt::Debug for HeaderKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "HeaderKey({}: ***)", self.name)
-    }
-}
-
-impl Authenticate for HeaderKey {
-    fn authenticate(&self, request: &mut Request) -> Result<(), ModelError> {
-        let value = header_value(&self.key)?;
-        request.headers_mut().insert(self.name.clone(), value);
-        Ok(())
-    }
-
-    fn secrets(&self) -> Vec<&str> {
-        vec![&self.key]
-    }
-}
-
-/// The key as a query parameter, e.g. `?key=…` (Google's Gemini API).
-#[derive(Clone)]
-pub struct QueryKey {
-    name: String,
-    key: String,
-}
-
-impl QueryKey {
-    /// `key` sent as query parameter `name`.
-    pub fn new(name: impl Into<String>, key: impl Into<String>) -> QueryKey {
-        QueryKey {
-            name: name.into(),
-            key: key.into(),
-        }
-    }
-}
-
-impl std::fmt::Debug for QueryKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "QueryKey({}=***)", self.name)
-    }
-}
-
-impl Authenticate for QueryKey {
-    fn authenticate(&self, request: &mut Request) -> Result<(), ModelError> {
-        let bad = || {
-            ModelError::new(
-                ModelErrorKind::BadRequest,
-                "the request URL cannot carry a key",
-            )
-        };
-        let mut url = url::Url::parse(&request.uri().to_string()).map_err(|_| bad())?;
-        url.query_pairs_mut().append_pair(&self.name, &self.key);
-        *request.uri_mut() = url.as_str().parse().map_err(|_| bad())?;
-        Ok(())
-    }
-
-    fn secrets(&self) -> Vec<&str> {
-        vec![&self.key]
-    }
-}
-
-/// A header name, or the error that says it is none.
-fn header_name(name: &str) -> Result<http::HeaderName, ModelError> {
-    http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
-        ModelError::new(
-            ModelErrorKind::BadRequest,
-            format!("{:?} is not a header name", shorten(name, 60)),
-        )
-    })
-}
-
-/// A header value; the text is not shown, as it holds a secret.
-fn header_value(text: &str) -> Result<http::HeaderValue, ModelError> {
-    let mut value = http::HeaderValue::from_str(text).map_err(|_| {
-        ModelError::new(
-            ModelErrorKind::BadRequest,
-            "the API key holds a character a header cannot carry",
-        )
-    })?;
-    value.set_sensitive(true);
-    Ok(value)
-}
-
-/// Query parameters every request to a server carries.
-pub(crate) type Query = Vec<(String, String)>;
-
-/// Connection settings of a model server.
-#[derive(Clone)]
-pub(crate) struct Transport {
+pub struct Transport {
     client: reqwest::Client,
     base_url: String,
     auth: Arc<dyn Authenticate>,
@@ -177,9 +55,9 @@ pub(crate) struct Transport {
     /// The extra headers, read once; one that cannot be sent fails every
     /// call, before anything is sent, as a configuration error.
     headers: Result<http::HeaderMap, ModelError>,
-    pub(crate) timeout: Duration,
+    timeout: Duration,
     max_retries: u32,
-    pub(crate) max_response_bytes: usize,
+    max_response_bytes: usize,
 }
 
 impl std::fmt::Debug for Transport {
@@ -194,8 +72,22 @@ impl std::fmt::Debug for Transport {
     }
 }
 
-/// A timeout given in seconds, which must be a positive number.
-pub(crate) fn timeout(secs: f64) -> Result<Duration, ModelError> {
+/// The settings of a [`Transport`] being made ([`Transport::builder`]).
+#[derive(Debug)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct TransportBuilder {
+    base_url: String,
+    auth: Arc<dyn Authenticate>,
+    query: Vec<(String, String)>,
+    headers: Vec<(String, String)>,
+    timeout: Duration,
+    max_retries: u32,
+    max_response_bytes: usize,
+}
+
+/// A timeout given in seconds (a node parameter's form), which must be a
+/// positive number.
+pub fn timeout_secs(secs: f64) -> Result<Duration, ModelError> {
     Duration::try_from_secs_f64(secs)
         .ok()
         .filter(|d| !d.is_zero())
@@ -210,19 +102,51 @@ pub(crate) fn timeout(secs: f64) -> Result<Duration, ModelError> {
 /// The longest `Retry-After` honoured; a longer one is cut to this.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 
-impl Transport {
-    /// Settings for `base_url` (e.g. `https://api.openai.com/v1`).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn new(
-        base_url: &str,
-        auth: Arc<dyn Authenticate>,
-        query: Query,
-        headers: Vec<(String, String)>,
-        timeout: Duration,
-        max_retries: u32,
-        max_response_bytes: usize,
-    ) -> Result<Self, ModelError> {
-        let headers = headers
+impl TransportBuilder {
+    /// A query parameter every request carries (Azure's `api-version`).
+    pub fn query(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.query.push((name.into(), value.into()));
+        self
+    }
+
+    /// A header every request carries (`anthropic-version`, an
+    /// organisation id). One that cannot be sent fails every call as a
+    /// configuration error, before anything is sent.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Headers every request carries, as [`header`](Self::header) each.
+    pub fn headers(mut self, headers: impl IntoIterator<Item = (String, String)>) -> Self {
+        self.headers.extend(headers);
+        self
+    }
+
+    /// How long one exchange may take (connect, and each read); a whole
+    /// non-streamed answer within it too. Default 60 s.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// How often a 408, 429, 5xx or broken connection is tried again.
+    /// Default 2.
+    pub fn max_retries(mut self, max_retries: u32) -> Self {
+        self.max_retries = max_retries;
+        self
+    }
+
+    /// The largest answer read, whole or streamed. Default 64 MiB.
+    pub fn max_response_bytes(mut self, max_response_bytes: usize) -> Self {
+        self.max_response_bytes = max_response_bytes;
+        self
+    }
+
+    /// The transport; fails only when the HTTP client cannot be built.
+    pub fn build(self) -> Result<Transport, ModelError> {
+        let headers = self
+            .headers
             .iter()
             .map(|(name, value)| {
                 let name = header_name(name)?;
@@ -236,26 +160,53 @@ impl Transport {
             })
             .collect();
         let mut parameters = String::new();
-        for (i, (name, value)) in query.iter().enumerate() {
+        for (i, (name, value)) in self.query.iter().enumerate() {
             parameters.push(if i == 0 { '?' } else { '&' });
             parameters.push_str(&format!("{name}={value}"));
         }
-        let client = shared_http_client(Some(timeout)).map_err(|e| {
+        let client = shared_http_client(Some(self.timeout)).map_err(|e| {
             ModelError::new(
                 ModelErrorKind::Connection,
                 format!("cannot build the HTTP client: {e}"),
             )
+            .with_source(e)
         })?;
         Ok(Transport {
             client,
-            base_url: base_url.trim_end_matches('/').to_owned(),
-            auth,
+            base_url: self.base_url.trim_end_matches('/').to_owned(),
+            auth: self.auth,
             query: parameters,
             headers,
-            timeout,
-            max_retries,
-            max_response_bytes,
+            timeout: self.timeout,
+            max_retries: self.max_retries,
+            max_response_bytes: self.max_response_bytes,
         })
+    }
+}
+
+impl Transport {
+    /// Settings for `base_url` (e.g. `https://api.openai.com/v1`), each
+    /// request authenticated by `auth`.
+    pub fn builder(base_url: impl Into<String>, auth: Arc<dyn Authenticate>) -> TransportBuilder {
+        TransportBuilder {
+            base_url: base_url.into(),
+            auth,
+            query: Vec::new(),
+            headers: Vec::new(),
+            timeout: Duration::from_secs(60),
+            max_retries: 2,
+            max_response_bytes: 64 * 1024 * 1024,
+        }
+    }
+
+    /// How long one exchange, or a stream's wait for its next event, may take.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// The largest answer read, whole or streamed.
+    pub fn max_response_bytes(&self) -> usize {
+        self.max_response_bytes
     }
 
     /// The request for one attempt, authenticated.
@@ -280,10 +231,12 @@ impl Transport {
         Ok(request)
     }
 
-    /// POSTs `body` to `path`, retrying 429, 5xx and broken connections.
+    /// POSTs the JSON `body` to `path` (after the base URL), retrying 408,
+    /// 429, 5xx and broken connections, and failing on any other status
+    /// with the provider's error ([`provider_error`](Self::provider_error)).
     /// `whole_timeout` bounds the entire exchange (off for streams, whose
-    /// reads are bounded one by one instead).
-    pub(crate) async fn post(
+    /// reads are bounded one by one instead: [`events`](Self::events)).
+    pub async fn post(
         &self,
         path: &str,
         body: &bytes::Bytes,
@@ -346,7 +299,7 @@ impl Transport {
     }
 
     /// Reads a whole body, refusing more than `max_response_bytes`.
-    pub(crate) async fn read_capped(
+    pub async fn read_capped(
         &self,
         mut response: reqwest::Response,
     ) -> Result<Vec<u8>, ModelError> {
@@ -365,15 +318,71 @@ impl Transport {
         }
     }
 
-    pub(crate) fn too_large(&self) -> ModelError {
+    /// The error of an answer over [`max_response_bytes`](Self::max_response_bytes).
+    pub fn too_large(&self) -> ModelError {
         ModelError::new(
             ModelErrorKind::TooLarge,
             format!("the answer exceeds {} bytes", self.max_response_bytes),
         )
     }
 
+    /// Reads a whole JSON answer ([`read_capped`](Self::read_capped)),
+    /// unless `cancel` fires first. An answer that is not JSON is a
+    /// [`ModelErrorKind::Protocol`] error quoting its start.
+    pub async fn read_json(
+        &self,
+        response: reqwest::Response,
+        cancel: Option<&CancelToken>,
+    ) -> Result<Value, ModelError> {
+        let read = self.read_capped(response);
+        let bytes = match cancel {
+            Some(token) => tokio::select! {
+                biased;
+                _ = token.cancelled() => return Err(cancelled("the call was cancelled")),
+                bytes = read => bytes?,
+            },
+            None => read.await?,
+        };
+        serde_json::from_slice(&bytes).map_err(|e| {
+            let shown = shorten(&String::from_utf8_lossy(&bytes), 200);
+            ModelError::new(
+                ModelErrorKind::Protocol,
+                format!("the answer is not JSON ({e}): {shown}"),
+            )
+        })
+    }
+
+    /// The server-sent events of a streamed answer, as they arrive. The
+    /// stream ends after an error, which is one of: no event with data
+    /// within [`timeout`](Self::timeout) (keep-alive comments do not
+    /// count), more than [`max_response_bytes`](Self::max_response_bytes)
+    /// in all or in one event, a broken connection, or `cancel`. It ends
+    /// without one when the server closes the stream; an event the server
+    /// left without its blank line is still handed out.
+    pub fn events(
+        &self,
+        response: reqwest::Response,
+        cancel: Option<CancelToken>,
+    ) -> BoxStream<'static, Result<SseEvent, ModelError>> {
+        let state = EventReader {
+            bytes: response.bytes_stream().boxed(),
+            parser: SseParser::new(self.max_response_bytes),
+            parsed: std::collections::VecDeque::new(),
+            received: 0,
+            last_data: tokio::time::Instant::now(),
+            transport: self.clone(),
+            cancel,
+            done: false,
+        };
+        futures::stream::unfold(state, |mut state| async move {
+            let item = state.next().await?;
+            Some((item, state))
+        })
+        .boxed()
+    }
+
     /// Maps a reqwest failure; the URL is left out (it may carry credentials).
-    pub(crate) fn transport_error(&self, e: reqwest::Error) -> ModelError {
+    pub fn transport_error(&self, e: reqwest::Error) -> ModelError {
         // A request that could not even be built (a bad header or URL) will not
         // succeed on a retry: only timeouts and network failures are transient.
         let kind = if e.is_timeout() {
@@ -391,8 +400,9 @@ impl Transport {
         self.scrub(ModelError::new(kind, message).with_source(e))
     }
 
-    /// Reads a provider's error body, whatever its shape.
-    pub(crate) fn provider_error(&self, status: u16, body: &[u8]) -> ModelError {
+    /// Reads a provider's error body, whatever its shape
+    /// ([`error_fields`]), with its HTTP `status` mapped to the kind.
+    pub fn provider_error(&self, status: u16, body: &[u8]) -> ModelError {
         let kind = match status {
             401 | 403 => ModelErrorKind::Auth,
             404 => ModelErrorKind::NotFound,
@@ -418,8 +428,9 @@ impl Transport {
     }
 
     /// Removes the credentials' secrets and header values from a message,
-    /// in case a server quotes them, whole or cut short ([`hide`]).
-    pub(crate) fn scrub(&self, mut e: ModelError) -> ModelError {
+    /// in case a server quotes them: whole, or cut short to their first or
+    /// last eight characters or more.
+    pub fn scrub(&self, mut e: ModelError) -> ModelError {
         let secrets = self.auth.secrets().into_iter().chain(
             self.headers
                 .iter()
@@ -444,7 +455,7 @@ const MIN_QUOTED: usize = 8;
 /// This protects the server's own log from a quoted key. It is no defence
 /// against a client that chooses the text: such a client can see which
 /// guesses get hidden, so what a remote client is shown leaves the
-/// provider's text out altogether ([`crate::Error::client_text`]).
+/// provider's text out altogether ([`nodekit_core::Error::client_text`]).
 fn hide(text: &str, secret: &str) -> String {
     let secret: Vec<char> = secret.chars().collect();
     let text: Vec<char> = text.chars().collect();
@@ -472,7 +483,7 @@ fn hide(text: &str, secret: &str) -> String {
 
 /// `message` and `code` of an error body: `{"error": {...}}`, `{"error": "text"}`,
 /// or the fields at the top level; `code` may be a string, a number or null.
-pub(crate) fn error_fields(v: &Value) -> (String, Option<String>) {
+pub fn error_fields(v: &Value) -> (String, Option<String>) {
     let obj = match v.get("error") {
         Some(Value::String(s)) => return (shorten(s, 500), None),
         Some(e @ Value::Object(_)) => e,
@@ -515,6 +526,87 @@ fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     Some(Duration::try_from_secs_f64(seconds).map_or(MAX_RETRY_AFTER, |d| d.min(MAX_RETRY_AFTER)))
 }
 
+/// What [`Transport::events`] keeps between events.
+struct EventReader {
+    bytes: BoxStream<'static, reqwest::Result<bytes::Bytes>>,
+    parser: SseParser,
+    /// Events parsed but not yet handed out.
+    parsed: std::collections::VecDeque<SseEvent>,
+    received: usize,
+    /// When the last event with data arrived.
+    last_data: tokio::time::Instant,
+    transport: Transport,
+    cancel: Option<CancelToken>,
+    /// Nothing more will be read: the stream closed, or an error was handed out.
+    done: bool,
+}
+
+impl EventReader {
+    async fn next(&mut self) -> Option<Result<SseEvent, ModelError>> {
+        loop {
+            if let Some(event) = self.parsed.pop_front() {
+                if !event.data.trim().is_empty() {
+                    self.last_data = tokio::time::Instant::now();
+                }
+                return Some(Ok(event));
+            }
+            if self.done {
+                return None;
+            }
+            let outcome = self.read().await;
+            if let Err(e) = outcome {
+                self.done = true;
+                return Some(Err(self.transport.scrub(e)));
+            }
+        }
+    }
+
+    /// Reads the next piece of the body into `parsed`.
+    async fn read(&mut self) -> Result<(), ModelError> {
+        let mut events = Vec::new();
+        // A server that only sends keep-alive comments must not hold the run forever.
+        let idle = self.transport.timeout;
+        let read = tokio::time::timeout_at(self.last_data + idle, self.bytes.next());
+        let next = match &self.cancel {
+            Some(token) => tokio::select! {
+                biased;
+                _ = token.cancelled() => return Err(cancelled("the stream was cancelled")),
+                next = read => next,
+            },
+            None => read.await,
+        };
+        let Ok(next) = next else {
+            return Err(ModelError::new(
+                ModelErrorKind::Timeout,
+                format!("no data for {idle:?}"),
+            ));
+        };
+        let too_large =
+            |e: crate::sse::EventTooLarge| ModelError::new(ModelErrorKind::TooLarge, e.to_string());
+        match next {
+            Some(Ok(piece)) => {
+                self.received += piece.len();
+                if self.received > self.transport.max_response_bytes {
+                    return Err(self.transport.too_large());
+                }
+                self.parser.feed(&piece, &mut events).map_err(too_large)?;
+            }
+            Some(Err(e)) => return Err(self.transport.transport_error(e)),
+            None => {
+                self.done = true;
+                self.parser.finish(&mut events).map_err(too_large)?;
+            }
+        }
+        self.parsed.extend(events);
+        Ok(())
+    }
+}
+
+/// The error of a call or stream given up because its token fired.
+fn cancelled(what: &str) -> ModelError {
+    ModelError::new(ModelErrorKind::Cancelled, what)
+}
+
 /// Runs `work` unless `cancel` fires first; dropping `work` aborts its request.
 async fn cancellable<T>(
     cancel: Option<&CancelToken>,
@@ -524,51 +616,10 @@ async fn cancellable<T>(
         None => work.await,
         Some(token) => tokio::select! {
             biased;
-            _ = token.cancelled() => Err((ModelError::new(ModelErrorKind::Cancelled, "the call was cancelled"), None)),
+            _ = token.cancelled() => Err((cancelled("the call was cancelled"), None)),
             result = work => result,
         },
     }
-}
-
-/// A `reqwest` client builder with nodekit's TLS set up: rustls on ring,
-/// installed as the process's default provider unless one is installed
-/// already. nodekit's models and HTTP tools build their clients with it;
-/// build yours with it too, since reqwest alone (without a provider
-/// feature) panics when it builds a client.
-pub fn http_client() -> reqwest::ClientBuilder {
-    static PROVIDER: std::sync::Once = std::sync::Once::new();
-    PROVIDER.call_once(|| {
-        // Err: the application installed its own first, which is then used.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
-    reqwest::Client::builder()
-}
-
-/// The process's client from [`http_client`] with these connect and read
-/// timeouts (`None`: reqwest's defaults), built once and shared. A client
-/// holds the connection pool and the TLS settings: a model or HTTP tool
-/// made anew for each run (each message of a chat server, each execution
-/// in n8n) reuses the connections and TLS sessions of the runs before,
-/// instead of building its TLS settings and connecting again.
-pub fn shared_http_client(
-    timeout: Option<std::time::Duration>,
-) -> reqwest::Result<reqwest::Client> {
-    use std::collections::HashMap;
-    use std::sync::{LazyLock, Mutex};
-    use std::time::Duration;
-    static CLIENTS: LazyLock<Mutex<HashMap<Option<Duration>, reqwest::Client>>> =
-        LazyLock::new(Default::default);
-    let mut clients = CLIENTS.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(client) = clients.get(&timeout) {
-        return Ok(client.clone());
-    }
-    let mut builder = http_client();
-    if let Some(timeout) = timeout {
-        builder = builder.connect_timeout(timeout).read_timeout(timeout);
-    }
-    let client = builder.build()?;
-    clients.insert(timeout, client.clone());
-    Ok(client)
 }
 
 #[cfg(test)]

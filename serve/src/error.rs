@@ -1,8 +1,8 @@
 //! Why a workflow cannot be served as a chat service: [`ServeError`].
 
-use crate::error::quoted;
+use nodekit_core::error::quoted;
 
-/// Serving a workflow over HTTP ([`crate::serve`]) cannot start, or a
+/// Serving a workflow over HTTP ([`crate`]) cannot start, or a
 /// message could not be answered to its end.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -33,8 +33,8 @@ pub enum ServeError {
     },
 }
 
-impl From<ServeError> for crate::Error {
+impl From<ServeError> for nodekit_core::Error {
     fn from(e: ServeError) -> Self {
-        crate::Error::other(e)
+        nodekit_core::Error::other(e)
     }
 }

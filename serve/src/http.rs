@@ -12,11 +12,11 @@ use hyper::{Request, Response, StatusCode};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-pub(super) use crate::http_server::Body;
-use crate::http_server::RequestBody;
+pub(super) use nodekit_http_server::Body;
+use nodekit_http_server::RequestBody;
 
 /// A JSON answer.
-pub(super) use crate::http_server::json_answer as json;
+pub(super) use nodekit_http_server::json_answer as json;
 
 /// A refusal or failure as n8n's webhooks answer one: `{"message": ...}`.
 pub(super) fn json_error(status: StatusCode, message: &str) -> Response<Body> {
@@ -112,10 +112,13 @@ pub(super) fn basic_auth_matches(headers: &HeaderMap, expected: &[u8]) -> bool {
     scheme.eq_ignore_ascii_case(b"Basic ")
         && base64::engine::general_purpose::STANDARD
             .decode(encoded.trim_ascii())
-            .is_ok_and(|decoded| crate::text::same_secret(&decoded, expected))
+            .is_ok_and(|decoded| nodekit_http_server::same_secret(&decoded, expected))
 }
 
 /// Whether the request carries `Authorization: Bearer <token>`.
 pub(super) fn bearer_matches(headers: &HeaderMap, token: &[u8]) -> bool {
-    crate::text::bearer_matches(headers.get(AUTHORIZATION).map(HeaderValue::as_bytes), token)
+    nodekit_http_server::bearer_matches(
+        headers.get(AUTHORIZATION).map(HeaderValue::as_bytes),
+        token,
+    )
 }

@@ -47,12 +47,12 @@ use tokio::net::TcpListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use self::http::{Body, json_error};
-use crate::error::Result;
-use crate::event::{AgentEvent, EventSender};
-use crate::http_server::{LOOPBACK_HOSTS, Policy, RequestBody};
-use crate::node::{Credentials, SharedPools};
-use crate::registry::Catalog;
-use crate::workflow::{ChatTrigger, RunOptions, RunResult, Workflow};
+use nodekit_core::error::Result;
+use nodekit_core::event::{AgentEvent, EventSender};
+use nodekit_core::node::{Credentials, SharedPools};
+use nodekit_core::registry::Catalog;
+use nodekit_http_server::{LOOPBACK_HOSTS, Policy, RequestBody};
+use nodekit_workflow::{ChatTrigger, RunOptions, RunResult, Workflow};
 
 /// Limits and settings of a [`ChatServer`]; the defaults suit a server
 /// behind a reverse proxy.
@@ -253,11 +253,11 @@ impl ChatServer {
             });
         };
         let server = self;
-        let handler: crate::http_server::Handler = Arc::new(move |request| {
+        let handler: nodekit_http_server::Handler = Arc::new(move |request| {
             let server = server.clone();
             Box::pin(async move { server.answer(request).await })
         });
-        crate::http_server::serve(
+        nodekit_http_server::serve(
             listener, policy, handler, json_error, shutdown, grace, "serve",
         )
         .await;
@@ -286,7 +286,7 @@ impl ChatServer {
         };
         format!(
             "nothing is served at {}: the paths are {chat}/v1/chat/completions and /healthz",
-            crate::error::shorten(path, crate::error::QUOTE_MAX)
+            nodekit_core::error::shorten(path, nodekit_core::error::QUOTE_MAX)
         )
     }
 
@@ -420,7 +420,7 @@ fn streaming_node(workflow: &Workflow, trigger: Option<&ChatTrigger>) -> Option<
         workflow
             .nodes
             .iter()
-            .find(|n| !n.disabled && !crate::workflow::is_trigger(&n.node_type))
+            .find(|n| !n.disabled && !nodekit_workflow::is_trigger(&n.node_type))
             .map(|n| n.name.clone())
     })?;
     let id = workflow
@@ -436,7 +436,7 @@ fn streaming_node(workflow: &Workflow, trigger: Option<&ChatTrigger>) -> Option<
 pub async fn bind(addr: &str) -> Result<TcpListener> {
     TcpListener::bind(addr).await.map_err(|source| {
         ServeError::Listen {
-            addr: crate::error::shorten(addr, crate::error::QUOTE_MAX),
+            addr: nodekit_core::error::shorten(addr, nodekit_core::error::QUOTE_MAX),
             source,
         }
         .into()

@@ -17,10 +17,10 @@ use rmcp::transport::streamable_http_server::session::{
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 
-use super::McpError;
-use super::McpServer;
-use crate::error::Result;
-use crate::http_server::{Body, Policy, RequestBody};
+use crate::McpError;
+use crate::McpServer;
+use nodekit_core::error::Result;
+use nodekit_http_server::{Body, Policy, RequestBody};
 
 /// The path the server answers on; every other path gets 404.
 pub const MCP_PATH: &str = "/mcp";
@@ -58,7 +58,7 @@ impl Default for HttpOptions {
     fn default() -> Self {
         HttpOptions {
             token: None,
-            allowed_hosts: crate::http_server::LOOPBACK_HOSTS
+            allowed_hosts: nodekit_http_server::LOOPBACK_HOSTS
                 .map(String::from)
                 .to_vec(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
@@ -85,7 +85,7 @@ impl std::fmt::Debug for HttpOptions {
 pub async fn bind(addr: &str) -> Result<TcpListener> {
     TcpListener::bind(addr).await.map_err(|source| {
         McpError::Listen {
-            addr: crate::error::shorten(addr, crate::error::QUOTE_MAX),
+            addr: nodekit_core::error::shorten(addr, nodekit_core::error::QUOTE_MAX),
             source,
         }
         .into()
@@ -129,7 +129,7 @@ pub async fn serve_http_until(
     };
     if options.allowed_hosts.is_empty() {
         // rmcp would read an empty list as "any host".
-        return Err(crate::Error::InvalidSetting {
+        return Err(nodekit_core::Error::InvalidSetting {
             name: "HttpOptions::allowed_hosts".into(),
             value: "[]".into(),
             expected: "at least one host name (an empty list would accept any Host header)".into(),
@@ -161,13 +161,13 @@ pub async fn serve_http_until(
     });
     let _sweeper = AbortOnDrop(sweeper);
     let max_body_bytes = options.max_body_bytes;
-    let handler: crate::http_server::Handler = Arc::new(move |request| {
+    let handler: nodekit_http_server::Handler = Arc::new(move |request| {
         let service = service.clone();
         let expected = expected.clone();
         Box::pin(answer(service, expected, max_body_bytes, request))
     });
     let policy = Policy::new(&options.allowed_hosts);
-    crate::http_server::serve(
+    nodekit_http_server::serve(
         listener,
         policy,
         handler,
@@ -192,7 +192,7 @@ fn allowed_origins(options: &HttpOptions) -> Vec<String> {
     for (name, port) in options
         .allowed_hosts
         .iter()
-        .filter_map(|h| crate::http_server::split_authority(h))
+        .filter_map(|h| nodekit_http_server::split_authority(h))
     {
         let name = if name.contains(':') {
             format!("[{name}]")
@@ -228,7 +228,7 @@ async fn answer(
         );
     }
     if let Some(expected) = &expected
-        && !crate::text::bearer_matches(
+        && !nodekit_http_server::bearer_matches(
             request
                 .headers()
                 .get(AUTHORIZATION)
@@ -276,7 +276,7 @@ async fn answer(
         // rmcp answers JSON it cannot read as a JSON-RPC message with 415,
         // which says the content type was wrong; it was not.
         StatusCode::UNSUPPORTED_MEDIA_TYPE if json => {
-            response = crate::http_server::json_answer(
+            response = nodekit_http_server::json_answer(
                 StatusCode::BAD_REQUEST,
                 &serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {
                     "code": -32700,

@@ -13,8 +13,8 @@ use futures::{Sink, Stream, StreamExt};
 use reqwest::header::{ACCEPT, HeaderMap};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 
-use crate::error::with_causes;
-use nodekit_openai::sse::{SseEvent, SseParser};
+use nodekit_core::error::with_causes;
+use nodekit_http::sse::{SseEvent, SseParser};
 
 /// The largest event accepted on the stream: 16 MiB.
 const MAX_EVENT_BYTES: usize = 16 << 20;

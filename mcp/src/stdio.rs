@@ -5,9 +5,9 @@ use std::sync::Arc;
 use rmcp::ServiceExt;
 use rmcp::transport::async_rw::AsyncRwTransport;
 
-use super::{DEFAULT_MAX_BODY_BYTES, McpError, McpServer};
-use crate::error::Result;
-use crate::tool::Tool;
+use crate::{DEFAULT_MAX_BODY_BYTES, McpError, McpServer};
+use nodekit_core::error::Result;
+use nodekit_core::tool::Tool;
 
 /// The longest message accepted on standard input: 4 MiB, as over HTTP.
 pub const MAX_STDIO_MESSAGE_BYTES: usize = DEFAULT_MAX_BODY_BYTES;

@@ -1,4 +1,7 @@
-//! Running workflows in n8n's export format (`nodes` + `connections`).
+//! Running workflows in n8n's export format (`nodes` + `connections`), and
+//! the tools agent that a workflow's AI Agent node runs ([`agent`]). Users
+//! reach them through `nodekit` (feature `agent`) as `nodekit::workflow`
+//! and `nodekit::agent`.
 //!
 //! Root nodes (those that implement `Execute`, such as the AI Agent, and
 //! are not connected to another node on an `ai_*` output) run in the order
@@ -10,6 +13,7 @@
 //! get their defaults and their `$json` expressions resolved against that
 //! item. Credentials are looked up by credential type.
 
+pub mod agent;
 mod chat_trigger;
 
 pub use chat_trigger::{AllowedOrigins, CHAT_TRIGGER_TYPE, ChatTrigger, ResponseMode};
@@ -21,14 +25,14 @@ use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::description::ConnectionType;
-use crate::error::{Error, Result, WorkflowError, describe_value, quoted_json_error};
-use crate::event::EventSender;
-use crate::message::Message;
-use crate::node::{Credentials, ExecuteContext, SharedPools, Supply, SupplyContext};
-use crate::registry::{Catalog, CatalogEntry};
-use crate::run_log::RunLog;
-use crate::tool::Tool;
+use nodekit_core::description::ConnectionType;
+use nodekit_core::error::{Error, Result, WorkflowError, describe_value, quoted_json_error};
+use nodekit_core::event::EventSender;
+use nodekit_core::message::Message;
+use nodekit_core::node::{Credentials, ExecuteContext, SharedPools, Supply, SupplyContext};
+use nodekit_core::registry::{Catalog, CatalogEntry};
+use nodekit_core::run_log::RunLog;
+use nodekit_core::tool::Tool;
 
 /// A workflow in n8n's export format.
 ///
@@ -322,7 +326,7 @@ impl Workflow {
     fn params(&self, entry: &CatalogEntry, node: &WorkflowNode, item: &Value) -> Result<Value> {
         let (filled, _) =
             entry.parameters_at(&node.name, &node.parameters, Some(node.type_version))?;
-        crate::expression::resolve(&filled, item, &node.name)
+        nodekit_core::expression::resolve(&filled, item, &node.name)
     }
 
     /// What every sub-node connected to `target` supplies, by connection
@@ -497,7 +501,8 @@ fn credentials_of(entry: &CatalogEntry, options: &RunOptions) -> Credentials {
 /// How deep sub-nodes of sub-nodes may go (a loop of connections stops here).
 const MAX_NESTING: usize = 16;
 
-/// n8n's convention: trigger node types contain `Trigger`.
-pub(crate) fn is_trigger(node_type: &str) -> bool {
+/// Whether `node_type` is a trigger's, by n8n's convention: trigger node
+/// types contain `Trigger` (in any case).
+pub fn is_trigger(node_type: &str) -> bool {
     node_type.to_ascii_lowercase().contains("trigger")
 }

@@ -1,7 +1,7 @@
 //! Why serving tools over the Model Context Protocol, or using an MCP
 //! server's tools, failed: [`McpError`].
 
-use crate::error::quoted;
+use nodekit_core::error::quoted;
 
 /// Serving tools to MCP clients, or reaching an MCP server, failed.
 #[derive(Debug, thiserror::Error)]
@@ -61,8 +61,8 @@ pub enum McpError {
     },
 }
 
-impl From<McpError> for crate::Error {
+impl From<McpError> for nodekit_core::Error {
     fn from(e: McpError) -> Self {
-        crate::Error::other(e)
+        nodekit_core::Error::other(e)
     }
 }

@@ -18,9 +18,9 @@ use serde_json::{Value, json};
 
 use super::ChatServer;
 use super::http::{self, Body, json_error};
-use crate::http_server::RequestBody;
-use crate::message::{Message, Role};
-use crate::workflow::{AllowedOrigins, ChatTrigger, ResponseMode, RunOptions};
+use nodekit_core::message::{Message, Role};
+use nodekit_http_server::RequestBody;
+use nodekit_workflow::{AllowedOrigins, ChatTrigger, ResponseMode, RunOptions};
 
 /// Answers a request at the chat path.
 pub(super) async fn answer(server: &ChatServer, request: Request<RequestBody>) -> Response<Body> {
@@ -194,7 +194,7 @@ async fn message(
                 "unknown action {}: use `sendMessage` or `loadPreviousSession`",
                 other.map_or("(none)".into(), |a| format!(
                     "`{}`",
-                    crate::error::shorten(a, 40)
+                    nodekit_core::error::shorten(a, 40)
                 ))
             ),
         ),
@@ -218,7 +218,7 @@ async fn last_node(server: &ChatServer, input: Value) -> Response<Body> {
 
 /// A failed run: its error, which names the node and never a credential
 /// (a model provider's own text only goes to the log).
-fn failed(e: &crate::Error) -> Response<Body> {
+fn failed(e: &nodekit_core::Error) -> Response<Body> {
     json_error(StatusCode::INTERNAL_SERVER_ERROR, &e.client_text())
 }
 

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::ChatServer;
 use super::http::{self, Body};
-use crate::http_server::RequestBody;
+use nodekit_http_server::RequestBody;
 
 /// The header that names the session.
 pub const SESSION_HEADER: &str = "x-session-id";
@@ -201,7 +201,7 @@ fn last_user_text(messages: Option<&Value>) -> Option<String> {
 }
 
 /// The tokens the run's model calls reported, in OpenAI's names.
-fn usage(log: &crate::run_log::RunLog) -> Value {
+fn usage(log: &nodekit_core::run_log::RunLog) -> Value {
     let total = log.total_usage();
     json!({"prompt_tokens": total.input_tokens, "completion_tokens": total.output_tokens,
            "total_tokens": total.total_tokens})

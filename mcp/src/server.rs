@@ -14,9 +14,9 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value};
 use tokio_util::task::TaskTracker;
 
-use super::McpError;
-use crate::error::{Result, shorten};
-use crate::tool::Tool;
+use crate::McpError;
+use nodekit_core::error::{Result, shorten};
+use nodekit_core::tool::Tool;
 
 /// Tools served over the Model Context Protocol.
 ///

@@ -15,10 +15,10 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::{Map, Value};
 
-use super::McpError;
-use super::sse;
-use crate::error::{Result, shorten};
-use crate::tool::{Tool, ToolDefinition};
+use crate::McpError;
+use crate::sse;
+use nodekit_core::error::{Result, shorten};
+use nodekit_core::tool::{Tool, ToolDefinition};
 
 /// How to reach an MCP server.
 #[derive(Clone)]
@@ -229,7 +229,7 @@ impl McpClient {
         Ok(tools)
     }
 
-    fn failed(&self, reason: String) -> crate::Error {
+    fn failed(&self, reason: String) -> nodekit_core::Error {
         McpError::Connect {
             server: self.server.clone(),
             reason: self.transport.scrub(reason),
@@ -247,7 +247,7 @@ async fn open(transport: &ServerTransport, timeout: Duration) -> Result<Session>
     };
     // No redirects: the credentials' headers go only where they were meant to.
     let http_client = || {
-        crate::model::http_client()
+        nodekit_http::http_client()
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| failed(e.to_string()))
@@ -328,7 +328,7 @@ impl Tool for RemoteTool {
                         tool,
                         message: format!(
                             "the arguments must be a JSON object, not {}",
-                            crate::error::describe_value(&other)
+                            nodekit_core::error::describe_value(&other)
                         ),
                     }
                     .into());
