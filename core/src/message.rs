@@ -41,13 +41,14 @@ impl Role {
     }
 }
 
-/// Message content: plain text, or parts (text and images) for providers that take them.
+/// Message content: plain text, or parts (text, images, documents,
+/// reasoning) for providers that take them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Content {
     /// Plain text.
     Text(String),
-    /// Text and image parts.
+    /// Parts: text, images, documents, reasoning.
     Parts(Vec<ContentPart>),
 }
 
@@ -58,7 +59,7 @@ impl Default for Content {
 }
 
 impl Content {
-    /// The text of the content; parts are joined, images left out.
+    /// The text of the content; text parts are joined, the others left out.
     pub fn text(&self) -> String {
         match self {
             Content::Text(t) => t.clone(),
@@ -108,6 +109,30 @@ pub enum ContentPart {
         /// Where the image is.
         image_url: ImageUrl,
     },
+    /// A document (a PDF, a text file), by URL or `data:` URL.
+    File {
+        /// Where the document is.
+        file: FileUrl,
+    },
+    /// The model's reasoning before its answer (Anthropic's `thinking`
+    /// block, Gemini's thought), as the provider gave it. A provider that
+    /// signs it needs the block back unchanged, signature included, on the
+    /// next turn of a conversation that calls tools: it is kept in memory
+    /// like any part, and left out of [`Content::text`].
+    Thinking {
+        /// The reasoning text (may be empty when only a signature came).
+        thinking: String,
+        /// The provider's signature over it (Anthropic's `signature`,
+        /// Gemini's `thoughtSignature`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
+    },
+    /// Reasoning the provider returns encrypted (Anthropic's
+    /// `redacted_thinking`), to be sent back as it came.
+    RedactedThinking {
+        /// The encrypted reasoning.
+        data: String,
+    },
 }
 
 /// An image reference in OpenAI's form.
@@ -118,6 +143,17 @@ pub struct ImageUrl {
     /// `low`, `high` or `auto`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+}
+
+/// A document reference: a URL, or a `data:` URL with its media type
+/// (`data:application/pdf;base64,...`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileUrl {
+    /// `https://...` or `data:application/pdf;base64,...`.
+    pub url: String,
+    /// The file's name, for providers that show or need one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filename: Option<String>,
 }
 
 /// A tool call the model asks for.
@@ -144,6 +180,10 @@ pub struct Usage {
     /// Input tokens served from the provider's prompt cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_read_tokens: Option<u64>,
+    /// Input tokens written to the provider's prompt cache (Anthropic's
+    /// `cache_creation_input_tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_creation_tokens: Option<u64>,
     /// Output tokens spent on reasoning.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_tokens: Option<u64>,
@@ -161,6 +201,7 @@ impl Usage {
             (a, b) => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
         };
         self.cache_read_tokens = sum(self.cache_read_tokens, other.cache_read_tokens);
+        self.cache_creation_tokens = sum(self.cache_creation_tokens, other.cache_creation_tokens);
         self.reasoning_tokens = sum(self.reasoning_tokens, other.reasoning_tokens);
     }
 }
@@ -251,6 +292,29 @@ impl Message {
         self.content.text()
     }
 
+    /// The model's reasoning: its [`ContentPart::Thinking`] parts joined,
+    /// or the `reasoning_content` an OpenAI-compatible server sent
+    /// (DeepSeek, vLLM), kept in [`additional_kwargs`](Self::additional_kwargs).
+    pub fn reasoning(&self) -> Option<String> {
+        if let Content::Parts(parts) = &self.content {
+            let thinking: String = parts
+                .iter()
+                .filter_map(|p| match p {
+                    ContentPart::Thinking { thinking, .. } => Some(thinking.as_str()),
+                    _ => None,
+                })
+                .collect();
+            if !thinking.is_empty() {
+                return Some(thinking);
+            }
+        }
+        self.additional_kwargs
+            .get("reasoning_content")
+            .and_then(Value::as_str)
+            .filter(|r| !r.is_empty())
+            .map(str::to_owned)
+    }
+
     /// LangChain's stored form: `{"type": "human", "data": {...}}`.
     pub fn to_stored(&self) -> Value {
         let mut data = Map::new();
@@ -286,8 +350,15 @@ impl Message {
                     "output_tokens": u.output_tokens,
                     "total_tokens": u.total_tokens,
                 });
+                let mut input = Map::new();
                 if let Some(c) = u.cache_read_tokens {
-                    usage["input_token_details"] = json!({"cache_read": c});
+                    input.insert("cache_read".into(), c.into());
+                }
+                if let Some(c) = u.cache_creation_tokens {
+                    input.insert("cache_creation".into(), c.into());
+                }
+                if !input.is_empty() {
+                    usage["input_token_details"] = Value::Object(input);
                 }
                 if let Some(r) = u.reasoning_tokens {
                     usage["output_token_details"] = json!({"reasoning": r});
@@ -366,6 +437,7 @@ impl Message {
                     output_tokens: n(u.get("output_tokens")).unwrap_or(0),
                     total_tokens: n(u.get("total_tokens")).unwrap_or(0),
                     cache_read_tokens: n(u.pointer("/input_token_details/cache_read")),
+                    cache_creation_tokens: n(u.pointer("/input_token_details/cache_creation")),
                     reasoning_tokens: n(u.pointer("/output_token_details/reasoning")),
                 }
             });

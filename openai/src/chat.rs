@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 
 use nodekit_core::error::Result;
-use nodekit_core::message::{Content, Message, Role, Usage};
+use nodekit_core::message::{Content, ContentPart, Message, Role, Usage};
 use nodekit_core::model::{
     BoxFuture, CallOptions, ChatModel, ChunkStream, FinishReason, ModelError, ModelErrorKind,
     ModelSettings, ResponseFormat, StreamAccumulator, StreamChunk, ToolChoice, message_chunks,
@@ -393,7 +393,7 @@ struct WireFunction<'a> {
 struct WireMessage<'a> {
     role: &'a str,
     /// Text, parts, or null (an assistant turn that only calls tools, as OpenAI's SDK sends it).
-    content: Option<&'a Content>,
+    content: Option<WireContent<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     name: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -413,10 +413,11 @@ impl<'a> From<&'a Message> for WireMessage<'a> {
             // Sent as it is, as LangChain sends a `ChatMessage`'s role.
             Role::Generic => m.chat_role.as_deref().unwrap_or("user"),
         };
-        let calls_only = m.role == Role::Ai && !m.tool_calls.is_empty() && m.content.is_empty();
+        let content = WireContent::of(&m.content);
+        let calls_only = m.role == Role::Ai && !m.tool_calls.is_empty() && content.is_empty();
         WireMessage {
             role,
-            content: (!calls_only).then_some(&m.content),
+            content: (!calls_only).then_some(content),
             // OpenAI's tool message has no `name`, and strict gateways
             // refuse fields a message does not document.
             name: m.name.as_deref().filter(|_| m.role != Role::Tool),
@@ -427,6 +428,69 @@ impl<'a> From<&'a Message> for WireMessage<'a> {
                 .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.args.to_string()}}))
                 .collect(),
         }
+    }
+}
+
+/// Content as OpenAI takes it: text as it is; of parts, the text, images
+/// and documents (as `file` parts, a `data:` URL as `file_data`), without
+/// the reasoning another provider gave (OpenAI takes none back). Parts of
+/// which nothing is left are sent as empty text.
+enum WireContent<'a> {
+    Text(&'a str),
+    Parts(Vec<&'a ContentPart>),
+}
+
+impl<'a> WireContent<'a> {
+    fn of(content: &'a Content) -> Self {
+        match content {
+            Content::Text(text) => WireContent::Text(text),
+            Content::Parts(parts) => WireContent::Parts(
+                parts
+                    .iter()
+                    .filter(|p| {
+                        !matches!(
+                            p,
+                            ContentPart::Thinking { .. } | ContentPart::RedactedThinking { .. }
+                        )
+                    })
+                    .collect(),
+            ),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        match self {
+            WireContent::Text(text) => text.is_empty(),
+            WireContent::Parts(parts) => parts.is_empty(),
+        }
+    }
+}
+
+impl Serialize for WireContent<'_> {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let parts = match self {
+            WireContent::Text(text) => return serializer.serialize_str(text),
+            WireContent::Parts(parts) if parts.is_empty() => return serializer.serialize_str(""),
+            WireContent::Parts(parts) => parts,
+        };
+        let mut seq = serializer.serialize_seq(Some(parts.len()))?;
+        for part in parts {
+            match part {
+                ContentPart::File { file } => {
+                    let mut wire = json!({"file_data": file.url});
+                    if let Some(name) = &file.filename {
+                        wire["filename"] = json!(name);
+                    }
+                    seq.serialize_element(&json!({"type": "file", "file": wire}))?;
+                }
+                other => seq.serialize_element(other)?,
+            }
+        }
+        seq.end()
     }
 }
 
@@ -517,6 +581,7 @@ fn parse_usage(u: &Value) -> Option<Usage> {
             "/prompt_tokens_details/cached_tokens",
             "/input_tokens_details/cached_tokens",
         ]),
+        cache_creation_tokens: None,
         reasoning_tokens: n(&[
             "/completion_tokens_details/reasoning_tokens",
             "/output_tokens_details/reasoning_tokens",

@@ -526,6 +526,9 @@ fn readable_content(content: &Content) -> Cow<'_, str> {
                 .map(|p| match p {
                     ContentPart::Text { text } => text.as_str(),
                     ContentPart::ImageUrl { .. } => "[image]",
+                    ContentPart::File { .. } => "[file]",
+                    ContentPart::Thinking { .. } => "[thinking]",
+                    ContentPart::RedactedThinking { .. } => "[redacted_thinking]",
                 })
                 .collect(),
         ),

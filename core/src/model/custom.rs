@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use super::{CallOptions, ChatModel, ChunkStream, message_chunks};
+use super::{CallOptions, ChatModel, ChunkStream, message_stream};
 use crate::error::Result;
 use crate::message::Message;
 
@@ -80,12 +80,7 @@ impl ChatModel for CustomChatModel {
             Some(stream) => stream(messages.to_vec(), options.clone()),
             None => {
                 let invoke = (self.invoke)(messages.to_vec(), options.clone());
-                Box::pin(async move {
-                    let message = invoke.await?;
-                    Ok(Box::pin(futures::stream::iter(
-                        message_chunks(message).into_iter().map(Ok),
-                    )) as ChunkStream)
-                })
+                Box::pin(async move { Ok(message_stream(invoke.await?)) })
             }
         }
     }

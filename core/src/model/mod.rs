@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::Result;
-use crate::message::{Message, Role, ToolCall, Usage};
+use crate::message::{Content, ContentPart, Message, Role, ToolCall, Usage};
 use crate::tool::ToolDefinition;
 
 pub use crate::error::{ModelError, ModelErrorKind};
@@ -255,6 +255,20 @@ pub enum StreamChunk {
         /// The new text.
         text: String,
     },
+    /// The provider's signature over the reasoning streamed since the last
+    /// signature (Anthropic's `signature_delta`, Gemini's
+    /// `thoughtSignature`): it ends that block of reasoning, which the
+    /// final message keeps as a signed [`ContentPart::Thinking`].
+    ReasoningSignature {
+        /// The signature.
+        signature: String,
+    },
+    /// A block of encrypted reasoning (Anthropic's `redacted_thinking`),
+    /// kept as a [`ContentPart::RedactedThinking`].
+    RedactedReasoning {
+        /// The encrypted reasoning.
+        data: String,
+    },
     /// A fragment of a tool call; fragments with one `index` make one call.
     ToolCallDelta {
         /// Which call of this answer.
@@ -282,7 +296,10 @@ pub enum StreamChunk {
 #[derive(Debug, Default)]
 pub struct StreamAccumulator {
     text: String,
+    /// The reasoning being streamed, not yet ended by a signature.
     reasoning: String,
+    /// Blocks of reasoning ended by a signature, and redacted ones.
+    thinking: Vec<ContentPart>,
     calls: std::collections::BTreeMap<usize, PartialCall>,
     finish: Option<FinishReason>,
     usage: Option<Usage>,
@@ -301,6 +318,17 @@ impl StreamAccumulator {
         match chunk {
             StreamChunk::TextDelta { text } => self.text.push_str(text),
             StreamChunk::ReasoningDelta { text } => self.reasoning.push_str(text),
+            StreamChunk::ReasoningSignature { signature } => {
+                self.thinking.push(ContentPart::Thinking {
+                    thinking: std::mem::take(&mut self.reasoning),
+                    signature: Some(signature.clone()),
+                });
+            }
+            StreamChunk::RedactedReasoning { data } => {
+                self.end_reasoning();
+                self.thinking
+                    .push(ContentPart::RedactedThinking { data: data.clone() });
+            }
             StreamChunk::ToolCallDelta {
                 index,
                 id,
@@ -326,6 +354,17 @@ impl StreamAccumulator {
         }
     }
 
+    /// Ends the reasoning streamed so far as an unsigned block, after
+    /// signed ones.
+    fn end_reasoning(&mut self) {
+        if !self.reasoning.is_empty() {
+            self.thinking.push(ContentPart::Thinking {
+                thinking: std::mem::take(&mut self.reasoning),
+                signature: None,
+            });
+        }
+    }
+
     /// Records usage that came without a finish chunk.
     pub fn set_usage(&mut self, usage: Usage) {
         self.usage = Some(usage);
@@ -338,7 +377,14 @@ impl StreamAccumulator {
 
     /// The final message. Tool-call arguments that are not valid JSON are
     /// kept as text under `{"__raw": ...}` so the agent can report them.
-    pub fn into_message(self) -> Message {
+    /// Reasoning that came with a signature, or redacted, is kept as
+    /// [`ContentPart::Thinking`] and [`ContentPart::RedactedThinking`]
+    /// parts before the text; unsigned reasoning alone (OpenAI-compatible
+    /// servers) as `additional_kwargs.reasoning_content`.
+    pub fn into_message(mut self) -> Message {
+        if !self.thinking.is_empty() {
+            self.end_reasoning();
+        }
         let tool_calls = self
             .calls
             .into_values()
@@ -349,7 +395,15 @@ impl StreamAccumulator {
                 args: parse_arguments(&c.arguments),
             })
             .collect();
-        let mut message = Message::ai(self.text);
+        let mut message = if self.thinking.is_empty() {
+            Message::ai(self.text)
+        } else {
+            let mut parts = self.thinking;
+            if !self.text.is_empty() {
+                parts.push(ContentPart::Text { text: self.text });
+            }
+            Message::ai(Content::Parts(parts))
+        };
         message.tool_calls = tool_calls;
         message.usage = self.usage;
         if !self.reasoning.is_empty() {
@@ -366,10 +420,43 @@ impl StreamAccumulator {
     }
 }
 
+/// A whole message as a stream of its chunks ([`message_chunks`]): the
+/// `stream` of a model that answers only whole.
+pub fn message_stream(message: Message) -> ChunkStream {
+    Box::pin(futures::stream::iter(
+        message_chunks(message).into_iter().map(Ok),
+    ))
+}
+
 /// The chunks that stream a whole message: text, reasoning, one delta per
 /// tool call, and the finish (from `additional_kwargs.finish_reason` when set).
 pub fn message_chunks(message: Message) -> Vec<StreamChunk> {
     let mut out = Vec::new();
+    if let Content::Parts(parts) = &message.content {
+        for part in parts {
+            match part {
+                ContentPart::Thinking {
+                    thinking,
+                    signature,
+                } => {
+                    if !thinking.is_empty() {
+                        out.push(StreamChunk::ReasoningDelta {
+                            text: thinking.clone(),
+                        });
+                    }
+                    if let Some(signature) = signature {
+                        out.push(StreamChunk::ReasoningSignature {
+                            signature: signature.clone(),
+                        });
+                    }
+                }
+                ContentPart::RedactedThinking { data } => {
+                    out.push(StreamChunk::RedactedReasoning { data: data.clone() });
+                }
+                _ => {}
+            }
+        }
+    }
     let text = message.text();
     if !text.is_empty() {
         out.push(StreamChunk::TextDelta { text });

@@ -130,3 +130,25 @@ fn unreadable_stored_messages_say_why() {
         assert!(e.starts_with(&format!("invalid message: {why}")), "{e}");
     }
 }
+
+#[test]
+fn prompt_cache_counts_keep_langchains_names() {
+    let mut ai = Message::ai("cached");
+    ai.usage = Some(Usage {
+        input_tokens: 100,
+        output_tokens: 5,
+        total_tokens: 105,
+        cache_read_tokens: Some(60),
+        cache_creation_tokens: Some(30),
+        reasoning_tokens: None,
+    });
+    let stored = ai.to_stored();
+    assert_eq!(
+        stored["data"]["usage_metadata"]["input_token_details"],
+        json!({"cache_read": 60, "cache_creation": 30})
+    );
+    assert_eq!(Message::from_stored(&stored).unwrap(), ai);
+    let mut total = ai.usage.unwrap();
+    total.add(&ai.usage.unwrap());
+    assert_eq!(total.cache_creation_tokens, Some(60));
+}

@@ -208,6 +208,7 @@ async fn tool_calls_with_text_or_object_arguments_and_usage() {
             output_tokens: 7,
             total_tokens: 12,
             cache_read_tokens: Some(2),
+            cache_creation_tokens: None,
             reasoning_tokens: Some(3)
         })
     );
@@ -968,4 +969,150 @@ async fn a_transport_failure_is_kept_as_the_source() {
     let source = std::error::Error::source(&e).expect("the HTTP client's error");
     assert!(!source.to_string().contains(KEY), "{source}");
     assert_eq!(model_error(e).kind, ModelErrorKind::Connection);
+}
+
+#[tokio::test]
+async fn another_providers_reasoning_is_not_sent_and_documents_go_as_file_parts() {
+    use nodekit::message::{Content, ContentPart, FileUrl, ImageUrl};
+    let server = Server::start(vec![Reply::json(
+        200,
+        &completion(json!({"role": "assistant", "content": "ok"})),
+    )])
+    .await;
+    // An answer of a model that signs its reasoning (Anthropic), then the
+    // same conversation sent to an OpenAI-compatible model (a fallback).
+    let mut thought = Message::ai(Content::Parts(vec![
+        ContentPart::Thinking {
+            thinking: "the user wants the weather".into(),
+            signature: Some("sig-1".into()),
+        },
+        ContentPart::RedactedThinking {
+            data: "opaque".into(),
+        },
+    ]));
+    thought.tool_calls.push(nodekit::message::ToolCall {
+        id: "c1".into(),
+        name: "weather".into(),
+        args: json!({}),
+    });
+    let answered = Message::ai(Content::Parts(vec![
+        ContentPart::Thinking {
+            thinking: "done".into(),
+            signature: None,
+        },
+        ContentPart::Text {
+            text: "It is sunny.".into(),
+        },
+    ]));
+    let document = Message::human(Content::Parts(vec![
+        ContentPart::Text {
+            text: "Read these.".into(),
+        },
+        ContentPart::File {
+            file: FileUrl {
+                url: "data:application/pdf;base64,JVBERi0=".into(),
+                filename: Some("a.pdf".into()),
+            },
+        },
+        ContentPart::ImageUrl {
+            image_url: ImageUrl {
+                url: "https://example.invalid/a.png".into(),
+                detail: None,
+            },
+        },
+    ]));
+    let messages = [
+        Message::human("weather?"),
+        thought,
+        Message::tool("sunny", "c1"),
+        answered,
+        document,
+    ];
+    model(&server)
+        .invoke(&messages, &CallOptions::default())
+        .await
+        .unwrap();
+    let sent = &server.seen()[0].body["messages"];
+    // Only reasoning and tool calls: no content, as for calls alone.
+    assert_eq!(sent[1]["content"], Value::Null);
+    assert_eq!(sent[1]["tool_calls"][0]["id"], "c1");
+    assert_eq!(
+        sent[3]["content"],
+        json!([{"type": "text", "text": "It is sunny."}])
+    );
+    assert_eq!(
+        sent[4]["content"],
+        json!([
+            {"type": "text", "text": "Read these."},
+            {"type": "file", "file": {"file_data": "data:application/pdf;base64,JVBERi0=", "filename": "a.pdf"}},
+            {"type": "image_url", "image_url": {"url": "https://example.invalid/a.png"}},
+        ])
+    );
+}
+
+#[test]
+fn signed_reasoning_streams_into_thinking_parts_and_back() {
+    use nodekit::message::{Content, ContentPart};
+    use nodekit::model::message_chunks;
+    let chunks = [
+        StreamChunk::ReasoningDelta {
+            text: "first, ".into(),
+        },
+        StreamChunk::ReasoningDelta {
+            text: "look".into(),
+        },
+        StreamChunk::ReasoningSignature {
+            signature: "sig-a".into(),
+        },
+        StreamChunk::RedactedReasoning {
+            data: "opaque".into(),
+        },
+        StreamChunk::ReasoningDelta {
+            text: "then".into(),
+        },
+        StreamChunk::TextDelta {
+            text: "Answer.".into(),
+        },
+        StreamChunk::Finish {
+            reason: FinishReason::Stop,
+            usage: None,
+        },
+    ];
+    let message = merged(&chunks);
+    let thinking = |text: &str, signature: Option<&str>| ContentPart::Thinking {
+        thinking: text.into(),
+        signature: signature.map(str::to_owned),
+    };
+    assert_eq!(
+        message.content,
+        Content::Parts(vec![
+            thinking("first, look", Some("sig-a")),
+            ContentPart::RedactedThinking {
+                data: "opaque".into()
+            },
+            thinking("then", None),
+            ContentPart::Text {
+                text: "Answer.".into()
+            },
+        ])
+    );
+    assert_eq!(message.text(), "Answer.");
+    assert_eq!(message.reasoning().as_deref(), Some("first, lookthen"));
+    assert!(!message.additional_kwargs.contains_key("reasoning_content"));
+    // Streaming the message again gives the same message.
+    assert_eq!(merged(&message_chunks(message.clone())), message);
+    // Through memory: LangChain's stored form keeps the parts and the signature.
+    let stored = message.to_stored();
+    assert_eq!(stored["data"]["content"][0]["signature"], "sig-a");
+    assert_eq!(stored["data"]["content"][1]["type"], "redacted_thinking");
+    assert_eq!(Message::from_stored(&stored).unwrap(), message);
+
+    // Unsigned reasoning alone stays where OpenAI-compatible servers put it.
+    let plain = merged(&[
+        StreamChunk::ReasoningDelta { text: "hm".into() },
+        StreamChunk::TextDelta { text: "Hi.".into() },
+    ]);
+    assert_eq!(plain.content, Content::Text("Hi.".into()));
+    assert_eq!(plain.additional_kwargs["reasoning_content"], "hm");
+    assert_eq!(plain.reasoning().as_deref(), Some("hm"));
 }
