@@ -22,8 +22,9 @@ trap 'rm -f "$now"' EXIT
 failed=0
 
 # One rustdoc run writes every crate's JSON (one resolution of features:
-# a run per crate would build the dependencies again for each).
-RUSTC_BOOTSTRAP=1 RUSTDOCFLAGS="-Z unstable-options --output-format json" \
+# a run per crate would build the dependencies again for each). rustdoc's
+# lints run as for HTML, so the docs' broken links and HTML fail it here.
+RUSTC_BOOTSTRAP=1 RUSTDOCFLAGS="-D warnings -Z unstable-options --output-format json" \
   cargo doc -q --workspace --no-deps --lib --all-features --locked
 
 # Each crate and the folder its listing is in.
