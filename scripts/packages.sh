@@ -1,71 +1,83 @@
 #!/usr/bin/env bash
 # nodekit's crates as crates.io would take them (nothing is uploaded):
-# every publishable crate is packaged, and the library crates are then
-# compiled from what their packages hold, all in one `cargo check`.
+# every publishable crate is packaged, and each package is checked to
+# hold every file its library is compiled from.
 #
-# That is cargo's own verification (`cargo package` without
-# `--no-verify`) done once for all the crates: cargo verifies each package
-# by building it on its own, with its own features, so that the
-# dependencies they share were compiled again for each (over two minutes
-# here). Checking them together resolves their features once and reuses
-# what the workspace's lints checked. The crates that embed files (the
-# agent memory's migrations, the n8n package's JavaScript) are checked
-# with the features that embed them.
+# Cargo's own verification (`cargo package` without `--no-verify`) builds
+# each package on its own, with its own features, compiling the
+# dependencies they share again for each (minutes here). What it finds
+# that packaging alone does not is a file the code reads at compile time
+# (a module, an `include_str!`, the agent memory's migrations, the n8n
+# package's JavaScript, `nodekit new`'s template) left out of the package.
+# The workspace's lints have compiled every library with every feature,
+# and rustc's dependency files (`target/debug/deps/*.d`) list each file
+# read: every one of them must be in the package. Run it after a
+# workspace build (scripts/test.sh runs it after the lints).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-libraries=(nodekit-rules nodekit-macros nodekit-vector-index nodekit-core nodekit-http nodekit-openai
-  nodekit-db nodekit-history nodekit-vector-stores nodekit-sql nodekit-agent-memory nodekit-n8n
-  nodekit-workflow nodekit-http-server nodekit-mcp nodekit-serve nodekit)
-# The features each library is checked with, beyond its defaults.
-declare -A features=(
-  [nodekit-db]='"sqlite", "postgres"'
-  [nodekit-history]='"sqlite", "postgres"'
-  [nodekit-vector-stores]='"sqlite", "postgres"'
-  [nodekit-sql]='"sqlite", "postgres"'
-  [nodekit-agent-memory]='"sqlite", "postgres"'
-  [nodekit-mcp]='"server", "client"'
-)
+cargo metadata --format-version 1 --no-deps --locked --offline > "${TMPDIR:-/tmp}/nodekit-metadata.json"
+trap 'rm -f "${TMPDIR:-/tmp}/nodekit-metadata.json"' EXIT
+packages=$(python3 -c '
+import json, sys
+meta = json.load(open(sys.argv[1]))
+print(" ".join("-p " + p["name"] for p in meta["packages"] if p.get("publish") != []))
+' "${TMPDIR:-/tmp}/nodekit-metadata.json")
+# shellcheck disable=SC2086
+cargo package $packages --no-verify --locked --offline
 
-packages=()
-for name in "${libraries[@]}" nodekit-nodes; do packages+=(-p "$name"); done
-cargo package "${packages[@]}" --no-verify --locked --offline
+python3 - "${TMPDIR:-/tmp}/nodekit-metadata.json" <<'PY'
+import glob, json, os, sys, tarfile
 
-version=$(cargo pkgid -p nodekit --offline | sed 's/.*[@#]//')
-target=$(cargo metadata --format-version 1 --no-deps --locked --offline \
-  | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
-check="$target/package/check"
-rm -rf "$check"
-mkdir -p "$check"
-
-# A crate of its own depends on every library by version, as on a
-# registry, and every such dependency (its own and the packages' on each
-# other) is patched to the copy unpacked from the package.
-{
-  echo '[package]'
-  echo 'name = "packages"'
-  echo 'version = "0.0.0"'
-  echo 'edition = "2024"'
-  echo 'publish = false'
-  echo '[lib]'
-  echo 'path = "lib.rs"'
-  echo '[workspace]'
-  # The workspace's dev profile, so that the lints' checks are reused.
-  sed -n '/^\[profile\./,/^$/p' Cargo.toml
-  echo '[dependencies]'
-  for name in "${libraries[@]}"; do
-    echo "$name = { version = \"=$version\", features = [${features[$name]:-}] }"
-  done
-  echo '[patch.crates-io]'
-  for name in "${libraries[@]}"; do
-    echo "$name = { path = \"$name-$version\" }"
-  done
-} > "$check/Cargo.toml"
-: > "$check/lib.rs"
-for name in "${libraries[@]}"; do
-  tar -xzf "$target/package/$name-$version.crate" -C "$check"
-done
-# The workspace's lock, so that the dependencies are the versions tested.
-cp Cargo.lock "$check/"
-
-CARGO_TARGET_DIR="$target" cargo check --manifest-path "$check/Cargo.toml" --offline
+meta = json.load(open(sys.argv[1]))
+root = meta["workspace_root"]
+deps = os.path.join(meta["target_directory"], "debug", "deps")
+failed = False
+for package in meta["packages"]:
+    if package.get("publish") == []:
+        continue
+    name, version = package["name"], package["version"]
+    crate_dir = os.path.dirname(package["manifest_path"])
+    lib = next((t for t in package["targets"] if "lib" in t["kind"] or "proc-macro" in t["kind"]), None)
+    if lib is None:
+        continue
+    lib_name = lib["name"].replace("-", "_")
+    # The dependency files of the library's own builds: those with an .rmeta
+    # or a proc macro's .so beside them (a test build has neither).
+    # Only builds of this checkout's crate (they read its lib.rs), and not
+    # the manifests clippy lists (cargo writes the package's own).
+    read = set()
+    for d in glob.glob(os.path.join(deps, f"{lib_name}-*.d")):
+        stem = os.path.basename(d)[:-2]
+        built = glob.glob(os.path.join(deps, f"lib{stem}.rmeta")) + glob.glob(os.path.join(deps, f"lib{stem}.so"))
+        if not built:
+            continue
+        files = set()
+        with open(d) as f:
+            for line in f:
+                line = line.strip()
+                if line.startswith("#") or not line.endswith(":") or " " in line[:-1].replace("\\ ", ""):
+                    continue
+                files.add(os.path.normpath(os.path.join(root, line[:-1].replace("\\ ", " "))))
+        if lib["src_path"] in files:
+            read |= {p for p in files if os.path.basename(p) != "Cargo.toml"}
+    if not read:
+        print(f"packages: no build of {name}'s library to compare its package with (build the workspace first)", file=sys.stderr)
+        failed = True
+        continue
+    archive = os.path.join(meta["target_directory"], "package", f"{name}-{version}.crate")
+    prefix = f"{name}-{version}/"
+    with tarfile.open(archive) as t:
+        held = {m.name[len(prefix):] for m in t.getmembers() if m.name.startswith(prefix)}
+    missing = sorted(
+        os.path.relpath(p, crate_dir)
+        for p in read
+        if os.path.relpath(p, crate_dir) not in held
+    )
+    if missing:
+        failed = True
+        print(f"packages: {name}'s package leaves out what its library is compiled from: {', '.join(missing)}", file=sys.stderr)
+    else:
+        print(f"packages: {name} holds the {len(read)} files its library is compiled from")
+sys.exit(1 if failed else 0)
+PY

@@ -32,7 +32,8 @@ section "crate graph"
 scripts/crate-graph.py
 
 # The crates as crates.io would take them (nothing is uploaded): each
-# packaged, and the libraries checked as their packages hold them.
+# packaged, and each package checked to hold every file the lints'
+# build of its library read.
 section "packages"
 scripts/packages.sh
 
@@ -48,15 +49,17 @@ fi
 
 # nodekit's features: authoring alone, then each feature alone, so that no
 # combination a user picks breaks unseen (the workspace build has them all).
-# The library alone each time: the tests are linted in the workspace build,
-# where every feature is on, and the authoring-only tests are built and run
-# after them. The first failure stops the check.
+# The library alone each time (and with authoring alone its tests): the
+# tests are linted and run in the workspace build, where every feature is
+# on. The first failure stops the check.
 # host-features, beside each, keeps syn's features (and so the proc
 # macros) the same in every check.
 check_features() {
   local lint=(cargo clippy -p host-features --no-default-features --lib --locked)
-  "${lint[@]}" -p nodekit -- -D warnings || return 1
-  for feature in openai agent tiktoken sqlite postgres redis \
+  # Authoring alone: the library and its tests (which the workspace's run
+  # runs with every feature).
+  "${lint[@]}" -p nodekit --tests -- -D warnings || return 1
+  for feature in openai anthropic agent tiktoken sqlite postgres redis \
     sql-tools-sqlite sql-tools-postgres agent-memory-sqlite agent-memory-postgres \
     vector-store-sqlite vector-store-postgres ann n8n mcp-server mcp-client serve; do
     echo "-- nodekit with --features $feature (at ${SECONDS} s)"
@@ -68,7 +71,6 @@ check_features() {
     echo "-- nodekit-nodes with --features $features (at ${SECONDS} s)"
     "${lint[@]}" -p nodekit-nodes --bins --features "$features" -- -D warnings || return 1
   done
-  cargo test -p nodekit --no-default-features --locked --no-run
 }
 
 # The authoring guide's example (the example's `weather` program) needs
@@ -100,9 +102,6 @@ section "features, beside the tests"
 section "tests (run beside the features' lints)"
 wait "$tests_pid" || failed=1
 cat "$logs/tests"
-
-section "tests of nodekit with authoring only"
-cargo test -p nodekit --no-default-features --locked || failed=1
 
 section "trybuild's cases (checked beside the tests above)"
 wait "$ui" || failed=1

@@ -3,11 +3,14 @@
 //! Implementations: author-supplied custom models ([`custom`]) and, with
 //! the `openai` feature, the OpenAI-compatible client (`openai`, from
 //! `nodekit-openai`) and the HTTP pieces a provider's client is built from
-//! (`http`, from `nodekit-http`).
+//! (`http`, from `nodekit-http`); with the `anthropic` feature, Anthropic's
+//! Messages API (`anthropic`, from `nodekit-anthropic`).
 
 pub use nodekit_core::model::*;
 
-#[cfg(feature = "openai")]
+#[cfg(feature = "anthropic")]
+pub use nodekit_anthropic as anthropic;
+#[cfg(any(feature = "openai", feature = "anthropic"))]
 pub use nodekit_http::{self as http, http_client, shared_http_client};
 #[cfg(feature = "openai")]
 pub use nodekit_openai::chat as openai;

@@ -1,0 +1,141 @@
+//! [`AnthropicChatModel`]: the Messages API as a nodekit [`ChatModel`].
+
+use std::sync::Arc;
+
+use nodekit_core::error::Result;
+use nodekit_core::message::Message;
+use nodekit_core::model::{
+    BoxFuture, CallOptions, ChatModel, ChunkStream, ModelError, message_stream,
+};
+use nodekit_http::{Authenticate, HeaderKey, Transport};
+
+use crate::config::AnthropicConfig;
+use crate::request::Shape;
+use crate::response::{self, StreamState};
+
+/// A chat model behind Anthropic's Messages API (`POST /v1/messages`).
+#[derive(Debug, Clone)]
+pub struct AnthropicChatModel {
+    shape: Arc<Shape>,
+    transport: Transport,
+}
+
+impl AnthropicChatModel {
+    /// A client for `config`. Fails when Anthropic would refuse the
+    /// settings on every call (a frequency penalty, a thinking budget
+    /// under 1,024 tokens or not under `max_tokens`), or a header cannot
+    /// be sent.
+    pub fn new(config: AnthropicConfig) -> Result<Self> {
+        config.check()?;
+        let timeout = nodekit_http::timeout_secs(config.timeout_secs)?;
+        let auth: Arc<dyn Authenticate> = match &config.authenticate {
+            Some(auth) => auth.clone(),
+            None => Arc::new(HeaderKey::new("x-api-key", config.api_key.clone())?),
+        };
+        let mut builder = Transport::builder(config.base_url.trim_end_matches('/'), auth)
+            .header("anthropic-version", config.version.clone());
+        if !config.betas.is_empty() {
+            builder = builder.header("anthropic-beta", config.betas.join(","));
+        }
+        let transport = builder
+            .headers(config.headers.clone())
+            .timeout(timeout)
+            .max_retries(config.max_retries)
+            .max_response_bytes(config.max_response_bytes)
+            .build()?;
+        Ok(AnthropicChatModel {
+            shape: Arc::new(Shape::new(&config)),
+            transport,
+        })
+    }
+
+    /// The request body for `messages`, as JSON bytes, or the reason
+    /// Anthropic would refuse it (it names the message and the block).
+    pub fn request_body(
+        &self,
+        messages: &[Message],
+        options: &CallOptions,
+        stream: bool,
+    ) -> Result<bytes::Bytes> {
+        Ok(self.shape.body(messages, options, stream)?)
+    }
+
+    async fn invoke_inner(
+        &self,
+        messages: &[Message],
+        options: &CallOptions,
+    ) -> Result<Message, ModelError> {
+        let body = self.shape.body(messages, options, false)?;
+        let cancel = options.cancel.as_ref();
+        let answer = self
+            .transport
+            .post("v1/messages", &body, cancel, true)
+            .await?;
+        response::message(&self.transport.read_json(answer, cancel).await?)
+    }
+
+    async fn stream_inner(
+        &self,
+        messages: &[Message],
+        options: &CallOptions,
+    ) -> Result<ChunkStream, ModelError> {
+        let body = self.shape.body(messages, options, true)?;
+        let cancel = options.cancel.clone();
+        let answer = self
+            .transport
+            .post("v1/messages", &body, cancel.as_ref(), false)
+            .await?;
+        let is_sse = answer
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|ct| ct.contains("text/event-stream"));
+        if !is_sse {
+            // A proxy that answers a stream request with one JSON body.
+            let whole =
+                response::message(&self.transport.read_json(answer, cancel.as_ref()).await?)?;
+            return Ok(message_stream(whole));
+        }
+        let state = StreamState::new(
+            self.transport.clone(),
+            self.transport.events(answer, cancel),
+        );
+        Ok(Box::pin(futures::stream::unfold(
+            state,
+            |mut state| async move {
+                let item = state.next().await?;
+                Some((item, state))
+            },
+        )))
+    }
+}
+
+impl ChatModel for AnthropicChatModel {
+    fn name(&self) -> &str {
+        &self.shape.model
+    }
+
+    fn invoke<'a>(
+        &'a self,
+        messages: &'a [Message],
+        options: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<Message>> {
+        Box::pin(async move {
+            self.invoke_inner(messages, options)
+                .await
+                .map_err(|e| self.transport.scrub(e).into())
+        })
+    }
+
+    fn stream<'a>(
+        &'a self,
+        messages: &'a [Message],
+        options: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<ChunkStream>> {
+        Box::pin(async move {
+            self.stream_inner(messages, options)
+                .await
+                .map_err(|e| self.transport.scrub(e).into())
+        })
+    }
+}

@@ -1,0 +1,406 @@
+//! Anthropic's answers: a whole message, and the events of a streamed one,
+//! read into nodekit's stream chunks.
+
+use std::collections::VecDeque;
+
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use nodekit_core::error::{Result, shorten};
+use nodekit_core::message::{Message, Usage};
+use nodekit_core::model::{
+    FinishReason, ModelError, ModelErrorKind, StreamAccumulator, StreamChunk,
+};
+use nodekit_http::Transport;
+use nodekit_http::sse::SseEvent;
+use serde_json::Value;
+
+fn protocol(message: impl Into<String>) -> ModelError {
+    ModelError::new(ModelErrorKind::Protocol, message)
+}
+
+/// Anthropic's stop reasons as nodekit's finish reasons.
+pub(crate) fn finish_reason(reason: &str) -> FinishReason {
+    match reason {
+        "end_turn" | "stop_sequence" => FinishReason::Stop,
+        "tool_use" => FinishReason::ToolCalls,
+        "max_tokens" | "model_context_window_exceeded" => FinishReason::Length,
+        "refusal" => FinishReason::ContentFilter,
+        other => FinishReason::Other(other.to_owned()),
+    }
+}
+
+/// The error object of an `error` event or body (`{"type": "error",
+/// "error": {"type": "overloaded_error", "message": "Overloaded"}}`), its
+/// type kept as the code.
+pub(crate) fn error_event(v: &Value) -> ModelError {
+    let e = v.get("error").unwrap_or(v);
+    let kind_name = e.get("type").and_then(Value::as_str).unwrap_or("error");
+    let message = e
+        .get("message")
+        .and_then(Value::as_str)
+        .map_or_else(|| shorten(&v.to_string(), 500), |m| shorten(m, 500));
+    let (kind, status) = match kind_name {
+        "overloaded_error" => (ModelErrorKind::Server, Some(529)),
+        "rate_limit_error" => (ModelErrorKind::RateLimited, Some(429)),
+        "api_error" => (ModelErrorKind::Server, Some(500)),
+        "authentication_error" => (ModelErrorKind::Auth, Some(401)),
+        "permission_error" => (ModelErrorKind::Auth, Some(403)),
+        "not_found_error" => (ModelErrorKind::NotFound, Some(404)),
+        "request_too_large" => (ModelErrorKind::TooLarge, Some(413)),
+        "invalid_request_error" => (ModelErrorKind::BadRequest, Some(400)),
+        _ => (ModelErrorKind::Server, None),
+    };
+    let mut error = ModelError::new(kind, message);
+    error.status = status;
+    error.code = Some(kind_name.to_owned());
+    error
+}
+
+/// Anthropic's usage object; `None` when there is none. Input counts the
+/// tokens written to and read from the cache too.
+pub(crate) fn usage(u: &Value) -> Option<Usage> {
+    if !u.is_object() {
+        return None;
+    }
+    let n = |key: &str| u.get(key).and_then(Value::as_u64);
+    let created = n("cache_creation_input_tokens");
+    let read = n("cache_read_input_tokens");
+    let input = n("input_tokens")
+        .unwrap_or(0)
+        .saturating_add(created.unwrap_or(0))
+        .saturating_add(read.unwrap_or(0));
+    let output = n("output_tokens").unwrap_or(0);
+    Some(Usage {
+        input_tokens: input,
+        output_tokens: output,
+        total_tokens: input.saturating_add(output),
+        cache_read_tokens: read,
+        cache_creation_tokens: created,
+        reasoning_tokens: None,
+    })
+}
+
+/// Reads a whole message (`{"type": "message", "content": [...]}`).
+pub(crate) fn message(v: &Value) -> Result<Message, ModelError> {
+    if v.get("type").and_then(Value::as_str) == Some("error") {
+        return Err(error_event(v));
+    }
+    let blocks = v.get("content").and_then(Value::as_array).ok_or_else(|| {
+        protocol(format!(
+            "the answer has no content: {}",
+            shorten(&v.to_string(), 200)
+        ))
+    })?;
+    let mut reader = Blocks::default();
+    let mut chunks = Vec::new();
+    for (index, block) in blocks.iter().enumerate() {
+        reader.start(index, block, &mut chunks)?;
+        reader.stop(index, &mut chunks);
+    }
+    let mut acc = StreamAccumulator::default();
+    for chunk in &chunks {
+        acc.push(chunk);
+    }
+    acc.push(&StreamChunk::Finish {
+        reason: v
+            .get("stop_reason")
+            .and_then(Value::as_str)
+            .map_or(FinishReason::Stop, finish_reason),
+        usage: v.get("usage").and_then(usage),
+    });
+    let mut message = acc.into_message();
+    message.id = v.get("id").and_then(Value::as_str).map(str::to_owned);
+    Ok(message)
+}
+
+/// What a message's content blocks have said so far, by index.
+#[derive(Default)]
+struct Blocks {
+    /// The open blocks: their index, kind, and (tool calls) their ordinal
+    /// among the message's calls; (thinking) its signature so far.
+    open: Vec<OpenBlock>,
+    calls: usize,
+}
+
+struct OpenBlock {
+    index: u64,
+    kind: BlockKind,
+}
+
+enum BlockKind {
+    Text,
+    ToolUse {
+        call: usize,
+    },
+    Thinking {
+        signature: String,
+    },
+    /// Whole in its start event (redacted thinking), or of a kind nodekit
+    /// does not read (a server tool's result): later deltas are ignored.
+    Other,
+}
+
+impl Blocks {
+    /// A block begins (streamed) or is read whole.
+    fn start(
+        &mut self,
+        index: usize,
+        block: &Value,
+        out: &mut Vec<StreamChunk>,
+    ) -> Result<(), ModelError> {
+        let text = |key: &str| block.get(key).and_then(Value::as_str).unwrap_or_default();
+        let kind = match block.get("type").and_then(Value::as_str) {
+            Some("text") => {
+                push_text(out, text("text"));
+                BlockKind::Text
+            }
+            Some("tool_use") => {
+                let call = self.calls;
+                self.calls += 1;
+                // Streamed, the input comes as deltas after an empty object.
+                let arguments = match block.get("input") {
+                    Some(Value::Object(o)) if o.is_empty() => String::new(),
+                    Some(input) => input.to_string(),
+                    None => String::new(),
+                };
+                out.push(StreamChunk::ToolCallDelta {
+                    index: call,
+                    id: Some(text("id").to_owned()),
+                    name: Some(text("name").to_owned()),
+                    arguments,
+                });
+                BlockKind::ToolUse { call }
+            }
+            Some("thinking") => {
+                push_reasoning(out, text("thinking"));
+                BlockKind::Thinking {
+                    signature: text("signature").to_owned(),
+                }
+            }
+            Some("redacted_thinking") => {
+                out.push(StreamChunk::RedactedReasoning {
+                    data: text("data").to_owned(),
+                });
+                BlockKind::Other
+            }
+            Some(_) => BlockKind::Other,
+            None => return Err(protocol(format!("content block {index} has no type"))),
+        };
+        self.open.push(OpenBlock {
+            index: index as u64,
+            kind,
+        });
+        Ok(())
+    }
+
+    fn find(&mut self, index: u64) -> Option<&mut OpenBlock> {
+        self.open.iter_mut().find(|b| b.index == index)
+    }
+
+    /// More of an open block.
+    fn delta(
+        &mut self,
+        index: u64,
+        delta: &Value,
+        out: &mut Vec<StreamChunk>,
+    ) -> Result<(), ModelError> {
+        let text = |key: &str| delta.get(key).and_then(Value::as_str).unwrap_or_default();
+        let delta_type = delta
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let Some(block) = self.find(index) else {
+            return Err(protocol(format!(
+                "a {delta_type} came for content block {index}, which is not open"
+            )));
+        };
+        match (&mut block.kind, delta_type) {
+            (BlockKind::Text, "text_delta") => push_text(out, text("text")),
+            (BlockKind::ToolUse { call }, "input_json_delta") => {
+                out.push(StreamChunk::ToolCallDelta {
+                    index: *call,
+                    id: None,
+                    name: None,
+                    arguments: text("partial_json").to_owned(),
+                })
+            }
+            (BlockKind::Thinking { .. }, "thinking_delta") => push_reasoning(out, text("thinking")),
+            (BlockKind::Thinking { signature }, "signature_delta") => {
+                signature.push_str(text("signature"));
+            }
+            // Citations, and deltas of blocks nodekit does not read.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// A block ends: a thinking block's signature closes its reasoning.
+    fn stop(&mut self, index: usize, out: &mut Vec<StreamChunk>) {
+        let Some(at) = self.open.iter().position(|b| b.index == index as u64) else {
+            return;
+        };
+        if let BlockKind::Thinking { signature } = self.open.swap_remove(at).kind
+            && !signature.is_empty()
+        {
+            out.push(StreamChunk::ReasoningSignature { signature });
+        }
+    }
+}
+
+fn push_reasoning(out: &mut Vec<StreamChunk>, text: &str) {
+    if !text.is_empty() {
+        out.push(StreamChunk::ReasoningDelta {
+            text: text.to_owned(),
+        });
+    }
+}
+
+fn push_text(out: &mut Vec<StreamChunk>, text: &str) {
+    if !text.is_empty() {
+        out.push(StreamChunk::TextDelta {
+            text: text.to_owned(),
+        });
+    }
+}
+
+/// Reading a streamed message, one chunk at a time.
+pub(crate) struct StreamState {
+    transport: Transport,
+    events: BoxStream<'static, Result<SseEvent, ModelError>>,
+    blocks: Blocks,
+    pending: VecDeque<Result<StreamChunk>>,
+    started: bool,
+    usage: Option<Usage>,
+    /// `message_start`'s usage object, which `message_delta`'s completes.
+    usage_fields: serde_json::Map<String, Value>,
+    finish: Option<FinishReason>,
+    done: bool,
+}
+
+impl StreamState {
+    pub(crate) fn new(
+        transport: Transport,
+        events: BoxStream<'static, Result<SseEvent, ModelError>>,
+    ) -> Self {
+        StreamState {
+            transport,
+            events,
+            blocks: Blocks::default(),
+            pending: VecDeque::new(),
+            started: false,
+            usage: None,
+            usage_fields: serde_json::Map::new(),
+            finish: None,
+            done: false,
+        }
+    }
+
+    /// The next chunk; `None` after the `Finish` chunk or an error.
+    pub(crate) async fn next(&mut self) -> Option<Result<StreamChunk>> {
+        loop {
+            if let Some(item) = self.pending.pop_front() {
+                return Some(item);
+            }
+            if self.done {
+                return None;
+            }
+            match self.events.next().await {
+                Some(Ok(event)) => {
+                    if let Err(e) = self.event(&event) {
+                        self.fail(e);
+                    }
+                }
+                Some(Err(e)) => self.fail(e),
+                None => self.fail(protocol(if self.started {
+                    "the stream ended before message_stop: the answer was cut off"
+                } else {
+                    "the stream ended before message_start"
+                })),
+            }
+        }
+    }
+
+    fn event(&mut self, event: &SseEvent) -> Result<(), ModelError> {
+        let data = event.data.trim();
+        if data.is_empty() {
+            return Ok(());
+        }
+        let v: Value = serde_json::from_str(data).map_err(|e| {
+            protocol(format!(
+                "a streamed event is not JSON ({e}): {}",
+                shorten(data, 200)
+            ))
+        })?;
+        // The data's `type` names the event; the `event:` line repeats it.
+        let kind = v
+            .get("type")
+            .and_then(Value::as_str)
+            .or(event.event.as_deref())
+            .unwrap_or_default();
+        let index = || {
+            v.get("index")
+                .and_then(Value::as_u64)
+                .ok_or_else(|| protocol(format!("{kind} has no index")))
+        };
+        let mut out = Vec::new();
+        match kind {
+            "message_start" => {
+                self.started = true;
+                if let Some(Value::Object(u)) = v.pointer("/message/usage") {
+                    self.usage_fields = u.clone();
+                    self.usage = usage(&Value::Object(u.clone()));
+                }
+            }
+            "content_block_start" => {
+                let index = index()?;
+                let block = v.get("content_block").unwrap_or(&Value::Null);
+                self.blocks.start(index as usize, block, &mut out)?;
+            }
+            "content_block_delta" => {
+                let index = index()?;
+                self.blocks
+                    .delta(index, v.get("delta").unwrap_or(&Value::Null), &mut out)?;
+            }
+            "content_block_stop" => self.blocks.stop(index()? as usize, &mut out),
+            "message_delta" => {
+                if let Some(reason) = v.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    self.finish = Some(finish_reason(reason));
+                }
+                // Its counts are the totals so far; those it leaves out stay.
+                if let Some(Value::Object(u)) = v.get("usage") {
+                    for (key, value) in u {
+                        if !value.is_null() {
+                            self.usage_fields.insert(key.clone(), value.clone());
+                        }
+                    }
+                    self.usage = usage(&Value::Object(self.usage_fields.clone()));
+                }
+            }
+            "message_stop" => {
+                if !self.started {
+                    return Err(protocol("message_stop came before message_start"));
+                }
+                self.done = true;
+                self.pending.extend(out.drain(..).map(Ok));
+                self.pending.push_back(Ok(StreamChunk::Finish {
+                    reason: self.finish.take().unwrap_or(FinishReason::Stop),
+                    usage: self.usage,
+                }));
+                return Ok(());
+            }
+            "error" => return Err(error_event(&v)),
+            // `ping`, and events of later API versions.
+            _ => {}
+        }
+        self.pending.extend(out.into_iter().map(Ok));
+        Ok(())
+    }
+
+    /// Queues `e` after the chunks already read; nothing follows it.
+    fn fail(&mut self, e: ModelError) {
+        if !self.done {
+            self.done = true;
+            self.pending.push_back(Err(self.transport.scrub(e).into()));
+        }
+    }
+}
