@@ -482,7 +482,9 @@ fn hide(text: &str, secret: &str) -> String {
 }
 
 /// `message` and `code` of an error body: `{"error": {...}}`, `{"error": "text"}`,
-/// or the fields at the top level; `code` may be a string, a number or null.
+/// or the fields at the top level; `code` may be a string, a number (then
+/// Google's `status` name, when there is one) or null, and else is `type`
+/// (Anthropic's).
 pub fn error_fields(v: &Value) -> (String, Option<String>) {
     let obj = match v.get("error") {
         Some(Value::String(s)) => return (shorten(s, 500), None),
@@ -501,7 +503,8 @@ pub fn error_fields(v: &Value) -> (String, Option<String>) {
         .unwrap_or_else(|| v.to_string());
     let code = match obj.get("code") {
         Some(Value::String(s)) => Some(s.clone()),
-        Some(Value::Number(n)) => Some(n.to_string()),
+        // Google's errors give the HTTP status as `code` and name it in `status`.
+        Some(Value::Number(n)) => text("status").or_else(|| Some(n.to_string())),
         _ => text("type"),
     };
     (shorten(&message, 500), code)

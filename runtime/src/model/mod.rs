@@ -4,13 +4,17 @@
 //! the `openai` feature, the OpenAI-compatible client (`openai`, from
 //! `nodekit-openai`) and the HTTP pieces a provider's client is built from
 //! (`http`, from `nodekit-http`); with the `anthropic` feature, Anthropic's
-//! Messages API (`anthropic`, from `nodekit-anthropic`).
+//! Messages API (`anthropic`, from `nodekit-anthropic`); with the `gemini`
+//! feature, Google's Gemini API, chat and embeddings (`gemini`, from
+//! `nodekit-gemini`).
 
 pub use nodekit_core::model::*;
 
 #[cfg(feature = "anthropic")]
 pub use nodekit_anthropic as anthropic;
-#[cfg(any(feature = "openai", feature = "anthropic"))]
+#[cfg(feature = "gemini")]
+pub use nodekit_gemini as gemini;
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 pub use nodekit_http::{self as http, http_client, shared_http_client};
 #[cfg(feature = "openai")]
 pub use nodekit_openai::chat as openai;

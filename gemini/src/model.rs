@@ -1,0 +1,137 @@
+//! [`GeminiChatModel`]: `generateContent` as a nodekit [`ChatModel`].
+
+use std::sync::Arc;
+
+use nodekit_core::error::Result;
+use nodekit_core::message::Message;
+use nodekit_core::model::{
+    BoxFuture, CallOptions, ChatModel, ChunkStream, ModelError, message_stream,
+};
+use nodekit_http::Transport;
+
+use crate::config::{GeminiConfig, model_path, transport};
+use crate::request::Shape;
+use crate::response::{self, StreamState};
+
+/// A chat model behind Gemini's `generateContent` and `streamGenerateContent`.
+#[derive(Debug, Clone)]
+pub struct GeminiChatModel {
+    model: String,
+    /// `{version}/models/{model}`, the paths' common start.
+    path: String,
+    shape: Arc<Shape>,
+    transport: Transport,
+}
+
+impl GeminiChatModel {
+    /// A client for `config`. Fails when the model's name would not fit in
+    /// a path, or a header cannot be sent.
+    pub fn new(config: GeminiConfig) -> Result<Self> {
+        let name = model_path(&config.model)?;
+        let timeout = nodekit_http::timeout_secs(config.timeout_secs)?;
+        let transport = transport(
+            &config.base_url,
+            &config.api_key,
+            config.authenticate.clone(),
+        )?
+        .headers(config.headers.clone())
+        .timeout(timeout)
+        .max_retries(config.max_retries)
+        .max_response_bytes(config.max_response_bytes)
+        .build()?;
+        Ok(GeminiChatModel {
+            path: format!("{}/models/{name}", config.api_version.trim_matches('/')),
+            model: name,
+            shape: Arc::new(Shape::new(&config)),
+            transport,
+        })
+    }
+
+    /// The request body for `messages`, as JSON bytes, or the reason Gemini
+    /// would refuse it (it names the message and the block).
+    pub fn request_body(
+        &self,
+        messages: &[Message],
+        options: &CallOptions,
+    ) -> Result<bytes::Bytes> {
+        Ok(self.shape.body(messages, options)?)
+    }
+
+    async fn invoke_inner(
+        &self,
+        messages: &[Message],
+        options: &CallOptions,
+    ) -> Result<Message, ModelError> {
+        let body = self.shape.body(messages, options)?;
+        let cancel = options.cancel.as_ref();
+        let path = format!("{}:generateContent", self.path);
+        let answer = self.transport.post(&path, &body, cancel, true).await?;
+        response::message(&self.transport.read_json(answer, cancel).await?)
+    }
+
+    async fn stream_inner(
+        &self,
+        messages: &[Message],
+        options: &CallOptions,
+    ) -> Result<ChunkStream, ModelError> {
+        let body = self.shape.body(messages, options)?;
+        let cancel = options.cancel.clone();
+        let path = format!("{}:streamGenerateContent?alt=sse", self.path);
+        let answer = self
+            .transport
+            .post(&path, &body, cancel.as_ref(), false)
+            .await?;
+        let is_sse = answer
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|ct| ct.contains("text/event-stream"));
+        if !is_sse {
+            // A server that answers with one JSON body.
+            let whole =
+                response::message(&self.transport.read_json(answer, cancel.as_ref()).await?)?;
+            return Ok(message_stream(whole));
+        }
+        let state = StreamState::new(
+            self.transport.clone(),
+            self.transport.events(answer, cancel),
+        );
+        Ok(Box::pin(futures::stream::unfold(
+            state,
+            |mut state| async move {
+                let item = state.next().await?;
+                Some((item, state))
+            },
+        )))
+    }
+}
+
+impl ChatModel for GeminiChatModel {
+    fn name(&self) -> &str {
+        &self.model
+    }
+
+    fn invoke<'a>(
+        &'a self,
+        messages: &'a [Message],
+        options: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<Message>> {
+        Box::pin(async move {
+            self.invoke_inner(messages, options)
+                .await
+                .map_err(|e| self.transport.scrub(e).into())
+        })
+    }
+
+    fn stream<'a>(
+        &'a self,
+        messages: &'a [Message],
+        options: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<ChunkStream>> {
+        Box::pin(async move {
+            self.stream_inner(messages, options)
+                .await
+                .map_err(|e| self.transport.scrub(e).into())
+        })
+    }
+}
