@@ -1,16 +1,12 @@
 //! Anthropic's answers: a whole message, and the events of a streamed one,
 //! read into nodekit's stream chunks.
 
-use std::collections::VecDeque;
-
-use futures::StreamExt;
-use futures::stream::BoxStream;
 use nodekit_core::error::{Result, shorten};
 use nodekit_core::message::{Message, Usage};
 use nodekit_core::model::{
     FinishReason, ModelError, ModelErrorKind, StreamAccumulator, StreamChunk,
 };
-use nodekit_http::Transport;
+use nodekit_http::StreamParser;
 use nodekit_http::sse::SseEvent;
 use serde_json::Value;
 
@@ -263,67 +259,30 @@ fn push_text(out: &mut Vec<StreamChunk>, text: &str) {
     }
 }
 
-/// Reading a streamed message, one chunk at a time.
-pub(crate) struct StreamState {
-    transport: Transport,
-    events: BoxStream<'static, Result<SseEvent, ModelError>>,
+/// Reads the events of a streamed message ([`Transport::chunk_stream`](nodekit_http::Transport::chunk_stream)).
+#[derive(Default)]
+pub(crate) struct Events {
     blocks: Blocks,
-    pending: VecDeque<Result<StreamChunk>>,
     started: bool,
     usage: Option<Usage>,
     /// `message_start`'s usage object, which `message_delta`'s completes.
     usage_fields: serde_json::Map<String, Value>,
     finish: Option<FinishReason>,
-    done: bool,
 }
 
-impl StreamState {
-    pub(crate) fn new(
-        transport: Transport,
-        events: BoxStream<'static, Result<SseEvent, ModelError>>,
-    ) -> Self {
-        StreamState {
-            transport,
-            events,
-            blocks: Blocks::default(),
-            pending: VecDeque::new(),
-            started: false,
-            usage: None,
-            usage_fields: serde_json::Map::new(),
-            finish: None,
-            done: false,
-        }
+impl StreamParser for Events {
+    fn closed(&mut self) -> Result<StreamChunk, ModelError> {
+        Err(protocol(if self.started {
+            "the stream ended before message_stop: the answer was cut off"
+        } else {
+            "the stream ended before message_start"
+        }))
     }
 
-    /// The next chunk; `None` after the `Finish` chunk or an error.
-    pub(crate) async fn next(&mut self) -> Option<Result<StreamChunk>> {
-        loop {
-            if let Some(item) = self.pending.pop_front() {
-                return Some(item);
-            }
-            if self.done {
-                return None;
-            }
-            match self.events.next().await {
-                Some(Ok(event)) => {
-                    if let Err(e) = self.event(&event) {
-                        self.fail(e);
-                    }
-                }
-                Some(Err(e)) => self.fail(e),
-                None => self.fail(protocol(if self.started {
-                    "the stream ended before message_stop: the answer was cut off"
-                } else {
-                    "the stream ended before message_start"
-                })),
-            }
-        }
-    }
-
-    fn event(&mut self, event: &SseEvent) -> Result<(), ModelError> {
+    fn event(&mut self, event: &SseEvent, out: &mut Vec<StreamChunk>) -> Result<bool, ModelError> {
         let data = event.data.trim();
         if data.is_empty() {
-            return Ok(());
+            return Ok(false);
         }
         let v: Value = serde_json::from_str(data).map_err(|e| {
             protocol(format!(
@@ -342,7 +301,6 @@ impl StreamState {
                 .and_then(Value::as_u64)
                 .ok_or_else(|| protocol(format!("{kind} has no index")))
         };
-        let mut out = Vec::new();
         match kind {
             "message_start" => {
                 self.started = true;
@@ -352,16 +310,14 @@ impl StreamState {
                 }
             }
             "content_block_start" => {
-                let index = index()?;
                 let block = v.get("content_block").unwrap_or(&Value::Null);
-                self.blocks.start(index as usize, block, &mut out)?;
+                self.blocks.start(index()? as usize, block, out)?;
             }
             "content_block_delta" => {
-                let index = index()?;
                 self.blocks
-                    .delta(index, v.get("delta").unwrap_or(&Value::Null), &mut out)?;
+                    .delta(index()?, v.get("delta").unwrap_or(&Value::Null), out)?;
             }
-            "content_block_stop" => self.blocks.stop(index()? as usize, &mut out),
+            "content_block_stop" => self.blocks.stop(index()? as usize, out),
             "message_delta" => {
                 if let Some(reason) = v.pointer("/delta/stop_reason").and_then(Value::as_str) {
                     self.finish = Some(finish_reason(reason));
@@ -380,27 +336,16 @@ impl StreamState {
                 if !self.started {
                     return Err(protocol("message_stop came before message_start"));
                 }
-                self.done = true;
-                self.pending.extend(out.drain(..).map(Ok));
-                self.pending.push_back(Ok(StreamChunk::Finish {
+                out.push(StreamChunk::Finish {
                     reason: self.finish.take().unwrap_or(FinishReason::Stop),
                     usage: self.usage,
-                }));
-                return Ok(());
+                });
+                return Ok(true);
             }
             "error" => return Err(error_event(&v)),
             // `ping`, and events of later API versions.
             _ => {}
         }
-        self.pending.extend(out.into_iter().map(Ok));
-        Ok(())
-    }
-
-    /// Queues `e` after the chunks already read; nothing follows it.
-    fn fail(&mut self, e: ModelError) {
-        if !self.done {
-            self.done = true;
-            self.pending.push_back(Err(self.transport.scrub(e).into()));
-        }
+        Ok(false)
     }
 }

@@ -11,7 +11,7 @@ use nodekit_http::Transport;
 
 use crate::config::{GeminiConfig, model_path, transport};
 use crate::request::Shape;
-use crate::response::{self, StreamState};
+use crate::response;
 
 /// A chat model behind Gemini's `generateContent` and `streamGenerateContent`.
 #[derive(Debug, Clone)]
@@ -81,28 +81,15 @@ impl GeminiChatModel {
             .transport
             .post(&path, &body, cancel.as_ref(), false)
             .await?;
-        let is_sse = answer
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|ct| ct.contains("text/event-stream"));
-        if !is_sse {
+        if !Transport::is_event_stream(&answer) {
             // A server that answers with one JSON body.
             let whole =
                 response::message(&self.transport.read_json(answer, cancel.as_ref()).await?)?;
             return Ok(message_stream(whole));
         }
-        let state = StreamState::new(
-            self.transport.clone(),
-            self.transport.events(answer, cancel),
-        );
-        Ok(Box::pin(futures::stream::unfold(
-            state,
-            |mut state| async move {
-                let item = state.next().await?;
-                Some((item, state))
-            },
-        )))
+        Ok(self
+            .transport
+            .chunk_stream(answer, cancel, response::Events::default()))
     }
 }
 

@@ -1,16 +1,12 @@
 //! Gemini's answers (`GenerateContentResponse`), whole or streamed a
 //! response at a time, read into nodekit's stream chunks.
 
-use std::collections::VecDeque;
-
-use futures::StreamExt;
-use futures::stream::BoxStream;
 use nodekit_core::error::{Result, shorten};
 use nodekit_core::message::{Message, Usage};
 use nodekit_core::model::{
     FinishReason, ModelError, ModelErrorKind, StreamAccumulator, StreamChunk,
 };
-use nodekit_http::Transport;
+use nodekit_http::StreamParser;
 use nodekit_http::sse::SseEvent;
 use serde_json::Value;
 
@@ -261,63 +257,18 @@ pub(crate) fn message(v: &Value) -> Result<Message, ModelError> {
     Ok(message)
 }
 
-/// Reading a streamed answer, one response at a time.
-pub(crate) struct StreamState {
-    transport: Transport,
-    events: BoxStream<'static, Result<SseEvent, ModelError>>,
+/// Reads the responses of a streamed answer, one an event
+/// ([`Transport::chunk_stream`](nodekit_http::Transport::chunk_stream)).
+#[derive(Default)]
+pub(crate) struct Events {
     reader: Reader,
-    pending: VecDeque<Result<StreamChunk>>,
-    done: bool,
 }
 
-impl StreamState {
-    pub(crate) fn new(
-        transport: Transport,
-        events: BoxStream<'static, Result<SseEvent, ModelError>>,
-    ) -> Self {
-        StreamState {
-            transport,
-            events,
-            reader: Reader::default(),
-            pending: VecDeque::new(),
-            done: false,
-        }
-    }
-
-    /// The next chunk; `None` after the `Finish` chunk or an error.
-    pub(crate) async fn next(&mut self) -> Option<Result<StreamChunk>> {
-        loop {
-            if let Some(item) = self.pending.pop_front() {
-                return Some(item);
-            }
-            if self.done {
-                return None;
-            }
-            match self.events.next().await {
-                Some(Ok(event)) => {
-                    if let Err(e) = self.event(&event) {
-                        self.fail(e);
-                    }
-                }
-                Some(Err(e)) => self.fail(e),
-                // Gemini's stream ends by closing; the last response has the finish reason.
-                None => match self.reader.finish() {
-                    Some(finish) => {
-                        self.done = true;
-                        self.pending.push_back(Ok(finish));
-                    }
-                    None => self.fail(protocol(
-                        "the stream ended before Gemini's finishReason: the answer was cut off",
-                    )),
-                },
-            }
-        }
-    }
-
-    fn event(&mut self, event: &SseEvent) -> Result<(), ModelError> {
+impl StreamParser for Events {
+    fn event(&mut self, event: &SseEvent, out: &mut Vec<StreamChunk>) -> Result<bool, ModelError> {
         let data = event.data.trim();
         if data.is_empty() {
-            return Ok(());
+            return Ok(false);
         }
         let v: Value = serde_json::from_str(data).map_err(|e| {
             protocol(format!(
@@ -325,16 +276,14 @@ impl StreamState {
                 shorten(data, 200)
             ))
         })?;
-        let mut out = Vec::new();
-        self.reader.response(&v, &mut out)?;
-        self.pending.extend(out.into_iter().map(Ok));
-        Ok(())
+        self.reader.response(&v, out)?;
+        Ok(false)
     }
 
-    fn fail(&mut self, e: ModelError) {
-        if !self.done {
-            self.done = true;
-            self.pending.push_back(Err(self.transport.scrub(e).into()));
-        }
+    // Gemini's stream ends by closing; the last response has the finish reason.
+    fn closed(&mut self) -> Result<StreamChunk, ModelError> {
+        self.reader.finish().ok_or_else(|| {
+            protocol("the stream ended before Gemini's finishReason: the answer was cut off")
+        })
     }
 }

@@ -4,7 +4,9 @@
 //! - [`Transport`]: one model server, with retries that honour
 //!   `Retry-After`, timeouts, cancellation, capped bodies, server-sent
 //!   event streams ([`Transport::events`]) and provider errors
-//!   ([`Transport::provider_error`]) with the credentials hidden;
+//!   ([`Transport::provider_error`]) with the credentials hidden, and a
+//!   streamed answer read into chunks by a provider's [`StreamParser`]
+//!   ([`Transport::chunk_stream`]);
 //! - [`Authenticate`]: how a request says who sends it, with
 //!   [`Bearer`], [`HeaderKey`] and [`QueryKey`], open to any other scheme
 //!   (a signature over the request, a refreshed token);
@@ -16,10 +18,12 @@
 //! which keeps reqwest's error as its `source()`.
 
 mod auth;
+mod chunks;
 mod client;
 pub mod sse;
 mod transport;
 
 pub use auth::{Authenticate, Bearer, HeaderKey, QueryKey, Request};
+pub use chunks::StreamParser;
 pub use client::{http_client, shared_http_client};
 pub use transport::{Transport, TransportBuilder, error_fields, timeout_secs};

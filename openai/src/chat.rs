@@ -9,7 +9,6 @@
 //! any chunk or not at all; unknown fields are ignored; errors come in any of
 //! the shapes providers use, also as a JSON body or mid-stream.
 
-use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -19,7 +18,7 @@ use nodekit_core::error::Result;
 use nodekit_core::message::{Content, ContentPart, Message, Role, Usage};
 use nodekit_core::model::{
     BoxFuture, CallOptions, ChatModel, ChunkStream, FinishReason, ModelError, ModelErrorKind,
-    ModelSettings, ResponseFormat, StreamAccumulator, StreamChunk, ToolChoice, message_chunks,
+    ModelSettings, ResponseFormat, StreamAccumulator, StreamChunk, ToolChoice, message_stream,
 };
 use nodekit_http::{Authenticate, Bearer, HeaderKey, Transport, TransportBuilder, error_fields};
 
@@ -289,29 +288,15 @@ impl OpenAiChatModel {
             }
             other => other?,
         };
-        let is_sse = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|ct| ct.contains("text/event-stream"));
-        if !is_sse {
+        if !Transport::is_event_stream(&response) {
             // A server that answers a stream request with one JSON body.
             let message =
                 parse_completion(&self.transport.read_json(response, cancel.as_ref()).await?)?;
-            let chunks = message_chunks(message);
-            return Ok(Box::pin(futures::stream::iter(chunks.into_iter().map(Ok))));
+            return Ok(message_stream(message));
         }
-        let state = StreamState::new(
-            self.transport.clone(),
-            self.transport.events(response, cancel),
-        );
-        Ok(Box::pin(futures::stream::unfold(
-            state,
-            |mut state| async move {
-                let item = state.next().await?;
-                Some((item, state))
-            },
-        )))
+        Ok(self
+            .transport
+            .chunk_stream(response, cancel, StreamState::default()))
     }
 }
 
@@ -695,78 +680,35 @@ fn content_text(c: &Value) -> Option<String> {
     }
 }
 
-/// Reading an event stream, one chunk of model output at a time.
+/// Reads an event stream, one chunk of model output at a time
+/// ([`Transport::chunk_stream`]).
+#[derive(Default)]
 struct StreamState {
-    transport: Transport,
-    events: futures::stream::BoxStream<'static, Result<nodekit_http::sse::SseEvent, ModelError>>,
     deltas: DeltaState,
-    /// Chunks (or the final error) parsed but not yet handed out.
-    pending: std::collections::VecDeque<Result<StreamChunk>>,
     finish: Option<FinishReason>,
     usage: Option<Usage>,
     saw_tool_calls: bool,
-    /// Nothing more will be read: the `Finish` chunk or an error is queued.
-    done: bool,
 }
 
-impl StreamState {
-    fn new(
-        transport: Transport,
-        events: futures::stream::BoxStream<
-            'static,
-            Result<nodekit_http::sse::SseEvent, ModelError>,
-        >,
-    ) -> Self {
-        StreamState {
-            transport,
-            events,
-            deltas: DeltaState::default(),
-            pending: Default::default(),
-            finish: None,
-            usage: None,
-            saw_tool_calls: false,
-            done: false,
-        }
-    }
-
-    /// The next chunk; `None` after the `Finish` chunk or an error.
-    async fn next(&mut self) -> Option<Result<StreamChunk>> {
-        loop {
-            if let Some(item) = self.pending.pop_front() {
-                return Some(item);
-            }
-            if self.done {
-                return None;
-            }
-            match self.events.next().await {
-                Some(Ok(event)) => self.handle_event(event),
-                Some(Err(e)) => self.fail(e),
-                // The server closed the stream, with or without `[DONE]`.
-                None => self.end(),
-            }
-        }
-    }
-
-    /// Turns an event into chunks, stopping at `[DONE]` or an error.
-    fn handle_event(&mut self, event: nodekit_http::sse::SseEvent) {
+impl nodekit_http::StreamParser for StreamState {
+    /// Turns an event into chunks, up to `[DONE]` or an error.
+    fn event(
+        &mut self,
+        event: &nodekit_http::sse::SseEvent,
+        out: &mut Vec<StreamChunk>,
+    ) -> Result<bool, ModelError> {
         let data = event.data.trim();
         if data == "[DONE]" {
-            self.end();
-            return;
+            out.push(self.finish());
+            return Ok(true);
         }
         if data.is_empty() {
-            return;
+            return Ok(false);
         }
-        let value: Value = match serde_json::from_str(data) {
-            Ok(v) => v,
-            Err(e) => {
-                let shown = nodekit_core::error::shorten(data, 200);
-                self.fail(protocol(format!(
-                    "a streamed event is not JSON ({e}): {shown}"
-                )));
-                return;
-            }
-        };
+        let value: Value = serde_json::from_str(data).map_err(|e| {
+            let shown = nodekit_core::error::shorten(data, 200);
+            protocol(format!("a streamed event is not JSON ({e}): {shown}"))
+        })?;
         let error = embedded_error(&value).or_else(|| {
             (event.event.as_deref() == Some("error")).then(|| {
                 let (message, code) = error_fields(&value);
@@ -776,53 +718,47 @@ impl StreamState {
             })
         });
         if let Some(e) = error {
-            self.fail(e);
-            return;
+            return Err(e);
         }
         if let Some(u) = value.get("usage").and_then(parse_usage) {
             self.usage = Some(u);
         }
         let Some(choices) = value.get("choices").and_then(Value::as_array) else {
-            return;
+            return Ok(false);
         };
         let first = |c: &&Value| c.get("index").and_then(Value::as_u64).unwrap_or(0) == 0;
         for choice in choices.iter().filter(first) {
-            let mut out = Vec::new();
+            let before = out.len();
             if let Some(d) = choice.get("delta").or_else(|| choice.get("message")) {
-                self.deltas.delta(d, &mut out);
+                self.deltas.delta(d, out);
             }
-            self.saw_tool_calls |= out
+            self.saw_tool_calls |= out[before..]
                 .iter()
                 .any(|c| matches!(c, StreamChunk::ToolCallDelta { .. }));
-            self.pending.extend(out.into_iter().map(Ok));
             if let Some(r) = choice.get("finish_reason").and_then(Value::as_str) {
                 self.finish = Some(FinishReason::parse(r));
             }
         }
+        Ok(false)
     }
 
-    /// Queues the `Finish` chunk; usage may have come after the finish reason.
-    fn end(&mut self) {
-        if self.done {
-            return;
-        }
-        self.done = true;
+    /// The server closed the stream, with or without `[DONE]`.
+    fn closed(&mut self) -> Result<StreamChunk, ModelError> {
+        Ok(self.finish())
+    }
+}
+
+impl StreamState {
+    /// The `Finish` chunk; usage may have come after the finish reason.
+    fn finish(&mut self) -> StreamChunk {
         let fallback = if self.saw_tool_calls {
             FinishReason::ToolCalls
         } else {
             FinishReason::Stop
         };
-        self.pending.push_back(Ok(StreamChunk::Finish {
+        StreamChunk::Finish {
             reason: self.finish.take().unwrap_or(fallback),
             usage: self.usage,
-        }));
-    }
-
-    /// Queues `e` after the chunks already parsed; nothing follows it.
-    fn fail(&mut self, e: ModelError) {
-        if !self.done {
-            self.done = true;
-            self.pending.push_back(Err(self.transport.scrub(e).into()));
         }
     }
 }

@@ -1,0 +1,102 @@
+//! A streamed answer read into nodekit's chunks: the event loop every
+//! provider shares ([`Transport::chunk_stream`]), with the provider's own
+//! reading of each event ([`StreamParser`]).
+
+use std::collections::VecDeque;
+
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use nodekit_core::error::Result;
+use nodekit_core::model::{CancelToken, ChunkStream, ModelError, StreamChunk};
+
+use crate::Transport;
+use crate::sse::SseEvent;
+
+/// How a provider reads the events of its streamed answer.
+pub trait StreamParser: Send + 'static {
+    /// Reads one event, adding the chunks it holds to `out`. `Ok(true)`
+    /// says the answer is complete, its `Finish` chunk in `out`: nothing
+    /// more is read.
+    fn event(&mut self, event: &SseEvent, out: &mut Vec<StreamChunk>) -> Result<bool, ModelError>;
+
+    /// The server closed the stream before the answer said it was
+    /// complete: its `Finish` chunk, or the error of an answer cut off.
+    fn closed(&mut self) -> Result<StreamChunk, ModelError>;
+}
+
+impl Transport {
+    /// Whether `response` is a stream of server-sent events (a server may
+    /// answer a stream request with one JSON body instead).
+    pub fn is_event_stream(response: &reqwest::Response) -> bool {
+        response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|ct| ct.contains("text/event-stream"))
+    }
+
+    /// The chunks of a streamed answer, read by `parser` from the events of
+    /// `response` ([`events`](Self::events)). It ends after the `Finish`
+    /// chunk or after an error, whose secrets are hidden.
+    pub fn chunk_stream<P: StreamParser>(
+        &self,
+        response: reqwest::Response,
+        cancel: Option<CancelToken>,
+        parser: P,
+    ) -> ChunkStream {
+        let state = Chunks {
+            transport: self.clone(),
+            events: self.events(response, cancel),
+            parser,
+            pending: VecDeque::new(),
+            done: false,
+        };
+        Box::pin(futures::stream::unfold(state, |mut state| async move {
+            let item = state.next().await?;
+            Some((item, state))
+        }))
+    }
+}
+
+struct Chunks<P> {
+    transport: Transport,
+    events: BoxStream<'static, Result<SseEvent, ModelError>>,
+    parser: P,
+    /// Chunks (or the final error) read but not yet handed out.
+    pending: VecDeque<Result<StreamChunk>>,
+    /// Nothing more will be read.
+    done: bool,
+}
+
+impl<P: StreamParser> Chunks<P> {
+    async fn next(&mut self) -> Option<Result<StreamChunk>> {
+        loop {
+            if let Some(item) = self.pending.pop_front() {
+                return Some(item);
+            }
+            if self.done {
+                return None;
+            }
+            let read = match self.events.next().await {
+                Some(Ok(event)) => {
+                    let mut out = Vec::new();
+                    let read = self.parser.event(&event, &mut out);
+                    self.pending.extend(out.into_iter().map(Ok));
+                    read
+                }
+                Some(Err(e)) => Err(e),
+                None => self.parser.closed().map(|finish| {
+                    self.pending.push_back(Ok(finish));
+                    true
+                }),
+            };
+            match read {
+                Ok(complete) => self.done = complete,
+                Err(e) => {
+                    self.done = true;
+                    self.pending.push_back(Err(self.transport.scrub(e).into()));
+                }
+            }
+        }
+    }
+}
