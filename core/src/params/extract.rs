@@ -47,13 +47,22 @@ fn plain_template(expression: &str) -> Option<&str> {
 
 /// Looks a parameter up: `None` when absent; an `=text` expression without
 /// `{{ }}` is n8n's plain template and yields `text`; any other expression is
-/// an error, because something should have resolved it.
+/// an error, because something should have resolved it. A resource locator
+/// (`{"__rl": true, "mode": "list", "value": "claude-sonnet-4-5"}`, how n8n
+/// stores a model picked from a list) yields its `value`, as n8n's
+/// `getNodeParameter(.., {extractValue: true})` does.
 pub fn lookup<'v>(
     values: &'v Map<String, Value>,
     name: &str,
     at: &Location<'_>,
 ) -> Result<Option<Cow<'v, Value>>> {
-    match values.get(name) {
+    let value = match values.get(name) {
+        Some(Value::Object(locator)) if locator.get("__rl") == Some(&Value::Bool(true)) => {
+            locator.get("value")
+        }
+        other => other,
+    };
+    match value {
         None => Ok(None),
         Some(Value::String(s)) if s.starts_with('=') => match plain_template(s) {
             Some(text) => Ok(Some(Cow::Owned(Value::String(text.to_owned())))),
