@@ -20,8 +20,32 @@ pub fn openai(
     Ok(config)
 }
 
+/// n8n's `anthropicApi` credential (`apiKey`, optional `url` as the API
+/// root, and, when `header` is on, `headerName`/`headerValue`) for `model`.
+#[cfg(feature = "anthropic")]
+pub fn anthropic(
+    credential: &serde_json::Value,
+    model: &str,
+) -> nodekit::Result<nodekit::model::anthropic::AnthropicConfig> {
+    let text = |k: &str| text(credential, k);
+    let api_key = required(credential, "anthropicApi", "apiKey")?;
+    let mut config = nodekit::model::anthropic::AnthropicConfig::new(api_key, model);
+    if let Some(url) = text("url") {
+        config.base_url = url.trim_end_matches('/').to_owned();
+    }
+    let header = credential
+        .get("header")
+        .and_then(serde_json::Value::as_bool);
+    if header == Some(true)
+        && let (Some(name), Some(value)) = (text("headerName"), text("headerValue"))
+    {
+        config.headers.push((name.to_owned(), value.to_owned()));
+    }
+    Ok(config)
+}
+
 /// Field `key` of a credential, when it is a text that is not empty.
-#[cfg(any(feature = "openai", feature = "mcp-client"))]
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "mcp-client"))]
 fn text<'a>(credential: &'a serde_json::Value, key: &str) -> Option<&'a str> {
     credential
         .get(key)
@@ -30,7 +54,7 @@ fn text<'a>(credential: &'a serde_json::Value, key: &str) -> Option<&'a str> {
 }
 
 /// Field `key` of credential type `name`, or an error saying it is missing.
-#[cfg(any(feature = "openai", feature = "mcp-client"))]
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "mcp-client"))]
 pub fn required<'a>(
     credential: &'a serde_json::Value,
     name: &str,

@@ -1564,3 +1564,46 @@ fn the_program_names_itself_and_sums_up_what_it_left_out() {
     // The tests run a debug build, which is worth a word.
     assert!(stderr.contains("debug build"), "{stderr}");
 }
+
+#[test]
+fn the_packaged_anthropic_chat_model_answers_the_agent_in_anthropics_format() {
+    if !node_available() {
+        return;
+    }
+    use nodekit_test_support::openai::{Reply, Server};
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let model = runtime.block_on(Server::start(vec![Reply::json(200, &json!({
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5-20250929",
+        "content": [{"type": "text", "text": "Bonjour."}],
+        "stop_reason": "end_turn", "usage": {"input_tokens": 9, "output_tokens": 3}
+    }))]));
+    let dir = scratch("shim-anthropic");
+    let report = package(&dir, &["agent", "lmChatAnthropic"]);
+    // n8n ships `anthropicApi`: the package uses it and writes no credential file.
+    assert!(
+        !dir.join("credentials/AnthropicApi.credentials.js").exists(),
+        "{report}"
+    );
+    let case = json!({
+        "nodeName": "AI Agent",
+        "parameters": {"text": "Say hello in French."},
+        "items": [{}],
+        "inputs": {
+            "ai_languageModel": [{
+                "class": "LmChatAnthropic", "nodeName": "Anthropic Chat Model",
+                "parameters": {"model": {"__rl": true, "mode": "list", "value": "claude-sonnet-4-5-20250929"}},
+                "credentials": {"anthropicApi": {"apiKey": "sk-ant-local", "url": model.base_url.trim_end_matches("/v1")}},
+            }],
+        },
+    });
+    let (answers, stderr) = harness(&dir, "Agent", json!([case]), &[]);
+    assert_eq!(
+        answers[0]["output"][0][0]["json"]["output"], "Bonjour.",
+        "{answers:?} {stderr}"
+    );
+    let seen = model.seen();
+    assert_eq!(seen.len(), 1, "{answers:?}");
+    assert_eq!(seen[0].path, "/v1/messages");
+    assert_eq!(seen[0].header("x-api-key"), Some("sk-ant-local"));
+    assert_eq!(seen[0].body["max_tokens"], 4096);
+}

@@ -6,6 +6,8 @@ pub mod agent;
 pub mod document_default_data_loader;
 #[cfg(feature = "openai")]
 pub mod embeddings_openai_compatible;
+#[cfg(feature = "anthropic")]
+pub mod lm_chat_anthropic;
 #[cfg(feature = "openai")]
 pub mod lm_chat_openai_compatible;
 #[cfg(feature = "mcp-client")]

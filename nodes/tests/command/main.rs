@@ -7,6 +7,8 @@ mod cli;
 mod mcp;
 mod memory_cli;
 mod new;
+#[cfg(feature = "anthropic")]
+mod providers;
 mod run;
 mod serve;
 mod sql_example;

@@ -86,12 +86,19 @@ fn a_json_body_may_be_a_value_too() {
 fn a_resource_locator_gives_its_value() {
     // How n8n stores a model picked from a list.
     let picked = json!({"__rl": true, "mode": "list", "value": "claude-sonnet-4-5", "cachedResultName": "Claude"});
-    let n = build(json!({"query": picked, "session": {"__rl": true, "mode": "id", "value": "=s1"}})).unwrap();
-    assert_eq!((n.query.as_str(), n.session.as_str()), ("claude-sonnet-4-5", "s1"));
+    let n =
+        build(json!({"query": picked, "session": {"__rl": true, "mode": "id", "value": "=s1"}}))
+            .unwrap();
+    assert_eq!(
+        (n.query.as_str(), n.session.as_str()),
+        ("claude-sonnet-4-5", "s1")
+    );
     // A JSON parameter that happens to be an object is left alone.
-    let n = build(json!({"query": "q", "session": "s", "body": {"__rl": false, "value": 1}})).unwrap();
+    let n =
+        build(json!({"query": "q", "session": "s", "body": {"__rl": false, "value": 1}})).unwrap();
     assert_eq!(n.body, json!({"__rl": false, "value": 1}));
-    let e = build(json!({"query": {"__rl": true, "mode": "list", "value": ""}, "session": "s"})).unwrap_err();
+    let e = build(json!({"query": {"__rl": true, "mode": "list", "value": ""}, "session": "s"}))
+        .unwrap_err();
     assert!(e.to_string().contains("`query` is required"), "{e}");
 }
 
