@@ -45,6 +45,10 @@ pub struct GeminiConfig {
     /// as the text of its `Thinking` parts.
     #[serde(default)]
     pub include_thoughts: bool,
+    /// How strictly Gemini's safety filters block each category of harm
+    /// (`safetySettings`); empty leaves Google's defaults.
+    #[serde(default)]
+    pub safety_settings: Vec<SafetySetting>,
     /// Seconds to wait for a connection, and between reads (default 60).
     #[serde(default = "default_timeout")]
     pub timeout_secs: f64,
@@ -64,6 +68,28 @@ pub struct GeminiConfig {
     pub authenticate: Option<Arc<dyn Authenticate>>,
 }
 
+/// One of Gemini's safety settings: block content of `category` (e.g.
+/// `HARM_CATEGORY_HARASSMENT`) from `threshold` on (e.g.
+/// `BLOCK_MEDIUM_AND_ABOVE`), sent as Google names them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SafetySetting {
+    /// The category of harm.
+    pub category: String,
+    /// From which probability of harm a part is blocked.
+    pub threshold: String,
+}
+
+impl SafetySetting {
+    /// Block `category` from `threshold` on.
+    pub fn new(category: impl Into<String>, threshold: impl Into<String>) -> Self {
+        SafetySetting {
+            category: category.into(),
+            threshold: threshold.into(),
+        }
+    }
+}
+
 impl std::fmt::Debug for GeminiConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GeminiConfig")
@@ -75,6 +101,7 @@ impl std::fmt::Debug for GeminiConfig {
             .field("top_k", &self.top_k)
             .field("thinking_budget", &self.thinking_budget)
             .field("include_thoughts", &self.include_thoughts)
+            .field("safety_settings", &self.safety_settings)
             .field("timeout_secs", &self.timeout_secs)
             .field("max_retries", &self.max_retries)
             .field("authenticate", &self.authenticate)
@@ -110,6 +137,7 @@ impl GeminiConfig {
             top_k: None,
             thinking_budget: None,
             include_thoughts: false,
+            safety_settings: Vec::new(),
             timeout_secs: default_timeout(),
             max_retries: default_retries(),
             headers: Vec::new(),

@@ -29,6 +29,6 @@ mod model;
 mod request;
 mod response;
 
-pub use config::{GEMINI_API_VERSION, GEMINI_BASE_URL, GeminiConfig};
+pub use config::{GEMINI_API_VERSION, GEMINI_BASE_URL, GeminiConfig, SafetySetting};
 pub use embed::{GeminiEmbedder, GeminiEmbeddingsConfig};
 pub use model::GeminiChatModel;

@@ -16,6 +16,7 @@ pub(crate) struct Shape {
     settings: ModelSettings,
     top_k: Option<u64>,
     thinking: Option<Value>,
+    safety_settings: Vec<crate::SafetySetting>,
 }
 
 impl Shape {
@@ -31,6 +32,7 @@ impl Shape {
             settings: config.settings.clone(),
             top_k: config.top_k,
             thinking: (!thinking.is_empty()).then_some(Value::Object(thinking)),
+            safety_settings: config.safety_settings.clone(),
         }
     }
 
@@ -129,6 +131,7 @@ impl Shape {
                 };
                 json!({"functionCallingConfig": config})
             }),
+            safety_settings: &self.safety_settings,
             generation_config: (!generation.is_empty()).then_some(Value::Object(generation)),
         };
         serde_json::to_vec(&body)
@@ -398,6 +401,8 @@ struct Body<'a> {
     tools: Vec<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_config: Option<Value>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    safety_settings: &'a [crate::SafetySetting],
     #[serde(skip_serializing_if = "Option::is_none")]
     generation_config: Option<Value>,
 }

@@ -8,7 +8,9 @@ use nodekit_core::model::{
     CallOptions, ChatModel, ModelErrorKind, ResponseFormat, StreamAccumulator, ToolChoice,
 };
 use nodekit_core::tool::ToolDefinition;
-use nodekit_gemini::{GeminiChatModel, GeminiConfig, GeminiEmbedder, GeminiEmbeddingsConfig};
+use nodekit_gemini::{
+    GeminiChatModel, GeminiConfig, GeminiEmbedder, GeminiEmbeddingsConfig, SafetySetting,
+};
 use nodekit_test_support::openai::{Reply, Server};
 use serde_json::{Value, json};
 
@@ -231,7 +233,13 @@ async fn safety_blocks_are_errors_that_name_the_category() {
     let answer = json!({"candidates": [{"finishReason": "SAFETY", "safetyRatings": [
         {"category": "HARM_CATEGORY_HATE_SPEECH", "probability": "MEDIUM"}]}]});
     let server = Server::start(vec![Reply::json(200, &prompt), Reply::json(200, &answer)]).await;
-    let model = model(&server, |c| c);
+    let model = model(&server, |mut c| {
+        c.safety_settings = vec![SafetySetting::new(
+            "HARM_CATEGORY_DANGEROUS_CONTENT",
+            "BLOCK_LOW_AND_ABOVE",
+        )];
+        c
+    });
     for expected in [
         "the prompt (SAFETY): HARM_CATEGORY_DANGEROUS_CONTENT (probability HIGH)",
         "the answer (SAFETY): HARM_CATEGORY_HATE_SPEECH (probability MEDIUM)",
@@ -242,6 +250,10 @@ async fn safety_blocks_are_errors_that_name_the_category() {
             .unwrap_err();
         assert!(error.to_string().contains(expected), "{error}");
     }
+    assert_eq!(
+        server.seen()[0].body["safetySettings"],
+        json!([{"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "threshold": "BLOCK_LOW_AND_ABOVE"}])
+    );
 }
 
 #[tokio::test]

@@ -45,8 +45,13 @@ pub fn anthropic(
 }
 
 /// Field `key` of a credential, when it is a text that is not empty.
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "mcp-client"))]
-fn text<'a>(credential: &'a serde_json::Value, key: &str) -> Option<&'a str> {
+#[cfg(any(
+    feature = "openai",
+    feature = "anthropic",
+    feature = "gemini",
+    feature = "mcp-client"
+))]
+pub fn text<'a>(credential: &'a serde_json::Value, key: &str) -> Option<&'a str> {
     credential
         .get(key)
         .and_then(serde_json::Value::as_str)
@@ -54,7 +59,12 @@ fn text<'a>(credential: &'a serde_json::Value, key: &str) -> Option<&'a str> {
 }
 
 /// Field `key` of credential type `name`, or an error saying it is missing.
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "mcp-client"))]
+#[cfg(any(
+    feature = "openai",
+    feature = "anthropic",
+    feature = "gemini",
+    feature = "mcp-client"
+))]
 pub fn required<'a>(
     credential: &'a serde_json::Value,
     name: &str,

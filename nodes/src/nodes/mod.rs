@@ -8,6 +8,8 @@ pub mod document_default_data_loader;
 pub mod embeddings_openai_compatible;
 #[cfg(feature = "anthropic")]
 pub mod lm_chat_anthropic;
+#[cfg(feature = "gemini")]
+pub mod lm_chat_google_gemini;
 #[cfg(feature = "openai")]
 pub mod lm_chat_openai_compatible;
 #[cfg(feature = "mcp-client")]

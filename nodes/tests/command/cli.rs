@@ -63,6 +63,7 @@ fn catalog_lists_built_in_nodes_sorted_and_deterministic() {
             "nodekit-nodes.executeSqlTool",
             "nodekit-nodes.insertDataTool",
             "nodekit-nodes.lmChatAnthropic",
+            "nodekit-nodes.lmChatGoogleGemini",
             "nodekit-nodes.lmChatOpenAiCompatible",
             "nodekit-nodes.mcpClientTool",
             "nodekit-nodes.memoryAgent",

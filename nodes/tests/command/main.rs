@@ -7,7 +7,7 @@ mod cli;
 mod mcp;
 mod memory_cli;
 mod new;
-#[cfg(feature = "anthropic")]
+#[cfg(all(feature = "anthropic", feature = "gemini"))]
 mod providers;
 mod run;
 mod serve;

@@ -156,3 +156,56 @@ async fn the_anthropic_chat_model_of_n8n_1_0_and_its_errors() {
         "{stderr}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_n8n_export_with_the_gemini_chat_model_runs_on_the_native_client() {
+    let mut workflow: Value = serde_json::from_str(&anthropic_workflow()).unwrap();
+    workflow["nodes"][2] = json!({
+        "name": "Google Gemini Chat Model", "type": "@n8n/n8n-nodes-langchain.lmChatGoogleGemini",
+        "typeVersion": 1,
+        "parameters": {"modelName": "models/gemini-2.5-flash", "options": {
+            "temperature": 0.3, "topK": -1, "maxOutputTokens": 500,
+            "safetySettings": {"values": [{"category": "HARM_CATEGORY_HARASSMENT", "threshold": "BLOCK_ONLY_HIGH"}]}
+        }},
+        "credentials": {"googlePalmApi": {"id": "2", "name": "Gemini account"}}
+    });
+    workflow["connections"]["Google Gemini Chat Model"] =
+        workflow["connections"]["Anthropic Chat Model"].take();
+    workflow["connections"]
+        .as_object_mut()
+        .unwrap()
+        .remove("Anthropic Chat Model");
+    let server = Server::start(vec![Reply::json(200, &json!({
+        "candidates": [{"content": {"role": "model", "parts": [{"text": "Salut."}]}, "finishReason": "STOP"}],
+        "usageMetadata": {"promptTokenCount": 8, "candidatesTokenCount": 2, "totalTokenCount": 10}
+    }))])
+    .await;
+    let root = server.base_url.trim_end_matches("/v1").to_owned();
+    let out = run(
+        &workflow.to_string(),
+        json!({"googlePalmApi": {"apiKey": "AIza-local", "host": root}}),
+        "Hi",
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim_end(), "Salut.");
+    let [seen] = server.seen().try_into().unwrap();
+    assert!(
+        seen.path.starts_with("/v1beta/models/gemini-2.5-flash:"),
+        "{}",
+        seen.path
+    );
+    assert_eq!(seen.header("x-goog-api-key"), Some("AIza-local"));
+    assert_eq!(
+        seen.body["generationConfig"],
+        json!({"temperature": 0.3, "maxOutputTokens": 500})
+    );
+    assert_eq!(
+        seen.body["safetySettings"],
+        json!([{"category": "HARM_CATEGORY_HARASSMENT", "threshold": "BLOCK_ONLY_HIGH"}])
+    );
+    assert_eq!(
+        seen.body["systemInstruction"]["parts"][0]["text"],
+        "Be brief."
+    );
+}
