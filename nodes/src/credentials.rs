@@ -20,6 +20,50 @@ pub fn openai(
     Ok(config)
 }
 
+/// The credential `name` of a provider that serves OpenAI's API at
+/// `default_url` (`apiKey`, and optionally `url` as the API root) for `model`.
+#[cfg(feature = "openai")]
+pub fn openai_host(
+    credential: &serde_json::Value,
+    name: &str,
+    default_url: &str,
+    model: &str,
+) -> nodekit::Result<nodekit::model::openai::OpenAiConfig> {
+    let api_key = required(credential, name, "apiKey")?;
+    let url = text(credential, "url").unwrap_or(default_url);
+    Ok(nodekit::model::openai::OpenAiConfig::new(api_key, model).base_url(url))
+}
+
+/// n8n's `azureOpenAiApi` credential (`apiKey`, `resourceName` or
+/// `endpoint`, `apiVersion`) for the deployment `deployment`.
+#[cfg(feature = "openai")]
+pub fn azure_openai(
+    credential: &serde_json::Value,
+    deployment: &str,
+) -> nodekit::Result<nodekit::model::openai::OpenAiConfig> {
+    const NAME: &str = "azureOpenAiApi";
+    let api_key = required(credential, NAME, "apiKey")?;
+    let root = match text(credential, "endpoint") {
+        Some(endpoint) => endpoint.trim_end_matches('/').to_owned(),
+        None => format!(
+            "https://{}.openai.azure.com",
+            required(credential, NAME, "resourceName")?
+        ),
+    };
+    let mut config = nodekit::model::openai::OpenAiConfig::new(api_key, deployment)
+        .base_url(format!("{root}/openai/deployments/{deployment}"));
+    config.azure_api_version = Some(
+        text(credential, "apiVersion")
+            .unwrap_or(AZURE_API_VERSION)
+            .to_owned(),
+    );
+    Ok(config)
+}
+
+/// The `api-version` of n8n's Azure OpenAI credential when none is set.
+#[cfg(feature = "openai")]
+const AZURE_API_VERSION: &str = "2025-03-01-preview";
+
 /// n8n's `anthropicApi` credential (`apiKey`, optional `url` as the API
 /// root, and, when `header` is on, `headerName`/`headerValue`) for `model`.
 #[cfg(feature = "anthropic")]

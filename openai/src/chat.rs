@@ -57,6 +57,12 @@ pub struct OpenAiConfig {
     /// on); a server that refuses the option is asked again without it.
     #[serde(default = "default_true")]
     pub stream_usage: bool,
+    /// Fields merged into every request body beyond those nodekit sets,
+    /// as the OpenAI SDKs' `extra_body`: what a provider reads besides
+    /// OpenAI's own (`reasoning_effort`, Mistral's `safe_prompt`, a default
+    /// `response_format`). A field the call sets itself keeps the call's value.
+    #[serde(default)]
+    pub extra_body: serde_json::Map<String, Value>,
     /// How requests authenticate instead of by `api_key` (a bearer token,
     /// or `api-key` for Azure): any scheme a server needs, such as a header
     /// of its own or a signature ([`OpenAiConfig::auth`]).
@@ -78,6 +84,7 @@ impl std::fmt::Debug for OpenAiConfig {
             .field("timeout_secs", &self.timeout_secs)
             .field("max_retries", &self.max_retries)
             .field("azure_api_version", &self.azure_api_version)
+            .field("extra_body", &self.extra_body)
             .field("authenticate", &self.authenticate)
             .finish_non_exhaustive()
     }
@@ -113,6 +120,7 @@ impl OpenAiConfig {
             azure_api_version: None,
             max_response_bytes: default_max_bytes(),
             stream_usage: true,
+            extra_body: serde_json::Map::new(),
             authenticate: None,
         }
     }
@@ -166,6 +174,7 @@ pub struct OpenAiChatModel {
     model: String,
     settings: ModelSettings,
     stream_usage: bool,
+    extra_body: serde_json::Map<String, Value>,
     transport: Transport,
 }
 
@@ -188,6 +197,7 @@ impl OpenAiChatModel {
             model: config.model,
             settings: config.settings,
             stream_usage: config.stream_usage,
+            extra_body: config.extra_body,
             transport,
         })
     }
@@ -248,7 +258,19 @@ impl OpenAiChatModel {
             stream: stream.then_some(true),
             stream_options: (stream && usage).then(|| json!({"include_usage": true})),
         };
-        serde_json::to_vec(&request).map_or_else(|_| bytes::Bytes::new(), bytes::Bytes::from)
+        let body = if self.extra_body.is_empty() {
+            serde_json::to_vec(&request)
+        } else {
+            serde_json::to_value(&request).and_then(|mut body| {
+                if let Value::Object(fields) = &mut body {
+                    for (key, value) in &self.extra_body {
+                        fields.entry(key).or_insert_with(|| value.clone());
+                    }
+                }
+                serde_json::to_vec(&body)
+            })
+        };
+        body.map_or_else(|_| bytes::Bytes::new(), bytes::Bytes::from)
     }
 
     async fn invoke_inner(

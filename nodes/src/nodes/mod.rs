@@ -11,7 +11,11 @@ pub mod lm_chat_anthropic;
 #[cfg(feature = "gemini")]
 pub mod lm_chat_google_gemini;
 #[cfg(feature = "openai")]
+pub mod lm_chat_openai;
+#[cfg(feature = "openai")]
 pub mod lm_chat_openai_compatible;
+#[cfg(feature = "openai")]
+pub mod lm_chat_openai_hosts;
 #[cfg(feature = "mcp-client")]
 pub mod mcp_client_tool;
 #[cfg(feature = "_agent-memory")]

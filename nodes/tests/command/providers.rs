@@ -54,6 +54,17 @@ fn anthropic_stream(answer: [&str; 2]) -> Reply {
     Reply::sse_pieces(&[text.as_bytes()], true)
 }
 
+/// The chat template with `model` (an n8n node) in place of Anthropic's.
+fn with_model(model: Value) -> String {
+    let mut workflow: Value = serde_json::from_str(&anthropic_workflow()).unwrap();
+    let name = model["name"].as_str().unwrap().to_owned();
+    workflow["nodes"][2] = model;
+    let connections = workflow["connections"].as_object_mut().unwrap();
+    let edge = connections.remove("Anthropic Chat Model").unwrap();
+    connections.insert(name, edge);
+    workflow.to_string()
+}
+
 fn run(workflow: &str, credentials: Value, message: &str) -> std::process::Output {
     let path = nodekit_test_support::scratch_dir()
         .join(nodekit_test_support::unique("nodekit-provider-workflow"));
@@ -159,8 +170,7 @@ async fn the_anthropic_chat_model_of_n8n_1_0_and_its_errors() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_n8n_export_with_the_gemini_chat_model_runs_on_the_native_client() {
-    let mut workflow: Value = serde_json::from_str(&anthropic_workflow()).unwrap();
-    workflow["nodes"][2] = json!({
+    let workflow = with_model(json!({
         "name": "Google Gemini Chat Model", "type": "@n8n/n8n-nodes-langchain.lmChatGoogleGemini",
         "typeVersion": 1,
         "parameters": {"modelName": "models/gemini-2.5-flash", "options": {
@@ -168,13 +178,7 @@ async fn an_n8n_export_with_the_gemini_chat_model_runs_on_the_native_client() {
             "safetySettings": {"values": [{"category": "HARM_CATEGORY_HARASSMENT", "threshold": "BLOCK_ONLY_HIGH"}]}
         }},
         "credentials": {"googlePalmApi": {"id": "2", "name": "Gemini account"}}
-    });
-    workflow["connections"]["Google Gemini Chat Model"] =
-        workflow["connections"]["Anthropic Chat Model"].take();
-    workflow["connections"]
-        .as_object_mut()
-        .unwrap()
-        .remove("Anthropic Chat Model");
+    }));
     let server = Server::start(vec![Reply::json(200, &json!({
         "candidates": [{"content": {"role": "model", "parts": [{"text": "Salut."}]}, "finishReason": "STOP"}],
         "usageMetadata": {"promptTokenCount": 8, "candidatesTokenCount": 2, "totalTokenCount": 10}
@@ -208,4 +212,217 @@ async fn an_n8n_export_with_the_gemini_chat_model_runs_on_the_native_client() {
         seen.body["systemInstruction"]["parts"][0]["text"],
         "Be brief."
     );
+}
+
+/// One of n8n's nodes on OpenAI's chat completions API: what an export
+/// holds, and what the provider must receive.
+struct OpenAiWire {
+    node: &'static str,
+    version: f64,
+    parameters: Value,
+    credential: &'static str,
+    /// The credential's fields besides the API root, which the test adds
+    /// as `root_field`.
+    fields: Value,
+    root_field: &'static str,
+    path: &'static str,
+    auth: (&'static str, &'static str),
+    sent: Value,
+    not_sent: &'static [&'static str],
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn n8n_exports_with_the_openai_api_providers_run_on_the_openai_client() {
+    let cases = [
+        OpenAiWire {
+            node: "lmChatOpenAi",
+            version: 1.2,
+            parameters: json!({"model": {"__rl": true, "mode": "list", "value": "gpt-4.1-mini"},
+                "options": {"temperature": 0.1, "maxTokens": 200, "responseFormat": "json_object", "reasoningEffort": "low"}}),
+            credential: "openAiApi",
+            fields: json!({"apiKey": "sk-local", "headerName": "x-team", "headerValue": "blue"}),
+            root_field: "url",
+            path: "/v1/chat/completions",
+            auth: ("authorization", "Bearer sk-local"),
+            sent: json!({"model": "gpt-4.1-mini", "temperature": 0.1, "max_tokens": 200,
+                "response_format": {"type": "json_object"}, "reasoning_effort": "low"}),
+            not_sent: &["top_p"],
+        },
+        OpenAiWire {
+            node: "lmChatOpenAi",
+            version: 1.3,
+            parameters: json!({"model": {"__rl": true, "mode": "id", "value": "gpt-5-mini"},
+                "responsesApiEnabled": false, "options": {}}),
+            credential: "openAiApi",
+            fields: json!({"apiKey": "sk-local"}),
+            root_field: "url",
+            path: "/v1/chat/completions",
+            auth: ("authorization", "Bearer sk-local"),
+            sent: json!({"model": "gpt-5-mini"}),
+            not_sent: &[
+                "temperature",
+                "max_tokens",
+                "response_format",
+                "reasoning_effort",
+            ],
+        },
+        OpenAiWire {
+            node: "lmChatAzureOpenAi",
+            version: 1.0,
+            parameters: json!({"model": "my-gpt-4o", "options": {"topP": 0.5, "maxTokens": -1}}),
+            credential: "azureOpenAiApi",
+            fields: json!({"apiKey": "az-local", "resourceName": "unused", "apiVersion": "2024-10-21"}),
+            root_field: "endpoint",
+            path: "/openai/deployments/my-gpt-4o/chat/completions?api-version=2024-10-21",
+            auth: ("api-key", "az-local"),
+            sent: json!({"model": "my-gpt-4o", "top_p": 0.5}),
+            not_sent: &["max_tokens"],
+        },
+        OpenAiWire {
+            node: "lmChatDeepSeek",
+            version: 1.0,
+            parameters: json!({"model": "deepseek-reasoner", "options": {"frequencyPenalty": 0.5}}),
+            credential: "deepSeekApi",
+            fields: json!({"apiKey": "ds-local"}),
+            root_field: "url",
+            path: "/v1/chat/completions",
+            auth: ("authorization", "Bearer ds-local"),
+            sent: json!({"model": "deepseek-reasoner", "frequency_penalty": 0.5}),
+            not_sent: &["temperature"],
+        },
+        OpenAiWire {
+            node: "lmChatOpenRouter",
+            version: 1.0,
+            parameters: json!({"model": "anthropic/claude-sonnet-4.5", "options": {}}),
+            credential: "openRouterApi",
+            fields: json!({"apiKey": "or-local"}),
+            root_field: "url",
+            path: "/v1/chat/completions",
+            auth: ("authorization", "Bearer or-local"),
+            sent: json!({"model": "anthropic/claude-sonnet-4.5"}),
+            not_sent: &["temperature"],
+        },
+        OpenAiWire {
+            node: "lmChatXAiGrok",
+            version: 1.0,
+            parameters: json!({"options": {"temperature": 1.2}}),
+            credential: "xAiApi",
+            fields: json!({"apiKey": "xai-local"}),
+            root_field: "url",
+            path: "/v1/chat/completions",
+            auth: ("authorization", "Bearer xai-local"),
+            sent: json!({"model": "grok-2-vision-1212", "temperature": 1.2}),
+            not_sent: &["stream_options"],
+        },
+        OpenAiWire {
+            node: "lmChatGroq",
+            version: 1.0,
+            parameters: json!({"model": "llama-3.3-70b-versatile", "options": {}}),
+            credential: "groqApi",
+            fields: json!({"apiKey": "gsk-local"}),
+            root_field: "url",
+            path: "/v1/chat/completions",
+            auth: ("authorization", "Bearer gsk-local"),
+            sent: json!({"model": "llama-3.3-70b-versatile", "temperature": 0.7}),
+            not_sent: &["max_tokens"],
+        },
+        OpenAiWire {
+            node: "lmChatMistralCloud",
+            version: 1.0,
+            parameters: json!({"model": "mistral-large-latest",
+                "options": {"maxTokens": -1, "safeMode": true, "randomSeed": 42}}),
+            credential: "mistralCloudApi",
+            fields: json!({"apiKey": "ms-local"}),
+            root_field: "url",
+            path: "/v1/chat/completions",
+            auth: ("authorization", "Bearer ms-local"),
+            sent: json!({"model": "mistral-large-latest", "temperature": 0.7, "top_p": 1.0,
+                "safe_prompt": true, "random_seed": 42}),
+            not_sent: &["max_tokens", "stream_options"],
+        },
+    ];
+    for case in cases {
+        let server = Server::start(vec![Reply::json(200, &json!({
+            "id": "chatcmpl-1", "object": "chat.completion",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello."}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 9, "completion_tokens": 2, "total_tokens": 11}
+        }))])
+        .await;
+        let mut fields = case.fields.clone();
+        fields[case.root_field] = json!(match case.credential {
+            "azureOpenAiApi" => format!("{}/", server.base_url.trim_end_matches("/v1")),
+            _ => server.base_url.clone(),
+        });
+        let workflow = with_model(json!({
+            "name": "Chat Model", "type": format!("@n8n/n8n-nodes-langchain.{}", case.node),
+            "typeVersion": case.version, "parameters": case.parameters,
+            "credentials": {case.credential: {"id": "3", "name": "account"}}
+        }));
+        let out = run(&workflow, json!({case.credential: fields}), "Hi");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{}: {stderr}", case.node);
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim_end(), "Hello.");
+        let [seen] = server.seen().try_into().unwrap();
+        assert_eq!(seen.path, case.path, "{}", case.node);
+        assert_eq!(seen.header(case.auth.0), Some(case.auth.1), "{}", case.node);
+        for (key, value) in case.sent.as_object().unwrap() {
+            assert_eq!(
+                &seen.body[key], value,
+                "{}: `{key}` in {}",
+                case.node, seen.body
+            );
+        }
+        for key in case.not_sent {
+            assert!(
+                seen.body.get(key).is_none(),
+                "{}: `{key}` in {}",
+                case.node,
+                seen.body
+            );
+        }
+        assert_eq!(
+            seen.body["messages"][0],
+            json!({"role": "system", "content": "Be brief."})
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_the_openai_api_nodes_cannot_run_is_said() {
+    let cases = [
+        // n8n 1.3's default: the Responses API.
+        (
+            json!({"name": "OpenAI", "type": "@n8n/n8n-nodes-langchain.lmChatOpenAi", "typeVersion": 1.3,
+                   "parameters": {"model": {"__rl": true, "mode": "list", "value": "gpt-5-mini"}, "options": {}},
+                   "credentials": {"openAiApi": {"id": "1", "name": "a"}}}),
+            json!({"openAiApi": {"apiKey": "sk-local", "url": "http://127.0.0.1:9/v1"}}),
+            "Use Responses API",
+        ),
+        (
+            json!({"name": "Azure", "type": "@n8n/n8n-nodes-langchain.lmChatAzureOpenAi", "typeVersion": 1,
+                   "parameters": {"authentication": "azureEntraCognitiveServicesOAuth2Api", "model": "gpt-4o", "options": {}},
+                   "credentials": {"azureOpenAiApi": {"id": "1", "name": "a"}}}),
+            json!({"azureOpenAiApi": {"apiKey": "az-local", "resourceName": "r"}}),
+            "azureEntraCognitiveServicesOAuth2Api",
+        ),
+        (
+            json!({"name": "Azure", "type": "@n8n/n8n-nodes-langchain.lmChatAzureOpenAi", "typeVersion": 1,
+                   "parameters": {"model": "gpt-4o", "options": {}},
+                   "credentials": {"azureOpenAiApi": {"id": "1", "name": "a"}}}),
+            json!({"azureOpenAiApi": {"apiKey": "az-local"}}),
+            "resourceName",
+        ),
+        (
+            json!({"name": "Groq", "type": "@n8n/n8n-nodes-langchain.lmChatGroq", "typeVersion": 1,
+                   "parameters": {"options": {}}, "credentials": {"groqApi": {"id": "1", "name": "a"}}}),
+            json!({"groqApi": {}}),
+            "apiKey",
+        ),
+    ];
+    for (model, credentials, expected) in cases {
+        let out = run(&with_model(model), credentials, "Hi");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert!(stderr.contains(expected), "{expected}: {stderr}");
+    }
 }

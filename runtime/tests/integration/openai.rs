@@ -159,6 +159,43 @@ async fn request_carries_messages_settings_tools_and_the_key() {
 }
 
 #[tokio::test]
+async fn extra_body_fields_go_in_every_request_and_the_call_keeps_its_own() {
+    let answer = || {
+        Reply::json(
+            200,
+            &completion(json!({"role": "assistant", "content": "{}"})),
+        )
+    };
+    let server = Server::start(vec![answer(), answer()]).await;
+    let m = model_with(&server, |mut c| {
+        c.extra_body.insert("safe_prompt".into(), json!(true));
+        c.extra_body
+            .insert("response_format".into(), json!({"type": "json_object"}));
+        c
+    });
+    let hi = [Message::human("hi")];
+    m.invoke(&hi, &CallOptions::default()).await.unwrap();
+    let schema = CallOptions {
+        response_format: Some(nodekit::model::ResponseFormat::JsonSchema {
+            name: "answer".into(),
+            schema: json!({"type": "object"}),
+            strict: true,
+        }),
+        ..Default::default()
+    };
+    m.invoke(&hi, &schema).await.unwrap();
+    let seen = server.seen();
+    assert_eq!(seen[0].body["safe_prompt"], true);
+    assert_eq!(
+        seen[0].body["response_format"],
+        json!({"type": "json_object"})
+    );
+    assert_eq!(seen[0].body["model"], "gpt-test");
+    assert_eq!(seen[1].body["safe_prompt"], true);
+    assert_eq!(seen[1].body["response_format"]["type"], "json_schema");
+}
+
+#[tokio::test]
 async fn content_null_empty_missing_or_parts() {
     for (message, text) in [
         (json!({"role": "assistant", "content": null}), ""),
