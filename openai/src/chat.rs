@@ -22,6 +22,8 @@ use nodekit_core::model::{
 };
 use nodekit_http::{Authenticate, Bearer, HeaderKey, Transport, TransportBuilder, error_fields};
 
+pub use crate::responses::OpenAiResponsesModel;
+
 /// Settings of an OpenAI-compatible chat model (the AI Node SDK's `openaiCompatible` options).
 #[derive(Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -63,11 +65,34 @@ pub struct OpenAiConfig {
     /// `response_format`). A field the call sets itself keeps the call's value.
     #[serde(default)]
     pub extra_body: serde_json::Map<String, Value>,
+    /// Which of OpenAI's APIs the model is called through (default chat
+    /// completions).
+    #[serde(default)]
+    pub api: OpenAiApi,
+    /// OpenAI's own tools (`{"type": "web_search"}`, `file_search`,
+    /// `code_interpreter`), added to every request of the Responses API;
+    /// they run on OpenAI's side.
+    #[serde(default)]
+    pub hosted_tools: Vec<Value>,
     /// How requests authenticate instead of by `api_key` (a bearer token,
     /// or `api-key` for Azure): any scheme a server needs, such as a header
     /// of its own or a signature ([`OpenAiConfig::auth`]).
     #[serde(skip)]
     pub authenticate: Option<Arc<dyn Authenticate>>,
+}
+
+/// Which of OpenAI's APIs a model is called through.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum OpenAiApi {
+    /// `/chat/completions`, which every OpenAI-compatible server speaks
+    /// ([`OpenAiChatModel`]).
+    #[default]
+    ChatCompletions,
+    /// `/responses`, OpenAI's newer API
+    /// ([`OpenAiResponsesModel`]).
+    Responses,
 }
 
 fn default_true() -> bool {
@@ -85,6 +110,7 @@ impl std::fmt::Debug for OpenAiConfig {
             .field("max_retries", &self.max_retries)
             .field("azure_api_version", &self.azure_api_version)
             .field("extra_body", &self.extra_body)
+            .field("api", &self.api)
             .field("authenticate", &self.authenticate)
             .finish_non_exhaustive()
     }
@@ -121,6 +147,8 @@ impl OpenAiConfig {
             max_response_bytes: default_max_bytes(),
             stream_usage: true,
             extra_body: serde_json::Map::new(),
+            api: OpenAiApi::default(),
+            hosted_tools: Vec::new(),
             authenticate: None,
         }
     }
@@ -161,10 +189,50 @@ pub(crate) fn transport(
     })
 }
 
-/// `ctx.create_chat_model(config)` makes an [`OpenAiChatModel`].
+/// The transport of a client for `config`.
+pub(crate) fn client_transport(config: &OpenAiConfig) -> Result<Transport> {
+    let timeout = nodekit_http::timeout_secs(config.timeout_secs)?;
+    Ok(transport(
+        config.base_url.clone(),
+        &config.api_key,
+        config.azure_api_version.clone(),
+        config.authenticate.clone(),
+    )?
+    .headers(config.headers.clone())
+    .timeout(timeout)
+    .max_retries(config.max_retries)
+    .max_response_bytes(config.max_response_bytes)
+    .build()?)
+}
+
+/// `request` as JSON bytes, with the fields of `extra` it does not set.
+pub(crate) fn body_with_extra(
+    request: &impl Serialize,
+    extra: &serde_json::Map<String, Value>,
+) -> bytes::Bytes {
+    let body = if extra.is_empty() {
+        serde_json::to_vec(request)
+    } else {
+        serde_json::to_value(request).and_then(|mut body| {
+            if let Value::Object(fields) = &mut body {
+                for (key, value) in extra {
+                    fields.entry(key).or_insert_with(|| value.clone());
+                }
+            }
+            serde_json::to_vec(&body)
+        })
+    };
+    body.map_or_else(|_| bytes::Bytes::new(), bytes::Bytes::from)
+}
+
+/// `ctx.create_chat_model(config)` makes an [`OpenAiChatModel`], or with
+/// [`OpenAiApi::Responses`] an [`OpenAiResponsesModel`].
 impl nodekit_core::node::IntoChatModel for OpenAiConfig {
     fn into_chat_model(self) -> Result<Arc<dyn ChatModel>> {
-        Ok(Arc::new(OpenAiChatModel::new(self)?))
+        match self.api {
+            OpenAiApi::ChatCompletions => Ok(Arc::new(OpenAiChatModel::new(self)?)),
+            OpenAiApi::Responses => crate::responses::into_chat_model(self),
+        }
     }
 }
 
@@ -181,18 +249,7 @@ pub struct OpenAiChatModel {
 impl OpenAiChatModel {
     /// A client for `config`. Fails only if the HTTP client cannot be built.
     pub fn new(config: OpenAiConfig) -> Result<Self> {
-        let timeout = nodekit_http::timeout_secs(config.timeout_secs)?;
-        let transport = transport(
-            config.base_url,
-            &config.api_key,
-            config.azure_api_version,
-            config.authenticate,
-        )?
-        .headers(config.headers)
-        .timeout(timeout)
-        .max_retries(config.max_retries)
-        .max_response_bytes(config.max_response_bytes)
-        .build()?;
+        let transport = client_transport(&config)?;
         Ok(OpenAiChatModel {
             model: config.model,
             settings: config.settings,
@@ -258,19 +315,7 @@ impl OpenAiChatModel {
             stream: stream.then_some(true),
             stream_options: (stream && usage).then(|| json!({"include_usage": true})),
         };
-        let body = if self.extra_body.is_empty() {
-            serde_json::to_vec(&request)
-        } else {
-            serde_json::to_value(&request).and_then(|mut body| {
-                if let Value::Object(fields) = &mut body {
-                    for (key, value) in &self.extra_body {
-                        fields.entry(key).or_insert_with(|| value.clone());
-                    }
-                }
-                serde_json::to_vec(&body)
-            })
-        };
-        body.map_or_else(|_| bytes::Bytes::new(), bytes::Bytes::from)
+        body_with_extra(&request, &self.extra_body)
     }
 
     async fn invoke_inner(
@@ -501,12 +546,12 @@ impl Serialize for WireContent<'_> {
     }
 }
 
-fn protocol(message: impl Into<String>) -> ModelError {
+pub(crate) fn protocol(message: impl Into<String>) -> ModelError {
     ModelError::new(ModelErrorKind::Protocol, message)
 }
 
 /// An error object inside a 200 answer or an event.
-fn embedded_error(v: &Value) -> Option<ModelError> {
+pub(crate) fn embedded_error(v: &Value) -> Option<ModelError> {
     let e = v.get("error").filter(|e| !e.is_null())?;
     let (message, code) = error_fields(v);
     let status = e
@@ -570,7 +615,7 @@ fn parse_completion(v: &Value) -> Result<Message, ModelError> {
 }
 
 /// OpenAI's usage object (or the `input_tokens` / `output_tokens` spelling).
-fn parse_usage(u: &Value) -> Option<Usage> {
+pub(crate) fn parse_usage(u: &Value) -> Option<Usage> {
     if !u.is_object() {
         return None;
     }

@@ -4,6 +4,8 @@
 //! - [`chat`]: [`OpenAiConfig`] and [`OpenAiChatModel`], `/chat/completions`
 //!   plain and streamed (OpenAI, Azure OpenAI, Ollama, vLLM, LM Studio,
 //!   llama.cpp, LiteLLM);
+//! - [`responses`]: [`OpenAiResponsesModel`], OpenAI's `/responses`, for
+//!   an [`OpenAiConfig`] whose `api` is [`OpenAiApi::Responses`];
 //! - [`embeddings`]: [`EmbeddingsConfig`] and [`OpenAiEmbedder`].
 //!
 //! Users reach it through `nodekit` (feature `openai`), as
@@ -11,6 +13,8 @@
 
 pub mod chat;
 pub mod embeddings;
+pub mod responses;
 
-pub use chat::{OpenAiChatModel, OpenAiConfig};
+pub use chat::{OpenAiApi, OpenAiChatModel, OpenAiConfig};
 pub use embeddings::{EmbeddingsConfig, Encoding, OpenAiEmbedder};
+pub use responses::OpenAiResponsesModel;

@@ -189,7 +189,9 @@ pub fn convert_nested<T: Params>(value: &Value, at: &Location<'_>) -> Result<T> 
     }
 }
 
-/// Converts a fixed-collection value `{ "values": [ {..}, .. ] }`.
+/// Converts a fixed-collection value `{ "values": [ {..}, .. ] }`, or
+/// `{ "values": {..} }`, one entry, as n8n stores a fixed collection
+/// without `multipleValues`.
 pub fn convert_fixed<T: Params>(value: &Value, at: &Location<'_>, group: &str) -> Result<Vec<T>> {
     let expected = || format!("an object with a `{group}` list of entries");
     let Value::Object(map) = value else {
@@ -205,6 +207,7 @@ pub fn convert_fixed<T: Params>(value: &Value, at: &Location<'_>, group: &str) -
                 .map(|(i, item)| convert_nested(item, &group.index(i)))
                 .collect()
         }
+        Some(item @ Value::Object(_)) => Ok(vec![convert_nested(item, &at.field(group))?]),
         Some(other) => Err(wrong_type(other, at, expected)),
     }
 }

@@ -390,13 +390,12 @@ async fn n8n_exports_with_the_openai_api_providers_run_on_the_openai_client() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_the_openai_api_nodes_cannot_run_is_said() {
     let cases = [
-        // n8n 1.3's default: the Responses API.
         (
             json!({"name": "OpenAI", "type": "@n8n/n8n-nodes-langchain.lmChatOpenAi", "typeVersion": 1.3,
-                   "parameters": {"model": {"__rl": true, "mode": "list", "value": "gpt-5-mini"}, "options": {}},
+                   "parameters": {"options": {"metadata": "{not json"}},
                    "credentials": {"openAiApi": {"id": "1", "name": "a"}}}),
             json!({"openAiApi": {"apiKey": "sk-local", "url": "http://127.0.0.1:9/v1"}}),
-            "Use Responses API",
+            "options.metadata",
         ),
         (
             json!({"name": "Azure", "type": "@n8n/n8n-nodes-langchain.lmChatAzureOpenAi", "typeVersion": 1,
@@ -424,5 +423,75 @@ async fn what_the_openai_api_nodes_cannot_run_is_said() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success());
         assert!(stderr.contains(expected), "{expected}: {stderr}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_openai_chat_model_1_3_runs_on_the_responses_api() {
+    // n8n 1.3's defaults: the Responses API, with OpenAI's own tools.
+    let events = [
+        json!({"type": "response.created", "response": {"id": "resp_1", "status": "in_progress", "output": []}}),
+        json!({"type": "response.output_text.delta", "output_index": 0, "content_index": 0, "delta": "Hello, "}),
+        json!({"type": "response.output_text.delta", "output_index": 0, "content_index": 0, "delta": "Ada."}),
+        json!({"type": "response.completed", "response": {"id": "resp_1", "status": "completed",
+            "usage": {"input_tokens": 12, "output_tokens": 3, "total_tokens": 15}}}),
+    ];
+    let text: String = events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+        .collect();
+    let server = Server::start(vec![Reply::sse_pieces(&[text.as_bytes()], true)]).await;
+    let workflow = with_model(json!({
+        "name": "OpenAI Chat Model", "type": "@n8n/n8n-nodes-langchain.lmChatOpenAi", "typeVersion": 1.3,
+        "parameters": {
+            "model": {"__rl": true, "mode": "list", "value": "gpt-5-mini", "cachedResultName": "gpt-5-mini"},
+            "builtInTools": {"webSearch": {"searchContextSize": "high", "allowedDomains": "n8n.io, docs.rs"},
+                             "codeInterpreter": true},
+            "options": {"reasoningEffort": "low", "promptCacheKey": "team-a", "maxTokens": 500,
+                        "presencePenalty": 1, "responseFormat": "json_object",
+                        "textFormat": {"textOptions": {"type": "json_schema", "name": "answer",
+                                       "schema": "{\"type\": \"object\"}", "verbosity": "low"}}}
+        },
+        "credentials": {"openAiApi": {"id": "1", "name": "OpenAI account"}}
+    }));
+    let out = run(
+        &workflow,
+        json!({"openAiApi": {"apiKey": "sk-local", "url": server.base_url}}),
+        "Hi, I am Ada",
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim_end(),
+        "Hello, Ada."
+    );
+    let [seen] = server.seen().try_into().unwrap();
+    assert_eq!(seen.path, "/v1/responses");
+    let b = &seen.body;
+    assert_eq!(
+        b["input"],
+        json!([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi, I am Ada"}])
+    );
+    assert_eq!(
+        b["tools"],
+        json!([
+            {"type": "web_search", "search_context_size": "high", "filters": {"allowed_domains": ["n8n.io", "docs.rs"]}},
+            {"type": "code_interpreter", "container": {"type": "auto"}}
+        ])
+    );
+    assert_eq!(b["reasoning"], json!({"effort": "low"}));
+    assert_eq!(b["prompt_cache_key"], "team-a");
+    assert_eq!(b["max_output_tokens"], 500);
+    assert_eq!(
+        b["text"],
+        json!({"format": {"type": "json_schema", "name": "answer", "schema": {"type": "object"}}, "verbosity": "low"})
+    );
+    for absent in [
+        "presence_penalty",
+        "response_format",
+        "reasoning_effort",
+        "messages",
+    ] {
+        assert!(b.get(absent).is_none(), "{absent} in {b}");
     }
 }

@@ -52,6 +52,15 @@ struct TestNode {
     options: Options,
 }
 
+/// A node with a fixed collection, for tests.
+#[ai_node(name = "testFixedNode")]
+#[derive(Debug)]
+struct FixedNode {
+    /// A fixed collection.
+    #[param(fixed_collection)]
+    extra: Vec<Options>,
+}
+
 fn build(v: serde_json::Value) -> nodekit::Result<TestNode> {
     TestNode::from_params(&v, "My Node")
 }
@@ -100,6 +109,23 @@ fn a_resource_locator_gives_its_value() {
     let e = build(json!({"query": {"__rl": true, "mode": "list", "value": ""}, "session": "s"}))
         .unwrap_err();
     assert!(e.to_string().contains("`query` is required"), "{e}");
+}
+
+#[test]
+fn a_fixed_collection_is_a_list_of_entries_or_one_entry() {
+    let build = |v| FixedNode::from_params(&v, "My Node");
+    let n = build(json!({"extra": {"values": [{"temperature": 1}, {}]}})).unwrap();
+    let temperatures: Vec<f64> = n.extra.iter().map(|o| o.temperature).collect();
+    assert_eq!(temperatures, [1.0, 0.7]);
+    // n8n stores a fixed collection without `multipleValues` as one object.
+    let n = build(json!({"extra": {"values": {"temperature": 1.5}}})).unwrap();
+    assert_eq!(n.extra.len(), 1);
+    assert_eq!(n.extra[0].temperature, 1.5);
+    assert!(build(json!({})).unwrap().extra.is_empty());
+    let e = build(json!({"extra": {"values": 3}})).unwrap_err();
+    assert!(e.to_string().contains("`values` list"), "{e}");
+    let e = build(json!({"extra": {"values": {"temperature": 5}}})).unwrap_err();
+    assert!(e.to_string().contains("extra.values.temperature"), "{e}");
 }
 
 #[test]
