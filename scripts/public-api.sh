@@ -28,7 +28,7 @@ RUSTC_BOOTSTRAP=1 RUSTDOCFLAGS="-D warnings -Z unstable-options --output-format 
   cargo doc -q --workspace --no-deps --lib --all-features --locked
 
 # Each crate and the folder its listing is in.
-for crate in nodekit:runtime nodekit-core:core nodekit-http:http nodekit-openai:openai nodekit-anthropic:anthropic nodekit-gemini:gemini nodekit-db:db \
+for crate in nodekit:runtime nodekit-core:core nodekit-http:http nodekit-openai:openai nodekit-anthropic:anthropic nodekit-gemini:gemini nodekit-ollama:ollama nodekit-db:db \
   nodekit-history:history nodekit-vector-stores:vector-stores nodekit-vector-index:vector-index \
   nodekit-sql:sql nodekit-agent-memory:agent-memory nodekit-n8n:n8n \
   nodekit-workflow:workflow nodekit-http-server:http-server nodekit-mcp:mcp nodekit-serve:serve; do

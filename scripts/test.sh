@@ -59,7 +59,7 @@ check_features() {
   # Authoring alone: the library and its tests (which the workspace's run
   # runs with every feature).
   "${lint[@]}" -p nodekit --tests -- -D warnings || return 1
-  for feature in openai anthropic gemini agent tiktoken sqlite postgres redis \
+  for feature in openai anthropic gemini ollama agent tiktoken sqlite postgres redis \
     sql-tools-sqlite sql-tools-postgres agent-memory-sqlite agent-memory-postgres \
     vector-store-sqlite vector-store-postgres ann n8n mcp-server mcp-client serve; do
     echo "-- nodekit with --features $feature (at ${SECONDS} s)"

@@ -35,6 +35,17 @@ impl Transport {
             .is_some_and(|ct| ct.contains("text/event-stream"))
     }
 
+    /// Whether `response` is newline-delimited JSON (`application/x-ndjson`,
+    /// `application/jsonl`), which [`events`](Self::events) reads one line
+    /// an event.
+    pub fn is_json_lines(response: &reqwest::Response) -> bool {
+        response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|ct| ct.contains("ndjson") || ct.contains("jsonl"))
+    }
+
     /// The chunks of a streamed answer, read by `parser` from the events of
     /// `response` ([`events`](Self::events)). It ends after the `Finish`
     /// chunk or after an error, whose secrets are hidden.

@@ -32,6 +32,8 @@ pub struct SseParser {
     /// The previous chunk ended in `\r`: a leading `\n` belongs to it.
     after_cr: bool,
     max_event_bytes: usize,
+    /// Newline-delimited JSON: each line is an event ([`SseParser::lines`]).
+    lines: bool,
 }
 
 /// An event larger than the parser's limit.
@@ -58,6 +60,17 @@ impl SseParser {
             has_data: false,
             after_cr: false,
             max_event_bytes,
+            lines: false,
+        }
+    }
+
+    /// A parser of newline-delimited JSON (NDJSON, JSON Lines, as Ollama
+    /// streams): each line that is not blank is one event, its `data` the
+    /// line, with the same line endings and limit.
+    pub fn lines(max_event_bytes: usize) -> Self {
+        SseParser {
+            lines: true,
+            ..SseParser::new(max_event_bytes)
         }
     }
 
@@ -115,6 +128,15 @@ impl SseParser {
     }
 
     fn field(&mut self, line: &[u8], out: &mut Vec<SseEvent>) -> Result<(), EventTooLarge> {
+        if self.lines {
+            if !line.trim_ascii().is_empty() {
+                out.push(SseEvent {
+                    event: None,
+                    data: String::from_utf8_lossy(line).into_owned(),
+                });
+            }
+            return Ok(());
+        }
         if line.is_empty() {
             if self.has_data {
                 // The spec drops the data's final newline; it was never added.
@@ -174,6 +196,27 @@ mod tests {
 
     fn data(events: &[SseEvent]) -> Vec<&str> {
         events.iter().map(|e| e.data.as_str()).collect()
+    }
+
+    #[test]
+    fn json_lines_are_one_event_a_line_in_any_chunking() {
+        let input = b"{\"a\":1}\n\r\n{\"b\": \"data: x\"}\r\n  \n{\"c\":3}";
+        for chunk in 1..input.len() {
+            let mut p = SseParser::lines(64);
+            let mut out = Vec::new();
+            for piece in input.chunks(chunk) {
+                p.feed(piece, &mut out).unwrap();
+            }
+            p.finish(&mut out).unwrap();
+            assert_eq!(
+                data(&out),
+                ["{\"a\":1}", "{\"b\": \"data: x\"}", "{\"c\":3}"],
+                "chunk size {chunk}"
+            );
+            assert!(out.iter().all(|e| e.event.is_none()));
+        }
+        let mut p = SseParser::lines(8);
+        assert!(p.feed(b"{\"long\": true}", &mut Vec::new()).is_err());
     }
 
     #[test]

@@ -358,15 +358,22 @@ impl Transport {
     /// count), more than [`max_response_bytes`](Self::max_response_bytes)
     /// in all or in one event, a broken connection, or `cancel`. It ends
     /// without one when the server closes the stream; an event the server
-    /// left without its blank line is still handed out.
+    /// left without its blank line is still handed out. A body of
+    /// newline-delimited JSON ([`is_json_lines`](Self::is_json_lines)) is
+    /// read the same way, each line an event.
     pub fn events(
         &self,
         response: reqwest::Response,
         cancel: Option<CancelToken>,
     ) -> BoxStream<'static, Result<SseEvent, ModelError>> {
+        let parser = if Transport::is_json_lines(&response) {
+            SseParser::lines(self.max_response_bytes)
+        } else {
+            SseParser::new(self.max_response_bytes)
+        };
         let state = EventReader {
             bytes: response.bytes_stream().boxed(),
-            parser: SseParser::new(self.max_response_bytes),
+            parser,
             parsed: std::collections::VecDeque::new(),
             received: 0,
             last_data: tokio::time::Instant::now(),

@@ -93,6 +93,7 @@ pub fn anthropic(
     feature = "openai",
     feature = "anthropic",
     feature = "gemini",
+    feature = "ollama",
     feature = "mcp-client"
 ))]
 pub fn text<'a>(credential: &'a serde_json::Value, key: &str) -> Option<&'a str> {
@@ -107,6 +108,7 @@ pub fn text<'a>(credential: &'a serde_json::Value, key: &str) -> Option<&'a str>
     feature = "openai",
     feature = "anthropic",
     feature = "gemini",
+    feature = "ollama",
     feature = "mcp-client"
 ))]
 pub fn required<'a>(

@@ -53,9 +53,24 @@ impl Reply {
     /// An event stream sent in `pieces` (chunked encoding, one chunk a piece),
     /// properly ended unless `finish` is false (then the connection drops).
     pub fn sse_pieces(pieces: &[&[u8]], finish: bool) -> Reply {
-        let mut steps = vec![Step::Send(
-            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n".to_vec(),
-        )];
+        Reply::stream_pieces("text/event-stream", pieces, finish)
+    }
+
+    /// A stream of newline-delimited JSON (as Ollama streams), one value a
+    /// line and a chunk, properly ended unless `finish` is false.
+    pub fn json_lines(values: &[Value], finish: bool) -> Reply {
+        let lines: Vec<String> = values.iter().map(|v| format!("{v}\n")).collect();
+        let pieces: Vec<&[u8]> = lines.iter().map(|l| l.as_bytes()).collect();
+        Reply::stream_pieces("application/x-ndjson", &pieces, finish)
+    }
+
+    /// A `content_type` body sent in `pieces` (chunked encoding), properly
+    /// ended unless `finish` is false.
+    pub fn stream_pieces(content_type: &str, pieces: &[&[u8]], finish: bool) -> Reply {
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n"
+        );
+        let mut steps = vec![Step::Send(head.into_bytes())];
         for p in pieces {
             let mut frame = format!("{:x}\r\n", p.len()).into_bytes();
             frame.extend_from_slice(p);

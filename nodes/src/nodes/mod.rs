@@ -10,6 +10,8 @@ pub mod embeddings_openai_compatible;
 pub mod lm_chat_anthropic;
 #[cfg(feature = "gemini")]
 pub mod lm_chat_google_gemini;
+#[cfg(feature = "ollama")]
+pub mod lm_chat_ollama;
 #[cfg(feature = "openai")]
 pub mod lm_chat_openai;
 #[cfg(feature = "openai")]

@@ -68,6 +68,7 @@ fn catalog_lists_built_in_nodes_sorted_and_deterministic() {
             "nodekit-nodes.lmChatGoogleGemini",
             "nodekit-nodes.lmChatGroq",
             "nodekit-nodes.lmChatMistralCloud",
+            "nodekit-nodes.lmChatOllama",
             "nodekit-nodes.lmChatOpenAi",
             "nodekit-nodes.lmChatOpenAiCompatible",
             "nodekit-nodes.lmChatOpenRouter",

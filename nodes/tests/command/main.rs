@@ -7,7 +7,7 @@ mod cli;
 mod mcp;
 mod memory_cli;
 mod new;
-#[cfg(all(feature = "anthropic", feature = "gemini"))]
+#[cfg(all(feature = "anthropic", feature = "gemini", feature = "ollama"))]
 mod providers;
 mod run;
 mod serve;

@@ -495,3 +495,65 @@ async fn the_openai_chat_model_1_3_runs_on_the_responses_api() {
         assert!(b.get(absent).is_none(), "{absent} in {b}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_n8n_export_with_the_ollama_chat_model_runs_on_the_native_client() {
+    let line = |content: &str, done: bool| {
+        json!({"model": "qwen3:8b", "created_at": "2026-12-04T02:00:00Z",
+               "message": {"role": "assistant", "content": content}, "done": done})
+    };
+    let mut last = line("", true);
+    last["done_reason"] = json!("stop");
+    last["prompt_eval_count"] = json!(20);
+    last["eval_count"] = json!(4);
+    let server = Server::start(vec![Reply::json_lines(
+        &[line("Hello, ", false), line("Ada.", false), last],
+        true,
+    )])
+    .await;
+    let workflow = with_model(json!({
+        "name": "Ollama Chat Model", "type": "@n8n/n8n-nodes-langchain.lmChatOllama", "typeVersion": 1,
+        "parameters": {"model": "qwen3:8b", "options": {
+            "temperature": 0.3, "topK": -1, "numCtx": 8192, "useMMap": false,
+            "keepAlive": "10m", "format": "default"}},
+        "credentials": {"ollamaApi": {"id": "4", "name": "Ollama account"}}
+    }));
+    let root = server.base_url.trim_end_matches("/v1").to_owned();
+    let out = run(
+        &workflow,
+        json!({"ollamaApi": {"baseUrl": root}}),
+        "Hi, I am Ada",
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim_end(),
+        "Hello, Ada."
+    );
+    let [seen] = server.seen().try_into().unwrap();
+    assert_eq!(seen.path, "/api/chat");
+    assert_eq!(seen.header("authorization"), None);
+    let b = &seen.body;
+    assert_eq!(b["model"], "qwen3:8b");
+    assert_eq!(
+        b["options"],
+        json!({"num_ctx": 8192, "use_mmap": false, "temperature": 0.3})
+    );
+    assert_eq!(
+        (&b["keep_alive"], &b["stream"]),
+        (&json!("10m"), &json!(true))
+    );
+    assert!(b.get("format").is_none(), "{b}");
+    assert_eq!(
+        b["messages"][0],
+        json!({"role": "system", "content": "Be brief."})
+    );
+
+    let out = run(&workflow, json!({"ollamaApi": {"apiKey": "k"}}), "Hi");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("ollamaApi") && stderr.contains("baseUrl"),
+        "{stderr}"
+    );
+}

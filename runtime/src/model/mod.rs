@@ -6,7 +6,8 @@
 //! (`http`, from `nodekit-http`); with the `anthropic` feature, Anthropic's
 //! Messages API (`anthropic`, from `nodekit-anthropic`); with the `gemini`
 //! feature, Google's Gemini API, chat and embeddings (`gemini`, from
-//! `nodekit-gemini`).
+//! `nodekit-gemini`); with the `ollama` feature, Ollama's own API (`ollama`,
+//! from `nodekit-ollama`).
 
 pub use nodekit_core::model::*;
 
@@ -14,7 +15,14 @@ pub use nodekit_core::model::*;
 pub use nodekit_anthropic as anthropic;
 #[cfg(feature = "gemini")]
 pub use nodekit_gemini as gemini;
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#[cfg(any(
+    feature = "openai",
+    feature = "anthropic",
+    feature = "gemini",
+    feature = "ollama"
+))]
 pub use nodekit_http::{self as http, http_client, shared_http_client};
+#[cfg(feature = "ollama")]
+pub use nodekit_ollama as ollama;
 #[cfg(feature = "openai")]
 pub use nodekit_openai::chat as openai;
