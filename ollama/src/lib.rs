@@ -1,13 +1,13 @@
-//! nodekit's native client of Ollama's API (`/api/chat`), built on
-//! [`nodekit_http`]'s transport and nothing of nodekit's core but its
-//! contract.
+//! nodekit's native client of Ollama's API, built on [`nodekit_http`]'s
+//! transport and nothing of nodekit's core but its contract.
 //!
-//! [`OllamaConfig`] and [`OllamaChatModel`]: a chat plain or streamed
-//! (Ollama streams newline-delimited JSON), with tool calling, thinking
-//! ([`OllamaConfig::think`], kept as
-//! [`Thinking`](nodekit_core::message::ContentPart::Thinking) parts),
-//! images, structured output (`format`) and Ollama's runtime options
-//! (`num_ctx`, `top_k`, `repeat_penalty`, … in [`OllamaConfig::options`]).
+//! - [`OllamaConfig`] and [`OllamaChatModel`]: `/api/chat`, plain or
+//!   streamed (Ollama streams newline-delimited JSON), with tool calling,
+//!   thinking ([`OllamaConfig::think`], kept as
+//!   [`Thinking`](nodekit_core::message::ContentPart::Thinking) parts),
+//!   images, structured output (`format`) and Ollama's runtime options
+//!   (`num_ctx`, `top_k`, `repeat_penalty`, … in [`OllamaConfig::options`]);
+//! - [`OllamaEmbeddingsConfig`] and [`OllamaEmbedder`]: `/api/embed`.
 //!
 //! **What Ollama does not take.** Images go as base64, so an image must be
 //! a `data:` URL; documents (PDF) and forced tool choices do not exist in
@@ -19,6 +19,8 @@
 
 mod chat;
 mod config;
+mod embed;
 
 pub use chat::OllamaChatModel;
 pub use config::{OLLAMA_BASE_URL, OllamaConfig};
+pub use embed::{OllamaEmbedder, OllamaEmbeddingsConfig};

@@ -54,6 +54,10 @@ pub struct EmbeddingsConfig {
     /// Set for Azure OpenAI: the `api-version`.
     #[serde(default)]
     pub azure_api_version: Option<String>,
+    /// Replace each newline of a text by a space before it is sent, as
+    /// LangChain's (and so n8n's) embeddings do by default (default off).
+    #[serde(default)]
+    pub strip_newlines: bool,
     /// How requests authenticate instead of by `api_key`, as for chat
     /// models ([`OpenAiConfig::authenticate`](crate::OpenAiConfig::authenticate)).
     #[serde(skip)]
@@ -99,6 +103,7 @@ impl EmbeddingsConfig {
             timeout_secs: default_timeout(),
             max_retries: default_retries(),
             azure_api_version: None,
+            strip_newlines: false,
             authenticate: None,
         }
     }
@@ -125,6 +130,7 @@ pub struct OpenAiEmbedder {
     dimensions: Option<u32>,
     batch_size: usize,
     encoding: Encoding,
+    strip_newlines: bool,
     transport: Transport,
 }
 
@@ -147,13 +153,24 @@ impl OpenAiEmbedder {
             dimensions: config.dimensions,
             batch_size: config.batch_size.max(1),
             encoding: config.encoding,
+            strip_newlines: config.strip_newlines,
             transport,
         })
     }
 
     async fn batch(&self, texts: &[String], cancel: Option<&CancelToken>) -> Result<Vec<Vec<f32>>> {
+        let input = if self.strip_newlines {
+            json!(
+                texts
+                    .iter()
+                    .map(|t| t.replace('\n', " "))
+                    .collect::<Vec<_>>()
+            )
+        } else {
+            json!(texts)
+        };
         let mut body =
-            json!({"model": self.model, "input": texts, "encoding_format": self.encoding});
+            json!({"model": self.model, "input": input, "encoding_format": self.encoding});
         if let Some(d) = self.dimensions {
             body["dimensions"] = json!(d);
         }

@@ -4,6 +4,12 @@
 #[cfg(feature = "agent")]
 pub mod agent;
 pub mod document_default_data_loader;
+#[cfg(feature = "gemini")]
+pub mod embeddings_google_gemini;
+#[cfg(feature = "ollama")]
+pub mod embeddings_ollama;
+#[cfg(feature = "openai")]
+pub mod embeddings_openai;
 #[cfg(feature = "openai")]
 pub mod embeddings_openai_compatible;
 #[cfg(feature = "anthropic")]

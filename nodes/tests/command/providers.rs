@@ -557,3 +557,165 @@ async fn an_n8n_export_with_the_ollama_chat_model_runs_on_the_native_client() {
         "{stderr}"
     );
 }
+
+/// Supplies n8n's embeddings node `node` (at `version`) with `params` and
+/// `credentials`, and embeds two texts with it.
+async fn embed_with(
+    node: &str,
+    version: f64,
+    params: Value,
+    credentials: Value,
+) -> nodekit::Result<Vec<Vec<f32>>> {
+    use nodekit::node::{Supply, SupplyContext};
+    nodekit_nodes::link();
+    let entry = nodekit::Catalog::global()
+        .find(&format!("@n8n/n8n-nodes-langchain.{node}"))
+        .unwrap_or_else(|e| panic!("{node} is in the catalog: {e}"));
+    let supply = entry.runtime.supply.expect("an embeddings node supplies");
+    let credentials = credentials.as_object().unwrap().clone();
+    let ctx = SupplyContext::new(
+        "Embeddings",
+        std::sync::Arc::new(credentials),
+        json!({}),
+        nodekit::run_log::RunLog::new(),
+    )
+    .with_type_version(version);
+    let Supply::Embedder(embedder) = ctx.supply(supply, params).await? else {
+        panic!("{node} supplies an embedder")
+    };
+    embedder.embed(&["one\ntwo".into(), "three".into()]).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn n8n_embeddings_nodes_run_on_nodekits_clients() {
+    let openai_answer = || {
+        Reply::json(
+            200,
+            &json!({"data": [{"index": 0, "embedding": [0.5, 0.25]}, {"index": 1, "embedding": [1.0, 2.0]}]}),
+        )
+    };
+    let vectors = vec![vec![0.5, 0.25], vec![1.0, 2.0]];
+
+    // OpenAI: version 1's model, newlines stripped by default, the options.
+    let server = Server::start(vec![openai_answer(), openai_answer()]).await;
+    let credentials = json!({"openAiApi": {"apiKey": "sk-e", "url": server.base_url}});
+    let got = embed_with(
+        "embeddingsOpenAi",
+        1.0,
+        json!({"options": {}}),
+        credentials.clone(),
+    )
+    .await;
+    assert_eq!(got.unwrap(), vectors);
+    let options = json!({"model": "text-embedding-3-large", "options": {"dimensions": 2, "stripNewLines": false, "batchSize": 8}});
+    embed_with("embeddingsOpenAi", 1.2, options, credentials)
+        .await
+        .unwrap();
+    let seen = server.seen();
+    assert_eq!(seen[0].path, "/v1/embeddings");
+    assert_eq!(
+        seen[0].body,
+        json!({"model": "text-embedding-ada-002", "input": ["one two", "three"], "encoding_format": "float"})
+    );
+    assert_eq!(
+        (
+            &seen[1].body["model"],
+            &seen[1].body["input"][0],
+            &seen[1].body["dimensions"]
+        ),
+        (
+            &json!("text-embedding-3-large"),
+            &json!("one\ntwo"),
+            &json!(2)
+        )
+    );
+
+    // Azure OpenAI: the deployment's URL and the api-key header.
+    let server = Server::start(vec![openai_answer()]).await;
+    let root = server.base_url.trim_end_matches("/v1").to_owned();
+    let credentials =
+        json!({"azureOpenAiApi": {"apiKey": "az-e", "endpoint": root, "apiVersion": "2024-10-21"}});
+    let got = embed_with(
+        "embeddingsAzureOpenAi",
+        1.0,
+        json!({"model": "embed-small", "options": {}}),
+        credentials,
+    )
+    .await;
+    assert_eq!(got.unwrap(), vectors);
+    let [seen] = server.seen().try_into().unwrap();
+    assert_eq!(
+        seen.path,
+        "/openai/deployments/embed-small/embeddings?api-version=2024-10-21"
+    );
+    assert_eq!(seen.header("api-key"), Some("az-e"));
+
+    // Mistral: its default model.
+    let server = Server::start(vec![openai_answer()]).await;
+    let credentials = json!({"mistralCloudApi": {"apiKey": "ms-e", "url": server.base_url}});
+    embed_with(
+        "embeddingsMistralCloud",
+        1.0,
+        json!({"options": {}}),
+        credentials,
+    )
+    .await
+    .unwrap();
+    let [seen] = server.seen().try_into().unwrap();
+    assert_eq!(
+        (seen.body["model"].as_str(), seen.header("authorization")),
+        (Some("mistral-embed"), Some("Bearer ms-e"))
+    );
+
+    // Gemini: batchEmbedContents on the credential's host.
+    let server = Server::start(vec![Reply::json(
+        200,
+        &json!({"embeddings": [{"values": [0.5, 0.25]}, {"values": [1.0, 2.0]}]}),
+    )])
+    .await;
+    let root = server.base_url.trim_end_matches("/v1").to_owned();
+    let credentials = json!({"googlePalmApi": {"apiKey": "AIza-e", "host": root}});
+    let got = embed_with("embeddingsGoogleGemini", 1.0, json!({}), credentials).await;
+    assert_eq!(got.unwrap(), vectors);
+    let [seen] = server.seen().try_into().unwrap();
+    assert_eq!(
+        seen.path,
+        "/v1beta/models/text-embedding-004:batchEmbedContents"
+    );
+
+    // Ollama: /api/embed.
+    let server = Server::start(vec![Reply::json(
+        200,
+        &json!({"embeddings": [[0.5, 0.25], [1.0, 2.0]]}),
+    )])
+    .await;
+    let root = server.base_url.trim_end_matches("/v1").to_owned();
+    let credentials = json!({"ollamaApi": {"baseUrl": root}});
+    let got = embed_with(
+        "embeddingsOllama",
+        1.0,
+        json!({"model": "nomic-embed-text"}),
+        credentials,
+    )
+    .await;
+    assert_eq!(got.unwrap(), vectors);
+    let [seen] = server.seen().try_into().unwrap();
+    assert_eq!(
+        (seen.path.as_str(), &seen.body["model"]),
+        ("/api/embed", &json!("nomic-embed-text"))
+    );
+
+    // A credential without its key.
+    let e = embed_with(
+        "embeddingsMistralCloud",
+        1.0,
+        json!({}),
+        json!({"mistralCloudApi": {}}),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("mistralCloudApi") && e.to_string().contains("apiKey"),
+        "{e}"
+    );
+}

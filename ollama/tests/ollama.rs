@@ -291,3 +291,48 @@ async fn what_ollama_cannot_take_and_how_it_fails() {
     }
     assert_eq!(server.seen().len(), 4);
 }
+
+#[tokio::test]
+async fn texts_are_embedded_in_batches_in_order() {
+    use nodekit_core::embed::Embedder;
+    use nodekit_ollama::{OllamaEmbedder, OllamaEmbeddingsConfig};
+    let server = Server::start(vec![
+        Reply::json(
+            200,
+            &json!({"model": "nomic-embed-text", "embeddings": [[0.1, 0.2], [0.3, 0.4]]}),
+        ),
+        Reply::json(
+            200,
+            &json!({"model": "nomic-embed-text", "embeddings": [[0.5, 0.6]]}),
+        ),
+        Reply::json(
+            200,
+            &json!({"model": "nomic-embed-text", "embeddings": [[0.5, 0.6]]}),
+        ),
+        Reply::json(
+            404,
+            &json!({"error": "model \"nope\" not found, try pulling it first"}),
+        ),
+    ])
+    .await;
+    let root = server.base_url.trim_end_matches("/v1");
+    let mut config = OllamaEmbeddingsConfig::new("nomic-embed-text").base_url(root);
+    config.batch_size = 2;
+    config.keep_alive = Some(json!("1m"));
+    let embedder = OllamaEmbedder::new(config.clone()).unwrap();
+    let texts: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+    let vectors = embedder.embed(&texts).await.unwrap();
+    assert_eq!(vectors, [vec![0.1, 0.2], vec![0.3, 0.4], vec![0.5, 0.6]]);
+    let seen = server.seen();
+    assert_eq!(seen[0].path, "/api/embed");
+    assert_eq!(
+        seen[0].body,
+        json!({"model": "nomic-embed-text", "input": ["a", "b"], "keep_alive": "1m"})
+    );
+    assert_eq!(seen[1].body["input"], json!(["c"]));
+    // An answer of the wrong length, and a missing model.
+    let e = embedder.embed(&texts[..2]).await.unwrap_err().to_string();
+    assert!(e.contains("asked for 2 embeddings, got 1"), "{e}");
+    let e = embedder.embed(&texts[..1]).await.unwrap_err().to_string();
+    assert!(e.contains("try pulling it first"), "{e}");
+}
