@@ -1607,3 +1607,49 @@ fn the_packaged_anthropic_chat_model_answers_the_agent_in_anthropics_format() {
     assert_eq!(seen[0].header("x-api-key"), Some("sk-ant-local"));
     assert_eq!(seen[0].body["max_tokens"], 4096);
 }
+
+#[test]
+fn n8ns_model_and_embeddings_nodes_package_on_n8ns_own_credentials() {
+    let nodes = [
+        ("lmChatOpenAi", "LmChatOpenAi"),
+        ("lmChatAzureOpenAi", "LmChatAzureOpenAi"),
+        ("lmChatGoogleGemini", "LmChatGoogleGemini"),
+        ("lmChatOllama", "LmChatOllama"),
+        ("lmChatGroq", "LmChatGroq"),
+        ("lmChatMistralCloud", "LmChatMistralCloud"),
+        ("lmChatDeepSeek", "LmChatDeepSeek"),
+        ("lmChatOpenRouter", "LmChatOpenRouter"),
+        ("lmChatXAiGrok", "LmChatXAiGrok"),
+        ("embeddingsOpenAi", "EmbeddingsOpenAi"),
+        ("embeddingsAzureOpenAi", "EmbeddingsAzureOpenAi"),
+        ("embeddingsGoogleGemini", "EmbeddingsGoogleGemini"),
+        ("embeddingsOllama", "EmbeddingsOllama"),
+        ("embeddingsMistralCloud", "EmbeddingsMistralCloud"),
+    ];
+    let dir = scratch("n8n-model-nodes");
+    let names: Vec<&str> = nodes.iter().map(|(name, _)| *name).collect();
+    let report = package(&dir, &names);
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("package.json")).unwrap()).unwrap();
+    let files = &manifest["n8n"]["nodes"];
+    for (name, class) in nodes {
+        let file = format!("nodes/{class}/{class}.node.js");
+        assert!(
+            files.as_array().unwrap().contains(&json!(file)) && dir.join(&file).is_file(),
+            "{file} is not in {files}"
+        );
+        let packaged = report["nodes"].as_array().unwrap().iter();
+        assert!(
+            packaged
+                .clone()
+                .any(|n| n["node"] == format!("nodekit-nodes.{name}")),
+            "{name} is not in {report}"
+        );
+    }
+    // Every credential they use is one n8n ships: the package writes none.
+    let credentials = dir.join("credentials");
+    let written: Vec<_> = std::fs::read_dir(&credentials)
+        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(written.is_empty(), "{written:?} {report}");
+}

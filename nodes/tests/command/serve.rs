@@ -922,3 +922,40 @@ async fn a_stream_cut_off_by_a_stop_ends_with_an_error_item() {
         .unwrap();
     assert!(status.success(), "{status}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_export_with_n8ns_own_agent_and_model_nodes_is_served() {
+    let model_server = Server::start(vec![Reply::json(
+        200,
+        &json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5-20250929",
+                "content": [{"type": "text", "text": "Hello from Claude."}],
+                "stop_reason": "end_turn", "usage": {"input_tokens": 9, "output_tokens": 4}}),
+    )])
+    .await;
+    let path = workflow(
+        public(json!({})),
+        "nodekit-nodes.memorySqliteChat",
+        sqlite_memory(),
+    );
+    let mut export: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    export["nodes"][1]["type"] = json!("@n8n/n8n-nodes-langchain.agent");
+    export["nodes"][2] = json!({
+        "name": "Chat Model", "type": "@n8n/n8n-nodes-langchain.lmChatAnthropic", "typeVersion": 1.3,
+        "parameters": {"model": {"__rl": true, "mode": "list", "value": "claude-sonnet-4-5-20250929"}, "options": {}},
+        "credentials": {"anthropicApi": {"id": "1", "name": "Anthropic account"}}
+    });
+    std::fs::write(&path, export.to_string()).unwrap();
+    let root = model_server.base_url.trim_end_matches("/v1").to_owned();
+    let served = Served::start(
+        &path,
+        json!({"anthropicApi": {"apiKey": "sk-ant-local", "url": root}}),
+        &[],
+    )
+    .await;
+    let body = served.send("s1", "Hi").await;
+    assert_eq!(body["output"], "Hello from Claude.", "{body}");
+    let [seen] = model_server.seen().try_into().unwrap();
+    assert_eq!(seen.path, "/v1/messages");
+    assert_eq!(seen.header("x-api-key"), Some("sk-ant-local"));
+    assert_eq!(seen.body["max_tokens"], 4096);
+}
