@@ -318,6 +318,8 @@ pub enum PropertyType {
     Color,
     /// A resource picked from a list, by id or by URL.
     ResourceLocator,
+    /// Conditions on values (n8n's If node and Model Selector).
+    Filter,
 }
 
 impl PropertyType {
@@ -337,6 +339,7 @@ impl PropertyType {
             PropertyType::DateTime => "dateTime",
             PropertyType::Color => "color",
             PropertyType::ResourceLocator => "resourceLocator",
+            PropertyType::Filter => "filter",
         }
     }
 }

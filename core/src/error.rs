@@ -185,6 +185,16 @@ impl Error {
         }
     }
 
+    /// The model provider's error this is, also when a node carries it
+    /// ([`Error::Node`]).
+    pub fn model_error(&self) -> Option<&ModelError> {
+        match self {
+            Error::Model(e) => Some(e),
+            Error::Node { source, .. } => source.model_error(),
+            _ => None,
+        }
+    }
+
     /// The text a remote client of a server (`nodekit serve`, `nodekit mcp
     /// serve`) is shown: the error's own text, except that a model
     /// provider's message is left out (kind, HTTP status and error code

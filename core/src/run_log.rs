@@ -42,6 +42,10 @@ pub struct LogEntry {
     /// Token counts, for model calls that reported them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// For model calls: the model's name, e.g. `claude-sonnet-4-5` (with a
+    /// fallback model, which one answered is the call that succeeded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// Start, in milliseconds since the Unix epoch.
     pub start_time: u64,
     /// Duration in milliseconds.
@@ -119,6 +123,7 @@ impl RunLog {
             input: Value::Null,
             output: json!({ "warning": warning }),
             usage: None,
+            model: None,
             start_time,
             execution_time: 0.0,
             error: None,
@@ -143,8 +148,20 @@ impl RunLog {
         total
     }
 
+    /// The model of the last model call that succeeded: the one that gave
+    /// the answer, also when a fallback model stood in.
+    pub fn answered_by(&self) -> Option<String> {
+        let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        entries
+            .iter()
+            .rev()
+            .find(|e| e.model.is_some() && e.error.is_none())
+            .and_then(|e| e.model.clone())
+    }
+
     /// The log in n8n's `runData` shape: per node, one run per call, with
-    /// `startTime`, `executionTime`, `data` (input and output) and `error`.
+    /// `startTime`, `executionTime`, `data` (input and output, and the
+    /// token usage), `model` for model calls, and `error`.
     pub fn to_run_data(&self) -> Value {
         let mut out = Map::new();
         for e in self.entries() {
@@ -160,6 +177,9 @@ impl RunLog {
             });
             if let Some(u) = e.usage {
                 run["data"]["tokenUsage"] = serde_json::to_value(u).unwrap_or_default();
+            }
+            if let Some(model) = e.model {
+                run["model"] = json!(model);
             }
             if let Some(err) = e.error {
                 run["error"] = json!({"message": err});
@@ -247,6 +267,7 @@ impl LogScope {
         Call {
             scope: self.clone(),
             action,
+            model: None,
             input: if self.log.keeps() {
                 input()
             } else {
@@ -262,6 +283,8 @@ impl LogScope {
 struct Call {
     scope: LogScope,
     action: &'static str,
+    /// The model called, for model calls.
+    model: Option<String>,
     input: Value,
     start: Instant,
     start_time: u64,
@@ -299,6 +322,7 @@ impl Call {
             input: self.input,
             output,
             usage,
+            model: self.model,
             start_time: self.start_time,
             execution_time,
             error,
@@ -449,19 +473,17 @@ impl ChatModel for Logged<dyn ChatModel> {
         messages: &'a [Message],
         options: &'a CallOptions,
     ) -> BoxFuture<'a, Result<Message>> {
-        let node = self.scope.node();
-        self.scope.call_with_usage(
-            "invoke",
-            move || messages_json(messages),
-            async move {
-                self.inner
-                    .invoke(messages, options)
-                    .await
-                    .map_err(|e| e.in_node(node))
-            },
-            |m| json!({"message": m}),
-            |m| m.usage,
-        )
+        self.scope.traced("invoke", async move {
+            let mut call = self.scope.start("invoke", || messages_json(messages));
+            call.model = Some(self.inner.name().to_owned());
+            let result = self
+                .inner
+                .invoke(messages, options)
+                .await
+                .map_err(|e| e.in_node(self.scope.node()));
+            call.finish(&result, |m| json!({"message": m}), |m| m.usage);
+            result
+        })
     }
 
     fn stream<'a>(
@@ -470,7 +492,8 @@ impl ChatModel for Logged<dyn ChatModel> {
         options: &'a CallOptions,
     ) -> BoxFuture<'a, Result<ChunkStream>> {
         self.scope.traced("stream", async move {
-            let call = self.scope.start("stream", || messages_json(messages));
+            let mut call = self.scope.start("stream", || messages_json(messages));
+            call.model = Some(self.inner.name().to_owned());
             match self.inner.stream(messages, options).await {
                 Ok(inner) => Ok(Box::pin(LoggedStream {
                     inner,

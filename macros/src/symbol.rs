@@ -73,11 +73,12 @@ pub const OUTPUTS: &[&str] = &[
     "vector_store",
     "document_loader",
     "text_splitter",
+    "model_selector",
 ];
 
 /// Values of `#[param(kind = "...")]`.
 pub const KINDS: &[&str] = &[
-    "string", "number", "boolean", "json", "dateTime", "color", "hidden", "options",
+    "string", "number", "boolean", "json", "dateTime", "color", "hidden", "options", "filter",
 ];
 
 /// The argument types `$fromAI` accepts.

@@ -106,7 +106,7 @@
 //! | `name` | string | internal name; default: the struct name in lowerCamelCase |
 //! | `display_name` | string | label; default: the struct name in Title Case |
 //! | `description` | string | default: the doc comment (one of the two is required) |
-//! | `output` | `main`, `agent`, `chat_model`, `memory`, `tool`, `embeddings`, `vector_store`, `document_loader`, `text_splitter` | the kind of node: sets inputs, outputs, output names and codex; default `main`. `vector_store` is n8n's vector store node: its `mode` parameter (`load`, `insert`, `retrieve`, `retrieve-as-tool`; see `vector_store::node`) picks its connections; `document_loader`'s text-splitter input depends on its `textSplittingMode` parameter, as n8n's Default Data Loader's |
+//! | `output` | `main`, `agent`, `chat_model`, `memory`, `tool`, `embeddings`, `vector_store`, `document_loader`, `text_splitter`, `model_selector` | the kind of node: sets inputs, outputs, output names and codex; default `main`. `vector_store` is n8n's vector store node: its `mode` parameter (`load`, `insert`, `retrieve`, `retrieve-as-tool`; see `vector_store::node`) picks its connections; `document_loader`'s text-splitter input depends on its `textSplittingMode` parameter, as n8n's Default Data Loader's; `model_selector` supplies one of the chat models connected to it (n8n's Model Selector), its `numberInputs` parameter giving the inputs |
 //! | `version` | number or `[numbers]` | default `1` |
 //! | `default_version` | number | one of `version` |
 //! | `credentials` | `["type", ...]` | required credential types |
@@ -134,7 +134,7 @@
 //! | `no_data_expression` | flag | disallow expressions |
 //! | `collection` | flag | the field's type is a `#[derive(NodeParams)]` struct |
 //! | `fixed_collection` | flag, or the group's name | the field is a `Vec` of such a struct; its entries are kept under the group's name (default `values`, e.g. `fixed_collection = "metadataValues"`) |
-//! | `kind` | `"dateTime"`, `"color"`, `"hidden"`, `"json"`, ... | overrides the property type |
+//! | `kind` | `"dateTime"`, `"color"`, `"hidden"`, `"json"`, `"filter"`, ... | overrides the property type (`filter`: n8n's conditions, on a `serde_json::Value` field; `nodekit::workflow::Filter` evaluates them) |
 //! | `json` | flag | the value is JSON text to parse (automatic for `serde_json::Value`) |
 //! | `skip` | flag | not a parameter; the field takes `Default::default()` |
 //! | `flatten` | flag | the field's type is a `#[derive(NodeParams)]` struct whose parameters become this node's own, in place (as serde's `flatten`): groups shared by several nodes are written once. Takes no other key; `display_options` may name the group's parameters; a name given twice across groups panics when the properties are first built |

@@ -205,13 +205,16 @@ async fn message(
 /// "When Last Node Finishes" does.
 async fn last_node(server: &ChatServer, input: Value) -> Response<Body> {
     match server.run(input, None).await {
-        Ok(result) => match result.items.into_iter().next() {
-            Some(item) => http::json(StatusCode::OK, &item),
-            None => http::json(
-                StatusCode::OK,
-                &json!({"message": "Workflow executed successfully but no data was returned"}),
-            ),
-        },
+        Ok(result) => {
+            let answer = match result.items.into_iter().next() {
+                Some(item) => http::json(StatusCode::OK, &item),
+                None => http::json(
+                    StatusCode::OK,
+                    &json!({"message": "Workflow executed successfully but no data was returned"}),
+                ),
+            };
+            http::with_model(answer, result.log.answered_by())
+        }
         Err(e) => failed(&e),
     }
 }

@@ -26,6 +26,18 @@ pub(super) fn json_error(status: StatusCode, message: &str) -> Response<Body> {
     )
 }
 
+/// The header that names the model that answered (the fallback model,
+/// when it stood in, or the one a model selector chose).
+pub(super) const MODEL_HEADER: &str = "x-nodekit-model";
+
+/// `response` with [`MODEL_HEADER`] naming `model`, when it is known.
+pub(super) fn with_model(mut response: Response<Body>, model: Option<String>) -> Response<Body> {
+    if let Some(value) = model.and_then(|m| HeaderValue::from_str(&m).ok()) {
+        response.headers_mut().insert(MODEL_HEADER, value);
+    }
+    response
+}
+
 /// `response` (a 429) with `Retry-After: 1`.
 pub(super) fn retry_after(mut response: Response<Body>) -> Response<Body> {
     response

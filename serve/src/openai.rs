@@ -165,7 +165,7 @@ async fn completions(server: &ChatServer, request: Request<RequestBody>) -> Resp
     match result {
         Ok(result) => {
             let text = super::output_text(result.items.first());
-            http::json(
+            let answer = http::json(
                 StatusCode::OK,
                 &json!({
                     "id": id, "object": "chat.completion", "created": now(), "model": model,
@@ -173,7 +173,8 @@ async fn completions(server: &ChatServer, request: Request<RequestBody>) -> Resp
                                  "finish_reason": "stop", "logprobs": null}],
                     "usage": usage(&result.log),
                 }),
-            )
+            );
+            http::with_model(answer, result.log.answered_by())
         }
         Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.client_text(), None),
     }

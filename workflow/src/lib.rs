@@ -15,8 +15,10 @@
 
 pub mod agent;
 mod chat_trigger;
+mod filter;
 
 pub use chat_trigger::{AllowedOrigins, CHAT_TRIGGER_TYPE, ChatTrigger, ResponseMode};
+pub use filter::{Condition, Filter, FilterError, FilterOptions, Operator};
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -149,6 +151,9 @@ struct Edge<'a> {
     source: &'a str,
     kind: &'a str,
     target: String,
+    /// The target's input of this type the connection goes to (n8n's
+    /// `index`: an agent's fallback model is its second `ai_languageModel`).
+    index: u64,
 }
 
 impl Workflow {
@@ -202,6 +207,7 @@ impl Workflow {
                             source,
                             kind,
                             target: target.to_owned(),
+                            index: c.get("index").and_then(Value::as_u64).unwrap_or(0),
                         });
                     }
                 }
@@ -330,8 +336,8 @@ impl Workflow {
     }
 
     /// What every sub-node connected to `target` supplies, by connection
-    /// type; each sub-node first gets what its own sub-nodes supply (a
-    /// vector store's embeddings model).
+    /// type, in the order of the target's inputs; each sub-node first gets
+    /// what its own sub-nodes supply (a vector store's embeddings model).
     #[allow(clippy::too_many_arguments)]
     fn supplies<'a>(
         &'a self,
@@ -352,10 +358,13 @@ impl Workflow {
                 .into());
             }
             let mut out: HashMap<ConnectionType, Vec<Supply>> = HashMap::new();
-            for edge in edges
+            let mut into: Vec<&Edge<'_>> = edges
                 .iter()
                 .filter(|e| e.target == target && e.kind.starts_with("ai_"))
-            {
+                .collect();
+            // In the order of the target's inputs, as n8n hands them over.
+            into.sort_by_key(|e| e.index);
+            for edge in into {
                 if let Some(supplied) = self
                     .supply(catalog, edges, edge, item, options, run, depth)
                     .await?

@@ -36,7 +36,24 @@ pub enum NodeKind {
     DocumentLoader,
     /// Supplies a text splitter.
     TextSplitter,
+    /// Supplies one of the chat models connected to it, chosen by its
+    /// rules (n8n's Model Selector): its `numberInputs` parameter gives the
+    /// number of model inputs.
+    ModelSelector,
 }
+
+/// The inputs of an agent: main, the chat model, a second one when its
+/// `needsFallback` parameter is on (n8n's), memory and tools.
+const AGENT_INPUTS: &str = "={{ ((parameters) => { \
+const model = (displayName) => ({ displayName, type: 'ai_languageModel', required: true, maxConnections: 1 }); \
+const inputs = ['main', model('Chat Model')]; \
+if (parameters?.needsFallback === true) { inputs.push(model('Fallback Model')); } \
+return [...inputs, { displayName: 'Memory', type: 'ai_memory', maxConnections: 1 }, { displayName: 'Tool', type: 'ai_tool' }]; \
+})($parameter) }}";
+
+/// The inputs of a model selector: `numberInputs` chat models (n8n's).
+const MODEL_SELECTOR_INPUTS: &str = "={{ ((parameters) => Array.from({ length: parameters?.numberInputs || 2 }, \
+(_, i) => ({ displayName: `Model ${i + 1}`, type: 'ai_languageModel', required: true, maxConnections: 1 })))($parameter) }}";
 
 /// The inputs of a vector store node with n8n's modes (n8n's, without the reranker).
 const VECTOR_STORE_INPUTS: &str = "={{ ((parameters) => { const mode = parameters?.mode; \
@@ -84,6 +101,19 @@ impl NodeKind {
             NodeKind::TextSplitter => {
                 (vec![].into(), vec![C::TextSplitter].into(), "Text Splitter")
             }
+            NodeKind::Agent => (
+                by(
+                    AGENT_INPUTS,
+                    vec![C::Main, C::LanguageModel, C::Memory, C::Tool],
+                ),
+                vec![C::Main].into(),
+                "",
+            ),
+            NodeKind::ModelSelector => (
+                by(MODEL_SELECTOR_INPUTS, vec![C::LanguageModel]),
+                vec![C::LanguageModel].into(),
+                "Model",
+            ),
             fixed => {
                 let (inputs, outputs, name) = fixed.fixed_connections();
                 (inputs.into(), outputs.into(), name)
@@ -95,16 +125,15 @@ impl NodeKind {
         use ConnectionType as C;
         match self {
             NodeKind::Main => (vec![C::Main], vec![C::Main], ""),
-            NodeKind::Agent => (
-                vec![C::Main, C::LanguageModel, C::Memory, C::Tool],
-                vec![C::Main],
-                "",
-            ),
             NodeKind::ChatModel => (vec![], vec![C::LanguageModel], "Model"),
             NodeKind::Memory => (vec![], vec![C::Memory], "Memory"),
             NodeKind::Tool => (vec![], vec![C::Tool], "Tool"),
             NodeKind::Embeddings => (vec![], vec![C::Embedding], "Embeddings"),
-            NodeKind::VectorStore | NodeKind::DocumentLoader | NodeKind::TextSplitter => {
+            NodeKind::Agent
+            | NodeKind::ModelSelector
+            | NodeKind::VectorStore
+            | NodeKind::DocumentLoader
+            | NodeKind::TextSplitter => {
                 unreachable!("connections() handles the parameter-dependent kinds")
             }
         }
@@ -130,6 +159,7 @@ impl NodeKind {
             ],
             NodeKind::DocumentLoader => vec![("AI", vec!["Document Loaders"])],
             NodeKind::TextSplitter => vec![("AI", vec!["Text Splitters"])],
+            NodeKind::ModelSelector => vec![("AI", vec!["Language Models"])],
         }
     }
 }

@@ -4,6 +4,9 @@
 //! (nodekit's OpenAI-compatible one is `nodekit::model::openai`).
 
 pub mod custom;
+mod fallback;
+
+pub use fallback::FallbackModel;
 
 use std::fmt;
 use std::pin::Pin;

@@ -142,6 +142,12 @@ impl ExecuteContext {
         }
     }
 
+    /// Every chat model connected, in the order of the node's inputs (the
+    /// agent's fallback model second).
+    pub fn connected_chat_models(&self) -> Vec<Arc<dyn ChatModel>> {
+        super::input_chat_models(&self.inputs)
+    }
+
     /// The connected memory, if any.
     pub fn connected_memory(&self) -> Option<Arc<dyn Memory>> {
         self.input(ConnectionType::Memory)

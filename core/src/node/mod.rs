@@ -179,6 +179,19 @@ fn first<T>(
     inputs.get(&kind)?.iter().find_map(pick)
 }
 
+/// Every connected chat model, in input order.
+pub(crate) fn input_chat_models(inputs: &Inputs) -> Vec<Arc<dyn crate::model::ChatModel>> {
+    inputs
+        .get(&ConnectionType::LanguageModel)
+        .into_iter()
+        .flatten()
+        .filter_map(|s| match s {
+            Supply::ChatModel(m) => Some(m.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The connected embedder, or an error naming `node`.
 pub(crate) fn input_embedder(inputs: &Inputs, node: &str) -> Result<Arc<dyn Embedder>> {
     first(inputs, ConnectionType::Embedding, |s| match s {

@@ -125,6 +125,12 @@ impl SupplyContext {
         self.inputs.get(&kind).map_or(&[], Vec::as_slice)
     }
 
+    /// Every chat model connected to this node, in the order of its inputs
+    /// (n8n's Model Selector chooses among them).
+    pub fn connected_chat_models(&self) -> Vec<Arc<dyn ChatModel>> {
+        super::input_chat_models(&self.inputs)
+    }
+
     /// The embeddings model connected to this node, or an error naming it.
     pub fn connected_embedder(&self) -> Result<Arc<dyn Embedder>> {
         super::input_embedder(&self.inputs, &self.node)

@@ -1,6 +1,9 @@
 //! n8n's AI Agent: a tools agent over the connected chat model, memory and tools.
 
+use std::sync::Arc;
+
 use nodekit::agent::{Agent as ToolsAgent, AgentOptions as LoopOptions};
+use nodekit::model::FallbackModel;
 use nodekit::prelude::*;
 use serde_json::json;
 
@@ -40,6 +43,14 @@ pub struct Agent {
         rows = 2
     )]
     pub text: String,
+    /// Use a second chat model, connected to the "Fallback Model" input,
+    /// when the first fails after its retries.
+    #[param(
+        display_name = "Enable Fallback Model",
+        default = false,
+        no_data_expression
+    )]
+    pub needs_fallback: bool,
     /// Additional settings.
     #[param(collection, placeholder = "Add Option")]
     pub options: AgentOptions,
@@ -53,8 +64,23 @@ impl Execute for Agent {
             output_schema: self.options.output_schema.clone().filter(|s| !s.is_null()),
             cancel: None,
         };
-        let mut agent =
-            ToolsAgent::new(ctx.connected_chat_model()?, ctx.connected_tools(), options)?;
+        let mut models = ctx.connected_chat_models().into_iter();
+        let model = models.next().ok_or_else(|| nodekit::Error::MissingInput {
+            node: ctx.node_name().to_owned(),
+            input: "a chat model (ai_languageModel)".into(),
+        })?;
+        let model = if self.needs_fallback {
+            let fallback = models.next().ok_or_else(|| nodekit::Error::MissingInput {
+                node: ctx.node_name().to_owned(),
+                input:
+                    "a fallback model (a second ai_languageModel), or \"Enable Fallback Model\" off"
+                        .into(),
+            })?;
+            Arc::new(FallbackModel::new(model, vec![fallback]))
+        } else {
+            model
+        };
+        let mut agent = ToolsAgent::new(model, ctx.connected_tools(), options)?;
         if let Some(memory) = ctx.connected_memory() {
             agent = agent.with_memory(memory);
         }

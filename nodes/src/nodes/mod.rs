@@ -35,6 +35,8 @@ pub mod memory_postgres_chat;
 pub mod memory_redis_chat;
 #[cfg(feature = "sqlite")]
 pub mod memory_sqlite_chat;
+#[cfg(feature = "agent")]
+pub mod model_selector;
 #[cfg(feature = "_sql-tools")]
 pub mod sql_tools;
 pub mod text_splitters;

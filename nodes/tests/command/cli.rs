@@ -84,6 +84,7 @@ fn catalog_lists_built_in_nodes_sorted_and_deterministic() {
             "nodekit-nodes.memoryPostgresChat",
             "nodekit-nodes.memoryRedisChat",
             "nodekit-nodes.memorySqliteChat",
+            "nodekit-nodes.modelSelector",
             "nodekit-nodes.selectQueryTool",
             "nodekit-nodes.sqlTransactionTool",
             "nodekit-nodes.textSplitterCharacterTextSplitter",

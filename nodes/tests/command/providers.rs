@@ -719,3 +719,186 @@ async fn n8n_embeddings_nodes_run_on_nodekits_clients() {
         "{e}"
     );
 }
+
+/// The run log `--log` writes to standard error after the tool lines.
+fn run_log_of(stderr: &str) -> Value {
+    let start = if stderr.starts_with("{\n") {
+        0
+    } else {
+        stderr.find("\n{\n").expect("a run log") + 1
+    };
+    serde_json::from_str(&stderr[start..]).unwrap()
+}
+
+/// An agent whose models are `models` (name, n8n node), connected at
+/// their input index in reverse order (the runner orders them by index).
+fn agent_with_models(agent_parameters: Value, models: &[(&str, Value)]) -> String {
+    let mut workflow: Value = serde_json::from_str(&anthropic_workflow()).unwrap();
+    workflow["nodes"][1]["parameters"] = agent_parameters;
+    let nodes = workflow["nodes"].as_array_mut().unwrap();
+    nodes.truncate(2);
+    let connections = workflow["connections"].as_object_mut().unwrap();
+    connections.remove("Anthropic Chat Model");
+    for (index, (name, node)) in models.iter().enumerate().rev() {
+        let mut node = node.clone();
+        node["name"] = json!(name);
+        workflow["nodes"].as_array_mut().unwrap().push(node);
+        workflow["connections"][*name] = json!({"ai_languageModel": [[
+            {"node": "AI Agent", "type": "ai_languageModel", "index": index}
+        ]]});
+    }
+    workflow.to_string()
+}
+
+fn openai_node(model: &str) -> Value {
+    json!({"type": "@n8n/n8n-nodes-langchain.lmChatOpenAi", "typeVersion": 1.2,
+           "parameters": {"model": {"__rl": true, "mode": "id", "value": model}, "options": {"maxRetries": 0}},
+           "credentials": {"openAiApi": {"id": "1", "name": "OpenAI"}}})
+}
+
+fn completion(text: &str) -> Reply {
+    Reply::json(
+        200,
+        &json!({"id": "c", "object": "chat.completion", "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}}),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agents_fallback_model_answers_when_the_first_fails() {
+    let primary = Server::start(vec![Reply::json(
+        503,
+        &json!({"error": {"message": "overloaded", "type": "server_error"}}),
+    )])
+    .await;
+    let fallback = Server::start(vec![anthropic_stream(["From the ", "fallback."])]).await;
+    let workflow = agent_with_models(
+        json!({"needsFallback": true, "options": {"systemMessage": "Be brief."}}),
+        &[
+            ("Main Model", openai_node("gpt-4.1-mini")),
+            (
+                "Fallback Model",
+                json!({"type": "@n8n/n8n-nodes-langchain.lmChatAnthropic", "typeVersion": 1.3,
+                "parameters": {"model": {"__rl": true, "mode": "list", "value": "claude-sonnet-4-5-20250929"}, "options": {}},
+                "credentials": {"anthropicApi": {"id": "2", "name": "Anthropic"}}}),
+            ),
+        ],
+    );
+    let credentials = json!({
+        "openAiApi": {"apiKey": "sk-local", "url": primary.base_url},
+        "anthropicApi": {"apiKey": "sk-ant-local", "url": fallback.base_url.trim_end_matches("/v1")},
+    });
+    let path = nodekit_test_support::scratch_dir().join(nodekit_test_support::unique("fallback"));
+    std::fs::write(&path, &workflow).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_nodekit"))
+        .args(["run", path.to_str().unwrap(), "--message", "Hi", "--log"])
+        .env("NODEKIT_CREDENTIALS", credentials.to_string())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim_end(),
+        "From the fallback."
+    );
+    assert_eq!((primary.seen().len(), fallback.seen().len()), (1, 1));
+    // The run log has the failure under the main model's node and the
+    // answer under the fallback's, each with its model.
+    let log = run_log_of(&stderr);
+    let main = &log["Main Model"][0];
+    assert_eq!(main["model"], "gpt-4.1-mini");
+    assert!(
+        main["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("overloaded"),
+        "{main}"
+    );
+    let answer = &log["Fallback Model"][0];
+    assert_eq!(answer["model"], "claude-sonnet-4-5-20250929");
+    assert!(answer.get("error").is_none(), "{answer}");
+    assert_eq!(answer["data"]["tokenUsage"]["outputTokens"], 9);
+
+    // Without the fallback option, the second model is not used.
+    let primary = Server::start(vec![Reply::json(
+        503,
+        &json!({"error": {"message": "overloaded"}}),
+    )])
+    .await;
+    let workflow = workflow.replace("\"needsFallback\":true", "\"needsFallback\":false");
+    std::fs::write(&path, &workflow).unwrap();
+    let credentials = json!({
+        "openAiApi": {"apiKey": "sk-local", "url": primary.base_url},
+        "anthropicApi": {"apiKey": "sk-ant-local", "url": fallback.base_url.trim_end_matches("/v1")},
+    });
+    let out = run(&workflow, credentials, "Hi");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("overloaded"));
+    assert_eq!(fallback.seen().len(), 1);
+
+    // The option on, the input empty: said so.
+    let alone = agent_with_models(
+        json!({"needsFallback": true}),
+        &[("Main Model", openai_node("m"))],
+    );
+    let out = run(
+        &alone,
+        json!({"openAiApi": {"apiKey": "k", "url": "http://127.0.0.1:9/v1"}}),
+        "Hi",
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("fallback model"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_model_selector_picks_a_model_by_its_rules() {
+    let server = Server::start(vec![completion("small"), completion("large")]).await;
+    let mut workflow: Value = serde_json::from_str(&agent_with_models(
+        json!({"options": {}}),
+        &[("Model Selector", json!({"type": "@n8n/n8n-nodes-langchain.modelSelector", "typeVersion": 1,
+            "parameters": {"numberInputs": 2, "rules": {"rule": [
+                {"modelIndex": 2, "conditions": {
+                    "options": {"caseSensitive": false, "leftValue": "", "typeValidation": "strict", "version": 2},
+                    "conditions": [{"id": "1", "leftValue": "={{ $json.chatInput }}", "rightValue": "code",
+                                    "operator": {"type": "string", "operation": "contains"}}],
+                    "combinator": "and"}},
+                {"modelIndex": 1, "conditions": {}}
+            ]}}}))],
+    ))
+    .unwrap();
+    // Connected in reverse: the selector's inputs are ordered by index.
+    for (index, name) in [(1, "gpt-large"), (0, "gpt-small")] {
+        let mut node = openai_node(name);
+        node["name"] = json!(name);
+        workflow["nodes"].as_array_mut().unwrap().push(node);
+        workflow["connections"][name] = json!({"ai_languageModel": [[
+            {"node": "Model Selector", "type": "ai_languageModel", "index": index}
+        ]]});
+    }
+    let workflow = workflow.to_string();
+    let credentials = json!({"openAiApi": {"apiKey": "k", "url": server.base_url}});
+    for message in ["Hello there", "Write CODE for me"] {
+        let out = run(&workflow, credentials.clone(), message);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let models: Vec<Value> = server
+        .seen()
+        .iter()
+        .map(|s| s.body["model"].clone())
+        .collect();
+    assert_eq!(models, [json!("gpt-small"), json!("gpt-large")]);
+
+    // A rule that names an input nothing is connected to.
+    let bad = workflow.replace("\"modelIndex\":2", "\"modelIndex\":3");
+    let out = run(&bad, credentials, "code");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("rule 1: model 3 is not connected (2 are)"),
+        "{stderr}"
+    );
+}

@@ -952,7 +952,15 @@ async fn an_export_with_n8ns_own_agent_and_model_nodes_is_served() {
         &[],
     )
     .await;
-    let body = served.send("s1", "Hi").await;
+    let response = served
+        .post(json!({"action": "sendMessage", "sessionId": "s1", "chatInput": "Hi"}))
+        .await;
+    // Which model answered is named beside the answer.
+    assert_eq!(
+        response.headers()["x-nodekit-model"],
+        "claude-sonnet-4-5-20250929"
+    );
+    let body: Value = response.json().await.unwrap();
     assert_eq!(body["output"], "Hello from Claude.", "{body}");
     let [seen] = model_server.seen().try_into().unwrap();
     assert_eq!(seen.path, "/v1/messages");
