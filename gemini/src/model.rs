@@ -103,11 +103,7 @@ impl ChatModel for GeminiChatModel {
         messages: &'a [Message],
         options: &'a CallOptions,
     ) -> BoxFuture<'a, Result<Message>> {
-        Box::pin(async move {
-            self.invoke_inner(messages, options)
-                .await
-                .map_err(|e| self.transport.scrub(e).into())
-        })
+        self.transport.answer(self.invoke_inner(messages, options))
     }
 
     fn stream<'a>(
@@ -115,10 +111,6 @@ impl ChatModel for GeminiChatModel {
         messages: &'a [Message],
         options: &'a CallOptions,
     ) -> BoxFuture<'a, Result<ChunkStream>> {
-        Box::pin(async move {
-            self.stream_inner(messages, options)
-                .await
-                .map_err(|e| self.transport.scrub(e).into())
-        })
+        self.transport.answer(self.stream_inner(messages, options))
     }
 }

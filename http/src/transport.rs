@@ -434,6 +434,16 @@ impl Transport {
         self.scrub(error)
     }
 
+    /// The result of `work` as a [`ChatModel`](nodekit_core::model::ChatModel)
+    /// method returns it: a provider's error, its secrets hidden
+    /// ([`scrub`](Self::scrub)), as nodekit's error.
+    pub fn answer<'a, T: Send + 'a>(
+        &'a self,
+        work: impl std::future::Future<Output = Result<T, ModelError>> + Send + 'a,
+    ) -> futures::future::BoxFuture<'a, nodekit_core::error::Result<T>> {
+        Box::pin(async move { work.await.map_err(|e| self.scrub(e).into()) })
+    }
+
     /// Removes the credentials' secrets and header values from a message,
     /// in case a server quotes them: whole, or cut short to their first or
     /// last eight characters or more.

@@ -162,11 +162,7 @@ impl ChatModel for OllamaChatModel {
         messages: &'a [Message],
         options: &'a CallOptions,
     ) -> BoxFuture<'a, Result<Message>> {
-        Box::pin(async move {
-            self.invoke_inner(messages, options)
-                .await
-                .map_err(|e| self.transport.scrub(e).into())
-        })
+        self.transport.answer(self.invoke_inner(messages, options))
     }
 
     fn stream<'a>(
@@ -174,11 +170,7 @@ impl ChatModel for OllamaChatModel {
         messages: &'a [Message],
         options: &'a CallOptions,
     ) -> BoxFuture<'a, Result<ChunkStream>> {
-        Box::pin(async move {
-            self.stream_inner(messages, options)
-                .await
-                .map_err(|e| self.transport.scrub(e).into())
-        })
+        self.transport.answer(self.stream_inner(messages, options))
     }
 }
 

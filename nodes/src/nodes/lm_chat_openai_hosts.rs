@@ -26,94 +26,61 @@ nodekit::n8n_credentials!(
 /// option is not added.
 const LANGCHAIN_TEMPERATURE: f64 = 0.7;
 
-/// Chat with DeepSeek's models.
-#[ai_node(
-    name = "lmChatDeepSeek",
-    display_name = "DeepSeek Chat Model",
-    output = chat_model,
-    credentials = ["deepSeekApi"],
-    icon = "fa:robot"
-)]
-#[derive(Debug, Clone, PartialEq)]
-pub struct LmChatDeepSeek {
-    /// The model, e.g. `deepseek-chat`.
-    #[param(default = "deepseek-chat", required)]
-    pub model: String,
-    /// Additional settings.
-    #[param(collection, placeholder = "Add Option")]
-    pub options: ChatCompletionsOptions,
+/// A node of n8n's that runs ChatOpenAI on a provider's API root, with
+/// n8n's shared options: its type, n8n's name and label, its credential,
+/// the provider's root, the default model, and whether streams ask for
+/// their usage (n8n's xAI node does not).
+macro_rules! openai_api_node {
+    (
+        $(#[$doc:meta])*
+        $ty:ident: $name:tt, $display:tt, $credential:tt, $url:tt,
+        model = $model:tt ($model_doc:tt), stream_usage = $usage:tt
+    ) => {
+        $(#[$doc])*
+        #[ai_node(
+            name = $name,
+            display_name = $display,
+            output = chat_model,
+            credentials = [$credential],
+            icon = "fa:robot"
+        )]
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct $ty {
+            #[doc = $model_doc]
+            #[param(default = $model, required)]
+            pub model: String,
+            /// Additional settings.
+            #[param(collection, placeholder = "Add Option")]
+            pub options: ChatCompletionsOptions,
+        }
+
+        impl SupplyData for $ty {
+            async fn supply_data(self, ctx: &SupplyContext) -> nodekit::Result<Supply> {
+                let credential = ctx.credentials($credential)?;
+                let mut config = openai_host(credential, $credential, $url, &self.model)?;
+                config.stream_usage = $usage;
+                Ok(ctx.create_chat_model(self.options.apply(config))?.into())
+            }
+        }
+    };
 }
 
-impl SupplyData for LmChatDeepSeek {
-    async fn supply_data(self, ctx: &SupplyContext) -> nodekit::Result<Supply> {
-        let credential = ctx.credentials("deepSeekApi")?;
-        let config = openai_host(
-            credential,
-            "deepSeekApi",
-            "https://api.deepseek.com",
-            &self.model,
-        )?;
-        Ok(ctx.create_chat_model(self.options.apply(config))?.into())
-    }
+openai_api_node! {
+    /// Chat with DeepSeek's models.
+    LmChatDeepSeek: "lmChatDeepSeek", "DeepSeek Chat Model", "deepSeekApi", "https://api.deepseek.com",
+    model = "deepseek-chat" ("The model, e.g. `deepseek-chat`."), stream_usage = true
 }
 
-/// Chat with the models OpenRouter routes to.
-#[ai_node(
-    name = "lmChatOpenRouter",
-    display_name = "OpenRouter Chat Model",
-    output = chat_model,
-    credentials = ["openRouterApi"],
-    icon = "fa:robot"
-)]
-#[derive(Debug, Clone, PartialEq)]
-pub struct LmChatOpenRouter {
-    /// The model, e.g. `openai/gpt-4.1-mini`.
-    #[param(default = "openai/gpt-4.1-mini", required)]
-    pub model: String,
-    /// Additional settings.
-    #[param(collection, placeholder = "Add Option")]
-    pub options: ChatCompletionsOptions,
+openai_api_node! {
+    /// Chat with the models OpenRouter routes to.
+    LmChatOpenRouter: "lmChatOpenRouter", "OpenRouter Chat Model", "openRouterApi", "https://openrouter.ai/api/v1",
+    model = "openai/gpt-4.1-mini" ("The model, e.g. `openai/gpt-4.1-mini`."), stream_usage = true
 }
 
-impl SupplyData for LmChatOpenRouter {
-    async fn supply_data(self, ctx: &SupplyContext) -> nodekit::Result<Supply> {
-        let credential = ctx.credentials("openRouterApi")?;
-        let config = openai_host(
-            credential,
-            "openRouterApi",
-            "https://openrouter.ai/api/v1",
-            &self.model,
-        )?;
-        Ok(ctx.create_chat_model(self.options.apply(config))?.into())
-    }
-}
-
-/// Chat with xAI's Grok models.
-#[ai_node(
-    name = "lmChatXAiGrok",
-    display_name = "xAI Grok Chat Model",
-    output = chat_model,
-    credentials = ["xAiApi"],
-    icon = "fa:robot"
-)]
-#[derive(Debug, Clone, PartialEq)]
-pub struct LmChatXAiGrok {
-    /// The model, e.g. `grok-2-vision-1212`.
-    #[param(default = "grok-2-vision-1212", required)]
-    pub model: String,
-    /// Additional settings.
-    #[param(collection, placeholder = "Add Option")]
-    pub options: ChatCompletionsOptions,
-}
-
-impl SupplyData for LmChatXAiGrok {
-    async fn supply_data(self, ctx: &SupplyContext) -> nodekit::Result<Supply> {
-        let credential = ctx.credentials("xAiApi")?;
-        let mut config = openai_host(credential, "xAiApi", "https://api.x.ai/v1", &self.model)?;
-        // As n8n: streams are not asked for their usage.
-        config.stream_usage = false;
-        Ok(ctx.create_chat_model(self.options.apply(config))?.into())
-    }
+openai_api_node! {
+    /// Chat with xAI's Grok models.
+    LmChatXAiGrok: "lmChatXAiGrok", "xAI Grok Chat Model", "xAiApi", "https://api.x.ai/v1",
+    model = "grok-2-vision-1212" ("The model, e.g. `grok-2-vision-1212`."), stream_usage = false
 }
 
 /// n8n's "Options" of the Groq Chat Model.
