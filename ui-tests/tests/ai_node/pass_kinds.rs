@@ -119,7 +119,13 @@ fn main() {
     // n8n's expression: a second model input when `needsFallback` is on.
     let agent_inputs = d(Agent::description())["inputs"].clone();
     let agent_inputs = agent_inputs.as_str().unwrap();
-    for part in ["'main'", "ai_languageModel", "needsFallback", "ai_memory", "ai_tool"] {
+    for part in [
+        "'main'",
+        "ai_languageModel",
+        "needsFallback",
+        "ai_memory",
+        "ai_tool",
+    ] {
         assert!(agent_inputs.contains(part), "{part} in {agent_inputs}");
     }
     assert_eq!(d(Plain::description())["name"], "plain");
