@@ -114,7 +114,10 @@ impl Shape {
                     parts: t.parts,
                 })
                 .collect(),
-            system_instruction: (!system.is_empty()).then_some(SystemInstruction { parts: system }),
+            system_instruction: (!system.is_empty()).then_some(SystemInstruction {
+                role: "user",
+                parts: system,
+            }),
             tools: if declarations.is_empty() {
                 Vec::new()
             } else {
@@ -407,8 +410,10 @@ struct Body<'a> {
     generation_config: Option<Value>,
 }
 
+/// The system instruction: a `user` content, as Google's SDK sends it.
 #[derive(Serialize)]
 struct SystemInstruction<'a> {
+    role: &'static str,
     parts: Vec<Part<'a>>,
 }
 

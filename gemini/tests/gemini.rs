@@ -97,7 +97,7 @@ async fn function_calls_come_back_with_their_thought_signature_and_usage() {
         seen.body,
         json!({
             "contents": [{"role": "user", "parts": [{"text": "Weather in Paris and Rome?"}]}],
-            "systemInstruction": {"parts": [{"text": "Be terse."}]},
+            "systemInstruction": {"role": "user", "parts": [{"text": "Be terse."}]},
             "tools": [{"functionDeclarations": [{"name": "get_weather", "description": "The weather in a city",
                 "parametersJsonSchema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}]}],
             "toolConfig": {"functionCallingConfig": {"mode": "AUTO"}},
