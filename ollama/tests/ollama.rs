@@ -152,46 +152,54 @@ async fn a_conversation_is_sent_as_ollama_takes_it_and_the_answer_is_read() {
 }
 
 #[tokio::test]
-async fn a_streamed_answer_is_read_line_by_line() {
+async fn a_streamed_answer_is_read_whole_and_in_1_and_7_byte_pieces() {
     let mut last = line(json!({"role": "assistant", "content": ""}), true);
     last["done_reason"] = json!("length");
     last["prompt_eval_count"] = json!(5);
     last["eval_count"] = json!(3);
-    let server = Server::start(vec![Reply::json_lines(
-        &[
-            line(
-                json!({"role": "assistant", "content": "", "thinking": "Hm."}),
-                false,
-            ),
-            line(json!({"role": "assistant", "content": "Hel"}), false),
-            line(json!({"role": "assistant", "content": "lo"}), false),
-            last,
-        ],
-        true,
-    )])
-    .await;
-    let m = model(&server, |c| c);
-    let mut stream = m
-        .stream(&[Message::human("hi")], &CallOptions::default())
-        .await
-        .unwrap();
-    let mut acc = StreamAccumulator::default();
-    let mut finish = None;
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.unwrap();
-        if let StreamChunk::Finish { reason, .. } = &chunk {
-            finish = Some(reason.clone());
+    let lines: String = [
+        line(
+            json!({"role": "assistant", "content": "", "thinking": "Hm."}),
+            false,
+        ),
+        line(json!({"role": "assistant", "content": "Hel"}), false),
+        line(json!({"role": "assistant", "content": "lo"}), false),
+        last,
+    ]
+    .iter()
+    .map(|l| format!("{l}\n"))
+    .collect();
+    for size in [lines.len(), 1, 7] {
+        let pieces: Vec<&[u8]> = lines.as_bytes().chunks(size).collect();
+        let server = Server::start(vec![Reply::stream_pieces(
+            "application/x-ndjson",
+            &pieces,
+            true,
+        )])
+        .await;
+        let m = model(&server, |c| c);
+        let mut stream = m
+            .stream(&[Message::human("hi")], &CallOptions::default())
+            .await
+            .unwrap();
+        let mut acc = StreamAccumulator::default();
+        let mut finish = None;
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.unwrap();
+            if let StreamChunk::Finish { reason, .. } = &chunk {
+                finish = Some(reason.clone());
+            }
+            acc.push(&chunk);
         }
-        acc.push(&chunk);
+        let message = acc.into_message();
+        assert_eq!(
+            (message.text(), message.reasoning()),
+            ("Hello".into(), Some("Hm.".into()))
+        );
+        assert_eq!(finish, Some(FinishReason::Length), "pieces of {size} bytes");
+        assert_eq!(message.usage.unwrap().total_tokens, 8);
+        assert_eq!(server.seen()[0].body["stream"], true);
     }
-    let message = acc.into_message();
-    assert_eq!(
-        (message.text(), message.reasoning()),
-        ("Hello".into(), Some("Hm.".into()))
-    );
-    assert_eq!(finish, Some(FinishReason::Length));
-    assert_eq!(message.usage.unwrap().total_tokens, 8);
-    assert_eq!(server.seen()[0].body["stream"], true);
 }
 
 #[tokio::test]

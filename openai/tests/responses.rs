@@ -31,11 +31,17 @@ fn weather_tool() -> ToolDefinition {
 
 /// A stream of typed events, as OpenAI sends them (`event:` and `data:`).
 fn events(events: &[Value]) -> Reply {
+    events_in(events, usize::MAX)
+}
+
+/// The same stream, sent in pieces of `size` bytes.
+fn events_in(events: &[Value], size: usize) -> Reply {
     let text: String = events
         .iter()
         .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
         .collect();
-    Reply::sse_pieces(&[text.as_bytes()], true)
+    let pieces: Vec<&[u8]> = text.as_bytes().chunks(size.min(text.len())).collect();
+    Reply::sse_pieces(&pieces, true)
 }
 
 fn model_error(e: nodekit_core::Error) -> nodekit_core::model::ModelError {
@@ -190,8 +196,9 @@ async fn a_conversation_goes_as_input_items_and_a_whole_response_is_read() {
 }
 
 #[tokio::test]
-async fn a_streamed_response_gives_text_reasoning_calls_and_usage() {
-    let server = Server::start(vec![events(&[
+async fn a_streamed_response_gives_text_reasoning_calls_and_usage_whole_and_in_1_and_7_byte_pieces()
+{
+    let stream_events = [
         json!({"type": "response.created", "response": {"id": "resp_2", "status": "in_progress", "output": []}}),
         json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "reasoning", "id": "rs_1", "summary": []}}),
         json!({"type": "response.reasoning_summary_text.delta", "item_id": "rs_1", "output_index": 0, "summary_index": 0, "delta": "Think."}),
@@ -206,41 +213,47 @@ async fn a_streamed_response_gives_text_reasoning_calls_and_usage() {
         json!({"type": "response.function_call_arguments.done", "item_id": "fc_1", "output_index": 2, "arguments": "{\"city\":\"Paris\"}"}),
         json!({"type": "response.completed", "response": {"id": "resp_2", "status": "completed",
             "usage": {"input_tokens": 9, "output_tokens": 7, "total_tokens": 16}}}),
-    ])])
-    .await;
-    let m = model(&server, |c| c);
-    let options = CallOptions {
-        tools: vec![weather_tool()],
-        ..Default::default()
-    };
-    let mut stream = m.stream(&[Message::human("hi")], &options).await.unwrap();
-    let mut acc = StreamAccumulator::default();
-    let mut finish = None;
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.unwrap();
-        if let StreamChunk::Finish { reason, .. } = &chunk {
-            finish = Some(reason.clone());
+    ];
+    for size in [usize::MAX, 1, 7] {
+        let server = Server::start(vec![events_in(&stream_events, size)]).await;
+        let m = model(&server, |c| c);
+        let options = CallOptions {
+            tools: vec![weather_tool()],
+            ..Default::default()
+        };
+        let mut stream = m.stream(&[Message::human("hi")], &options).await.unwrap();
+        let mut acc = StreamAccumulator::default();
+        let mut finish = None;
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.unwrap();
+            if let StreamChunk::Finish { reason, .. } = &chunk {
+                finish = Some(reason.clone());
+            }
+            acc.push(&chunk);
         }
-        acc.push(&chunk);
+        assert_eq!(finish, Some(FinishReason::ToolCalls));
+        let message = acc.into_message();
+        assert_eq!(message.text(), "Hello.");
+        assert_eq!(message.reasoning().as_deref(), Some("Think."));
+        let calls: Vec<(&str, &Value)> = message
+            .tool_calls
+            .iter()
+            .map(|c| (c.id.as_str(), &c.args))
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                ("call_x", &json!({"city": "Paris"})),
+                ("call_y", &json!({"city": "Oslo"}))
+            ]
+        );
+        assert_eq!(
+            message.usage.unwrap().total_tokens,
+            16,
+            "pieces of {size} bytes"
+        );
+        assert_eq!(server.seen()[0].body["stream"], true);
     }
-    assert_eq!(finish, Some(FinishReason::ToolCalls));
-    let message = acc.into_message();
-    assert_eq!(message.text(), "Hello.");
-    assert_eq!(message.reasoning().as_deref(), Some("Think."));
-    let calls: Vec<(&str, &Value)> = message
-        .tool_calls
-        .iter()
-        .map(|c| (c.id.as_str(), &c.args))
-        .collect();
-    assert_eq!(
-        calls,
-        [
-            ("call_x", &json!({"city": "Paris"})),
-            ("call_y", &json!({"city": "Oslo"}))
-        ]
-    );
-    assert_eq!(message.usage.unwrap().total_tokens, 16);
-    assert_eq!(server.seen()[0].body["stream"], true);
 }
 
 #[tokio::test]
