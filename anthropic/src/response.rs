@@ -8,6 +8,7 @@ use nodekit_core::model::{
 };
 use nodekit_http::StreamParser;
 use nodekit_http::sse::SseEvent;
+use serde::Deserialize;
 use serde_json::Value;
 
 fn protocol(message: impl Into<String>) -> ModelError {
@@ -197,32 +198,30 @@ impl Blocks {
     fn delta(
         &mut self,
         index: u64,
-        delta: &Value,
+        delta: &Delta<'_>,
         out: &mut Vec<StreamChunk>,
     ) -> Result<(), ModelError> {
-        let text = |key: &str| delta.get(key).and_then(Value::as_str).unwrap_or_default();
-        let delta_type = delta
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let delta_type = delta.kind.as_ref();
         let Some(block) = self.find(index) else {
             return Err(protocol(format!(
                 "a {delta_type} came for content block {index}, which is not open"
             )));
         };
         match (&mut block.kind, delta_type) {
-            (BlockKind::Text, "text_delta") => push_text(out, text("text")),
+            (BlockKind::Text, "text_delta") => push_text(out, text(&delta.text)),
             (BlockKind::ToolUse { call }, "input_json_delta") => {
                 out.push(StreamChunk::ToolCallDelta {
                     index: *call,
                     id: None,
                     name: None,
-                    arguments: text("partial_json").to_owned(),
+                    arguments: text(&delta.partial_json).to_owned(),
                 })
             }
-            (BlockKind::Thinking { .. }, "thinking_delta") => push_reasoning(out, text("thinking")),
+            (BlockKind::Thinking { .. }, "thinking_delta") => {
+                push_reasoning(out, text(&delta.thinking))
+            }
             (BlockKind::Thinking { signature }, "signature_delta") => {
-                signature.push_str(text("signature"));
+                signature.push_str(text(&delta.signature));
             }
             // Citations, and deltas of blocks nodekit does not read.
             _ => {}
@@ -243,6 +242,11 @@ impl Blocks {
     }
 }
 
+/// A delta's text field, empty when absent.
+fn text<'a>(field: &'a Option<std::borrow::Cow<'_, str>>) -> &'a str {
+    field.as_deref().unwrap_or_default()
+}
+
 fn push_reasoning(out: &mut Vec<StreamChunk>, text: &str) {
     if !text.is_empty() {
         out.push(StreamChunk::ReasoningDelta {
@@ -257,6 +261,30 @@ fn push_text(out: &mut Vec<StreamChunk>, text: &str) {
             text: text.to_owned(),
         });
     }
+}
+
+/// `content_block_delta`, the most frequent event, read without building
+/// a JSON tree.
+#[derive(serde::Deserialize)]
+struct DeltaEvent<'a> {
+    index: u64,
+    #[serde(borrow)]
+    delta: Delta<'a>,
+}
+
+/// A delta's fields that nodekit reads (a citation's are skipped).
+#[derive(serde::Deserialize, Default)]
+struct Delta<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: std::borrow::Cow<'a, str>,
+    #[serde(borrow, default)]
+    text: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    partial_json: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    thinking: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    signature: Option<std::borrow::Cow<'a, str>>,
 }
 
 /// Reads the events of a streamed message ([`Transport::chunk_stream`](nodekit_http::Transport::chunk_stream)).
@@ -282,6 +310,12 @@ impl StreamParser for Events {
     fn event(&mut self, event: &SseEvent, out: &mut Vec<StreamChunk>) -> Result<bool, ModelError> {
         let data = event.data.trim();
         if data.is_empty() {
+            return Ok(false);
+        }
+        if event.event.as_deref() == Some("content_block_delta")
+            && let Ok(delta) = serde_json::from_str::<DeltaEvent<'_>>(data)
+        {
+            self.blocks.delta(delta.index, &delta.delta, out)?;
             return Ok(false);
         }
         let v: Value = serde_json::from_str(data).map_err(|e| {
@@ -314,8 +348,11 @@ impl StreamParser for Events {
                 self.blocks.start(index()? as usize, block, out)?;
             }
             "content_block_delta" => {
+                let delta = v.get("delta").map(Delta::deserialize).transpose();
+                let delta =
+                    delta.map_err(|e| protocol(format!("a delta is not Anthropic's ({e})")))?;
                 self.blocks
-                    .delta(index()?, v.get("delta").unwrap_or(&Value::Null), out)?;
+                    .delta(index()?, &delta.unwrap_or_default(), out)?;
             }
             "content_block_stop" => self.blocks.stop(index()? as usize, out),
             "message_delta" => {
