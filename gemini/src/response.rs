@@ -264,10 +264,76 @@ pub(crate) struct Events {
     reader: Reader,
 }
 
+/// The most frequent streamed response, a piece of the answer's text and
+/// nothing else the reader acts on, read without building a JSON tree. A
+/// response with any other field (a finish reason, a thought, a function
+/// call, a safety rating) does not fit and is read whole.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct TextResponse<'a> {
+    #[serde(borrow)]
+    candidates: Vec<TextCandidate<'a>>,
+    #[serde(default)]
+    usage_metadata: Option<Value>,
+    #[serde(default, borrow)]
+    response_id: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, rename = "modelVersion")]
+    _model_version: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TextCandidate<'a> {
+    #[serde(borrow)]
+    content: TextContent<'a>,
+    #[serde(default, rename = "index")]
+    _index: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TextContent<'a> {
+    #[serde(default, rename = "role")]
+    _role: Option<serde::de::IgnoredAny>,
+    #[serde(borrow)]
+    parts: Vec<TextPart<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TextPart<'a> {
+    #[serde(borrow)]
+    text: std::borrow::Cow<'a, str>,
+}
+
+impl Reader {
+    /// Reads a [`TextResponse`], as [`Reader::response`] reads its fields.
+    fn text_response(&mut self, r: TextResponse<'_>, out: &mut Vec<StreamChunk>) {
+        if let Some(u) = r.usage_metadata.as_ref().and_then(usage) {
+            self.usage = Some(u);
+        }
+        if let Some(id) = r.response_id {
+            self.id = Some(id.into_owned());
+        }
+        let parts = r.candidates.into_iter().next().map(|c| c.content.parts);
+        for part in parts.into_iter().flatten() {
+            if !part.text.is_empty() {
+                out.push(StreamChunk::TextDelta {
+                    text: part.text.into_owned(),
+                });
+            }
+        }
+    }
+}
+
 impl StreamParser for Events {
     fn event(&mut self, event: &SseEvent, out: &mut Vec<StreamChunk>) -> Result<bool, ModelError> {
         let data = event.data.trim();
         if data.is_empty() {
+            return Ok(false);
+        }
+        if let Ok(text) = serde_json::from_str::<TextResponse<'_>>(data) {
+            self.reader.text_response(text, out);
             return Ok(false);
         }
         let v: Value = serde_json::from_str(data).map_err(|e| {
