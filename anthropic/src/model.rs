@@ -4,9 +4,7 @@ use std::sync::Arc;
 
 use nodekit_core::error::Result;
 use nodekit_core::message::Message;
-use nodekit_core::model::{
-    BoxFuture, CallOptions, ChatModel, ChunkStream, ModelError, message_stream,
-};
+use nodekit_core::model::{BoxFuture, CallOptions, ChatModel, ChunkStream, ModelError};
 use nodekit_http::{Authenticate, HeaderKey, Transport};
 
 use crate::config::AnthropicConfig;
@@ -85,15 +83,14 @@ impl AnthropicChatModel {
             .transport
             .post("v1/messages", &body, cancel.as_ref(), false)
             .await?;
-        if !Transport::is_event_stream(&answer) {
-            // A proxy that answers a stream request with one JSON body.
-            let whole =
-                response::message(&self.transport.read_json(answer, cancel.as_ref()).await?)?;
-            return Ok(message_stream(whole));
-        }
-        Ok(self
-            .transport
-            .chunk_stream(answer, cancel, response::Events::default()))
+        self.transport
+            .answer_stream(
+                answer,
+                cancel,
+                response::Events::default(),
+                response::message,
+            )
+            .await
     }
 }
 

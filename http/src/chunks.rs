@@ -7,7 +7,9 @@ use std::collections::VecDeque;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use nodekit_core::error::Result;
-use nodekit_core::model::{CancelToken, ChunkStream, ModelError, StreamChunk};
+use nodekit_core::message::Message;
+use nodekit_core::model::{CancelToken, ChunkStream, ModelError, StreamChunk, message_stream};
+use serde_json::Value;
 
 use crate::Transport;
 use crate::sse::SseEvent;
@@ -44,6 +46,24 @@ impl Transport {
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|ct| ct.contains("ndjson") || ct.contains("jsonl"))
+    }
+
+    /// The chunks of the answer to a stream request: `parser`'s reading of
+    /// its events (server-sent events or newline-delimited JSON), or, when
+    /// the server (a proxy, a local model server) answered with one JSON
+    /// body instead, that body read by `whole` and streamed as its chunks.
+    pub async fn answer_stream<P: StreamParser>(
+        &self,
+        response: reqwest::Response,
+        cancel: Option<CancelToken>,
+        parser: P,
+        whole: impl FnOnce(&Value) -> std::result::Result<Message, ModelError>,
+    ) -> std::result::Result<ChunkStream, ModelError> {
+        if Transport::is_event_stream(&response) || Transport::is_json_lines(&response) {
+            return Ok(self.chunk_stream(response, cancel, parser));
+        }
+        let body = self.read_json(response, cancel.as_ref()).await?;
+        Ok(message_stream(whole(&body)?))
     }
 
     /// The chunks of a streamed answer, read by `parser` from the events of

@@ -1,15 +1,13 @@
 //! [`OllamaChatModel`]: Ollama's `/api/chat` as a nodekit [`ChatModel`].
 
-use std::sync::Arc;
-
 use nodekit_core::error::Result;
 use nodekit_core::message::Usage;
 use nodekit_core::message::{Content, ContentPart, Message, Role};
 use nodekit_core::model::{
     BoxFuture, CallOptions, ChatModel, ChunkStream, FinishReason, ModelError, ModelErrorKind,
-    ModelSettings, ResponseFormat, StreamAccumulator, StreamChunk, ToolChoice, message_stream,
+    ModelSettings, ResponseFormat, StreamAccumulator, StreamChunk, ToolChoice,
 };
-use nodekit_http::{Authenticate, Bearer, Transport, error_fields};
+use nodekit_http::{Transport, error_fields};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -30,17 +28,16 @@ pub struct OllamaChatModel {
 impl OllamaChatModel {
     /// A client for `config`. Fails only if the HTTP client cannot be built.
     pub fn new(config: OllamaConfig) -> Result<Self> {
-        let timeout = nodekit_http::timeout_secs(config.timeout_secs)?;
-        let auth: Arc<dyn Authenticate> = match config.authenticate {
-            Some(auth) => auth,
-            None => Arc::new(Bearer(config.api_key.unwrap_or_default())),
-        };
-        let transport = Transport::builder(config.base_url.trim_end_matches('/'), auth)
-            .headers(config.headers)
-            .timeout(timeout)
-            .max_retries(config.max_retries)
-            .max_response_bytes(config.max_response_bytes)
-            .build()?;
+        let transport = crate::config::transport(
+            &config.base_url,
+            config.api_key,
+            config.authenticate,
+            config.timeout_secs,
+        )?
+        .headers(config.headers)
+        .max_retries(config.max_retries)
+        .max_response_bytes(config.max_response_bytes)
+        .build()?;
         Ok(OllamaChatModel {
             model: config.model,
             settings: config.settings,
@@ -141,14 +138,9 @@ impl OllamaChatModel {
             .transport
             .post("api/chat", &body, cancel.as_ref(), false)
             .await?;
-        if !Transport::is_json_lines(&response) {
-            // A server that answers with one JSON body.
-            let message = whole(&self.transport.read_json(response, cancel.as_ref()).await?)?;
-            return Ok(message_stream(message));
-        }
-        Ok(self
-            .transport
-            .chunk_stream(response, cancel, Lines::default()))
+        self.transport
+            .answer_stream(response, cancel, Lines::default(), whole)
+            .await
     }
 }
 

@@ -118,6 +118,20 @@ impl OllamaConfig {
     }
 }
 
+/// The transport to the Ollama at `base_url`, authenticated by
+/// `authenticate`, else by `api_key` as a bearer token (none when unset).
+pub(crate) fn transport(
+    base_url: &str,
+    api_key: Option<String>,
+    authenticate: Option<Arc<dyn Authenticate>>,
+    timeout_secs: f64,
+) -> Result<nodekit_http::TransportBuilder> {
+    let timeout = nodekit_http::timeout_secs(timeout_secs)?;
+    let auth =
+        authenticate.unwrap_or_else(|| Arc::new(nodekit_http::Bearer(api_key.unwrap_or_default())));
+    Ok(nodekit_http::Transport::builder(base_url.trim_end_matches('/'), auth).timeout(timeout))
+}
+
 /// `ctx.create_chat_model(config)` makes an [`OllamaChatModel`](crate::OllamaChatModel).
 impl nodekit_core::node::IntoChatModel for OllamaConfig {
     fn into_chat_model(self) -> Result<Arc<dyn ChatModel>> {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use nodekit_core::embed::Embedder;
 use nodekit_core::error::Result;
 use nodekit_core::model::{BoxFuture, ModelError, ModelErrorKind};
-use nodekit_http::{Authenticate, Bearer, Transport};
+use nodekit_http::{Authenticate, Transport};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -106,16 +106,15 @@ pub struct OllamaEmbedder {
 impl OllamaEmbedder {
     /// A client for `config`.
     pub fn new(config: OllamaEmbeddingsConfig) -> Result<Self> {
-        let timeout = nodekit_http::timeout_secs(config.timeout_secs)?;
-        let auth: Arc<dyn Authenticate> = match config.authenticate {
-            Some(auth) => auth,
-            None => Arc::new(Bearer(config.api_key.unwrap_or_default())),
-        };
-        let transport = Transport::builder(config.base_url.trim_end_matches('/'), auth)
-            .timeout(timeout)
-            .max_retries(config.max_retries)
-            .max_response_bytes(256 * 1024 * 1024)
-            .build()?;
+        let transport = crate::config::transport(
+            &config.base_url,
+            config.api_key,
+            config.authenticate,
+            config.timeout_secs,
+        )?
+        .max_retries(config.max_retries)
+        .max_response_bytes(256 * 1024 * 1024)
+        .build()?;
         Ok(OllamaEmbedder {
             model: config.model,
             batch_size: config.batch_size.max(1),

@@ -18,7 +18,7 @@ use nodekit_core::error::Result;
 use nodekit_core::message::{Content, ContentPart, Message, Role, Usage};
 use nodekit_core::model::{
     BoxFuture, CallOptions, ChatModel, ChunkStream, FinishReason, ModelError, ModelErrorKind,
-    ModelSettings, ResponseFormat, StreamAccumulator, StreamChunk, ToolChoice, message_stream,
+    ModelSettings, ResponseFormat, StreamAccumulator, StreamChunk, ToolChoice,
 };
 use nodekit_http::{Authenticate, Bearer, HeaderKey, Transport, TransportBuilder, error_fields};
 
@@ -355,15 +355,9 @@ impl OpenAiChatModel {
             }
             other => other?,
         };
-        if !Transport::is_event_stream(&response) {
-            // A server that answers a stream request with one JSON body.
-            let message =
-                parse_completion(&self.transport.read_json(response, cancel.as_ref()).await?)?;
-            return Ok(message_stream(message));
-        }
-        Ok(self
-            .transport
-            .chunk_stream(response, cancel, StreamState::default()))
+        self.transport
+            .answer_stream(response, cancel, StreamState::default(), parse_completion)
+            .await
     }
 }
 

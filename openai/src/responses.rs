@@ -18,7 +18,7 @@ use nodekit_core::error::Result;
 use nodekit_core::message::{Content, ContentPart, Message, Role};
 use nodekit_core::model::{
     BoxFuture, CallOptions, ChatModel, ChunkStream, FinishReason, ModelError, ModelErrorKind,
-    ModelSettings, ResponseFormat, StreamAccumulator, StreamChunk, ToolChoice, message_stream,
+    ModelSettings, ResponseFormat, StreamAccumulator, StreamChunk, ToolChoice,
 };
 use nodekit_http::Transport;
 
@@ -122,14 +122,9 @@ impl OpenAiResponsesModel {
             .transport
             .post("responses", &body, cancel.as_ref(), false)
             .await?;
-        if !Transport::is_event_stream(&response) {
-            let message =
-                parse_response(&self.transport.read_json(response, cancel.as_ref()).await?)?;
-            return Ok(message_stream(message));
-        }
-        Ok(self
-            .transport
-            .chunk_stream(response, cancel, StreamState::default()))
+        self.transport
+            .answer_stream(response, cancel, StreamState::default(), parse_response)
+            .await
     }
 }
 
