@@ -205,24 +205,35 @@ pub(crate) fn client_transport(config: &OpenAiConfig) -> Result<Transport> {
     .build()?)
 }
 
-/// `request` as JSON bytes, with the fields of `extra` it does not set.
+/// `request` as JSON bytes, with the fields of `extra` it does not set,
+/// written before its closing brace (the conversation is not copied into a
+/// JSON tree to merge them).
 pub(crate) fn body_with_extra(
     request: &impl Serialize,
     extra: &serde_json::Map<String, Value>,
 ) -> bytes::Bytes {
-    let body = if extra.is_empty() {
-        serde_json::to_vec(request)
-    } else {
-        serde_json::to_value(request).and_then(|mut body| {
-            if let Value::Object(fields) = &mut body {
-                for (key, value) in extra {
-                    fields.entry(key).or_insert_with(|| value.clone());
-                }
-            }
-            serde_json::to_vec(&body)
-        })
+    let Ok(mut body) = serde_json::to_vec(request) else {
+        return bytes::Bytes::new();
     };
-    body.map_or_else(|_| bytes::Bytes::new(), bytes::Bytes::from)
+    if extra.is_empty() {
+        return body.into();
+    }
+    let own: std::collections::HashMap<String, serde::de::IgnoredAny> =
+        serde_json::from_slice(&body).unwrap_or_default();
+    if body.pop() != Some(b'}') {
+        return bytes::Bytes::new();
+    }
+    for (key, value) in extra.iter().filter(|(key, _)| !own.contains_key(*key)) {
+        if body.len() > 1 {
+            body.push(b',');
+        }
+        // A string key and a JSON value always serialize.
+        let _ = serde_json::to_writer(&mut body, key);
+        body.push(b':');
+        let _ = serde_json::to_writer(&mut body, value);
+    }
+    body.push(b'}');
+    body.into()
 }
 
 /// `ctx.create_chat_model(config)` makes an [`OpenAiChatModel`], or with
