@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 
 use base64::Engine;
-use nodekit_core::message::{Content, ContentPart, Message, Role};
+use nodekit_core::message::{Citation, Content, ContentPart, Message, Role, data_url};
 use nodekit_core::model::{CallOptions, ModelError, ModelErrorKind, ResponseFormat, ToolChoice};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -130,6 +130,7 @@ impl Shape {
                     Block::Text {
                         text,
                         cache_control: None,
+                        citations: None,
                     },
                 ] => Some(System::Text(text)),
                 _ => Some(System::Blocks(system)),
@@ -320,7 +321,7 @@ fn text_blocks<'a>(content: &'a Content, at: At<'a>) -> Result<Vec<Block<'a>>, M
             let mut blocks = Vec::new();
             for (n, part) in parts.iter().enumerate() {
                 match part {
-                    ContentPart::Text { text } => blocks.extend(text_block(text)),
+                    ContentPart::Text { text, .. } => blocks.extend(text_block(text)),
                     other => {
                         return Err(at.refuse(format_args!(
                             "block {n} is {}, and a system prompt holds only text",
@@ -338,8 +339,72 @@ fn text_blocks<'a>(content: &'a Content, at: At<'a>) -> Result<Vec<Block<'a>>, M
 fn text_block(text: &str) -> Option<Block<'_>> {
     (!text.is_empty()).then_some(Block::Text {
         text,
+        citations: None,
         cache_control: None,
     })
+}
+
+/// An assistant's text block with its citations, when they are all of
+/// Anthropic's kinds; another provider's are left out, the text kept.
+fn cited_text_block<'a>(text: &'a str, citations: &'a [Citation]) -> Option<Block<'a>> {
+    let mut block = text_block(text)?;
+    if let Block::Text { citations: c, .. } = &mut block
+        && !citations.is_empty()
+        && citations
+            .iter()
+            .all(|c| CITATION_KINDS.contains(&c.kind.as_str()))
+    {
+        *c = Some(citations);
+    }
+    Some(block)
+}
+
+/// The kinds of citation Anthropic gives, and takes back.
+const CITATION_KINDS: [&str; 5] = [
+    "char_location",
+    "page_location",
+    "content_block_location",
+    "web_search_result_location",
+    "search_result_location",
+];
+
+/// The kinds of block of Anthropic's own that nodekit keeps as they came
+/// ([`ContentPart::Other`]) and sends back unchanged.
+const NATIVE_KINDS: [&str; 14] = [
+    "image",
+    "document",
+    "search_result",
+    "container_upload",
+    "tool_use",
+    "tool_result",
+    "server_tool_use",
+    "web_search_tool_result",
+    "web_fetch_tool_result",
+    "code_execution_tool_result",
+    "bash_code_execution_tool_result",
+    "text_editor_code_execution_tool_result",
+    "mcp_tool_use",
+    "mcp_tool_result",
+];
+
+/// A kept block of Anthropic's own, or the reason it cannot be sent.
+fn native_block<'a>(
+    part: &'a ContentPart,
+    n: usize,
+    at: At<'a>,
+) -> Result<Option<Block<'a>>, ModelError> {
+    match part {
+        ContentPart::Other(block) if NATIVE_KINDS.contains(&part.kind()) => {
+            Ok(Some(Block::Native(Native {
+                block,
+                cache_control: None,
+            })))
+        }
+        other => Err(at.refuse(format_args!(
+            "block {n} is {}, which Anthropic does not take",
+            describe(other)
+        ))),
+    }
 }
 
 fn user_blocks<'a>(content: &'a Content, at: At<'a>) -> Result<Vec<Block<'a>>, ModelError> {
@@ -362,7 +427,7 @@ fn media_block<'a>(
     at: At<'a>,
 ) -> Result<Option<Block<'a>>, ModelError> {
     Ok(match part {
-        ContentPart::Text { text } => text_block(text),
+        ContentPart::Text { text, .. } => text_block(text),
         ContentPart::ImageUrl { image_url } => Some(Block::Image {
             source: image_source(&image_url.url)
                 .map_err(|why| at.refuse(format_args!("block {n} (an image): {why}")))?,
@@ -374,12 +439,13 @@ fn media_block<'a>(
             title: file.filename.as_deref(),
             cache_control: None,
         }),
-        other => {
+        ContentPart::Thinking { .. } | ContentPart::RedactedThinking { .. } => {
             return Err(at.refuse(format_args!(
                 "block {n} is {}, which only an assistant message holds",
-                describe(other)
+                describe(part)
             )));
         }
+        other => return native_block(other, n, at),
     })
 }
 
@@ -390,7 +456,9 @@ fn assistant_blocks(at: At<'_>) -> Result<Vec<Block<'_>>, ModelError> {
         Content::Parts(parts) => {
             for (n, part) in parts.iter().enumerate() {
                 match part {
-                    ContentPart::Text { text } => blocks.extend(text_block(text)),
+                    ContentPart::Text { text, citations } => {
+                        blocks.extend(cited_text_block(text, citations))
+                    }
                     ContentPart::Thinking {
                         thinking,
                         signature: Some(signature),
@@ -407,6 +475,7 @@ fn assistant_blocks(at: At<'_>) -> Result<Vec<Block<'_>>, ModelError> {
                     ContentPart::RedactedThinking { data } => {
                         blocks.push(Block::RedactedThinking { data })
                     }
+                    ContentPart::Other(_) => blocks.extend(native_block(part, n, at)?),
                     other => {
                         return Err(at.refuse(format_args!(
                             "block {n} is {}, and Anthropic takes none from the assistant",
@@ -451,27 +520,19 @@ fn tool_result_content<'a>(
 }
 
 /// What a part is, for errors.
-fn describe(part: &ContentPart) -> &'static str {
-    match part {
+fn describe(part: &ContentPart) -> Cow<'static, str> {
+    Cow::Borrowed(match part {
         ContentPart::Text { .. } => "text",
         ContentPart::ImageUrl { .. } => "an image",
         ContentPart::File { .. } => "a document",
         ContentPart::Thinking { .. } => "a thinking block",
         ContentPart::RedactedThinking { .. } => "a redacted_thinking block",
-        _ => "a kind of block Anthropic does not take",
-    }
+        other => return Cow::Owned(format!("a `{}` block", other.kind())),
+    })
 }
 
 /// The media types Anthropic reads as images.
 const IMAGE_TYPES: [&str; 4] = ["image/jpeg", "image/png", "image/gif", "image/webp"];
-
-/// `data:<type>;base64,<data>` as its media type and data.
-fn data_url(url: &str) -> Option<(&str, &str)> {
-    let rest = url.strip_prefix("data:")?;
-    let (head, data) = rest.split_once(',')?;
-    let media_type = head.strip_suffix(";base64")?;
-    Some((media_type, data))
-}
 
 fn is_web(url: &str) -> bool {
     url.starts_with("https://") || url.starts_with("http://")
@@ -588,6 +649,8 @@ enum Block<'a> {
         text: &'a str,
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<&'a Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        citations: Option<&'a [Citation]>,
     },
     Image {
         source: Source<'a>,
@@ -621,6 +684,31 @@ enum Block<'a> {
     RedactedThinking {
         data: &'a str,
     },
+    /// A block of Anthropic's own kept as it came, `type` included.
+    #[serde(untagged)]
+    Native(Native<'a>),
+}
+
+/// A kept block, with the breakpoint a request may put on it.
+struct Native<'a> {
+    block: &'a serde_json::Map<String, Value>,
+    cache_control: Option<&'a Value>,
+}
+
+impl Serialize for Native<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in self.block {
+            if key != "cache_control" || self.cache_control.is_none() {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        if let Some(cache_control) = self.cache_control {
+            map.serialize_entry("cache_control", cache_control)?;
+        }
+        map.end()
+    }
 }
 
 impl<'a> Block<'a> {
@@ -632,7 +720,8 @@ impl<'a> Block<'a> {
             | Block::Image { cache_control, .. }
             | Block::Document { cache_control, .. }
             | Block::ToolUse { cache_control, .. }
-            | Block::ToolResult { cache_control, .. } => *cache_control = Some(marker),
+            | Block::ToolResult { cache_control, .. }
+            | Block::Native(Native { cache_control, .. }) => *cache_control = Some(marker),
             Block::Thinking { .. } | Block::RedactedThinking { .. } => {}
         }
     }
@@ -644,6 +733,9 @@ impl<'a> Block<'a> {
             | Block::Document { cache_control, .. }
             | Block::ToolUse { cache_control, .. }
             | Block::ToolResult { cache_control, .. } => cache_control.is_some(),
+            Block::Native(native) => {
+                native.cache_control.is_some() || native.block.contains_key("cache_control")
+            }
             Block::Thinking { .. } | Block::RedactedThinking { .. } => false,
         }
     }

@@ -2,7 +2,7 @@
 //! read into nodekit's stream chunks.
 
 use nodekit_core::error::{Result, shorten};
-use nodekit_core::message::{Message, Usage};
+use nodekit_core::message::{Citation, Message, Usage};
 use nodekit_core::model::{
     FinishReason, ModelError, ModelErrorKind, StreamAccumulator, StreamChunk,
 };
@@ -125,7 +125,9 @@ struct OpenBlock {
 }
 
 enum BlockKind {
-    Text,
+    Text {
+        citations: Vec<Citation>,
+    },
     ToolUse {
         call: usize,
     },
@@ -149,7 +151,15 @@ impl Blocks {
         let kind = match block.get("type").and_then(Value::as_str) {
             Some("text") => {
                 push_text(out, text("text"));
-                BlockKind::Text
+                let citations = match block.get("citations") {
+                    Some(c @ Value::Array(_)) => Vec::deserialize(c).map_err(|e| {
+                        protocol(format!(
+                            "content block {index} has unreadable citations ({e})"
+                        ))
+                    })?,
+                    _ => Vec::new(),
+                };
+                BlockKind::Text { citations }
             }
             Some("tool_use") => {
                 let call = self.calls;
@@ -208,7 +218,10 @@ impl Blocks {
             )));
         };
         match (&mut block.kind, delta_type) {
-            (BlockKind::Text, "text_delta") => push_text(out, text(&delta.text)),
+            (BlockKind::Text { .. }, "text_delta") => push_text(out, text(&delta.text)),
+            (BlockKind::Text { citations }, "citations_delta") => {
+                citations.extend(delta.citation.clone());
+            }
             (BlockKind::ToolUse { call }, "input_json_delta") => {
                 out.push(StreamChunk::ToolCallDelta {
                     index: *call,
@@ -223,21 +236,24 @@ impl Blocks {
             (BlockKind::Thinking { signature }, "signature_delta") => {
                 signature.push_str(text(&delta.signature));
             }
-            // Citations, and deltas of blocks nodekit does not read.
+            // Deltas of blocks nodekit does not read.
             _ => {}
         }
         Ok(())
     }
 
-    /// A block ends: a thinking block's signature closes its reasoning.
+    /// A block ends: a thinking block's signature closes its reasoning, a
+    /// text block's citations close its text.
     fn stop(&mut self, index: usize, out: &mut Vec<StreamChunk>) {
         let Some(at) = self.open.iter().position(|b| b.index == index as u64) else {
             return;
         };
-        if let BlockKind::Thinking { signature } = self.open.swap_remove(at).kind
-            && !signature.is_empty()
-        {
-            out.push(StreamChunk::ReasoningSignature { signature });
+        match self.open.swap_remove(at).kind {
+            BlockKind::Thinking { signature } if !signature.is_empty() => {
+                out.push(StreamChunk::ReasoningSignature { signature });
+            }
+            BlockKind::Text { citations } => out.push(StreamChunk::TextEnd { citations }),
+            _ => {}
         }
     }
 }
@@ -272,7 +288,7 @@ struct DeltaEvent<'a> {
     delta: Delta<'a>,
 }
 
-/// A delta's fields that nodekit reads (a citation's are skipped).
+/// A delta's fields that nodekit reads.
 #[derive(serde::Deserialize, Default)]
 struct Delta<'a> {
     #[serde(rename = "type", borrow, default)]
@@ -285,6 +301,9 @@ struct Delta<'a> {
     thinking: Option<std::borrow::Cow<'a, str>>,
     #[serde(borrow, default)]
     signature: Option<std::borrow::Cow<'a, str>>,
+    /// A `citations_delta`'s citation.
+    #[serde(default)]
+    citation: Option<Citation>,
 }
 
 /// Reads the events of a streamed message ([`Transport::chunk_stream`](nodekit_http::Transport::chunk_stream)).

@@ -44,9 +44,7 @@ fn signed_thinking() -> ContentPart {
 fn conversation() -> Vec<Message> {
     let mut assistant = Message::ai(Content::Parts(vec![
         signed_thinking(),
-        ContentPart::Text {
-            text: "Checking both.".into(),
-        },
+        ContentPart::text("Checking both."),
     ]));
     assistant.tool_calls = vec![
         ToolCall {
@@ -63,9 +61,7 @@ fn conversation() -> Vec<Message> {
     vec![
         Message::system("You are terse."),
         Message::human(Content::Parts(vec![
-            ContentPart::Text {
-                text: "Weather in Paris and Rome? See the map and the report.".into(),
-            },
+            ContentPart::text("Weather in Paris and Rome? See the map and the report."),
             ContentPart::ImageUrl {
                 image_url: ImageUrl {
                     url: "data:image/png;base64,iVBORw0KGgo=".into(),
@@ -76,6 +72,7 @@ fn conversation() -> Vec<Message> {
                 file: FileUrl {
                     url: "data:application/pdf;base64,JVBERi0xLjQ=".into(),
                     filename: Some("report.pdf".into()),
+                    mime_type: None,
                 },
             },
         ])),
@@ -309,9 +306,7 @@ async fn every_stream_event_is_read_whole_and_in_1_and_7_byte_pieces() {
                     thinking: "The user wants Paris.".into(),
                     signature: Some("EqQBsig".into())
                 },
-                ContentPart::Text {
-                    text: "Let me check. ☀".into()
-                },
+                ContentPart::text("Let me check. ☀"),
             ]),
             "pieces of {size} bytes"
         );
@@ -640,4 +635,157 @@ async fn what_anthropic_would_refuse_is_refused_before_sending_naming_the_block(
         assert!(e.contains("thinking budget"), "{e}");
     }
     assert!(server.seen().is_empty(), "nothing refused was sent");
+}
+
+/// A cited answer: text, a cited text block and more text.
+fn cited_blocks() -> Vec<Value> {
+    vec![
+        json!({"type": "text", "text": "The report says "}),
+        json!({"type": "text", "text": "sales rose 4%", "citations": [
+            {"type": "char_location", "cited_text": "Sales rose 4% in May.", "document_index": 0, "document_title": "May report", "start_char_index": 0, "end_char_index": 21}
+        ]}),
+        json!({"type": "text", "text": "."}),
+    ]
+}
+
+fn expected_cited() -> Content {
+    let blocks = cited_blocks();
+    Content::Parts(
+        blocks
+            .iter()
+            .map(|b| serde_json::from_value(b.clone()).unwrap())
+            .collect(),
+    )
+}
+
+#[tokio::test]
+async fn citations_are_kept_on_their_text_whole_and_streamed_and_go_back() {
+    // Whole.
+    let server = Server::start(vec![Reply::json(
+        200,
+        &json!({
+            "id": "msg_c", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+            "content": cited_blocks(), "stop_reason": "end_turn",
+            "usage": {"input_tokens": 9, "output_tokens": 9}
+        }),
+    )])
+    .await;
+    let whole = model(&server, |c| c)
+        .invoke(&[Message::human("Sales?")], &CallOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(whole.content, expected_cited());
+    assert_eq!(whole.text(), "The report says sales rose 4%.");
+    let Content::Parts(parts) = &whole.content else {
+        unreachable!()
+    };
+    let ContentPart::Text { citations, .. } = &parts[1] else {
+        unreachable!()
+    };
+    assert_eq!(citations[0].title(), Some("May report"));
+
+    // Streamed: each citation comes as a `citations_delta` before its text.
+    let mut events = vec![
+        json!({"type": "message_start", "message": {"id": "msg_c", "type": "message", "role": "assistant", "content": [], "usage": {"input_tokens": 9, "output_tokens": 1}}}),
+    ];
+    for (index, block) in cited_blocks().iter().enumerate() {
+        events.push(json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": "", "citations": []}}));
+        for citation in block["citations"].as_array().into_iter().flatten() {
+            events.push(json!({"type": "content_block_delta", "index": index, "delta": {"type": "citations_delta", "citation": citation}}));
+        }
+        events.push(json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": block["text"]}}));
+        events.push(json!({"type": "content_block_stop", "index": index}));
+    }
+    events.push(json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 9}}));
+    events.push(json!({"type": "message_stop"}));
+    let text: String = events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+        .collect();
+    for size in [text.len(), 1, 7] {
+        let pieces: Vec<&[u8]> = text.as_bytes().chunks(size).collect();
+        let server = Server::start(vec![Reply::sse_pieces(&pieces, true)]).await;
+        let answer = streamed(&model(&server, |c| c)).await.unwrap();
+        assert_eq!(answer.content, expected_cited(), "pieces of {size} bytes");
+    }
+
+    // Sent back on the next turn as Anthropic gave them; another
+    // provider's citations are left off their text.
+    let mut foreign = Message::ai(Content::Parts(vec![ContentPart::Text {
+        text: "See the page.".into(),
+        citations: vec![serde_json::from_value(
+            json!({"type": "url_citation", "url": "https://x", "start_index": 0, "end_index": 3}),
+        )
+        .unwrap()],
+    }]));
+    foreign.id = None;
+    let body: Value = serde_json::from_slice(
+        &model(&server, |c| c)
+            .request_body(
+                &[
+                    Message::human("Sales?"),
+                    whole,
+                    Message::human("And this?"),
+                    foreign,
+                    Message::human("Thanks."),
+                ],
+                &CallOptions::default(),
+                false,
+            )
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(body["messages"][1]["content"], json!(cited_blocks()));
+    assert_eq!(
+        body["messages"][3]["content"],
+        json!([{"type": "text", "text": "See the page."}])
+    );
+}
+
+#[tokio::test]
+async fn anthropics_own_blocks_kept_from_memory_go_back_and_others_are_refused_by_name() {
+    let server = Server::start(vec![]).await;
+    let m = model(&server, |c| c);
+    // A document with citations asked for, and a server tool's call and
+    // result, as LangChain keeps them.
+    let document = json!({"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "Sales rose 4% in May."}, "title": "May report", "citations": {"enabled": true}});
+    let search = json!({"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "sales"}});
+    let stored = |role: &str, blocks: Vec<Value>| {
+        Message::from_stored(&json!({"type": role, "data": {"content": blocks}})).unwrap()
+    };
+    let messages = [
+        stored(
+            "human",
+            vec![document.clone(), json!({"type": "text", "text": "Sales?"})],
+        ),
+        stored(
+            "ai",
+            vec![search.clone(), json!({"type": "text", "text": "Up 4%."})],
+        ),
+        Message::human("Thanks."),
+    ];
+    let body: Value = serde_json::from_slice(
+        &m.request_body(&messages, &CallOptions::default(), false)
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(body["messages"][0]["content"][0], document);
+    assert_eq!(body["messages"][1]["content"][0], search);
+
+    // Gemini's inline data, kept from another conversation, is named.
+    let e = m
+        .request_body(
+            &[stored(
+                "human",
+                vec![json!({"type": "inlineData", "inlineData": {"mimeType": "image/png", "data": "iVBO"}})],
+            )],
+            &CallOptions::default(),
+            false,
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("block 0 is a `inlineData` block, which Anthropic does not take"),
+        "{e}"
+    );
 }

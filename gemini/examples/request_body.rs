@@ -28,9 +28,7 @@ fn main() -> nodekit_core::error::Result<()> {
     });
     let picture = Message {
         content: Content::Parts(vec![
-            ContentPart::Text {
-                text: "And what is in this picture?".into(),
-            },
+            ContentPart::text("And what is in this picture?"),
             ContentPart::ImageUrl {
                 image_url: ImageUrl {
                     url: "data:image/png;base64,iVBORw0KGgo=".into(),

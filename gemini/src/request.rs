@@ -225,7 +225,7 @@ fn text_parts<'a>(content: &'a Content, at: At<'_>) -> Result<Vec<Part<'a>>, Mod
         Content::Parts(list) => {
             for (n, part) in list.iter().enumerate() {
                 match part {
-                    ContentPart::Text { text } => parts.extend(text_part(text)),
+                    ContentPart::Text { text, .. } => parts.extend(text_part(text)),
                     other => {
                         return Err(at.refuse(format_args!(
                             "block {n} is {}, and a system instruction holds only text",
@@ -253,13 +253,13 @@ fn user_parts<'a>(content: &'a Content, at: At<'_>) -> Result<Vec<Part<'a>>, Mod
     let mut parts = Vec::new();
     for (n, part) in list.iter().enumerate() {
         match part {
-            ContentPart::Text { text } => parts.extend(text_part(text)),
+            ContentPart::Text { text, .. } => parts.extend(text_part(text)),
             ContentPart::ImageUrl { image_url } => parts.push(
-                media(&image_url.url)
+                media(&image_url.url, None)
                     .map_err(|why| at.refuse(format_args!("block {n} (an image): {why}")))?,
             ),
             ContentPart::File { file } => parts.push(
-                media(&file.url)
+                media(&file.url, file.mime_type.as_deref())
                     .map_err(|why| at.refuse(format_args!("block {n} (a document): {why}")))?,
             ),
             other => {
@@ -273,8 +273,9 @@ fn user_parts<'a>(content: &'a Content, at: At<'_>) -> Result<Vec<Part<'a>>, Mod
     Ok(parts)
 }
 
-/// An image or document: inline from a base64 `data:` URL, or by URI.
-fn media(url: &str) -> Result<Part<'_>, String> {
+/// An image or document: inline from a base64 `data:` URL, or by URI
+/// with its media type (given, or told from the name).
+fn media<'a>(url: &'a str, mime_type: Option<&'a str>) -> Result<Part<'a>, String> {
     if let Some(rest) = url.strip_prefix("data:") {
         let (head, data) = rest.split_once(',').ok_or("its `data:` URL has no data")?;
         let mime_type = head
@@ -285,9 +286,10 @@ fn media(url: &str) -> Result<Part<'_>, String> {
         });
     }
     if url.starts_with("https://") || url.starts_with("http://") || url.starts_with("gs://") {
-        // Gemini needs the type of a file it fetches; guess it from the name.
-        let mime_type = mime_of(url)
-            .ok_or("its type cannot be told from its URL; give it as a base64 `data:` URL")?;
+        // Gemini needs the type of a file it fetches.
+        let mime_type = mime_type.or_else(|| mime_of(url)).ok_or(
+            "its type cannot be told from its URL; give its `mime_type`, or send it as a base64 `data:` URL",
+        )?;
         return Ok(Part::FileData {
             file_data: FileData {
                 mime_type,
@@ -322,7 +324,7 @@ fn model_parts(at: At<'_>) -> Result<Vec<Part<'_>>, ModelError> {
         Content::Parts(list) => {
             for (n, part) in list.iter().enumerate() {
                 match part {
-                    ContentPart::Text { text } => parts.extend(text_part(text)),
+                    ContentPart::Text { text, .. } => parts.extend(text_part(text)),
                     ContentPart::Thinking { signature: s, .. } => {
                         if signature.is_none() {
                             signature = s.as_deref();
@@ -383,15 +385,15 @@ fn model_parts(at: At<'_>) -> Result<Vec<Part<'_>>, ModelError> {
     Ok(parts)
 }
 
-fn describe(part: &ContentPart) -> &'static str {
-    match part {
+fn describe(part: &ContentPart) -> std::borrow::Cow<'static, str> {
+    std::borrow::Cow::Borrowed(match part {
         ContentPart::Text { .. } => "text",
         ContentPart::ImageUrl { .. } => "an image",
         ContentPart::File { .. } => "a document",
         ContentPart::Thinking { .. } => "a thinking block",
         ContentPart::RedactedThinking { .. } => "a redacted_thinking block",
-        _ => "a kind of block Gemini does not take",
-    }
+        other => return format!("a `{}` block", other.kind()).into(),
+    })
 }
 
 #[derive(Serialize)]

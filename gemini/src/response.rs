@@ -2,7 +2,7 @@
 //! response at a time, read into nodekit's stream chunks.
 
 use nodekit_core::error::{Result, shorten};
-use nodekit_core::message::{Message, Usage};
+use nodekit_core::message::{Citation, Message, Usage};
 use nodekit_core::model::{
     FinishReason, ModelError, ModelErrorKind, StreamAccumulator, StreamChunk,
 };
@@ -110,6 +110,26 @@ pub(crate) struct Reader {
     finish: Option<FinishReason>,
     usage: Option<Usage>,
     id: Option<String>,
+    /// The candidate's citation sources so far (a stream repeats them).
+    citations: Vec<Citation>,
+}
+
+/// A citation source (`{"startIndex", "endIndex", "uri", "title",
+/// "license"}`, a span of the answer) as a `url_citation`.
+fn citation(source: &Value) -> Citation {
+    let mut citation = Citation::new("url_citation");
+    for (from, to) in [
+        ("uri", "url"),
+        ("title", "title"),
+        ("startIndex", "start_index"),
+        ("endIndex", "end_index"),
+        ("license", "license"),
+    ] {
+        if let Some(v) = source.get(from).filter(|v| !v.is_null()) {
+            citation.fields.insert(to.into(), v.clone());
+        }
+    }
+    citation
 }
 
 impl Reader {
@@ -148,7 +168,23 @@ impl Reader {
         {
             self.part(part, out);
         }
+        for source in candidate
+            .pointer("/citationMetadata/citationSources")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let citation = citation(source);
+            if !self.citations.contains(&citation) {
+                self.citations.push(citation);
+            }
+        }
         if let Some(reason) = candidate.get("finishReason").and_then(Value::as_str) {
+            if !self.citations.is_empty() {
+                out.push(StreamChunk::TextEnd {
+                    citations: std::mem::take(&mut self.citations),
+                });
+            }
             self.finish = Some(match reason {
                 "STOP" if self.calls > 0 => FinishReason::ToolCalls,
                 "STOP" => FinishReason::Stop,

@@ -176,9 +176,7 @@ async fn a_stream_is_read_whole_and_in_1_and_7_byte_pieces() {
                     thinking: "Thinking about Paris.".into(),
                     signature: Some("sig-s".into())
                 },
-                ContentPart::Text {
-                    text: "It is 18°C ☀".into()
-                },
+                ContentPart::text("It is 18°C ☀"),
             ]),
             "pieces of {size} bytes"
         );
@@ -403,4 +401,51 @@ async fn embeddings_use_embed_content_for_one_text_and_batches_for_more() {
         json!({"model": "models/gemini-embedding-001", "content": {"parts": [{"text": "b"}]}, "taskType": "RETRIEVAL_DOCUMENT", "outputDimensionality": 2})
     );
     assert_eq!(seen.len(), 3);
+}
+
+#[tokio::test]
+async fn citation_sources_cite_the_answer_whole_and_streamed() {
+    let source = json!({"startIndex": 0, "endIndex": 12, "uri": "https://example.com/may", "license": "CC-BY"});
+    let cited = || {
+        let c = json!({"type": "url_citation", "url": "https://example.com/may", "start_index": 0, "end_index": 12, "license": "CC-BY"});
+        Content::Parts(vec![ContentPart::Text {
+            text: "Sales rose 4%.".into(),
+            citations: vec![serde_json::from_value(c).unwrap()],
+        }])
+    };
+    let mut whole = answer(json!([{"text": "Sales rose 4%."}]), "STOP");
+    whole["candidates"][0]["citationMetadata"] = json!({"citationSources": [source]});
+    let server = Server::start(vec![Reply::json(200, &whole)]).await;
+    let reply = model(&server, |c| c)
+        .invoke(&[Message::human("Sales?")], &CallOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(reply.content, cited());
+
+    // A stream repeats the sources it has given; each is kept once.
+    let responses = [
+        json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "Sales rose"}]}, "citationMetadata": {"citationSources": [source]}}]}),
+        json!({"candidates": [{"content": {"role": "model", "parts": [{"text": " 4%."}]}, "citationMetadata": {"citationSources": [source]}, "finishReason": "STOP"}]}),
+    ];
+    let text: String = responses
+        .iter()
+        .map(|r| format!("data: {r}\r\n\r\n"))
+        .collect();
+    for size in [text.len(), 1, 7] {
+        let pieces: Vec<&[u8]> = text.as_bytes().chunks(size).collect();
+        let server = Server::start(vec![Reply::sse_pieces(&pieces, true)]).await;
+        let mut stream = model(&server, |c| c)
+            .stream(&[Message::human("Sales?")], &CallOptions::default())
+            .await
+            .unwrap();
+        let mut acc = StreamAccumulator::default();
+        while let Some(chunk) = stream.next().await {
+            acc.push(&chunk.unwrap());
+        }
+        assert_eq!(
+            acc.into_message().content,
+            cited(),
+            "pieces of {size} bytes"
+        );
+    }
 }

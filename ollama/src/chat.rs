@@ -211,6 +211,9 @@ fn wire_message(m: &Message) -> Result<Value, String> {
                 ContentPart::File { .. } => {
                     return Err("Ollama takes no documents; send their text instead".into());
                 }
+                ContentPart::Other(_) => {
+                    return Err(format!("Ollama does not take a `{}` block", part.kind()));
+                }
                 _ => {}
             }
         }

@@ -67,9 +67,7 @@ async fn a_conversation_is_sent_as_ollama_takes_it_and_the_answer_is_read() {
     });
     let picture = Message {
         content: Content::Parts(vec![
-            ContentPart::Text {
-                text: "And here?".into(),
-            },
+            ContentPart::text("And here?"),
             ContentPart::ImageUrl {
                 image_url: ImageUrl {
                     url: "data:image/png;base64,iVBORw0=".into(),
@@ -278,6 +276,7 @@ async fn what_ollama_cannot_take_and_how_it_fails() {
             file: FileUrl {
                 url: "data:application/pdf;base64,JVBERi0=".into(),
                 filename: None,
+                mime_type: None,
             },
         },
     ] {

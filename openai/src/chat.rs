@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 
 use nodekit_core::error::Result;
-use nodekit_core::message::{Content, ContentPart, Message, Role, Usage};
+use nodekit_core::message::{Citation, Content, ContentPart, Message, Role, Usage};
 use nodekit_core::model::{
     BoxFuture, CallOptions, ChatModel, ChunkStream, FinishReason, ModelError, ModelErrorKind,
     ModelSettings, ResponseFormat, StreamAccumulator, StreamChunk, ToolChoice,
@@ -334,6 +334,7 @@ impl OpenAiChatModel {
         messages: &[Message],
         options: &CallOptions,
     ) -> Result<Message, ModelError> {
+        check_parts(messages, OpenAiApi::ChatCompletions)?;
         let body = self.request_body(messages, options, false);
         let cancel = options.cancel.as_ref();
         let response = self
@@ -348,6 +349,7 @@ impl OpenAiChatModel {
         messages: &[Message],
         options: &CallOptions,
     ) -> Result<ChunkStream, ModelError> {
+        check_parts(messages, OpenAiApi::ChatCompletions)?;
         let cancel = options.cancel.clone();
         let with_usage = self.request_body(messages, options, true);
         let response = match self
@@ -480,10 +482,11 @@ impl<'a> From<&'a Message> for WireMessage<'a> {
     }
 }
 
-/// Content as OpenAI takes it: text as it is; of parts, the text, images
-/// and documents (as `file` parts, a `data:` URL as `file_data`), without
-/// the reasoning another provider gave (OpenAI takes none back). Parts of
-/// which nothing is left are sent as empty text.
+/// Content as OpenAI takes it: text as it is; of parts, the text (without
+/// citations), images and documents (as `file` parts, a `data:` URL as
+/// `file_data`), without the reasoning another provider gave (OpenAI takes
+/// none back). Parts of which nothing is left are sent as empty text;
+/// [`check_parts`] refuses the ones OpenAI cannot take first.
 enum WireContent<'a> {
     Text(&'a str),
     Parts(Vec<&'a ContentPart>),
@@ -529,6 +532,9 @@ impl Serialize for WireContent<'_> {
         let mut seq = serializer.serialize_seq(Some(parts.len()))?;
         for part in parts {
             match part {
+                ContentPart::Text { text, .. } => {
+                    seq.serialize_element(&json!({"type": "text", "text": text}))?
+                }
                 ContentPart::File { file } => {
                     let mut wire = json!({"file_data": file.url});
                     if let Some(name) = &file.filename {
@@ -541,6 +547,41 @@ impl Serialize for WireContent<'_> {
         }
         seq.end()
     }
+}
+
+/// Refuses, before the request, the parts OpenAI's `api` does not take:
+/// blocks of kinds nodekit kept from another provider, and (the Chat
+/// Completions API, which takes them inline only) a document by address.
+pub(crate) fn check_parts(messages: &[Message], api: OpenAiApi) -> Result<(), ModelError> {
+    let name = match api {
+        OpenAiApi::ChatCompletions => "the Chat Completions API",
+        OpenAiApi::Responses => "the Responses API",
+    };
+    for (index, message) in messages.iter().enumerate() {
+        let Content::Parts(parts) = &message.content else {
+            continue;
+        };
+        for (n, part) in parts.iter().enumerate() {
+            let why = match part {
+                ContentPart::File { file }
+                    if api == OpenAiApi::ChatCompletions && !file.url.starts_with("data:") =>
+                {
+                    format!(
+                        "a document by address, and {name} takes documents only as base64 `data:` URLs"
+                    )
+                }
+                ContentPart::Other(_) => {
+                    format!("a `{}` block, which {name} does not take", part.kind())
+                }
+                _ => continue,
+            };
+            return Err(ModelError::new(
+                ModelErrorKind::BadRequest,
+                format!("message {index}: block {n} is {why}"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 pub(crate) fn protocol(message: impl Into<String>) -> ModelError {
@@ -671,6 +712,25 @@ impl DeltaState {
             out.push(StreamChunk::TextDelta {
                 text: text.to_owned(),
             });
+        }
+        // Web search models' sources, `{"type": "url_citation",
+        // "url_citation": {"url", "title", "start_index", "end_index"}}`,
+        // cite the text so far.
+        if let Some(Value::Array(annotations)) = d.get("annotations") {
+            let citations: Vec<Citation> = annotations
+                .iter()
+                .filter_map(|a| {
+                    let kind = a.get("type")?.as_str()?;
+                    let mut citation = Citation::new(kind);
+                    if let Some(Value::Object(fields)) = a.get(kind) {
+                        citation.fields = fields.clone();
+                    }
+                    Some(citation)
+                })
+                .collect();
+            if !citations.is_empty() {
+                out.push(StreamChunk::TextEnd { citations });
+            }
         }
         for key in ["reasoning_content", "reasoning"] {
             if let Some(text) = d.get(key).and_then(Value::as_str).filter(|t| !t.is_empty()) {

@@ -11,18 +11,18 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use nodekit_core::error::Result;
-use nodekit_core::message::{Content, ContentPart, Message, Role};
+use nodekit_core::message::{Citation, Content, ContentPart, Message, Role};
 use nodekit_core::model::{
     BoxFuture, CallOptions, ChatModel, ChunkStream, FinishReason, ModelError, ModelErrorKind,
     ModelSettings, ResponseFormat, StreamAccumulator, StreamChunk, ToolChoice,
 };
 use nodekit_http::Transport;
 
-use crate::chat::{OpenAiConfig, embedded_error, parse_usage, protocol};
+use crate::chat::{OpenAiApi, OpenAiConfig, check_parts, embedded_error, parse_usage, protocol};
 
 /// A chat model behind OpenAI's Responses API.
 #[derive(Debug, Clone)]
@@ -102,6 +102,7 @@ impl OpenAiResponsesModel {
         messages: &[Message],
         options: &CallOptions,
     ) -> Result<Message, ModelError> {
+        check_parts(messages, OpenAiApi::Responses)?;
         let body = self.request_body(messages, options, false);
         let cancel = options.cancel.as_ref();
         let response = self
@@ -116,6 +117,7 @@ impl OpenAiResponsesModel {
         messages: &[Message],
         options: &CallOptions,
     ) -> Result<ChunkStream, ModelError> {
+        check_parts(messages, OpenAiApi::Responses)?;
         let cancel = options.cancel.clone();
         let body = self.request_body(messages, options, true);
         let response = self
@@ -215,7 +217,7 @@ fn message_content(content: &Content, ai: bool) -> Value {
     let parts: Vec<Value> = parts
         .iter()
         .filter_map(|p| match p {
-            ContentPart::Text { text } => Some(json!({"type": text_type, "text": text})),
+            ContentPart::Text { text, .. } => Some(json!({"type": text_type, "text": text})),
             ContentPart::ImageUrl { image_url } => {
                 let mut part = json!({"type": "input_image", "image_url": image_url.url});
                 if let Some(detail) = &image_url.detail {
@@ -292,6 +294,9 @@ fn item_chunks(item: &Value, calls: &mut usize, out: &mut Vec<StreamChunk>) {
                 if !text.is_empty() {
                     out.push(StreamChunk::TextDelta { text });
                 }
+                out.push(StreamChunk::TextEnd {
+                    citations: citations(part.get("annotations")),
+                });
             }
         }
         Some("reasoning") => {
@@ -319,6 +324,17 @@ fn item_chunks(item: &Value, calls: &mut usize, out: &mut Vec<StreamChunk>) {
         // OpenAI's own tools ran on its side; their answer is in a message.
         _ => {}
     }
+}
+
+/// An output text's annotations (`url_citation`, `file_citation`...) as
+/// citations; those that are not objects with a `type` are left out.
+fn citations(annotations: Option<&Value>) -> Vec<Citation> {
+    annotations
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|a| Citation::deserialize(a).ok())
+        .collect()
 }
 
 /// The error of a failed response, or of an `error` event.
@@ -355,6 +371,8 @@ fn finish_reason(v: &Value, called_tools: bool) -> FinishReason {
 struct StreamState {
     /// Tool-call index by output index.
     calls: HashMap<u64, usize>,
+    /// The annotations of the output text being streamed.
+    citations: Vec<Citation>,
 }
 
 impl nodekit_http::StreamParser for StreamState {
@@ -387,6 +405,14 @@ impl nodekit_http::StreamParser for StreamState {
             "response.output_text.delta" | "response.refusal.delta" => {
                 out.push(StreamChunk::TextDelta { text: delta() });
             }
+            "response.output_text.annotation.added" => {
+                let annotation = value.get("annotation");
+                self.citations
+                    .extend(annotation.and_then(|a| Citation::deserialize(a).ok()));
+            }
+            "response.output_text.done" => out.push(StreamChunk::TextEnd {
+                citations: std::mem::take(&mut self.citations),
+            }),
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
                 out.push(StreamChunk::ReasoningDelta { text: delta() });
             }

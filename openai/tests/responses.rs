@@ -82,9 +82,7 @@ async fn a_conversation_goes_as_input_items_and_a_whole_response_is_read() {
     });
     let picture = Message {
         content: Content::Parts(vec![
-            ContentPart::Text {
-                text: "And this?".into(),
-            },
+            ContentPart::text("And this?"),
             ContentPart::ImageUrl {
                 image_url: ImageUrl {
                     url: "https://example.com/a.png".into(),
@@ -95,6 +93,7 @@ async fn a_conversation_goes_as_input_items_and_a_whole_response_is_read() {
                 file: FileUrl {
                     url: "data:application/pdf;base64,JVBERi0=".into(),
                     filename: Some("a.pdf".into()),
+                    mime_type: None,
                 },
             },
         ]),
@@ -314,4 +313,69 @@ async fn how_a_response_ends_or_fails() {
     let e = model_error(m.invoke(&hi, &CallOptions::default()).await.unwrap_err());
     assert_eq!((e.kind, e.status), (ModelErrorKind::BadRequest, Some(400)));
     assert!(e.message.contains("Unknown parameter"), "{}", e.message);
+}
+
+#[tokio::test]
+async fn annotations_cite_their_output_text_whole_and_streamed() {
+    let annotation = json!({"type": "url_citation", "url": "https://example.com/may", "title": "May", "start_index": 0, "end_index": 14});
+    let cited = || {
+        Content::Parts(vec![ContentPart::Text {
+            text: "Sales rose 4%.".into(),
+            citations: vec![serde_json::from_value(annotation.clone()).unwrap()],
+        }])
+    };
+    let whole = json!({"id": "resp_c", "status": "completed", "output": [
+        {"type": "message", "id": "msg_1", "role": "assistant", "content": [
+            {"type": "output_text", "text": "Sales rose 4%.", "annotations": [annotation]}
+        ]}
+    ], "usage": {"input_tokens": 3, "output_tokens": 4, "total_tokens": 7}});
+    let server = Server::start(vec![Reply::json(200, &whole)]).await;
+    let reply = model(&server, |c| c)
+        .invoke(&[Message::human("Sales?")], &CallOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(reply.content, cited());
+
+    let stream_events = [
+        json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "message", "id": "msg_1", "role": "assistant", "content": []}}),
+        json!({"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": "Sales rose 4%."}),
+        json!({"type": "response.output_text.annotation.added", "item_id": "msg_1", "output_index": 0, "content_index": 0, "annotation_index": 0, "annotation": annotation}),
+        json!({"type": "response.output_text.done", "item_id": "msg_1", "output_index": 0, "content_index": 0, "text": "Sales rose 4%."}),
+        json!({"type": "response.completed", "response": {"id": "resp_c", "status": "completed"}}),
+    ];
+    for size in [usize::MAX, 1, 7] {
+        let server = Server::start(vec![events_in(&stream_events, size)]).await;
+        let mut stream = model(&server, |c| c)
+            .stream(&[Message::human("Sales?")], &CallOptions::default())
+            .await
+            .unwrap();
+        let mut acc = StreamAccumulator::default();
+        while let Some(chunk) = stream.next().await {
+            acc.push(&chunk.unwrap());
+        }
+        assert_eq!(
+            acc.into_message().content,
+            cited(),
+            "pieces of {size} bytes"
+        );
+    }
+
+    // A block of another provider's is refused before sending, by name.
+    let kept = Message::from_stored(&json!({"type": "ai", "data": {"content": [
+        {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
+    ]}}))
+    .unwrap();
+    let server = Server::start(vec![]).await;
+    let e = model(&server, |c| c)
+        .invoke(&[Message::human("hi"), kept], &CallOptions::default())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(
+            "message 1: block 0 is a `server_tool_use` block, which the Responses API does not take"
+        ),
+        "{e}"
+    );
+    assert!(server.seen().is_empty());
 }

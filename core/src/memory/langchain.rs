@@ -520,18 +520,21 @@ fn push_buffer_line(out: &mut String, m: &Message, human_prefix: &str, ai_prefix
 fn readable_content(content: &Content) -> Cow<'_, str> {
     match content {
         Content::Text(t) => Cow::Borrowed(t),
-        Content::Parts(parts) => Cow::Owned(
-            parts
-                .iter()
-                .map(|p| match p {
-                    ContentPart::Text { text } => text.as_str(),
-                    ContentPart::ImageUrl { .. } => "[image]",
-                    ContentPart::File { .. } => "[file]",
-                    ContentPart::Thinking { .. } => "[thinking]",
-                    ContentPart::RedactedThinking { .. } => "[redacted_thinking]",
-                })
-                .collect(),
-        ),
+        Content::Parts(parts) => {
+            let mut out = String::new();
+            for part in parts {
+                match part {
+                    ContentPart::Text { text, .. } => out.push_str(text),
+                    ContentPart::ImageUrl { .. } => out.push_str("[image]"),
+                    other => {
+                        out.push('[');
+                        out.push_str(other.kind());
+                        out.push(']');
+                    }
+                }
+            }
+            Cow::Owned(out)
+        }
     }
 }
 

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::Result;
-use crate::message::{Content, ContentPart, Message, Role, ToolCall, Usage};
+use crate::message::{Citation, Content, ContentPart, Message, Role, ToolCall, Usage};
 use crate::tool::ToolDefinition;
 
 pub use crate::error::{ModelError, ModelErrorKind};
@@ -272,6 +272,16 @@ pub enum StreamChunk {
         /// The encrypted reasoning.
         data: String,
     },
+    /// The end of a block of text, with the sources it cites (Anthropic's
+    /// `citations`, OpenAI's annotations, Gemini's citation sources). It
+    /// closes the text streamed since the previous one; the final message
+    /// keeps such blocks apart, as [`ContentPart::Text`] parts, when one of
+    /// them cites something, and joins them otherwise.
+    TextEnd {
+        /// What the block cites (may be empty).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        citations: Vec<Citation>,
+    },
     /// A fragment of a tool call; fragments with one `index` make one call.
     ToolCallDelta {
         /// Which call of this answer.
@@ -298,7 +308,10 @@ pub enum StreamChunk {
 /// Merges stream chunks into the final AI message.
 #[derive(Debug, Default)]
 pub struct StreamAccumulator {
+    /// The text since the last [`StreamChunk::TextEnd`].
     text: String,
+    /// Blocks of text closed by [`StreamChunk::TextEnd`].
+    texts: Vec<(String, Vec<Citation>)>,
     /// The reasoning being streamed, not yet ended by a signature.
     reasoning: String,
     /// Blocks of reasoning ended by a signature, and redacted ones.
@@ -320,6 +333,10 @@ impl StreamAccumulator {
     pub fn push(&mut self, chunk: &StreamChunk) {
         match chunk {
             StreamChunk::TextDelta { text } => self.text.push_str(text),
+            StreamChunk::TextEnd { citations } => {
+                self.texts
+                    .push((std::mem::take(&mut self.text), citations.clone()));
+            }
             StreamChunk::ReasoningDelta { text } => self.reasoning.push_str(text),
             StreamChunk::ReasoningSignature { signature } => {
                 self.thinking.push(ContentPart::Thinking {
@@ -398,13 +415,27 @@ impl StreamAccumulator {
                 args: parse_arguments(&c.arguments),
             })
             .collect();
-        let mut message = if self.thinking.is_empty() {
+        let cited = self.texts.iter().any(|(_, c)| !c.is_empty());
+        if !cited {
+            let mut joined: String = self.texts.drain(..).map(|(text, _)| text).collect();
+            joined.push_str(&self.text);
+            self.text = joined;
+        } else if !self.text.is_empty() {
+            self.texts
+                .push((std::mem::take(&mut self.text), Vec::new()));
+        }
+        let mut message = if self.thinking.is_empty() && !cited {
             Message::ai(self.text)
         } else {
             let mut parts = self.thinking;
             if !self.text.is_empty() {
-                parts.push(ContentPart::Text { text: self.text });
+                parts.push(ContentPart::text(self.text));
             }
+            parts.extend(
+                self.texts
+                    .into_iter()
+                    .map(|(text, citations)| ContentPart::Text { text, citations }),
+            );
             Message::ai(Content::Parts(parts))
         };
         message.tool_calls = tool_calls;
@@ -460,9 +491,29 @@ pub fn message_chunks(message: Message) -> Vec<StreamChunk> {
             }
         }
     }
-    let text = message.text();
-    if !text.is_empty() {
-        out.push(StreamChunk::TextDelta { text });
+    let cited = match &message.content {
+        Content::Parts(parts) => parts
+            .iter()
+            .any(|p| matches!(p, ContentPart::Text { citations, .. } if !citations.is_empty())),
+        Content::Text(_) => false,
+    };
+    match &message.content {
+        Content::Parts(parts) if cited => {
+            for part in parts {
+                if let ContentPart::Text { text, citations } = part {
+                    out.push(StreamChunk::TextDelta { text: text.clone() });
+                    out.push(StreamChunk::TextEnd {
+                        citations: citations.clone(),
+                    });
+                }
+            }
+        }
+        _ => {
+            let text = message.text();
+            if !text.is_empty() {
+                out.push(StreamChunk::TextDelta { text });
+            }
+        }
     }
     if let Some(Value::String(r)) = message.additional_kwargs.get("reasoning_content") {
         out.push(StreamChunk::ReasoningDelta { text: r.clone() });

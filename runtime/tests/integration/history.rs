@@ -96,6 +96,13 @@ async fn common(
         );
     }
 
+    // Every kind of block comes back as it went, in LangChain's stored form.
+    let h = make(unique("blocks")).await;
+    let blocks = crate::message::with_every_block();
+    h.add_messages(&blocks).await.unwrap();
+    assert_eq!(h.messages().await.unwrap(), blocks);
+    h.clear().await.unwrap();
+
     // 10 MB and odd Unicode.
     let h = make(unique("big")).await;
     let big = "é🦀\u{200b}\u{fffd}".repeat(10 * 1024 * 1024 / 12);

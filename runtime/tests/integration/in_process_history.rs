@@ -44,4 +44,11 @@ async fn sessions_are_forgotten_past_the_limits() {
     InProcessHistory::set_limits(100, Duration::from_millis(50));
     assert_eq!(InProcessHistory::sessions_held(), 0);
     assert!(texts(&InProcessHistory::session("d")).await.is_empty());
+
+    // Every kind of block comes back as it went.
+    InProcessHistory::set_limits(100, Duration::from_secs(3600));
+    let h = InProcessHistory::session("blocks");
+    let blocks = crate::message::with_every_block();
+    h.add_messages(&blocks).await.unwrap();
+    assert_eq!(h.messages().await.unwrap(), blocks);
 }

@@ -1,6 +1,8 @@
 //! Messages in LangChain's stored form (what n8n persists) and in nodekit's own.
 
-use nodekit::message::{Content, ContentPart, ImageUrl, Message, Role, ToolCall, Usage};
+use nodekit::message::{
+    Citation, Content, ContentPart, FileUrl, ImageUrl, Message, Role, ToolCall, Usage,
+};
 use serde_json::{Value, json};
 
 fn langchain() -> Vec<Value> {
@@ -23,9 +25,7 @@ fn ours() -> Vec<Message> {
     let mut tool = Message::tool("ok", "c1");
     tool.name = Some("t0".into());
     let mut parts = Message::human(Content::Parts(vec![
-        ContentPart::Text {
-            text: "look".into(),
-        },
+        ContentPart::text("look"),
         ContentPart::ImageUrl {
             image_url: ImageUrl {
                 url: "data:x".into(),
@@ -44,6 +44,54 @@ fn ours() -> Vec<Message> {
         Message::ai("plain"),
         Message::chat("critic", "hello there"),
     ]
+    .into_iter()
+    .chain(with_every_block())
+    .collect()
+}
+
+/// Messages with every kind of block: documents inline and by address,
+/// signed and redacted reasoning, cited text, and a block nodekit does not
+/// model. The chat-history stores' tests use them too.
+pub fn with_every_block() -> Vec<Message> {
+    let file = |url: &str, filename: Option<&str>, mime_type: Option<&str>| ContentPart::File {
+        file: FileUrl {
+            url: url.into(),
+            filename: filename.map(Into::into),
+            mime_type: mime_type.map(Into::into),
+        },
+    };
+    let human = Message::human(Content::Parts(vec![
+        ContentPart::text("summarise"),
+        file("data:application/pdf;base64,JVBERi0=", Some("a.pdf"), None),
+        file("https://example.com/b.pdf", None, Some("application/pdf")),
+    ]));
+    let mut cited = Citation::new("char_location");
+    cited.cited_text = Some("Sales rose 4%.".into());
+    for (key, value) in [
+        ("document_index", json!(0)),
+        ("document_title", json!("a.pdf")),
+        ("start_char_index", json!(0)),
+        ("end_char_index", json!(14)),
+    ] {
+        cited.fields.insert(key.into(), value);
+    }
+    let server_tool = json!({"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "sales"}});
+    let ai = Message::ai(Content::Parts(vec![
+        ContentPart::Thinking {
+            thinking: "The report says".into(),
+            signature: Some("sig==".into()),
+        },
+        ContentPart::RedactedThinking {
+            data: "enc==".into(),
+        },
+        ContentPart::text("It says "),
+        ContentPart::Text {
+            text: "sales rose".into(),
+            citations: vec![cited],
+        },
+        ContentPart::Other(server_tool.as_object().unwrap().clone()),
+    ]));
+    vec![human, ai]
 }
 
 #[test]
@@ -151,4 +199,126 @@ fn prompt_cache_counts_keep_langchains_names() {
     let mut total = ai.usage.unwrap();
     total.add(&ai.usage.unwrap());
     assert_eq!(total.cache_creation_tokens, Some(60));
+}
+
+#[test]
+fn blocks_are_read_from_every_form_langchain_and_its_providers_write() {
+    let read = |block: Value| -> ContentPart {
+        let stored = json!({"type": "human", "data": {"content": [block]}});
+        match Message::from_stored(&stored).unwrap().content {
+            Content::Parts(mut parts) => parts.remove(0),
+            other => panic!("{other:?}"),
+        }
+    };
+    let file = |url: &str, filename: Option<&str>, mime_type: Option<&str>| ContentPart::File {
+        file: FileUrl {
+            url: url.into(),
+            filename: filename.map(Into::into),
+            mime_type: mime_type.map(Into::into),
+        },
+    };
+    let pdf = "data:application/pdf;base64,JVBERi0=";
+    let image = |url: &str| ContentPart::ImageUrl {
+        image_url: ImageUrl {
+            url: url.into(),
+            detail: None,
+        },
+    };
+    for (block, expected) in [
+        // OpenAI's, as nodekit wrote them before.
+        (
+            json!({"type": "file", "file": {"file_data": pdf, "filename": "a.pdf"}}),
+            file(pdf, Some("a.pdf"), None),
+        ),
+        (
+            json!({"type": "file", "file": {"url": pdf}}),
+            file(pdf, None, None),
+        ),
+        // Anthropic's.
+        (
+            json!({"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERi0="}, "title": "a.pdf"}),
+            file(pdf, Some("a.pdf"), None),
+        ),
+        (
+            json!({"type": "document", "source": {"type": "url", "url": "https://x/b.pdf"}}),
+            file("https://x/b.pdf", None, None),
+        ),
+        (
+            json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBO"}}),
+            image("data:image/png;base64,iVBO"),
+        ),
+        // LangChain's data blocks, old and new.
+        (
+            json!({"type": "image", "source_type": "url", "url": "https://x/c.png"}),
+            image("https://x/c.png"),
+        ),
+        (
+            json!({"type": "file", "mimeType": "application/pdf", "data": "JVBERi0="}),
+            file(pdf, None, None),
+        ),
+        (
+            json!({"type": "file", "url": "https://x/b", "mimeType": "application/pdf"}),
+            file("https://x/b", None, Some("application/pdf")),
+        ),
+        (
+            json!({"type": "image_url", "image_url": "https://x/c.png"}),
+            image("https://x/c.png"),
+        ),
+        (
+            json!({"type": "reasoning", "reasoning": "hmm"}),
+            ContentPart::Thinking {
+                thinking: "hmm".into(),
+                signature: None,
+            },
+        ),
+    ] {
+        assert_eq!(read(block.clone()), expected, "{block}");
+    }
+    // What says more than where the data is stays whole: a document with
+    // citations asked for, one by file id, one with a text source.
+    for block in [
+        json!({"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERi0="}, "citations": {"enabled": true}}),
+        json!({"type": "file", "source_type": "id", "id": "file-1"}),
+        json!({"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "hi"}}),
+        json!({"type": "input_audio", "input_audio": {"data": "UklG", "format": "wav"}}),
+    ] {
+        assert_eq!(
+            read(block.clone()),
+            ContentPart::Other(block.as_object().unwrap().clone())
+        );
+    }
+    for (block, why) in [
+        (
+            json!({"text": "no type"}),
+            "a content block needs a string `type`",
+        ),
+        (
+            json!({"type": "text"}),
+            "a text block needs a string `text`",
+        ),
+        (
+            json!({"type": "text", "text": "x", "citations": [{"cited_text": "no type"}]}),
+            "a text block's `citations` cannot be read",
+        ),
+    ] {
+        let stored = json!({"type": "human", "data": {"content": [block]}});
+        let e = Message::from_stored(&stored).unwrap_err().to_string();
+        assert!(e.contains(why), "{e}");
+    }
+}
+
+#[test]
+fn tool_calls_kept_in_the_content_too_are_read_once() {
+    // ChatAnthropic keeps a call both as a `tool_use` block and in
+    // `tool_calls`; sending both would repeat it.
+    let stored = json!({"type": "ai", "data": {
+        "content": [{"type": "text", "text": "Looking."}, {"type": "tool_use", "id": "t1", "name": "f", "input": {}}],
+        "tool_calls": [{"name": "f", "args": {}, "type": "tool_call", "id": "t1"}],
+    }});
+    let m = Message::from_stored(&stored).unwrap();
+    assert_eq!(
+        m.content,
+        Content::Parts(vec![ContentPart::text("Looking.")])
+    );
+    assert_eq!(m.tool_calls.len(), 1);
 }

@@ -1037,18 +1037,15 @@ async fn another_providers_reasoning_is_not_sent_and_documents_go_as_file_parts(
             thinking: "done".into(),
             signature: None,
         },
-        ContentPart::Text {
-            text: "It is sunny.".into(),
-        },
+        ContentPart::text("It is sunny."),
     ]));
     let document = Message::human(Content::Parts(vec![
-        ContentPart::Text {
-            text: "Read these.".into(),
-        },
+        ContentPart::text("Read these."),
         ContentPart::File {
             file: FileUrl {
                 url: "data:application/pdf;base64,JVBERi0=".into(),
                 filename: Some("a.pdf".into()),
+                mime_type: None,
             },
         },
         ContentPart::ImageUrl {
@@ -1084,6 +1081,122 @@ async fn another_providers_reasoning_is_not_sent_and_documents_go_as_file_parts(
             {"type": "file", "file": {"file_data": "data:application/pdf;base64,JVBERi0=", "filename": "a.pdf"}},
             {"type": "image_url", "image_url": {"url": "https://example.invalid/a.png"}},
         ])
+    );
+}
+
+#[tokio::test]
+async fn web_sources_cite_the_text_and_what_openai_cannot_take_is_refused_first() {
+    use nodekit::message::{Content, ContentPart, FileUrl};
+    let server = Server::start(vec![Reply::json(
+        200,
+        &completion(json!({"role": "assistant", "content": "Sales rose 4%.", "annotations": [
+            {"type": "url_citation", "url_citation": {"url": "https://example.com/may", "title": "May", "start_index": 0, "end_index": 14}}
+        ]})),
+    )])
+    .await;
+    let answer = model(&server)
+        .invoke(&[Message::human("Sales?")], &CallOptions::default())
+        .await
+        .unwrap();
+    let Content::Parts(parts) = &answer.content else {
+        panic!("{:?}", answer.content)
+    };
+    let [ContentPart::Text { text, citations }] = parts.as_slice() else {
+        panic!("{parts:?}")
+    };
+    assert_eq!(text, "Sales rose 4%.");
+    assert_eq!(
+        (
+            citations[0].kind.as_str(),
+            citations[0].url(),
+            citations[0].title()
+        ),
+        ("url_citation", Some("https://example.com/may"), Some("May"))
+    );
+    // Back to OpenAI, the text goes without them.
+    let server = Server::start(vec![Reply::json(
+        200,
+        &completion(json!({"role": "assistant", "content": "ok"})),
+    )])
+    .await;
+    model(&server)
+        .invoke(
+            &[Message::human("Sales?"), answer, Message::human("Thanks")],
+            &CallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        server.seen()[0].body["messages"][1]["content"],
+        json!([{"type": "text", "text": "Sales rose 4%."}])
+    );
+
+    // A document by address, and another provider's block, are refused
+    // before anything is sent, naming the block.
+    let by_address = Message::human(Content::Parts(vec![ContentPart::File {
+        file: FileUrl {
+            url: "https://example.com/a.pdf".into(),
+            ..FileUrl::default()
+        },
+    }]));
+    let kept = Message::from_stored(&json!({"type": "ai", "data": {"content": [
+        {"type": "text", "text": "hi"}, {"type": "server_tool_use", "id": "s", "name": "web_search", "input": {}}
+    ]}}))
+    .unwrap();
+    let server = Server::start(vec![]).await;
+    for (messages, why) in [
+        (
+            vec![by_address],
+            "message 0: block 0 is a document by address",
+        ),
+        (
+            vec![Message::human("hi"), kept],
+            "message 1: block 1 is a `server_tool_use` block, which the Chat Completions API does not take",
+        ),
+    ] {
+        let e = model(&server)
+            .invoke(&messages, &CallOptions::default())
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(why), "{e}");
+    }
+    assert!(server.seen().is_empty());
+}
+
+#[test]
+fn cited_blocks_stream_apart_and_plain_ones_join() {
+    use nodekit::message::{Citation, Content, ContentPart};
+    use nodekit::model::message_chunks;
+    let end = |citations: Vec<Citation>| StreamChunk::TextEnd { citations };
+    let text = |t: &str| StreamChunk::TextDelta { text: t.into() };
+    // Blocks that cite nothing make one text, as before.
+    let plain = merged(&[text("a"), end(vec![]), text("b"), end(vec![]), text("c")]);
+    assert_eq!(plain.content, Content::Text("abc".into()));
+    // One that cites keeps every block apart, text after the last included.
+    let cited = merged(&[
+        text("a"),
+        end(vec![]),
+        text("b"),
+        end(vec![Citation::new("page_location")]),
+        text("c"),
+    ]);
+    assert_eq!(
+        cited.content,
+        Content::Parts(vec![
+            ContentPart::text("a"),
+            ContentPart::Text {
+                text: "b".into(),
+                citations: vec![Citation::new("page_location")]
+            },
+            ContentPart::text("c"),
+        ])
+    );
+    assert_eq!(cited.text(), "abc");
+    // A whole message streamed again is the same message.
+    assert_eq!(
+        merged(&message_chunks(cited.clone())).content,
+        cited.content
     );
 }
 
@@ -1128,9 +1241,7 @@ fn signed_reasoning_streams_into_thinking_parts_and_back() {
                 data: "opaque".into()
             },
             thinking("then", None),
-            ContentPart::Text {
-                text: "Answer.".into()
-            },
+            ContentPart::text("Answer."),
         ])
     );
     assert_eq!(message.text(), "Answer.");

@@ -5,6 +5,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+mod content;
+
+pub use content::{Citation, Content, ContentPart, FileUrl, ImageUrl, data_url};
+
 use crate::error::{Error, Result, describe_value, quoted};
 
 /// Who wrote a message.
@@ -39,121 +43,6 @@ impl Role {
             Role::Generic => "generic",
         }
     }
-}
-
-/// Message content: plain text, or parts (text, images, documents,
-/// reasoning) for providers that take them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum Content {
-    /// Plain text.
-    Text(String),
-    /// Parts: text, images, documents, reasoning.
-    Parts(Vec<ContentPart>),
-}
-
-impl Default for Content {
-    fn default() -> Self {
-        Content::Text(String::new())
-    }
-}
-
-impl Content {
-    /// The text of the content; text parts are joined, the others left out.
-    pub fn text(&self) -> String {
-        match self {
-            Content::Text(t) => t.clone(),
-            Content::Parts(parts) => parts
-                .iter()
-                .filter_map(|p| match p {
-                    ContentPart::Text { text } => Some(text.as_str()),
-                    _ => None,
-                })
-                .collect(),
-        }
-    }
-
-    /// Whether there is no text and no part.
-    pub fn is_empty(&self) -> bool {
-        match self {
-            Content::Text(t) => t.is_empty(),
-            Content::Parts(p) => p.is_empty(),
-        }
-    }
-}
-
-impl From<&str> for Content {
-    fn from(s: &str) -> Self {
-        Content::Text(s.to_owned())
-    }
-}
-
-impl From<String> for Content {
-    fn from(s: String) -> Self {
-        Content::Text(s)
-    }
-}
-
-/// One part of a multi-part message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum ContentPart {
-    /// Text.
-    Text {
-        /// The text.
-        text: String,
-    },
-    /// An image, by URL or `data:` URL.
-    ImageUrl {
-        /// Where the image is.
-        image_url: ImageUrl,
-    },
-    /// A document (a PDF, a text file), by URL or `data:` URL.
-    File {
-        /// Where the document is.
-        file: FileUrl,
-    },
-    /// The model's reasoning before its answer (Anthropic's `thinking`
-    /// block, Gemini's thought), as the provider gave it. A provider that
-    /// signs it needs the block back unchanged, signature included, on the
-    /// next turn of a conversation that calls tools: it is kept in memory
-    /// like any part, and left out of [`Content::text`].
-    Thinking {
-        /// The reasoning text (may be empty when only a signature came).
-        thinking: String,
-        /// The provider's signature over it (Anthropic's `signature`,
-        /// Gemini's `thoughtSignature`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        signature: Option<String>,
-    },
-    /// Reasoning the provider returns encrypted (Anthropic's
-    /// `redacted_thinking`), to be sent back as it came.
-    RedactedThinking {
-        /// The encrypted reasoning.
-        data: String,
-    },
-}
-
-/// An image reference in OpenAI's form.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ImageUrl {
-    /// `https://...` or `data:image/png;base64,...`.
-    pub url: String,
-    /// `low`, `high` or `auto`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub detail: Option<String>,
-}
-
-/// A document reference: a URL, or a `data:` URL with its media type
-/// (`data:application/pdf;base64,...`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FileUrl {
-    /// `https://...` or `data:application/pdf;base64,...`.
-    pub url: String,
-    /// The file's name, for providers that show or need one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub filename: Option<String>,
 }
 
 /// A tool call the model asks for.
@@ -426,6 +315,16 @@ impl Message {
         };
         if tool_calls.is_empty() && role == Role::Ai {
             tool_calls = legacy_tool_calls(&additional_kwargs);
+        }
+        let mut content = content;
+        if let (Content::Parts(parts), false) = (&mut content, tool_calls.is_empty()) {
+            // The calls as ChatAnthropic and ChatGoogleGenerativeAI also
+            // keep them in the content; `tool_calls` is what LangChain
+            // sends, and so does nodekit.
+            parts.retain(|p| {
+                !matches!(p, ContentPart::Other(_))
+                    || !["tool_use", "input_json_delta", "functionCall"].contains(&p.kind())
+            });
         }
         let usage = data
             .get("usage_metadata")
