@@ -9,7 +9,9 @@
 // hashed into one of 64 slots, the vector scaled to length 1), so texts
 // sharing words are near.
 // A marker `[table:NAME]` in the conversation's last user message makes
-// the tool call name table NAME instead (scripts/n8n-queue.sh uses it).
+// the tool call name table NAME instead (scripts/n8n-queue.sh uses it);
+// `[status:NNN]` makes the answer an OpenAI error with that HTTP status
+// (scripts/litellm.sh uses it).
 //
 //   PORT=18080 REQUEST_LOG=requests.jsonl node scripted-openai.js
 
@@ -103,6 +105,14 @@ http.createServer((req, res) => {
     }
     const body = JSON.parse(text || '{}');
     fs.appendFileSync(log, JSON.stringify(body) + '\n');
+    const status = /\[status:(\d{3})\]/.exec(lastUserText(body.messages || []));
+    if (status) {
+      const code = Number(status[1]);
+      const type = code === 429 ? 'rate_limit_exceeded' : 'invalid_request_error';
+      res.writeHead(code, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: `scripted failure ${code}`, type, param: null, code: type } }));
+      return;
+    }
     const reply = answer(body);
     if (body.stream) {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
