@@ -100,6 +100,9 @@ async fn error(
 
 const KEY: &str = "sk-local-0123456789";
 
+/// A client, and the error the server gives it: its status and message.
+type Client = (&'static str, Box<dyn ChatModel>, (u16, &'static str));
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let base = std::env::args().nth(1).expect("the server's root URL");
@@ -107,7 +110,7 @@ async fn main() {
     let gemini = GeminiConfig::new(KEY, "gemini-2.5-flash").base_url(base);
     // The errors as the proxy gives them: the model's 400 in Anthropic's
     // form, and a bare 500 on Gemini's route (LiteLLM's own answer there).
-    let models: [(&str, Box<dyn ChatModel>, (u16, &str)); 2] = [
+    let models: [Client; 2] = [
         (
             "Anthropic",
             Box::new(AnthropicChatModel::new(anthropic).unwrap()),
