@@ -4,10 +4,11 @@
 # 130 MB with their dependencies) into a scratch virtual environment
 # (~/.cache/nodekit-provider-sdks, or $PROVIDER_SDKS_DIR).
 #
-# For one conversation (a system prompt, a tool call and its result, an
-# image, tools, sampling settings and a stop sequence), the request body
-# nodekit sends (the crates' `request_body` examples) must equal the one
-# the official `anthropic` and `google-genai` SDKs send to a recording
+# For two conversations (a system prompt, a tool call and its result, an
+# image, tools, sampling settings and a stop sequence; then thinking with its
+# signature sent back, cache breakpoints and structured output), the request
+# bodies nodekit sends (the crates' `request_body` examples) must equal the
+# ones the official `anthropic` and `google-genai` SDKs send to a recording
 # server, up to key order (scripts/provider-sdks/compare.py).
 #
 # Needs Python 3 with venv (Debian: apt-get install python3-venv).

@@ -1,13 +1,14 @@
-//! Prints the `generateContent` request body nodekit sends for one fixed
-//! conversation (system instruction, an image, a function call and its
-//! response, tools and settings). `scripts/provider-sdks.sh` compares it
-//! with the body the official `google-genai` SDK sends for the same
-//! conversation.
+//! Prints the `generateContent` request bodies nodekit sends for two
+//! fixed conversations, one a line: the first with a system instruction,
+//! an image, a function call and its response, tools and settings; the
+//! second with thinking (a thought signature sent back on its call) and
+//! structured output. `scripts/provider-sdks.sh` compares them with the
+//! bodies the official `google-genai` SDK sends for the same conversations.
 //!
 //! `cargo run -p nodekit-gemini --example request_body`
 
 use nodekit_core::message::{Content, ContentPart, ImageUrl, Message, ToolCall};
-use nodekit_core::model::{CallOptions, ModelSettings};
+use nodekit_core::model::{CallOptions, ModelSettings, ResponseFormat};
 use nodekit_core::tool::ToolDefinition;
 use nodekit_gemini::{GeminiChatModel, GeminiConfig};
 use serde_json::json;
@@ -56,6 +57,40 @@ fn main() -> nodekit_core::error::Result<()> {
         }],
         stop: vec!["END".into()],
         ..CallOptions::default()
+    };
+    let body = model.request_body(&messages, &options)?;
+    println!("{}", String::from_utf8_lossy(&body));
+
+    let mut config = GeminiConfig::new("AIza-example", "gemini-2.5-flash").thinking_budget(1024);
+    config.include_thoughts = true;
+    let model = GeminiChatModel::new(config)?;
+    // A thought signature is base64 on the wire ("sig-g").
+    let mut thought = Message::ai(Content::Parts(vec![ContentPart::Thinking {
+        thinking: String::new(),
+        signature: Some("c2lnLWc=".into()),
+    }]));
+    thought.tool_calls.push(ToolCall {
+        id: "call_1".into(),
+        name: "get_weather".into(),
+        args: json!({"city": "Paris"}),
+    });
+    let messages = [
+        Message::system("Answer as JSON."),
+        Message::human("What is the weather in Paris?"),
+        thought,
+        Message {
+            name: Some("get_weather".into()),
+            ..Message::tool("Sunny, 21 °C", "call_1")
+        },
+    ];
+    let options = CallOptions {
+        stop: Vec::new(),
+        response_format: Some(ResponseFormat::JsonSchema {
+            name: "weather".into(),
+            schema: json!({"type": "object", "properties": {"summary": {"type": "string"}}, "required": ["summary"]}),
+            strict: true,
+        }),
+        ..options
     };
     let body = model.request_body(&messages, &options)?;
     println!("{}", String::from_utf8_lossy(&body));

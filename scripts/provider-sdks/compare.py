@@ -1,11 +1,11 @@
-"""Compares nodekit's request bodies with the official SDKs' for one conversation.
+"""Compares nodekit's request bodies with the official SDKs' for two conversations.
 
 Run by scripts/provider-sdks.sh, which installs the pinned SDKs in a scratch
 virtual environment. For Anthropic (`anthropic`) and Gemini (`google-genai`),
-the SDK sends the conversation of the crate's `request_body` example to a
+the SDK sends each conversation of the crate's `request_body` example to a
 recording server on 127.0.0.1; the body it sends must equal the one nodekit
-prints, up to key order. Usage: compare.py ANTHROPIC_BODY GEMINI_BODY
-(files holding nodekit's bodies as JSON).
+prints, up to key order. Usage: compare.py ANTHROPIC_BODIES GEMINI_BODIES
+(files holding nodekit's bodies as JSON, one a line).
 """
 
 import json
@@ -44,6 +44,7 @@ class Recorder(BaseHTTPRequestHandler):
 
 
 WEATHER_SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+SUMMARY_SCHEMA = {"type": "object", "properties": {"summary": {"type": "string"}}, "required": ["summary"]}
 
 
 def anthropic_body(root):
@@ -71,6 +72,72 @@ def anthropic_body(root):
                 {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}},
             ]},
         ],
+    )
+    return SEEN[-1]
+
+
+def anthropic_thinking_body(root):
+    """Extended thinking with a signed block sent back, cache breakpoints on
+    the system prompt and the tools, and structured output."""
+    import anthropic
+
+    client = anthropic.Anthropic(api_key="sk-ant-example", base_url=root, max_retries=0)
+    ephemeral = {"type": "ephemeral"}
+    client.messages.create(
+        model="claude-sonnet-4-5",
+        max_tokens=4096,
+        thinking={"type": "enabled", "budget_tokens": 2048},
+        system=[{"type": "text", "text": "Answer as JSON.", "cache_control": ephemeral}],
+        stop_sequences=["END"],
+        tool_choice={"type": "auto"},
+        tools=[{"name": "get_weather", "description": "The weather in a city",
+                "input_schema": WEATHER_SCHEMA, "cache_control": ephemeral}],
+        output_config={"format": {"type": "json_schema",
+                                  "schema": {**SUMMARY_SCHEMA, "additionalProperties": False}}},
+        messages=[
+            {"role": "user", "content": "What is the weather in Paris?"},
+            {"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "The user wants Paris.", "signature": "EqQBCkYIBxgCKkA"},
+                {"type": "tool_use", "id": "toolu_01", "name": "get_weather", "input": {"city": "Paris"}},
+            ]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_01", "content": "Sunny, 21 °C"},
+            ]},
+        ],
+    )
+    return SEEN[-1]
+
+
+def gemini_thinking_body(root):
+    """Thinking, with the thought signature sent back on its call, and
+    structured output."""
+    from google import genai
+    from google.genai import types
+
+    client = genai.Client(
+        api_key="AIza-example", http_options=types.HttpOptions(base_url=root, api_version="v1beta"))
+    client.models.generate_content(
+        model="gemini-2.5-flash",
+        contents=[
+            types.Content(role="user", parts=[types.Part(text="What is the weather in Paris?")]),
+            types.Content(role="model", parts=[
+                types.Part(function_call=types.FunctionCall(name="get_weather", args={"city": "Paris"}),
+                           thought_signature=b"sig-g"),
+            ]),
+            types.Content(role="user", parts=[
+                types.Part(function_response=types.FunctionResponse(
+                    name="get_weather", response={"result": "Sunny, 21 °C"})),
+            ]),
+        ],
+        config=types.GenerateContentConfig(
+            system_instruction="Answer as JSON.",
+            thinking_config=types.ThinkingConfig(thinking_budget=1024, include_thoughts=True),
+            response_mime_type="application/json",
+            response_json_schema=SUMMARY_SCHEMA,
+            tools=[types.Tool(function_declarations=[types.FunctionDeclaration(
+                name="get_weather", description="The weather in a city",
+                parameters_json_schema=WEATHER_SCHEMA)])],
+        ),
     )
     return SEEN[-1]
 
@@ -143,23 +210,29 @@ def main():
     threading.Thread(target=server.serve_forever, daemon=True).start()
     root = f"http://127.0.0.1:{server.server_address[1]}"
     failed = False
-    for name, ours_file, send, path, names in [
-        ("anthropic", sys.argv[1], anthropic_body, "/v1/messages", lambda v: v),
-        ("google-genai", sys.argv[2], gemini_body, "/v1beta/models/gemini-2.5-flash:generateContent", camel),
+    gemini_path = "/v1beta/models/gemini-2.5-flash:generateContent"
+    for name, ours_file, sends, path, names in [
+        ("anthropic", sys.argv[1], [anthropic_body, anthropic_thinking_body], "/v1/messages", lambda v: v),
+        ("google-genai", sys.argv[2], [gemini_body, gemini_thinking_body], gemini_path, camel),
     ]:
         with open(ours_file, encoding="utf-8") as f:
-            ours = json.load(f)
-        seen_path, theirs = send(root)
-        found = differences(names(ours), names(theirs))
-        if not seen_path.startswith(path):
-            found.append(f"path: the SDK posted to {seen_path}, nodekit posts to {path}")
-        if found:
+            bodies = [json.loads(line) for line in f if line.strip()]
+        if len(bodies) != len(sends):
             failed = True
-            print(f"{name}: the bodies differ")
-            for line in found:
-                print(f"  {line}")
-        else:
-            print(f"{name}: the bodies are equal ({len(json.dumps(ours))} bytes)")
+            print(f"{name}: nodekit printed {len(bodies)} bodies for {len(sends)} conversations")
+            continue
+        for ours, send in zip(bodies, sends):
+            seen_path, theirs = send(root)
+            found = differences(names(ours), names(theirs))
+            if not seen_path.startswith(path):
+                found.append(f"path: the SDK posted to {seen_path}, nodekit posts to {path}")
+            if found:
+                failed = True
+                print(f"{name}, {send.__name__}: the bodies differ")
+                for line in found:
+                    print(f"  {line}")
+            else:
+                print(f"{name}, {send.__name__}: the bodies are equal ({len(json.dumps(ours))} bytes)")
     server.shutdown()
     sys.exit(1 if failed else 0)
 
