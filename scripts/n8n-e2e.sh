@@ -25,7 +25,10 @@
 #    nodekit's SQL select tool on a real SQLite file, and nodekit's SQLite chat
 #    memory. Checks that the tool ran on the database, that the answer quotes
 #    it, that the memory stored the exchange, and that the sub-nodes' calls
-#    are in n8n's execution data.
+#    are in n8n's execution data. The same with nodekit's OpenAI-compatible
+#    model, and with nodekit's packaged lmChatAnthropic (n8n's Anthropic node
+#    by its own name, on n8n's anthropicApi credential) talking to the
+#    scripted server's Anthropic-format /v1/messages.
 # 5. Retrieval: nodekit's SQLite vector store inserts a text with nodekit's
 #    embeddings (served by the scripted server), default data loader and
 #    recursive character text splitter; then n8n's AI Agent, with n8n's
@@ -109,6 +112,7 @@ node "$here/check-nodes.js" "$work/nodes.json" "$pkg" "$program"
 json_id() { node -e 'let s="";process.stdin.on("data",c=>s+=c).on("end",()=>{const j=JSON.parse(s);console.log((j.data||j).id)})'; }
 post() { curl -sf -b "$jar" -H 'Content-Type: application/json' -X POST "$url/rest/$1" -d "$2" | json_id; }
 creds="\"openAiApi\":\"$(post credentials "{\"name\":\"Scripted OpenAI\",\"type\":\"openAiApi\",\"data\":{\"apiKey\":\"sk-local\",\"url\":\"http://127.0.0.1:$mock_port/v1\"}}")\""
+creds="$creds,\"anthropicApi\":\"$(post credentials "{\"name\":\"Scripted Anthropic\",\"type\":\"anthropicApi\",\"data\":{\"apiKey\":\"sk-ant-local\",\"url\":\"http://127.0.0.1:$mock_port\"}}")\""
 creds="$creds,\"sqlite\":\"$(post credentials "{\"name\":\"Shop database\",\"type\":\"sqlite\",\"data\":{\"databasePath\":\"$work/shop.db\"}}")\""
 creds="$creds,\"vectors\":\"$(post credentials "{\"name\":\"Vector database\",\"type\":\"sqlite\",\"data\":{\"databasePath\":\"$work/vectors.db\"}}")\""
 
@@ -147,6 +151,12 @@ check_run n8n-model
 say "the same with nodekit's chat model"
 execute nodekit-model || { tail -60 "$work/run-nodekit-model.txt" >&2; exit 1; }
 check_run nodekit-model
+
+say "the same with nodekit's packaged Anthropic model (n8n's lmChatAnthropic by its name)"
+execute nodekit-anthropic || { tail -60 "$work/run-nodekit-anthropic.txt" >&2; exit 1; }
+check_run nodekit-anthropic
+grep -q '"max_tokens":4096' "$work/requests.jsonl" \
+  || { echo "FAILED: the Anthropic requests lack n8n's default max_tokens" >&2; exit 1; }
 
 say "faults: a panicking node, a missing bridge program"
 expect_error fault "panicked: the fault tool panics on purpose"

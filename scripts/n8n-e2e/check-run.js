@@ -20,7 +20,7 @@ const actions = memoryRuns.map((r) => (((r.data || {}).ai_memory || [[]])[0][0] 
 console.error(`memory runs: ${actions.join(', ')}`);
 if (!actions.includes('loadMemory') || !actions.includes('saveMemory')) fail('memory loads and saves are not both logged');
 
-if (variant === 'nodekit-model') {
+if (variant === 'nodekit-model' || variant === 'nodekit-anthropic') {
   const calls = json('Chat Model', 'ai_languageModel');
   console.error(`nodekit chat model runs: ${calls.map((c) => c.action).join(', ')}`);
   if (calls.length !== 2 || calls.some((c) => c.action !== 'invoke')) fail('the chat model calls are not in the execution data');
@@ -28,7 +28,10 @@ if (variant === 'nodekit-model') {
 
 const requests = readRequests(requestsFile);
 const second = requests[1] || { messages: [] };
-const toolMessage = second.messages.find((m) => m.role === 'tool');
+// OpenAI's tool message, or Anthropic's tool_result block.
+const toolMessage = variant === 'nodekit-anthropic'
+  ? second.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).find((b) => b.type === 'tool_result')
+  : second.messages.find((m) => m.role === 'tool');
 if (requests.length !== 2 || !toolMessage || !String(toolMessage.content).includes('Ada Lovelace')) {
   fail(`the model requests: ${requests.length}, tool message ${JSON.stringify(toolMessage)}`);
 }
@@ -45,7 +48,7 @@ db.all('SELECT * FROM n8n_chat_histories ORDER BY id', (e, rows) => {
   if (!human || human.content !== 'Who are our customers?') fail('the memory lacks the question');
   if (!ai || !String(ai.content).includes('Ada Lovelace')) fail('the memory lacks the answer');
   // Each run adds its question and answer.
-  const runs = variant === 'nodekit-model' ? 2 : 1;
+  const runs = { 'nodekit-model': 2, 'nodekit-anthropic': 3 }[variant] || 1;
   if (messages.length !== 2 * runs) fail(`the memory holds ${messages.length} messages after ${runs} run(s)`);
   if (rows.some((r) => r.session_id !== 'e2e-session')) fail('a message is stored under another session');
   db.close();

@@ -12,6 +12,9 @@
 // the tool call name table NAME instead (scripts/n8n-queue.sh uses it);
 // `[status:NNN]` makes the answer an OpenAI error with that HTTP status
 // (scripts/litellm.sh uses it).
+// POST /v1/messages plays the same script in Anthropic's Messages API
+// format (a `tool_use` block, then text quoting the `tool_result`), whole
+// or as its event stream.
 //
 //   PORT=18080 REQUEST_LOG=requests.jsonl node scripted-openai.js
 
@@ -62,6 +65,42 @@ function answer(body) {
   }, 'tool_calls');
 }
 
+/** The same script in Anthropic's Messages API format. */
+function anthropicAnswer(body) {
+  const messages = body.messages || [];
+  const last = messages[messages.length - 1] || {};
+  const result = Array.isArray(last.content) ? last.content.find((b) => b.type === 'tool_result') : null;
+  calls += 1;
+  const message = (content, stopReason) => ({
+    id: `msg_${calls}`, type: 'message', role: 'assistant', model: body.model || 'scripted', content,
+    stop_reason: stopReason, stop_sequence: null, usage: { input_tokens: 50, output_tokens: 10 },
+  });
+  if (result) {
+    const text = typeof result.content === 'string' ? result.content
+      : (result.content || []).map((b) => b.text || '').join('');
+    return message([{ type: 'text', text: `Here is what the database says: ${text}` }], 'end_turn');
+  }
+  const tool = (body.tools || []).map((t) => t.name).find((n) => pattern.test(n));
+  if (!tool) return message([{ type: 'text', text: 'No tool was offered.' }], 'end_turn');
+  return message([{ type: 'tool_use', id: `toolu_${calls}`, name: tool, input: toolArgs }], 'tool_use');
+}
+
+/** A whole Anthropic message as the events of its stream. */
+function anthropicEvents(m) {
+  const events = [['message_start', { type: 'message_start', message: { ...m, content: [], stop_reason: null, usage: { input_tokens: 50, output_tokens: 1 } } }]];
+  m.content.forEach((block, index) => {
+    const start = block.type === 'text' ? { type: 'text', text: '' } : { ...block, input: {} };
+    events.push(['content_block_start', { type: 'content_block_start', index, content_block: start }]);
+    const delta = block.type === 'text' ? { type: 'text_delta', text: block.text }
+      : { type: 'input_json_delta', partial_json: JSON.stringify(block.input) };
+    events.push(['content_block_delta', { type: 'content_block_delta', index, delta }]);
+    events.push(['content_block_stop', { type: 'content_block_stop', index }]);
+  });
+  events.push(['message_delta', { type: 'message_delta', delta: { stop_reason: m.stop_reason, stop_sequence: null }, usage: { output_tokens: 10 } }]);
+  events.push(['message_stop', { type: 'message_stop' }]);
+  return events.map(([name, data]) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`).join('');
+}
+
 const DIMS = 64;
 function bagOfWords(text) {
   const v = new Array(DIMS).fill(0);
@@ -96,6 +135,14 @@ http.createServer((req, res) => {
     if (req.method === 'POST' && req.url.endsWith('/embeddings')) {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(embeddings(JSON.parse(text || '{}'))));
+      return;
+    }
+    if (req.method === 'POST' && req.url.endsWith('/v1/messages')) {
+      const body = JSON.parse(text || '{}');
+      fs.appendFileSync(log, JSON.stringify(body) + '\n');
+      const reply = anthropicAnswer(body);
+      res.writeHead(200, { 'content-type': body.stream ? 'text/event-stream' : 'application/json' });
+      res.end(body.stream ? anthropicEvents(reply) : JSON.stringify(reply));
       return;
     }
     if (req.method !== 'POST' || !req.url.endsWith('/chat/completions')) {

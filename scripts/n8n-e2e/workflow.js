@@ -9,6 +9,8 @@
 // VARIANT:
 //   n8n-model      n8n's OpenAI chat model, nodekit's SQL select tool (SQLite), nodekit's SQLite memory
 //   nodekit-model  the same with nodekit's OpenAI-compatible chat model
+//   nodekit-anthropic  the same with nodekit's packaged lmChatAnthropic (n8n's
+//                  Anthropic node by its own name) on the scripted server's /v1/messages
 //   fault          n8n's OpenAI chat model and nodekit's Fault Tool set to panic
 //   pg-nodekit     n8n's OpenAI chat model and nodekit's SQL select tool on PostgreSQL
 //   pg-n8n         n8n's OpenAI chat model and n8n's own Postgres tool on the same database
@@ -34,6 +36,11 @@ const nodekitModel = {
   name: 'Chat Model', type: `${prefix}.lmChatOpenAiCompatible`, typeVersion: 1,
   parameters: { model: 'gpt-4o-mini', options: {} },
   credentials: cred('openAiApi', 'Scripted OpenAI'),
+};
+const anthropicModel = {
+  name: 'Chat Model', type: `${prefix}.lmChatAnthropic`, typeVersion: 1.3,
+  parameters: { model: { __rl: true, value: 'claude-sonnet-4-5-20250929', mode: 'list', cachedResultName: 'Claude Sonnet 4.5' }, options: {} },
+  credentials: cred('anthropicApi', 'Scripted Anthropic'),
 };
 const selectTool = (type, name) => ({
   name: 'Read customers', type: `${prefix}.selectQueryTool`, typeVersion: 1,
@@ -123,6 +130,7 @@ if (ragNodes[variant]) {
 const subNodes = {
   'n8n-model': [n8nModel, selectTool('sqlite', 'Shop database'), memory],
   'nodekit-model': [nodekitModel, selectTool('sqlite', 'Shop database'), memory],
+  'nodekit-anthropic': [anthropicModel, selectTool('sqlite', 'Shop database'), memory],
   fault: [n8nModel, faultTool],
   'pg-nodekit': [n8nModel, selectTool('postgres', 'Shop PostgreSQL')],
   'pg-n8n': [n8nModel, n8nPostgresTool],
