@@ -279,6 +279,42 @@ fn push_text(out: &mut Vec<StreamChunk>, text: &str) {
     }
 }
 
+/// A text delta exactly as Anthropic writes it,
+/// `{"type":"content_block_delta","index":N,"delta":{"type":"text_delta","text":"…"}}`:
+/// its index and text, read without a JSON parser but for the text's
+/// escapes. Any other spelling (spaces, another key order) is `None`, and
+/// read by [`DeltaEvent`].
+fn text_delta(data: &str) -> Option<(u64, std::borrow::Cow<'_, str>)> {
+    let rest = data.strip_prefix(r#"{"type":"content_block_delta","index":"#)?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let index = rest[..digits].parse().ok()?;
+    let quoted = rest[digits..]
+        .strip_prefix(r#","delta":{"type":"text_delta","text":"#)?
+        .strip_suffix("}}")?;
+    // The text is one JSON string: it ends at its closing quote, at the end.
+    let bytes = quoted.as_bytes();
+    let mut i = 1;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b'"' => break,
+            // A raw control character is not JSON: the parser says so.
+            0..0x20 => return None,
+            _ => i += 1,
+        }
+    }
+    if bytes.first() != Some(&b'"') || i != bytes.len() - 1 {
+        return None;
+    }
+    let inner = &quoted[1..i];
+    if !inner.contains('\\') {
+        return Some((index, std::borrow::Cow::Borrowed(inner)));
+    }
+    serde_json::from_str::<String>(quoted)
+        .ok()
+        .map(|text| (index, std::borrow::Cow::Owned(text)))
+}
+
 /// `content_block_delta`, the most frequent event, read without building
 /// a JSON tree.
 #[derive(serde::Deserialize)]
@@ -331,11 +367,20 @@ impl StreamParser for Events {
         if data.is_empty() {
             return Ok(false);
         }
-        if event.event.as_deref() == Some("content_block_delta")
-            && let Ok(delta) = serde_json::from_str::<DeltaEvent<'_>>(data)
-        {
-            self.blocks.delta(delta.index, &delta.delta, out)?;
-            return Ok(false);
+        if event.event.as_deref() == Some("content_block_delta") {
+            if let Some((index, text)) = text_delta(data) {
+                let delta = Delta {
+                    kind: "text_delta".into(),
+                    text: Some(text),
+                    ..Delta::default()
+                };
+                self.blocks.delta(index, &delta, out)?;
+                return Ok(false);
+            }
+            if let Ok(delta) = serde_json::from_str::<DeltaEvent<'_>>(data) {
+                self.blocks.delta(delta.index, &delta.delta, out)?;
+                return Ok(false);
+            }
         }
         let v: Value = serde_json::from_str(data).map_err(|e| {
             protocol(format!(
@@ -403,5 +448,45 @@ impl StreamParser for Events {
             _ => {}
         }
         Ok(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::text_delta;
+
+    #[test]
+    fn text_deltas_are_read_as_the_json_parser_reads_them() {
+        let event = |text: &str| {
+            format!(
+                r#"{{"type":"content_block_delta","index":3,"delta":{{"type":"text_delta","text":{text}}}}}"#
+            )
+        };
+        // JSON strings, escapes and all.
+        for json in [
+            r#""plain ☀""#,
+            r#""a \"quote\" and \\ and \n\u00e9""#,
+            r#""""#,
+            r#""ends with \\""#,
+        ] {
+            let data = event(json);
+            let (index, read) = text_delta(&data).unwrap();
+            let expected: String = serde_json::from_str(json).unwrap();
+            assert_eq!((index, read.as_ref()), (3, expected.as_str()), "{json}");
+        }
+        // Other spellings, and what is not one JSON string, go to the parser.
+        for data in [
+            r#"{"type":"content_block_delta","index":3,"delta":{"text":"x","type":"text_delta"}}"#
+                .to_owned(),
+            r#"{"type": "content_block_delta", "index": 3, "delta": {"type": "text_delta", "text": "x"}}"#
+                .to_owned(),
+            event(r#""a" + "b""#),
+            event(r#""unterminated}}"#),
+            event("\"raw\nnewline\""),
+            r#"{"type":"content_block_delta","index":,"delta":{"type":"text_delta","text":"x"}}"#
+                .to_owned(),
+        ] {
+            assert!(text_delta(&data).is_none(), "{data}");
+        }
     }
 }

@@ -262,6 +262,12 @@ fn user_parts<'a>(content: &'a Content, at: At<'_>) -> Result<Vec<Part<'a>>, Mod
                 media(&file.url, file.mime_type.as_deref())
                     .map_err(|why| at.refuse(format_args!("block {n} (a document): {why}")))?,
             ),
+            ContentPart::Other(_) => {
+                return Err(at.refuse(format_args!(
+                    "block {n} is {}, which Gemini does not take",
+                    describe(part)
+                )));
+            }
             other => {
                 return Err(at.refuse(format_args!(
                     "block {n} is {}, which only an assistant message holds",

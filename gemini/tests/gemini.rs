@@ -343,6 +343,17 @@ async fn structured_output_settings_and_refusals_before_sending() {
         },
     }]));
     assert!(refusal(vec![bad]).contains("block 0 (an image)"));
+    // A block another provider's history kept (Anthropic's document with
+    // citations asked for), named.
+    let kept = Message::from_stored(&json!({"type": "human", "data": {"content": [
+        {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "x"}, "citations": {"enabled": true}}
+    ]}}))
+    .unwrap();
+    let e = refusal(vec![kept]);
+    assert!(
+        e.contains("block 0 is a `document` block, which Gemini does not take"),
+        "{e}"
+    );
     let mut args = Message::ai("");
     args.tool_calls = vec![ToolCall {
         id: "c".into(),

@@ -366,12 +366,30 @@ impl Transport {
         response: reqwest::Response,
         cancel: Option<CancelToken>,
     ) -> BoxStream<'static, Result<SseEvent, ModelError>> {
+        futures::stream::unfold(
+            self.event_reader(response, cancel),
+            |mut state| async move {
+                let item = state.next().await?;
+                Some((item, state))
+            },
+        )
+        .boxed()
+    }
+
+    /// The reader behind [`events`](Self::events), for the crate's own
+    /// loop ([`chunk_stream`](Self::chunk_stream)), which calls it without
+    /// a boxed stream between.
+    pub(crate) fn event_reader(
+        &self,
+        response: reqwest::Response,
+        cancel: Option<CancelToken>,
+    ) -> EventReader {
         let parser = if Transport::is_json_lines(&response) {
             SseParser::lines(self.max_response_bytes)
         } else {
             SseParser::new(self.max_response_bytes)
         };
-        let state = EventReader {
+        EventReader {
             bytes: response.bytes_stream().boxed(),
             parser,
             parsed: std::collections::VecDeque::new(),
@@ -380,12 +398,7 @@ impl Transport {
             transport: self.clone(),
             cancel,
             done: false,
-        };
-        futures::stream::unfold(state, |mut state| async move {
-            let item = state.next().await?;
-            Some((item, state))
-        })
-        .boxed()
+        }
     }
 
     /// Maps a reqwest failure; the URL is left out (it may carry credentials).
@@ -547,13 +560,13 @@ fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
 }
 
 /// What [`Transport::events`] keeps between events.
-struct EventReader {
+pub(crate) struct EventReader {
     bytes: BoxStream<'static, reqwest::Result<bytes::Bytes>>,
     parser: SseParser,
     /// Events parsed but not yet handed out.
     parsed: std::collections::VecDeque<SseEvent>,
     received: usize,
-    /// When the last event with data arrived.
+    /// When the last piece of the body with an event with data arrived.
     last_data: tokio::time::Instant,
     transport: Transport,
     cancel: Option<CancelToken>,
@@ -562,12 +575,9 @@ struct EventReader {
 }
 
 impl EventReader {
-    async fn next(&mut self) -> Option<Result<SseEvent, ModelError>> {
+    pub(crate) async fn next(&mut self) -> Option<Result<SseEvent, ModelError>> {
         loop {
             if let Some(event) = self.parsed.pop_front() {
-                if !event.data.trim().is_empty() {
-                    self.last_data = tokio::time::Instant::now();
-                }
                 return Some(Ok(event));
             }
             if self.done {
@@ -616,6 +626,10 @@ impl EventReader {
                 self.done = true;
                 self.parser.finish(&mut events).map_err(too_large)?;
             }
+        }
+        // The clock is read once a piece of the body, not once an event.
+        if events.iter().any(|e| !e.data.trim().is_empty()) {
+            self.last_data = tokio::time::Instant::now();
         }
         self.parsed.extend(events);
         Ok(())
